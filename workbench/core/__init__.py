@@ -1,0 +1,1 @@
+"""The tokenizer core: normalize, pre-tokenize, train, encode/decode. Standard library + ``regex``."""

@@ -1,0 +1,340 @@
+"""Incremental BPE training over a word-frequency table.
+
+Each distinct pre-token is stored once, as a list of symbol ids, with its corpus frequency. Pair
+counts and a pair → words index are built once; a merge then touches only the words that contain
+the merged pair and updates the counts of the neighbouring pairs there (the scheme of Hugging Face
+``tokenizers``' trainer). The best pair comes from a lazy max-heap: stale entries are dropped when
+popped. There is never a full recount per merge.
+
+Ties between equally frequent pairs follow an explicit rule:
+
+* ``first-seen`` (default): the pair whose first occurrence comes earliest when the corpus is read
+  in order — words in order of first appearance, left to right inside a word, in the current
+  segmentation. That is what the textbook loop (``max`` over a dict filled in reading order) does.
+  Heap keys are lower bounds of that position; the winner's true first position is checked when it
+  is popped and the entry pushed back if it was too optimistic.
+* ``hf``: the rule of Hugging Face's ``BpeTrainer``: the smallest (left, right) in its id order —
+  special tokens, then the alphabet sorted by the code point of its byte-level character (GPT-2's
+  byte-to-unicode map), then new tokens in creation order.
+
+A merge whose result equals an existing piece reuses that piece's id, as ``tokenizers`` and the
+textbook code (symbols as strings) do. The trainer is a generator of :class:`MergeEvent`; asking
+it to stop takes effect between two merges.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Literal, Mapping
+
+from workbench.core.model import MergeEvent, Tokenizer, base_vocab
+from workbench.errors import WorkbenchError
+
+TieBreak = Literal["first-seen", "hf"]
+_SHIFT = 1 << 21  # pair key = left * _SHIFT + right; ids stay below two million
+_POS = 1 << 32  # first-seen key = word index * _POS + offset inside the word
+_NEVER = 1 << 80
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """What to train. Exactly one of ``vocab_size`` / ``merges`` is usually given; both may be."""
+
+    units: Literal["bytes", "chars"] = "bytes"
+    vocab_size: int | None = None
+    merges: int | None = None
+    min_frequency: int = 1
+    special_tokens: tuple[str, ...] = ()
+    end_of_word: str = ""
+    tie_break: TieBreak = "first-seen"
+    pretokenizer: str = "gpt2"
+    normalizer: tuple[str, ...] = ()
+    extra: dict = field(default_factory=dict)
+
+    def settings(self) -> dict:
+        return {
+            "model": "bpe",
+            "units": self.units,
+            "vocab_size": self.vocab_size,
+            "merges": self.merges,
+            "min_frequency": self.min_frequency,
+            "special_tokens": list(self.special_tokens),
+            "end_of_word": self.end_of_word,
+            "tie_break": self.tie_break,
+            "pretokenizer": self.pretokenizer,
+            "normalizer": list(self.normalizer),
+            **self.extra,
+        }
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible map from bytes to printable characters (the ``Ġ`` for space)."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+    printable += list(range(ord("®"), ord("ÿ") + 1))
+    chars = list(printable)
+    extra = 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return {b: chr(c) for b, c in zip(printable, chars)}
+
+
+class BpeTrainer:
+    """Train byte- or character-level BPE on an ordered ``{pre-token: count}`` table."""
+
+    def __init__(self, word_counts: Mapping[str, int], config: TrainConfig):
+        self.config = config
+        specials = list(dict.fromkeys(config.special_tokens))
+        eow = config.end_of_word if config.units == "chars" else ""
+        if config.units == "bytes":
+            if config.end_of_word:
+                raise WorkbenchError("an end-of-word marker needs --units chars (byte-level BPE keeps spaces instead)")
+            alphabet: list[str] = []
+        else:
+            seen: dict[str, None] = {}
+            for word in word_counts:
+                seen.update(dict.fromkeys(word))
+            alphabet = sorted(seen)
+            if eow and eow in seen and len(eow) == 1:
+                raise WorkbenchError(f"the end-of-word marker {eow!r} occurs in the corpus: choose another marker")
+        self.vocab: list[bytes] = base_vocab(config.units, alphabet, specials, eow)
+        self.special_tokens = {s: i for i, s in enumerate(specials)}
+        self.initial_size = len(self.vocab)
+        self.merges: list[tuple[int, int, int]] = []
+        self.frequencies: list[int] = []
+        if config.vocab_size is not None and config.vocab_size < self.initial_size:
+            what = "256 bytes" if config.units == "bytes" else f"an alphabet of {len(alphabet)} characters"
+            raise WorkbenchError(
+                f"--vocab-size {config.vocab_size} is below the initial vocabulary of {self.initial_size} "
+                f"({what}{' + specials' if specials else ''}): choose at least {self.initial_size}"
+            )
+        if config.vocab_size is None and config.merges is None:
+            raise WorkbenchError("say how far to train: --vocab-size N or --merges N")
+        self._piece_id = {piece: i for i, piece in enumerate(self.vocab) if i >= len(specials)}
+        # Words as symbol-id lists, in order of first appearance.
+        offset = len(specials)
+        self.words: list[list[int]] = []
+        self.freqs: list[int] = []
+        if config.units == "bytes":
+            for word, count in word_counts.items():
+                if count > 0 and word:
+                    self.words.append([b + offset for b in word.encode("utf-8")])
+                    self.freqs.append(count)
+        else:
+            char_id = {ch: offset + i for i, ch in enumerate(alphabet)}
+            tail = [offset + len(alphabet)] if eow else []
+            for word, count in word_counts.items():
+                if count > 0 and word:
+                    self.words.append([char_id[ch] for ch in word] + tail)
+                    self.freqs.append(count)
+        # Symbol length in base units (for first-seen positions).
+        self._unit_len: list[int] = [1] * len(self.vocab)
+        self.token_count = sum(f * len(w) for w, f in zip(self.words, self.freqs))
+
+    # ------------------------------------------------------------------------------------------------
+    def _hf_rank(self) -> list[int]:
+        """Each base id's position in Hugging Face's id order (specials, then sorted alphabet)."""
+        n_special = len(self.special_tokens)
+        ranks = list(range(len(self.vocab)))
+        if self.config.units == "bytes":
+            mapping = bytes_to_unicode()
+            order = sorted(range(256), key=lambda b: mapping[b])
+            for position, byte in enumerate(order):
+                ranks[n_special + byte] = n_special + position
+        return ranks
+
+    def run(self, should_stop: Callable[[], bool] | None = None) -> Iterator[MergeEvent]:
+        """Merge until the target is reached, no pair is frequent enough, or ``should_stop()``."""
+        cfg = self.config
+        words, freqs = self.words, self.freqs
+        first_seen = cfg.tie_break == "first-seen"
+        if cfg.tie_break not in ("first-seen", "hf"):
+            raise WorkbenchError(f"unknown tie-break {cfg.tie_break!r}: use first-seen or hf")
+        S = _SHIFT
+        counts: dict[int, int] = {}
+        where: dict[int, set[int]] = {}
+        first: dict[int, int] = {}
+        for w, sym in enumerate(words):
+            f = freqs[w]
+            base = w * _POS
+            for i in range(len(sym) - 1):
+                p = sym[i] * S + sym[i + 1]
+                c = counts.get(p)
+                if c is None:
+                    counts[p] = f
+                    where[p] = {w}
+                    first[p] = base + i
+                else:
+                    counts[p] = c + f
+                    where[p].add(w)
+        hf_rank = self._hf_rank() if not first_seen else []
+        if first_seen:
+            heap = [(-c, first[p], p) for p, c in counts.items()]
+        else:
+            heap = [(-c, hf_rank[p // S] * S + hf_rank[p % S], p) for p, c in counts.items()]
+        heapq.heapify(heap)
+        heappop, heappush = heapq.heappop, heapq.heappush
+        unit_len = self._unit_len
+        max_merges = cfg.merges if cfg.merges is not None else float("inf")
+        target_vocab = cfg.vocab_size if cfg.vocab_size is not None else float("inf")
+        min_freq = max(1, cfg.min_frequency)
+        step = 0
+        token_count = self.token_count
+        vocab = self.vocab
+        while step < max_merges and len(vocab) < target_vocab and heap:
+            if should_stop is not None and should_stop():
+                return
+            # ---- pick the best pair -------------------------------------------------------------
+            best = None
+            while heap:
+                negc, key, p = heap[0]
+                c = counts.get(p)
+                if c != -negc:
+                    heappop(heap)
+                    continue
+                if first_seen:
+                    true_key = self._first_position(p, where, unit_len)
+                    if true_key != key:
+                        heappop(heap)
+                        if true_key is not None:
+                            first[p] = true_key
+                            heappush(heap, (negc, true_key, p))
+                        continue
+                best = p
+                break
+            if best is None or counts[best] < min_freq:
+                return
+            frequency = counts.pop(best)
+            a, b = divmod(best, S)
+            piece = vocab[a] + vocab[b]
+            new = self._piece_id.get(piece)
+            if new is None:
+                new = len(vocab)
+                vocab.append(piece)
+                unit_len.append(unit_len[a] + unit_len[b])
+                self._piece_id[piece] = new
+            # ---- apply it where it occurs ------------------------------------------------------------
+            delta: dict[int, int] = {}
+            for w in where.pop(best):
+                sym = words[w]
+                occurrences = sym.count(a)  # C loops find the matches; Python touches only them
+                if not occurrences:
+                    continue  # stale index entry: an earlier merge took the pair away
+                f = freqs[w]
+                n = len(sym)
+                positions: list[int] = []
+                last_end = -1
+                i = -1
+                for _ in range(occurrences):
+                    i = sym.index(a, i + 1)
+                    if i < last_end or i + 1 >= n or sym[i + 1] != b:
+                        continue
+                    if i > 0:
+                        x = (new if i == last_end else sym[i - 1]) * S
+                        q = x + a
+                        delta[q] = delta.get(q, 0) - f
+                        q = x + new
+                        delta[q] = delta.get(q, 0) + f
+                        ws = where.get(q)
+                        if ws is None:
+                            where[q] = {w}
+                        else:
+                            ws.add(w)
+                        if first_seen and w * _POS < first.get(q, _NEVER):
+                            first[q] = w * _POS
+                    if i + 2 < n:
+                        y = sym[i + 2]
+                        q = b * S + y
+                        delta[q] = delta.get(q, 0) - f
+                        q = new * S + y
+                        delta[q] = delta.get(q, 0) + f
+                        ws = where.get(q)
+                        if ws is None:
+                            where[q] = {w}
+                        else:
+                            ws.add(w)
+                        if first_seen and w * _POS < first.get(q, _NEVER):
+                            first[q] = w * _POS
+                    positions.append(i)
+                    last_end = i + 2
+                if not positions:
+                    continue
+                if len(positions) == 1:
+                    i = positions[0]
+                    sym[i : i + 2] = [new]
+                else:
+                    out: list[int] = []
+                    prev = 0
+                    for i in positions:
+                        out.extend(sym[prev:i])
+                        out.append(new)
+                        prev = i + 2
+                    out.extend(sym[prev:])
+                    words[w] = out
+                token_count -= len(positions) * f
+            # ---- update counts and the heap ---------------------------------------------------------
+            if not first_seen:
+                while len(hf_rank) < len(vocab):
+                    hf_rank.append(len(hf_rank))
+            for q, d in delta.items():
+                if q == best or d == 0 and q in counts and not first_seen:
+                    continue
+                c = counts.get(q, 0) + d
+                if c <= 0:
+                    counts.pop(q, None)
+                    where.pop(q, None)
+                    first.pop(q, None)
+                    continue
+                counts[q] = c
+                if first_seen:
+                    heappush(heap, (-c, first[q], q))
+                else:
+                    heappush(heap, (-c, hf_rank[q // S] * S + hf_rank[q % S], q))
+            step += 1
+            self.merges.append((a, b, new))
+            self.frequencies.append(frequency)
+            self.token_count = token_count
+            yield MergeEvent(step, a, b, new, frequency, len(vocab), token_count)
+
+    def _first_position(self, p: int, where: dict[int, set[int]], unit_len: list[int]) -> int | None:
+        """Exact first-seen key of pair ``p``: smallest word index, then unit offset inside it."""
+        ws = where.get(p)
+        a, b = divmod(p, _SHIFT)
+        words = self.words
+        while ws:
+            w = min(ws)
+            sym = words[w]
+            offset = 0
+            for i in range(len(sym) - 1):
+                if sym[i] == a and sym[i + 1] == b:
+                    return w * _POS + offset
+                offset += unit_len[sym[i]]
+            ws.discard(w)
+        return None
+
+    # ------------------------------------------------------------------------------------------------
+    def tokenizer(self, name: str = "") -> Tokenizer:
+        """The tokenizer trained so far (callable mid-run: the merges made up to now)."""
+        cfg = self.config
+        return Tokenizer(
+            vocab=tuple(self.vocab),
+            merges=tuple(self.merges),
+            units=cfg.units,
+            pretokenizer=cfg.pretokenizer,
+            normalizer=tuple(cfg.normalizer),
+            special_tokens=dict(self.special_tokens),
+            end_of_word=cfg.end_of_word if cfg.units == "chars" else "",
+            name=name,
+        )
+
+
+def train(word_counts: Mapping[str, int], config: TrainConfig,
+          should_stop: Callable[[], bool] | None = None) -> tuple[Tokenizer, list[int]]:
+    """Train to completion; returns the tokenizer and the frequency of each merge when made."""
+    trainer = BpeTrainer(word_counts, config)
+    for _event in trainer.run(should_stop):
+        pass
+    return trainer.tokenizer(), trainer.frequencies

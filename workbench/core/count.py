@@ -1,0 +1,129 @@
+"""Count pre-tokens into the ordered word-frequency table the trainer works on.
+
+The table keeps words in order of first appearance (the ``first-seen`` tie-break depends on it).
+Counting is ``Counter.update`` over ``regex.findall`` — both C loops — one chunk at a time, so
+memory stays bounded by the number of distinct pre-tokens, not the corpus size. With
+``workers > 1`` chunks are split in a process pool and the per-chunk tables merged in chunk order,
+which preserves first-appearance order exactly.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import Counter
+from typing import Callable, Iterable, Iterator
+
+from workbench.core.normalize import make_normalizer
+from workbench.core.pretokenize import make_pretokenizer
+
+_WORKER_STATE: dict = {}
+
+
+def _splitter(pretokenizer: str, normalizer: tuple[str, ...]) -> Callable[[str], list[str]]:
+    pre = make_pretokenizer(pretokenizer)
+    normalize = make_normalizer(normalizer) if normalizer else None
+    compiled = pre.compiled() if pre.name != "custom" else None
+
+    def split(text: str) -> list[str]:
+        if normalize is not None:
+            text = normalize(text)
+        if compiled is not None:
+            return compiled.findall(text, concurrent=True)
+        return pre.split(text)
+
+    return split
+
+
+def _count_chunk(text: str) -> Counter:
+    return Counter(_WORKER_STATE["split"](text))
+
+
+def _init_worker(pretokenizer: str, normalizer: tuple[str, ...]) -> None:
+    _WORKER_STATE["split"] = _splitter(pretokenizer, normalizer)
+
+
+def count_pretokens(chunks: Iterable[str], *, pretokenizer: str = "gpt2", normalizer: tuple[str, ...] = (),
+                    workers: int = 1, on_chunk: Callable[[int], None] | None = None,
+                    should_stop: Callable[[], bool] | None = None) -> dict[str, int]:
+    """``{pre-token: count}`` in order of first appearance over all chunks.
+
+    ``on_chunk(n_chars)`` is called after each chunk (progress); ``should_stop()`` ends early.
+    """
+    counts: Counter = Counter()
+    if workers <= 1 or (os.name != "posix"):
+        split = _splitter(pretokenizer, normalizer)
+        for chunk in chunks:
+            if should_stop is not None and should_stop():
+                break
+            counts.update(split(chunk))
+            if on_chunk is not None:
+                on_chunk(len(chunk))
+        return dict(counts)
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(pretokenizer, normalizer)) as pool:
+        lengths: list[int] = []
+
+        def feed() -> Iterator[str]:
+            for chunk in chunks:
+                if should_stop is not None and should_stop():
+                    return
+                lengths.append(len(chunk))
+                yield chunk
+
+        for index, partial in enumerate(pool.imap(_count_chunk, feed(), chunksize=1)):
+            if not counts:
+                counts = partial
+            else:
+                for word, n in partial.items():
+                    counts[word] += n
+            if on_chunk is not None:
+                on_chunk(lengths[index] if index < len(lengths) else 0)
+    return dict(counts)
+
+
+def _safe_cut(text: str, start: int, end: int) -> int:
+    """Last index in (start, end] just after a newline between two letters, or -1.
+
+    No preset pattern (GPT-2, cl100k, o200k, whitespace, digits) lets a piece cross a newline that
+    sits between two letters, so cutting there splits the text exactly as a single pass would.
+    """
+    cut = text.rfind("\n", start, end)
+    while cut > start:
+        if cut + 1 < len(text) and text[cut - 1].isalpha() and text[cut + 1].isalpha():
+            return cut + 1
+        cut = text.rfind("\n", start, cut)
+    return -1
+
+
+def split_text(text: str, size: int = 1 << 20) -> Iterator[str]:
+    """Chunks of about ``size`` characters, cut only where pre-tokenization cannot notice."""
+    return rechunk([text], size)
+
+
+def rechunk(chunks: Iterable[str], size: int = 1 << 20) -> Iterator[str]:
+    """Re-cut a stream of text chunks at safe boundaries (see :func:`_safe_cut`).
+
+    Readers cut at line ends; a line end next to punctuation or whitespace can still sit inside one
+    pre-token (cl100k joins ``".\n\n"``), so the tail after the last safe cut is carried over.
+    """
+    carry = ""
+    for chunk in chunks:
+        text = carry + chunk if carry else chunk
+        start = 0
+        while len(text) - start > size:
+            cut = _safe_cut(text, start, start + size)
+            if cut < 0:
+                cut = _safe_cut(text, start + size, len(text))
+                if cut < 0:
+                    break
+            yield text[start:cut]
+            start = cut
+        carry = text[start:]
+        if len(carry) > size:
+            cut = _safe_cut(carry, 0, len(carry))
+            if cut > 0:
+                yield carry[:cut]
+                carry = carry[cut:]
+    if carry:
+        yield carry

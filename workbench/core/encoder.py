@@ -1,0 +1,361 @@
+"""Encode text to ids and decode ids to text with a :class:`~workbench.core.model.Tokenizer`.
+
+Encoding runs the pipeline normalize → pre-tokenize → BPE inside each pre-token, with a cache of
+pre-tokens already seen (natural text repeats its words, so most pieces are dictionary hits).
+Two BPE rules, both exact against the library each tokenizer comes from:
+
+* ``pairs``: repeatedly merge the adjacent pair with the lowest merge rank (GPT-2, ``tokenizers``).
+* ``bytes``: repeatedly merge the adjacent pair whose concatenation has the lowest rank (tiktoken).
+
+``greedy=True`` replaces BPE with greedy longest match (the WordPiece inference rule).
+``max_merges=N`` applies only the first N merges: how the text split "as of merge N".
+
+Left out on purpose: batching and threads. Offsets are code points of the *normalized* text.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import regex
+
+from workbench.core.model import Tokenizer
+from workbench.errors import WorkbenchError
+
+_LONG_PIECE = 48  # above this many symbols the quadratic scan gives way to a heap
+
+
+@dataclass(frozen=True)
+class EncodedToken:
+    """One token with where it came from: ``start``/``end`` are code points in the normalized text.
+
+    A token that holds only part of a character (byte-level BPE on CJK or emoji) gets the span of the
+    whole character(s) it touches; ``partial`` says its bytes alone are not valid UTF-8.
+    """
+
+    id: int
+    start: int
+    end: int
+    partial: bool
+
+
+class Encoder:
+    """Stateless apart from its cache; build one per tokenizer and reuse it."""
+
+    def __init__(self, tokenizer: Tokenizer, *, greedy: bool = False, max_merges: int | None = None):
+        self.tok = tokenizer
+        self.greedy = greedy
+        self._pre = tokenizer.pre
+        self._normalize = tokenizer.normalize if tokenizer.normalizer else None
+        self._pattern = self._pre.compiled()
+        self._bytes = tokenizer.units == "bytes"
+        merges = tokenizer.merges if max_merges is None else tokenizer.merges[: max(0, max_merges)]
+        self._pair_rank: dict[tuple[int, int], tuple[int, int]] = {
+            (a, b): (rank, new) for rank, (a, b, new) in enumerate(merges)
+        }
+        specials = tokenizer.special_ids
+        allowed = {new for _a, _b, new in merges}
+        base = {i for i in range(len(tokenizer.vocab)) if i not in specials and tokenizer.vocab[i]}
+        base -= set(tokenizer.merge_of_id)  # ids made by merges are only reachable through merges
+        self._usable = base | allowed
+        self._piece_to_id = {tokenizer.vocab[i]: i for i in sorted(self._usable, reverse=True)}
+        self._max_piece = max((len(tokenizer.vocab[i]) for i in self._usable), default=1)
+        self._eow = tokenizer.end_of_word_id
+        self._eow_bytes = tokenizer.end_of_word.encode("utf-8") if tokenizer.end_of_word else b""
+        self._unk = tokenizer.special_tokens.get(tokenizer.unk_token) if tokenizer.unk_token else None
+        self._cache: dict[str, tuple[int, ...]] = {}
+        # Byte b is id b in our own byte-level runs without specials; otherwise look the ids up.
+        self._byte_ids: list[int] | None = None
+        if self._bytes:
+            byte_ids = [self._piece_to_id.get(bytes([b]), -1) for b in range(256)]
+            if byte_ids != list(range(256)):
+                self._byte_ids = byte_ids
+        self._special_re = None
+        if tokenizer.special_tokens:
+            ordered = sorted(tokenizer.special_tokens, key=len, reverse=True)
+            self._special_re = regex.compile("|".join(regex.escape(s) for s in ordered))
+
+    # ---- encoding ------------------------------------------------------------------------------
+    def encode(self, text: str, *, allow_special: bool = False) -> list[int]:
+        """Ids of ``text``; special tokens are plain text unless ``allow_special`` (tiktoken's default)."""
+        if self._normalize is not None:
+            text = self._normalize(text)
+        if allow_special and self._special_re is not None:
+            ids: list[int] = []
+            pos = 0
+            for match in self._special_re.finditer(text):
+                ids.extend(self._encode_ordinary(text[pos : match.start()]))
+                ids.append(self.tok.special_tokens[match.group()])
+                pos = match.end()
+            ids.extend(self._encode_ordinary(text[pos:]))
+            return ids
+        return self._encode_ordinary(text)
+
+    def _encode_ordinary(self, text: str) -> list[int]:
+        if not text:
+            return []
+        if self._pattern is not None and self._pre.name != "custom":
+            pieces = self._pattern.findall(text, concurrent=True)
+        else:
+            pieces = self._pre.split(text)
+        cache = self._cache
+        out: list[int] = []
+        extend = out.extend
+        for piece in pieces:
+            ids = cache.get(piece)
+            if ids is None:
+                ids = self._encode_piece(piece)
+                if len(cache) < 500_000:
+                    cache[piece] = ids
+            extend(ids)
+        return out
+
+    def encode_with_offsets(self, text: str, *, allow_special: bool = False) -> list[EncodedToken]:
+        """Tokens with code-point spans in the normalized text (for colouring and hover)."""
+        if self._normalize is not None:
+            text = self._normalize(text)
+        out: list[EncodedToken] = []
+        segments: list[tuple[int, int, int | None]] = []
+        pos = 0
+        if allow_special and self._special_re is not None:
+            for match in self._special_re.finditer(text):
+                segments.append((pos, match.start(), None))
+                segments.append((match.start(), match.end(), self.tok.special_tokens[match.group()]))
+                pos = match.end()
+        segments.append((pos, len(text), None))
+        for seg_start, seg_end, special in segments:
+            if special is not None:
+                out.append(EncodedToken(special, seg_start, seg_end, False))
+                continue
+            segment = text[seg_start:seg_end]
+            for a, b in self._pre.spans(segment):
+                piece = segment[a:b]
+                ids = self._cache.get(piece) or self._encode_piece(piece)
+                out.extend(self._offsets_in_piece(piece, ids, seg_start + a))
+        return out
+
+    def _offsets_in_piece(self, piece: str, ids: Sequence[int], start: int) -> list[EncodedToken]:
+        vocab = self.tok.vocab
+        if self._pre.name == "metaspace":
+            piece = self._pre.prepare(piece)
+        encoded = piece.encode("utf-8")
+        # char index of every byte offset
+        char_at = []
+        for index, ch in enumerate(piece):
+            char_at.extend([index] * len(ch.encode("utf-8")))
+        char_at.append(len(piece))
+        out = []
+        offset = 0
+        limit = len(encoded)
+        for token_id in ids:
+            raw = vocab[token_id]
+            if self._eow_bytes and raw.endswith(self._eow_bytes):
+                raw = raw[: -len(self._eow_bytes)]
+            length = len(raw)
+            first = char_at[min(offset, limit)]
+            end_byte = min(offset + length, limit)
+            last = char_at[end_byte - 1] + 1 if end_byte > offset else first
+            partial = False
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                partial = True
+            out.append(EncodedToken(token_id, start + first, start + max(last, first), partial))
+            offset += length
+        return out
+
+    # ---- one pre-token ---------------------------------------------------------------------------
+    def _symbols(self, piece: str) -> list[int]:
+        if self._bytes:
+            data = self._pre.prepare(piece).encode("utf-8")
+            if self._byte_ids is None:
+                return list(data)
+            byte_ids = self._byte_ids
+            return [byte_ids[b] for b in data]
+        lookup = self._piece_to_id
+        symbols = []
+        for ch in self._pre.prepare(piece):
+            sid = lookup.get(ch.encode("utf-8"))
+            if sid is None:
+                if self._unk is None:
+                    raise WorkbenchError(
+                        f"character {ch!r} (U+{ord(ch):04X}) is not in this character-level vocabulary "
+                        "and the tokenizer has no unknown token: retrain on text that contains it"
+                    )
+                sid = self._unk
+            symbols.append(sid)
+        if self._eow is not None:
+            symbols.append(self._eow)
+        return symbols
+
+    def _encode_piece(self, piece: str) -> tuple[int, ...]:
+        if self.greedy:
+            return tuple(self._greedy(piece))
+        if self.tok.merge_rule == "bytes":
+            return tuple(self._bpe_by_bytes(piece))
+        symbols = self._symbols(piece)
+        if len(symbols) < 2:
+            return tuple(symbols)
+        if len(symbols) > _LONG_PIECE:
+            return tuple(_bpe_heap(symbols, self._pair_rank))
+        return tuple(_bpe_scan(symbols, self._pair_rank))
+
+    def _bpe_by_bytes(self, piece: str) -> list[int]:
+        """tiktoken's rule: merge the adjacent parts whose concatenation has the lowest rank."""
+        ranks = self._piece_to_id
+        data = self._pre.prepare(piece).encode("utf-8")
+        whole = ranks.get(data)
+        if whole is not None:
+            return [whole]
+        parts = [data[i : i + 1] for i in range(len(data))]
+        while len(parts) > 1:
+            best_rank = None
+            best_index = -1
+            for i in range(len(parts) - 1):
+                rank = ranks.get(parts[i] + parts[i + 1])
+                if rank is not None and (best_rank is None or rank < best_rank):
+                    best_rank, best_index = rank, i
+            if best_rank is None:
+                break
+            parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
+        try:
+            return [ranks[p] for p in parts]
+        except KeyError as exc:
+            raise WorkbenchError(f"byte {exc.args[0]!r} has no token in this vocabulary") from None
+
+    def _greedy(self, piece: str) -> list[int]:
+        """Greedy longest match, left to right, over the piece's bytes (marker included)."""
+        data = self._pre.prepare(piece).encode("utf-8") + self._eow_bytes
+        lookup = self._piece_to_id
+        out = []
+        i = 0
+        while i < len(data):
+            for length in range(min(self._max_piece, len(data) - i), 0, -1):
+                token_id = lookup.get(data[i : i + length])
+                if token_id is not None:
+                    out.append(token_id)
+                    i += length
+                    break
+            else:
+                if self._unk is None:
+                    raise WorkbenchError(
+                        f"no vocabulary entry matches {data[i:i+4]!r}… in {piece!r}: "
+                        "the tokenizer has no unknown token"
+                    )
+                out.append(self._unk)
+                # skip one whole UTF-8 character
+                i += 1
+                while i < len(data) and (data[i] & 0xC0) == 0x80:
+                    i += 1
+        return out
+
+    # ---- decoding --------------------------------------------------------------------------------
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """Concatenated pieces; end-of-word markers become a space where the pre-tokenizer dropped it."""
+        vocab = self.tok.vocab
+        size = len(vocab)
+        specials = self.tok.special_ids
+        parts = []
+        eow = self._eow_bytes
+        join_words = eow and not self._pre.keeps_whitespace
+        for token_id in ids:
+            if not isinstance(token_id, int) or token_id < 0 or token_id >= size or (
+                not vocab[token_id] and token_id not in specials
+            ):
+                raise WorkbenchError(
+                    f"id {token_id} is not in this tokenizer's vocabulary (valid ids: 0 to {size - 1})"
+                )
+            raw = vocab[token_id]
+            if eow and raw.endswith(eow) and token_id not in specials:
+                raw = raw[: -len(eow)] + (b" " if join_words else b"")
+            parts.append(raw)
+        data = b"".join(parts)
+        if join_words and data.endswith(b" "):
+            data = data[:-1]
+        if self._pre.name == "metaspace":
+            data = data.replace("\u2581".encode("utf-8"), b" ")
+        return data
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        return self.tok.vocab[token_id]
+
+
+def _bpe_scan(symbols: list[int], pair_rank: dict[tuple[int, int], tuple[int, int]]) -> list[int]:
+    """Lowest-rank pair first; a linear scan per merge, fastest for the short pieces of real text."""
+    get = pair_rank.get
+    while True:
+        best = None
+        best_i = -1
+        for i in range(len(symbols) - 1):
+            found = get((symbols[i], symbols[i + 1]))
+            if found is not None and (best is None or found[0] < best[0]):
+                best, best_i = found, i
+        if best is None:
+            return symbols
+        # Merge every occurrence of this pair, left to right (equal rank ⇒ same pair).
+        pair = (symbols[best_i], symbols[best_i + 1])
+        new_id = best[1]
+        out = symbols[:best_i]
+        i = best_i
+        n = len(symbols)
+        while i < n:
+            if i < n - 1 and symbols[i] == pair[0] and symbols[i + 1] == pair[1]:
+                out.append(new_id)
+                i += 2
+            else:
+                out.append(symbols[i])
+                i += 1
+        symbols = out
+        if len(symbols) < 2:
+            return symbols
+
+
+def _bpe_heap(symbols: list[int], pair_rank: dict[tuple[int, int], tuple[int, int]]) -> list[int]:
+    """The same rule in O(n log n) for long pieces (no pre-tokenizer, long CJK runs).
+
+    A doubly linked list of symbols and a heap of (rank, position); entries whose neighbours changed
+    since they were pushed are skipped when popped.
+    """
+    n = len(symbols)
+    sym = list(symbols)
+    prev = list(range(-1, n - 1))
+    nxt = list(range(1, n + 1))
+    nxt[-1] = -1
+    alive = [True] * n
+    heap: list[tuple[int, int, int, int]] = []
+    get = pair_rank.get
+    for i in range(n - 1):
+        found = get((sym[i], sym[i + 1]))
+        if found is not None:
+            heap.append((found[0], i, sym[i], sym[i + 1]))
+    heapq.heapify(heap)
+    while heap:
+        rank, i, left, right = heapq.heappop(heap)
+        j = nxt[i]
+        if not alive[i] or j == -1 or sym[i] != left or sym[j] != right:
+            continue
+        sym[i] = pair_rank[(left, right)][1]
+        alive[j] = False
+        k = nxt[j]
+        nxt[i] = k
+        if k != -1:
+            prev[k] = i
+            found = get((sym[i], sym[k]))
+            if found is not None:
+                heapq.heappush(heap, (found[0], i, sym[i], sym[k]))
+        p = prev[i]
+        if p != -1:
+            found = get((sym[p], sym[i]))
+            if found is not None:
+                heapq.heappush(heap, (found[0], p, sym[p], sym[i]))
+    out = []
+    i = 0
+    while i != -1:
+        out.append(sym[i])
+        i = nxt[i]
+    return out

@@ -1,0 +1,65 @@
+"""Text normalizers, composable in the order given (``"nfkc,lower"``).
+
+Deliberately small: Unicode normal forms, lower-casing and accent stripping cover what
+the GPT/BERT families use. Anything fancier belongs in the user's own pipeline.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Callable, Sequence
+
+from workbench.errors import WorkbenchError
+
+
+def _strip_accents(text: str) -> str:
+    # Decompose, drop combining marks (category Mn), recompose what is left.
+    decomposed = unicodedata.normalize("NFD", text)
+    kept = "".join(ch for ch in decomposed if unicodedata.category(ch) != "Mn")
+    return unicodedata.normalize("NFC", kept)
+
+
+NORMALIZERS: dict[str, Callable[[str], str]] = {
+    "none": lambda text: text,
+    "nfc": lambda text: unicodedata.normalize("NFC", text),
+    "nfd": lambda text: unicodedata.normalize("NFD", text),
+    "nfkc": lambda text: unicodedata.normalize("NFKC", text),
+    "nfkd": lambda text: unicodedata.normalize("NFKD", text),
+    "lower": str.lower,
+    "strip-accents": _strip_accents,
+}
+
+
+def parse_normalizer(spec: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Turn ``"nfkc,lower"`` (or a list) into a validated tuple of normalizer names."""
+    if spec is None:
+        return ()
+    names = spec.split(",") if isinstance(spec, str) else list(spec)
+    out: list[str] = []
+    for raw in names:
+        name = raw.strip().lower().replace("_", "-")
+        if name in ("", "none"):
+            continue
+        if name == "lowercase":
+            name = "lower"
+        if name not in NORMALIZERS:
+            known = ", ".join(sorted(NORMALIZERS))
+            raise WorkbenchError(f"unknown normalizer {raw!r}: choose from {known} (comma-separated to combine)")
+        out.append(name)
+    return tuple(out)
+
+
+def make_normalizer(names: Sequence[str]) -> Callable[[str], str]:
+    """Compose the named normalizers into one function applied left to right."""
+    funcs = [NORMALIZERS[name] for name in names if name != "none"]
+    if not funcs:
+        return lambda text: text
+    if len(funcs) == 1:
+        return funcs[0]
+
+    def normalize(text: str) -> str:
+        for func in funcs:
+            text = func(text)
+        return text
+
+    return normalize

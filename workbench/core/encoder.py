@@ -25,6 +25,7 @@ from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 
 _LONG_PIECE = 48  # above this many symbols the quadratic scan gives way to a heap
+_SHORT_BYTES = 10  # the same for the byte-rank rule, whose scan concatenates bytes
 
 
 @dataclass(frozen=True)
@@ -209,17 +210,10 @@ class Encoder:
         whole = ranks.get(data)
         if whole is not None:
             return [whole]
-        parts = [data[i : i + 1] for i in range(len(data))]
-        while len(parts) > 1:
-            best_rank = None
-            best_index = -1
-            for i in range(len(parts) - 1):
-                rank = ranks.get(parts[i] + parts[i + 1])
-                if rank is not None and (best_rank is None or rank < best_rank):
-                    best_rank, best_index = rank, i
-            if best_rank is None:
-                break
-            parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
+        if len(data) > _SHORT_BYTES:
+            parts = _bytes_rule_heap(data, ranks)
+        else:
+            parts = _bytes_rule_scan(data, ranks)
         try:
             return [ranks[p] for p in parts]
         except KeyError as exc:
@@ -358,4 +352,62 @@ def _bpe_heap(symbols: list[int], pair_rank: dict[tuple[int, int], tuple[int, in
     while i != -1:
         out.append(sym[i])
         i = nxt[i]
+    return out
+
+
+def _bytes_rule_scan(data: bytes, ranks: dict[bytes, int]) -> list[bytes]:
+    """tiktoken's loop as written: rescan all adjacent parts, merge the lowest-ranked, leftmost."""
+    parts = [data[i : i + 1] for i in range(len(data))]
+    get = ranks.get
+    while len(parts) > 1:
+        best_rank = None
+        best_index = -1
+        for i in range(len(parts) - 1):
+            rank = get(parts[i] + parts[i + 1])
+            if rank is not None and (best_rank is None or rank < best_rank):
+                best_rank, best_index = rank, i
+        if best_rank is None:
+            break
+        parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
+    return parts
+
+
+def _bytes_rule_heap(data: bytes, ranks: dict[bytes, int]) -> list[bytes]:
+    """The same result in O(n log n): parts as byte ranges in a linked list, candidates in a heap.
+
+    A part is identified by (start, end); an entry is stale when either part has grown since.
+    Equal ranks pop leftmost first, as tiktoken's strict ``<`` scan picks them.
+    """
+    n = len(data)
+    end = list(range(1, n + 1))  # end[start] of the part beginning at start (valid while alive)
+    prev = list(range(-1, n - 1))
+    alive = [True] * n
+    get = ranks.get
+    heap = []
+    for i in range(n - 1):
+        rank = get(data[i : i + 2])
+        if rank is not None:
+            heap.append((rank, i, i + 1, i + 2))
+    heapq.heapify(heap)
+    while heap:
+        rank, i, j, k = heapq.heappop(heap)
+        if not alive[i] or end[i] != j or not alive[j] or end[j] != k:
+            continue
+        end[i] = k
+        alive[j] = False
+        if k < n:
+            prev[k] = i
+            found = get(data[i : end[k]])
+            if found is not None:
+                heapq.heappush(heap, (found, i, k, end[k]))
+        p = prev[i]
+        if p >= 0:
+            found = get(data[p:k])
+            if found is not None:
+                heapq.heappush(heap, (found, p, i, k))
+    out = []
+    i = 0
+    while i < n:
+        out.append(data[i : end[i]])
+        i = end[i]
     return out

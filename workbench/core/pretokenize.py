@@ -151,3 +151,14 @@ def make_pretokenizer(spec: str | None) -> PreTokenizer:
         if pattern == spec:
             return PreTokenizer(pattern_name, pattern)
     return PreTokenizer("custom", spec)
+
+
+def onig_compatible(pattern: str) -> str:
+    """The same pattern for Oniguruma (Hugging Face ``tokenizers``' regex engine).
+
+    Oniguruma reads ``X{1,3}+`` as "one or more repetitions of X{1,3}", not as a possessive
+    ``{1,3}``, so cl100k's ``\\p{N}{1,3}+`` would swallow whole digit runs there. Dropping the
+    possessive mark keeps our meaning: each such quantifier ends its alternative, where possessive
+    and greedy match the same text.
+    """
+    return regex.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", pattern)

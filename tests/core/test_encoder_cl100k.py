@@ -1,0 +1,90 @@
+"""cl100k_base ids identical to tiktoken's, on every shared corpus file and on hard cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.core.encoder import Encoder
+from workbench.core.model import Tokenizer
+from workbench.core.pretokenize import CL100K_PATTERN
+
+tiktoken = pytest.importorskip("tiktoken")
+
+SPECIALS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+
+HARD_CASES = [
+    "👩‍👩‍👧‍👦 family, 🏳️‍🌈 flag, 🇩🇪🇯🇵 flags, 👍🏽 skin tone",
+    "e\u0301 combining acute, Å vs A\u030a, ﬁ ligature, ǅ titlecase",
+    "line one\r\nline two\r\n\r\n\rcarriage\n\n\n",
+    "a" + " " * 37 + "b\t\t\tc \u00a0 \u3000 wide space",
+    "1234567890 3.14159 1,000,000 ٣٤٥ ²³",
+    "def f(x):\n    return {'a': [x ** 2 for x in range(10)]}  # comment\n",
+    "<|endoftext|> is plain text here <|fim_prefix|>",
+    "中文字符和日本語のテキスト、한국어 텍스트",
+    "I'm you're he'll they've we'd IT'S I'M",
+    "\x00\x01\x1b[33mansi\x1b[0m \ufeffbom \ud7ff \U0010ffff",
+    "",
+    " ",
+    "\n",
+]
+
+
+@pytest.fixture(scope="module")
+def pair(cl100k_file):
+    from tiktoken.load import load_tiktoken_bpe
+
+    ranks = load_tiktoken_bpe(str(cl100k_file))
+    oracle = tiktoken.Encoding(name="cl100k_test", pat_str=CL100K_PATTERN, mergeable_ranks=ranks,
+                               special_tokens=SPECIALS)
+    size = max(SPECIALS.values()) + 1
+    vocab = [b""] * size
+    for piece, rank in ranks.items():
+        vocab[rank] = piece
+    for text, token_id in SPECIALS.items():
+        vocab[token_id] = text.encode()
+    ours = Tokenizer(vocab=tuple(vocab), merges=(), pretokenizer="cl100k", special_tokens=SPECIALS,
+                     merge_rule="bytes", name="cl100k_base")
+    return Encoder(ours), oracle
+
+
+@pytest.mark.parametrize("case", HARD_CASES)
+def test_hard_cases_match_tiktoken(pair, case):
+    ours, oracle = pair
+    ids = ours.encode(case)
+    assert ids == oracle.encode_ordinary(case)
+    assert ours.decode_bytes(ids) == case.encode("utf-8", "surrogatepass")
+
+
+def test_special_tokens_only_when_allowed(pair):
+    ours, oracle = pair
+    text = "a<|endoftext|>b<|fim_prefix|>"
+    assert ours.encode(text, allow_special=True) == oracle.encode(text, allowed_special="all")
+    assert 100257 in ours.encode(text, allow_special=True)
+    assert 100257 not in ours.encode(text)
+
+
+def test_every_corpus_file_matches_tiktoken(pair, corpora):
+    ours, oracle = pair
+    for path in corpora:
+        text = path.read_text(encoding="utf-8")
+        ids = ours.encode(text)
+        expected = oracle.encode_ordinary(text)
+        assert len(ids) == len(expected), path.name
+        assert ids == expected, path.name
+        assert ours.decode(ids) == text
+
+
+def test_offsets_cover_text_and_group_partial_characters(pair):
+    ours, _ = pair
+    text = "héllo 👩‍👩‍👧 中文"
+    tokens = ours.encode_with_offsets(text)
+    assert [t.id for t in tokens] == ours.encode(text)
+    # spans are contiguous, in order, and cover the text
+    assert tokens[0].start == 0 and tokens[-1].end == len(text)
+    for before, after in zip(tokens, tokens[1:]):
+        assert after.start >= before.start and after.start <= before.end
+    partial = [t for t in tokens if t.partial]
+    assert partial, "byte-level tokens splitting an emoji or CJK character are marked partial"
+    for token in partial:
+        assert text[token.start:token.end], "a partial token still points at the character it belongs to"

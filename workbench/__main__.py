@@ -1,0 +1,32 @@
+"""Entry point of the ``workbench`` command: a headless command, or the window.
+
+``workbench train|runs|encode|decode|export|import|stats …`` run headless (:mod:`workbench.cli`).
+Anything else — nothing, a project file, corpus files — opens the window. The window's training
+runs start this same entry point as a child process, so a frozen app needs no Python beside it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+
+from workbench.cli import COMMANDS, run_cli
+
+
+def main(argv: list[str] | None = None) -> int:
+    multiprocessing.freeze_support()  # must come first in a frozen app (child processes re-enter here)
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and (args[0] in COMMANDS or args[0] in ("-h", "--help")):
+        return run_cli(args)
+    try:
+        from workbench.ui.app import run_app
+    except ImportError as exc:
+        if "workbench.ui" not in str(exc) and "PySide6" not in str(exc):
+            raise
+        print(f"workbench: the window is not available ({exc}); headless commands work:", file=sys.stderr)
+        return run_cli(["--help"])
+    return run_app(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,420 @@
+"""The headless commands: ``workbench train | runs | encode | decode | export | import | stats``.
+
+Thin over the core: parse arguments, call the same functions the window calls, print results to
+stdout (``--json`` makes them machine-readable) and progress to stderr. Every :class:`WorkbenchError`
+becomes one line on stderr and exit status 2; nothing here prints a traceback for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from workbench.errors import WorkbenchError
+
+EXPORT_FORMATS = ("hf", "gpt2", "tiktoken", "wordpiece", "spm-vocab", "merges-csv")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="workbench",
+        description="Tokenizer Workbench: train, inspect and export BPE tokenizers. "
+        "Without a command it opens the window (on a bundled demo corpus when nothing is given).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    train = sub.add_parser("train", help="train a BPE tokenizer on corpus files and store the run in a project")
+    train.add_argument("files", nargs="+", metavar="FILES", help="corpus files or folders")
+    train.add_argument("--project", required=True, help="project file (*.tokproj), created if missing")
+    size = train.add_argument_group("size (one or both)")
+    size.add_argument("--vocab-size", type=int, help="target vocabulary size |V| (initial symbols + merges)")
+    size.add_argument("--merges", type=int, help="number of merges")
+    train.add_argument("--model", default="bpe", choices=["bpe"], help="model (BPE; WordPiece and Unigram later)")
+    train.add_argument("--units", default="bytes", choices=["bytes", "chars"])
+    train.add_argument("--end-of-word", default="", metavar="MARKER", help='end-of-word marker for --units chars, e.g. "</w>" ("" = none)')
+    train.add_argument("--pretokenizer", default="gpt2", metavar="PRESET|REGEX",
+                       help="gpt2, cl100k, o200k, whitespace, digits, none, metaspace, or a regular expression")
+    train.add_argument("--normalize", default="none", metavar="LIST", help="none, nfc, nfkc, lower, strip-accents; comma-separated to combine")
+    train.add_argument("--min-frequency", type=int, default=1, metavar="K", help="stop when no pair occurs K times")
+    train.add_argument("--special", action="append", default=[], metavar="TOKEN", help="special token (repeatable); reserves the first ids")
+    train.add_argument("--tie-break", default="first-seen", choices=["first-seen", "hf"])
+    train.add_argument("--name", default="", help="run name")
+    train.add_argument("--encoding", help="text encoding of the corpus files (default UTF-8)")
+    train.add_argument("--field", help="JSONL field holding the text (dots for nested keys)")
+    train.add_argument("--column", help="CSV/TSV column holding the text")
+    train.add_argument("--progress", choices=["text", "json", "none"], default="text",
+                       help="progress on stderr: human lines, JSON lines (for the window), or nothing")
+    train.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    runs = sub.add_parser("runs", help="list the runs of a project")
+    runs.add_argument("project")
+    runs.add_argument("--json", action="store_true")
+
+    enc = sub.add_parser("encode", help="encode text to ids")
+    enc.add_argument("--tokenizer", required=True, metavar="SRC", help="P.tokproj[#RUN], tokenizer.json, .tiktoken or vocab.json")
+    src = enc.add_mutually_exclusive_group(required=True)
+    src.add_argument("--text")
+    src.add_argument("--file")
+    enc.add_argument("--allow-special", action="store_true", help="recognise special tokens in the text")
+    enc.add_argument("--greedy", action="store_true", help="greedy longest match instead of BPE merges")
+    enc.add_argument("--json", action="store_true", help='print {"ids": [...], "tokens": [...], "count": N}')
+
+    dec = sub.add_parser("decode", help="decode ids to text")
+    dec.add_argument("--tokenizer", required=True, metavar="SRC")
+    dec.add_argument("--ids", required=True, help="comma- or space-separated ids, or a JSON list")
+
+    exp = sub.add_parser("export", help="export a run in a format other tools load as is")
+    exp.add_argument("project")
+    exp.add_argument("--run", type=int, help="run id (default: the latest finished run)")
+    exp.add_argument("--format", required=True, choices=EXPORT_FORMATS)
+    exp.add_argument("--out", required=True, help="output file (gpt2: a folder)")
+    exp.add_argument("--force", action="store_true", help="replace an existing output (atomically)")
+    exp.add_argument("--legacy-merges", action="store_true", help='hf: write merges as "a b" strings for older readers')
+
+    imp = sub.add_parser("import", help="import a tokenizer file into a project as a reference")
+    imp.add_argument("path")
+    imp.add_argument("--project", required=True)
+    imp.add_argument("--name", default="")
+    imp.add_argument("--pattern", help="pre-tokenizer for a .tiktoken file that is not a known public one")
+
+    stats = sub.add_parser("stats", help="corpus statistics, optionally with token counts per tokenizer")
+    stats.add_argument("files", nargs="+")
+    stats.add_argument("--tokenizer", action="append", default=[], metavar="SRC")
+    stats.add_argument("--json", action="store_true")
+    return parser
+
+
+# ---- commands ------------------------------------------------------------------------------------
+def cmd_train(args: argparse.Namespace) -> int:
+    from workbench.core.bpe import TrainConfig
+    from workbench.core.normalize import parse_normalizer
+    from workbench.core.pretokenize import make_pretokenizer
+    from workbench.training import train_into_project
+
+    if args.vocab_size is None and args.merges is None:
+        raise WorkbenchError("say how far to train: --vocab-size N or --merges N")
+    for flag, value in (("--vocab-size", args.vocab_size), ("--merges", args.merges)):
+        if value is not None and value < 0:
+            raise WorkbenchError(f"{flag} must be a positive number, not {value}")
+    if args.end_of_word and args.units != "chars":
+        raise WorkbenchError("--end-of-word needs --units chars")
+    pre = make_pretokenizer(args.pretokenizer)
+    config = TrainConfig(
+        units=args.units, vocab_size=args.vocab_size, merges=args.merges, min_frequency=args.min_frequency,
+        special_tokens=tuple(args.special), end_of_word=args.end_of_word, tie_break=args.tie_break,
+        pretokenizer=pre.spec(), normalizer=parse_normalizer(args.normalize),
+    )
+    stop = {"flag": False}
+
+    def request_stop(_signum, _frame) -> None:
+        stop["flag"] = True
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    reporter = _Reporter(args.progress)
+    t0 = time.monotonic()
+    run_id, status = train_into_project(
+        args.files, args.project, config, name=args.name, report=reporter,
+        should_stop=lambda: stop["flag"], encoding=args.encoding, field=args.field, column=args.column,
+    )
+    reporter.done()
+    from workbench.store import ProjectStore
+
+    with ProjectStore.open(args.project, readonly=True) as store:
+        run = store.run(run_id)
+    result = {"run_id": run_id, "status": status, "merges": run.merge_count, "vocab_size": run.vocab_size,
+              "project": str(args.project), "seconds": round(time.monotonic() - t0, 3)}
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"run {run_id} {status}: {run.merge_count} merges, vocabulary {run.vocab_size} "
+              f"({result['seconds']:.1f} s) in {args.project}")
+    return 0 if status == "finished" else 3
+
+
+class _Reporter:
+    """Progress on stderr: a human line (rewritten in place on a terminal) or JSON lines."""
+
+    def __init__(self, mode: str):
+        self.mode = mode
+        self.tty = sys.stderr.isatty()
+        self.last_line = 0.0
+        self.wrote = False
+
+    def __call__(self, progress) -> None:
+        if self.mode == "none":
+            return
+        if self.mode == "json":
+            sys.stderr.write(json.dumps(progress.as_dict()) + "\n")
+            sys.stderr.flush()
+            return
+        now = time.monotonic()
+        if not self.tty and now - self.last_line < 2.0 and progress.event not in ("started", "finished"):
+            return
+        self.last_line = now
+        if progress.event == "reading":
+            pct = 100.0 * progress.bytes_read / max(progress.bytes_total, 1)
+            line = f"reading corpus: {pct:5.1f}% of {progress.bytes_total / 1e6:.1f} MB"
+        elif progress.event == "started":
+            line = f"run {progress.run_id}: training {progress.target} merges"
+        elif progress.event == "merges":
+            eta = f", ETA {progress.eta_s:.0f} s" if progress.eta_s is not None else ""
+            line = (f"merge {progress.step}/{progress.target}  vocab {progress.vocab_size}  "
+                    f"{progress.merges_per_s:.0f} merges/s{eta}")
+        else:
+            line = f"run {progress.run_id} {progress.status}"
+        if self.tty:
+            sys.stderr.write("\r\033[K" + line + ("\n" if progress.event == "finished" else ""))
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+        self.wrote = True
+
+    def done(self) -> None:
+        pass
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from workbench.store import ProjectStore
+
+    with ProjectStore.open(_existing(args.project), readonly=True) as store:
+        runs = store.runs()
+    if args.json:
+        print(json.dumps([_run_dict(r) for r in runs], indent=None))
+        return 0
+    if not runs:
+        print(f"{args.project}: no runs yet")
+        return 0
+    print(f"{'id':>4}  {'status':<11} {'vocab':>7} {'merges':>7}  {'started':<19}  name / settings")
+    for r in runs:
+        s = r.settings
+        summary = f"{s.get('units', '?')}, {s.get('pretokenizer', '?')}, tie-break {s.get('tie_break', '?')}"
+        print(f"{r.id:>4}  {r.status:<11} {r.vocab_size:>7} {r.merge_count:>7}  {_when(r.started):<19}  {r.name} ({summary})")
+    return 0
+
+
+def _run_dict(r) -> dict:
+    return {"id": r.id, "name": r.name, "status": r.status, "settings": r.settings, "vocab_size": r.vocab_size,
+            "merges": r.merge_count, "started": r.started, "ended": r.ended, "timings": r.timings, "error": r.error}
+
+
+def _when(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (int, float)):
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value))
+    return str(value)[:19]
+
+
+def cmd_encode(args: argparse.Namespace) -> int:
+    from workbench.core.encoder import Encoder
+    from workbench.sources import load_tokenizer
+
+    tokenizer = load_tokenizer(args.tokenizer)
+    if args.file is not None:
+        text = _read_text(args.file)
+    else:
+        text = args.text
+    encoder = Encoder(tokenizer, greedy=args.greedy)
+    ids = encoder.encode(text, allow_special=args.allow_special)
+    if args.json:
+        tokens = [tokenizer.piece_text(i) for i in ids]
+        print(json.dumps({"ids": ids, "tokens": tokens, "count": len(ids)}, ensure_ascii=False))
+    else:
+        print(" ".join(map(str, ids)))
+    return 0
+
+
+def _read_text(path: str) -> str:
+    p = Path(path)
+    if p.is_dir():
+        raise WorkbenchError(f"{path}: is a folder; --file takes one text file")
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise WorkbenchError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise WorkbenchError(f"{path}: cannot read it ({exc.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise WorkbenchError(f"{path}:{line}: not valid UTF-8 (byte {exc.start}); convert the file to UTF-8") from None
+
+
+def parse_ids(text: str) -> list[int]:
+    """``"1,2,3"``, ``"1 2 3"`` or ``"[1, 2, 3]"`` → ids; a clear error naming the bad item otherwise."""
+    raw = text.strip()
+    if raw.startswith("["):
+        try:
+            items = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise WorkbenchError(f"--ids: not a valid JSON list ({exc.msg} at character {exc.pos})") from None
+        if not isinstance(items, list):
+            raise WorkbenchError("--ids: expected a list of numbers")
+    else:
+        items = [item for item in raw.replace(",", " ").split()]
+    ids: list[int] = []
+    for position, item in enumerate(items, 1):
+        if isinstance(item, bool) or not (isinstance(item, int) or (isinstance(item, str) and item.lstrip("-").isdigit())):
+            raise WorkbenchError(f"--ids: item {position} ({item!r}) is not a whole number")
+        ids.append(int(item))
+    if not ids:
+        raise WorkbenchError("--ids: no ids given (e.g. --ids 1,2,3)")
+    return ids
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    from workbench.core.encoder import Encoder
+    from workbench.sources import load_tokenizer
+
+    ids = parse_ids(args.ids)
+    tokenizer = load_tokenizer(args.tokenizer)
+    data = Encoder(tokenizer).decode_bytes(ids)
+    sys.stdout.write(data.decode("utf-8", "replace") + "\n")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from workbench.formats import export_tokenizer
+    from workbench.sources import load_tokenizer
+
+    project = _existing(args.project)
+    src = f"{project}#{args.run}" if args.run is not None else str(project)
+    tokenizer = load_tokenizer(src)
+    frequencies = None
+    if args.format == "merges-csv":
+        frequencies = _merge_frequencies(project, args.run)
+    result = export_tokenizer(tokenizer, args.format, args.out, force=args.force, frequencies=frequencies,
+                              legacy_merges=args.legacy_merges)
+    print(_describe_export(result, args.out))
+    return 0
+
+
+def _merge_frequencies(project: Path, run_id: int | None) -> list[int] | None:
+    from workbench.sources import _latest_usable_run
+    from workbench.store import ProjectStore
+
+    with ProjectStore.open(project, readonly=True) as store:
+        rid = run_id if run_id is not None else _latest_usable_run(store)
+        if rid is None:
+            return None
+        count = store.merge_count(rid)
+        rows = store.merges(rid, 0, count)
+    return [row.frequency for row in rows]
+
+
+def _describe_export(result, out: str) -> str:
+    checks = getattr(result, "checks", None) or getattr(result, "verified_with", None)
+    if checks:
+        return f"wrote {out} (verified: {', '.join(map(str, checks))})"
+    return f"wrote {out}"
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    import hashlib
+
+    from workbench.formats import load_tokenizer_file
+    from workbench.store import ProjectStore
+
+    path = Path(args.path)
+    if not path.exists():
+        raise WorkbenchError(f"{path}: no such file or folder")
+    tokenizer = load_tokenizer_file(path, pattern=args.pattern)
+    fmt = _format_of(path)
+    digest_source = path if path.is_file() else next((p for p in (path / "vocab.json", path / "tokenizer.json") if p.exists()), None)
+    sha = hashlib.sha256(digest_source.read_bytes()).hexdigest() if digest_source else ""
+    name = args.name or tokenizer.name or path.stem
+    with ProjectStore.open(args.project, create=True) as store:
+        ref_id = store.add_reference(name, tokenizer, fmt=fmt, source_path=str(path.resolve()), sha256=sha)
+    print(f"imported {name!r} as reference {ref_id} ({len(tokenizer.vocab)} ids, {len(tokenizer.merges)} merges, "
+          f"pre-tokenizer {tokenizer.pretokenizer if len(tokenizer.pretokenizer) < 20 else 'custom'}) into {args.project}")
+    return 0
+
+
+def _format_of(path: Path) -> str:
+    try:
+        from workbench.formats import detect_format
+
+        return detect_format(path)
+    except (ImportError, WorkbenchError):
+        return path.suffix.lstrip(".") or "folder"
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from workbench.core.encoder import Encoder
+    from workbench.corpus import expand_paths, file_stats, iter_text
+    from workbench.sources import load_tokenizer
+
+    sources, rejected = expand_paths(list(args.files))
+    for message in rejected:
+        print(message, file=sys.stderr)
+    if not sources:
+        raise WorkbenchError("no readable corpus files among those given")
+    encoders = [(src, Encoder(load_tokenizer(src))) for src in args.tokenizer]
+    rows = []
+    for src in sources:
+        st = file_stats(src)
+        row = {"path": str(src.path), "bytes": st.bytes, "chars": st.chars, "lines": st.lines,
+               "distinct_pretokens": st.distinct_pretokens, "scripts": st.scripts, "tokenizers": {}}
+        words = 0
+        token_counts = [0] * len(encoders)
+        for chunk in iter_text(src):
+            words += len(chunk.split())
+            for index, (_name, encoder) in enumerate(encoders):
+                token_counts[index] += len(encoder.encode(chunk))
+        for (name, _encoder), tokens in zip(encoders, token_counts):
+            row["tokenizers"][name] = {
+                "tokens": tokens,
+                "chars_per_token": round(st.chars / tokens, 3) if tokens else None,
+                "bytes_per_token": round(st.bytes / tokens, 3) if tokens else None,
+                "fertility": round(tokens / words, 3) if words else None,
+            }
+        rows.append(row)
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False))
+        return 0
+    for row in rows:
+        scripts = ", ".join(f"{k} {v}" for k, v in sorted(row["scripts"].items(), key=lambda kv: -kv[1])[:4])
+        print(f"{row['path']}: {row['bytes']} bytes, {row['chars']} chars, {row['lines']} lines, "
+              f"{row['distinct_pretokens']} distinct pre-tokens; scripts: {scripts}")
+        for name, t in row["tokenizers"].items():
+            print(f"    {name}: {t['tokens']} tokens, {t['chars_per_token']} chars/token, fertility {t['fertility']}")
+    return 0
+
+
+def _existing(project: str) -> Path:
+    path = Path(project)
+    if not path.exists():
+        raise WorkbenchError(f"{project}: no such project file")
+    return path
+
+
+COMMANDS = {
+    "train": cmd_train, "runs": cmd_runs, "encode": cmd_encode, "decode": cmd_decode,
+    "export": cmd_export, "import": cmd_import, "stats": cmd_stats,
+}
+
+
+def run_cli(argv: Sequence[str]) -> int:
+    """Run one headless command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        return COMMANDS[args.command](args)
+    except WorkbenchError as exc:
+        print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"workbench {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

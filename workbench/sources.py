@@ -1,0 +1,65 @@
+"""Resolve a ``--tokenizer SRC`` (or a choice in the window) to a :class:`Tokenizer`.
+
+``SRC`` is a project (``P.tokproj`` for its latest finished run, ``P.tokproj#RUN`` for a run id,
+``P.tokproj#ref:ID`` for an imported reference), a ``tokenizer.json``, a ``.tiktoken`` file, a GPT-2
+``vocab.json`` (with ``merges.txt`` beside it) or a folder holding those. Shared by the CLI and the
+window so both accept exactly the same things.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.core.model import Tokenizer
+from workbench.errors import WorkbenchError
+
+PROJECT_SUFFIX = ".tokproj"
+
+
+def split_project_ref(src: str) -> tuple[Path, str | None]:
+    """``"p.tokproj#3"`` → (Path("p.tokproj"), "3"); anything else → (Path(src), None)."""
+    if "#" in src:
+        path, _, ref = src.rpartition("#")
+        if path.endswith(PROJECT_SUFFIX):
+            return Path(path), ref
+    return Path(src), None
+
+
+def load_tokenizer(src: str, *, pattern: str | None = None) -> Tokenizer:
+    """The tokenizer ``src`` names; raises :class:`WorkbenchError` with the reason otherwise."""
+    path, ref = split_project_ref(src)
+    if not path.exists():
+        raise WorkbenchError(f"{path}: no such file or folder (give a .tokproj, tokenizer.json, .tiktoken or vocab.json)")
+    if path.suffix == PROJECT_SUFFIX:
+        from workbench.store import ProjectStore
+
+        with ProjectStore.open(path, readonly=True) as store:
+            if ref is not None and ref.startswith("ref:"):
+                ref_id = _parse_id(ref[4:], path, "reference")
+                return store.load_reference(ref_id)
+            if ref is not None:
+                return store.load_tokenizer(_parse_id(ref, path, "run"))
+            run_id = _latest_usable_run(store)
+            if run_id is None:
+                raise WorkbenchError(f"{path}: the project has no trained run yet: run `workbench train … --project {path}` first")
+            return store.load_tokenizer(run_id)
+    from workbench.formats import load_tokenizer_file
+
+    return load_tokenizer_file(path, pattern=pattern)
+
+
+def _parse_id(text: str, path: Path, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise WorkbenchError(f"{path}#{text}: a {what} id is a number (see `workbench runs {path}`)") from None
+
+
+def _latest_usable_run(store) -> int | None:
+    """The newest finished run, else the newest run with merges (cancelled/interrupted ones count)."""
+    runs = store.runs()
+    finished = [r for r in runs if r.status == "finished"]
+    if finished:
+        return max(finished, key=lambda r: r.id).id
+    with_merges = [r for r in runs if r.merge_count > 0]
+    return max(with_merges, key=lambda r: r.id).id if with_merges else None

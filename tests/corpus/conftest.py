@@ -1,0 +1,34 @@
+"""Shared helpers for the corpus tests: real corpora (read-only) and small files written in tmp_path."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+CORPORA = Path("/work/shared/corpora")
+
+
+def _write(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> Path:
+    """Write ``data`` to ``path`` (gzip-compressed when the name ends in .gz) and return the path."""
+    raw = data.encode(encoding) if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.name.endswith(".gz"):
+        path.write_bytes(gzip.compress(raw))
+    else:
+        path.write_bytes(raw)
+    return path
+
+
+@pytest.fixture
+def corpora() -> Path:
+    if not CORPORA.is_dir():
+        pytest.skip("shared corpora not available")
+    return CORPORA
+
+
+@pytest.fixture
+def write():
+    """``write(path, data, encoding="utf-8")``: create a test file (gzip when the name ends in .gz)."""
+    return _write

@@ -1,0 +1,388 @@
+"""Stream a corpus as ~1 MB chunks of text that end at line boundaries.
+
+A corpus can be gigabytes, so nothing here holds a whole file. Chunks end at a newline so a
+pre-tokenizer never sees a word cut in half (only a single line longer than 8 MB is ever cut, and
+then at a space). Plain UTF-8 text takes the fast path: binary reads, a cut at the last ``\\n``
+byte (which never occurs inside a UTF-8 sequence) and one ``bytes.decode`` per chunk.
+
+Progress is reported as ``progress(bytes_read_on_disk, file_size)`` after every chunk, and
+``should_stop()`` is asked before every chunk: returning True ends the stream cleanly (the
+generator just returns), which is how the window's Cancel button stops a scan.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Callable, Iterator
+
+from workbench.corpus import records, sniff
+from workbench.corpus.source import CorpusSource, content_stream
+from workbench.corpus.streams import CHUNK_BYTES, GZIP_ERRORS, gzip_error, os_error, read_block
+from workbench.errors import WorkbenchError
+
+Progress = Callable[[int, int], None]
+ShouldStop = Callable[[], bool]
+
+MAX_LINE_BYTES = 8 * CHUNK_BYTES  # a "line" longer than this is cut at a space instead
+_WINDOW = 32 * 1024
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One piece of the stream. ``utf8_bytes`` is its UTF-8 length when known for free, else -1."""
+
+    text: str
+    utf8_bytes: int = -1
+    records: int = 0
+
+
+def iter_text(
+    src: CorpusSource, *, progress: Progress | None = None, should_stop: ShouldStop | None = None
+) -> Iterator[str]:
+    """The corpus text in ~1 MB chunks ending at line boundaries.
+
+    For plain text, ``"".join(iter_text(src))`` is exactly the file's text (a UTF-8 BOM removed).
+    For JSONL/CSV/TSV/Parquet each document is followed by ``"\\n"``. Bad content found mid-stream
+    raises :class:`WorkbenchError` naming file and line.
+    """
+    for chunk in iter_chunks(src, progress=progress, should_stop=should_stop):
+        yield chunk.text
+
+
+def iter_chunks(
+    src: CorpusSource, *, progress: Progress | None = None, should_stop: ShouldStop | None = None
+) -> Iterator[Chunk]:
+    """Like :func:`iter_text`, with the byte and record counts that statistics want."""
+    if src.kind == "wordcounts":
+        raise WorkbenchError(
+            f"{src.path}: is a word-count table, not running text: train from its counts (iter_word_counts)"
+        )
+    readers = {
+        "text": _text_chunks,
+        "jsonl": _jsonl_chunks,
+        "csv": _csv_chunks,
+        "tsv": _csv_chunks,
+        "parquet": _parquet_chunks,
+    }
+    stop = should_stop or (lambda: False)
+    report = progress or (lambda done, total: None)
+    try:
+        yield from readers[src.kind](src, report, stop)
+    except GZIP_ERRORS as exc:
+        raise gzip_error(src.path, exc) from None
+    except OSError as exc:
+        raise os_error(src.path, exc) from None
+
+
+def iter_word_counts(
+    src: CorpusSource, *, progress: Progress | None = None, should_stop: ShouldStop | None = None
+) -> Iterator[tuple[str, int]]:
+    """``(word, count)`` pairs of a ``word<TAB>count`` table, in file order.
+
+    A header line such as ``word<TAB>count`` on line 1 is skipped; any other line whose count is
+    not a whole number raises :class:`WorkbenchError` naming file and line.
+    """
+    if src.kind != "wordcounts":
+        raise WorkbenchError(f"{src.path}: is {src.kind}, not a word-count table: read its text instead")
+    stop = should_stop or (lambda: False)
+    try:
+        with content_stream(src) as (stream, pos):
+            for number, line in _decoded_lines(src, stream):
+                if number % 65536 == 0:
+                    if progress:
+                        progress(pos(), src.size)
+                    if stop():
+                        return
+                line = line.rstrip("\r\n")
+                if not line.strip() or (number == 1 and records.is_count_header(line)):
+                    continue
+                yield records.parse_count_line(line, f"{src.path}:{number}")
+            if progress:
+                progress(src.size, src.size)
+    except GZIP_ERRORS as exc:
+        raise gzip_error(src.path, exc) from None
+    except OSError as exc:
+        raise os_error(src.path, exc) from None
+
+
+# --- plain text ---------------------------------------------------------------------------------
+
+
+def _soft_cut(buf: bytes) -> int:
+    """Index of the last byte to keep when a line is too long: a space, else a character boundary."""
+    cut = max(buf.rfind(b" "), buf.rfind(b"\t"))
+    if cut > 0:
+        return cut
+    i = len(buf) - 1
+    while i > 0 and (buf[i] & 0xC0) == 0x80:
+        i -= 1
+    return i - 1
+
+
+def _text_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iterator[Chunk]:
+    if sniff.is_wide_encoding(src.encoding):
+        yield from _wide_text_chunks(src, progress, stop)
+        return
+    codec = src.encoding or "utf-8"
+    is_utf8 = codecs.lookup(codec).name in ("utf-8", "utf-8-sig")
+    with content_stream(src) as (stream, pos):
+        carry = b""
+        first = True
+        while True:
+            if stop():
+                return
+            block = read_block(stream, CHUNK_BYTES, src.path)
+            eof = not block
+            if 0 < len(block) < CHUNK_BYTES:
+                # A short read is usually the end: confirm, so the tail after the last newline
+                # goes out with this chunk instead of as a tiny chunk of its own.
+                more = read_block(stream, CHUNK_BYTES, src.path)
+                block, eof = block + more, not more
+            buf = carry + block if carry else block
+            if eof:
+                part, carry = buf, b""
+            else:
+                cut = buf.rfind(b"\n")
+                if cut < 0:
+                    if len(buf) < MAX_LINE_BYTES:
+                        carry = buf
+                        continue
+                    cut = _soft_cut(buf)
+                part, carry = buf[: cut + 1], buf[cut + 1 :]
+            if first and part:
+                first = False
+                if is_utf8 and part.startswith(codecs.BOM_UTF8):
+                    part = part[3:]
+            if part:
+                try:
+                    text = part.decode(codec)
+                except UnicodeDecodeError:
+                    raise find_decode_error(src) from None
+                yield Chunk(text, len(part) if is_utf8 else -1)
+            progress(pos(), src.size)
+            if eof:
+                return
+
+
+def _wide_text_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iterator[Chunk]:
+    """UTF-16/32 and other encodings where a newline is not the byte ``\\n``."""
+    assert src.encoding is not None
+    decoder = codecs.getincrementaldecoder(src.encoding)("strict")
+    with content_stream(src) as (stream, pos):
+        carry = ""
+        first = True
+        lines_before = 0
+        consumed = 0
+        while True:
+            if stop():
+                return
+            block = read_block(stream, CHUNK_BYTES, src.path)
+            eof = not block
+            try:
+                text = carry + decoder.decode(block, final=eof)
+            except UnicodeDecodeError as exc:
+                line = lines_before + carry.count("\n") + 1
+                raise sniff.decode_error(src.path, line, consumed + exc.start, src.encoding, block) from None
+            consumed += len(block)
+            if eof:
+                part, carry = text, ""
+            else:
+                cut = text.rfind("\n")
+                if cut < 0 and len(text) < MAX_LINE_BYTES:
+                    carry = text
+                    continue
+                cut = cut if cut >= 0 else len(text) - 1
+                part, carry = text[: cut + 1], text[cut + 1 :]
+            if first and part:
+                first = False
+                part = part.removeprefix("\ufeff")
+            if part:
+                lines_before += part.count("\n")
+                yield Chunk(part)
+            progress(pos(), src.size)
+            if eof:
+                return
+
+
+def find_decode_error(src: CorpusSource) -> WorkbenchError:
+    """Re-scan the file to report where its bytes stop decoding: file:line and byte offset.
+
+    Only runs after a decode already failed, so the fast path never pays for line counting.
+    """
+    codec = src.encoding or "utf-8"
+    if sniff.is_wide_encoding(codec):
+        return _find_wide_decode_error(src, codec)
+    with content_stream(src) as (stream, _pos):
+        offset = 0
+        lines = 0
+        carry = b""
+        while True:
+            block = read_block(stream, CHUNK_BYTES, src.path)
+            buf = carry + block
+            cut = len(buf) - 1 if not block else buf.rfind(b"\n")
+            part, carry = buf[: cut + 1], buf[cut + 1 :]
+            try:
+                part.decode(codec)
+            except UnicodeDecodeError as exc:
+                line = lines + part.count(b"\n", 0, exc.start) + 1
+                window = part[max(0, exc.start - _WINDOW) : exc.start + _WINDOW]
+                return sniff.decode_error(src.path, line, offset + exc.start, src.encoding, window)
+            lines += part.count(b"\n")
+            offset += len(part)
+            if not block:
+                return WorkbenchError(f"{src.path}: cannot decode the text as {codec}: re-add it with its encoding")
+
+
+def _find_wide_decode_error(src: CorpusSource, codec: str) -> WorkbenchError:
+    decoder = codecs.getincrementaldecoder(codec)("strict")
+    with content_stream(src) as (stream, _pos):
+        offset = 0
+        lines = 0
+        while True:
+            block = read_block(stream, CHUNK_BYTES, src.path)
+            try:
+                lines += decoder.decode(block, final=not block).count("\n")
+            except UnicodeDecodeError as exc:
+                return sniff.decode_error(src.path, lines + 1, offset + exc.start, codec, block)
+            offset += len(block)
+            if not block:
+                return WorkbenchError(f"{src.path}: cannot decode the text as {codec}: re-add it with its encoding")
+
+
+# --- line-structured files ------------------------------------------------------------------------
+
+
+def _decoded_lines(src: CorpusSource, stream: BinaryIO) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` with decode failures reported at their line and byte offset."""
+    if sniff.is_wide_encoding(src.encoding):
+        wrapper = io.TextIOWrapper(stream, encoding=src.encoding, newline="")  # type: ignore[arg-type]
+        try:
+            yield from enumerate(wrapper, 1)
+        except UnicodeDecodeError:
+            raise find_decode_error(src) from None
+        finally:
+            wrapper.detach()
+        return
+    codec = src.encoding or "utf-8"
+    offset = 0
+    for number, raw in enumerate(stream, 1):
+        try:
+            line = raw.decode(codec)
+        except UnicodeDecodeError as exc:
+            window = raw[max(0, exc.start - _WINDOW) : exc.start + _WINDOW]
+            raise sniff.decode_error(src.path, number, offset + exc.start, src.encoding, window) from None
+        if number == 1:
+            line = line.removeprefix("\ufeff")
+        offset += len(raw)
+        yield number, line
+
+
+def _jsonl_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iterator[Chunk]:
+    with content_stream(src) as (stream, pos):
+        if stop():
+            return
+        docs: list[str] = []
+        size = 0
+        for number, line in _decoded_lines(src, stream):
+            if not line.strip():
+                continue
+            where = f"{src.path}:{number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise WorkbenchError(f"{where}: not valid JSON ({exc.msg}): fix the line or remove it") from None
+            doc = records.field_text(record, src.field, where)
+            docs.append(doc)
+            size += len(doc) + 1
+            if size >= CHUNK_BYTES:
+                yield _join(docs)
+                docs, size = [], 0
+                progress(pos(), src.size)
+                if stop():
+                    return
+        if docs:
+            yield _join(docs)
+        progress(src.size, src.size)
+
+
+def _join(docs: list[str]) -> Chunk:
+    return Chunk("\n".join(docs) + "\n", records=len(docs))
+
+
+def _csv_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iterator[Chunk]:
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # documents may be far longer than 128 KB
+    with content_stream(src) as (stream, pos):
+        if stop():
+            return
+        encoding = src.encoding or "utf-8-sig"
+        wrapper = io.TextIOWrapper(stream, encoding=encoding, newline="")  # type: ignore[arg-type]
+        reader = csv.reader(wrapper, delimiter=src.delimiter)
+        try:
+            header = next(reader)
+            index = records.choose_column(header, src.column, f"{src.path}:1")
+            name = header[index]
+            docs: list[str] = []
+            size = 0
+            for row in reader:
+                if not row:
+                    continue
+                if len(row) <= index:
+                    raise WorkbenchError(
+                        f"{src.path}:{reader.line_num}: the row has {len(row)} column(s), but the text "
+                        f"column {name!r} is column {index + 1}: fix the row"
+                    )
+                docs.append(row[index])
+                size += len(row[index]) + 1
+                if size >= CHUNK_BYTES:
+                    yield _join(docs)
+                    docs, size = [], 0
+                    progress(pos(), src.size)
+                    if stop():
+                        return
+            if docs:
+                yield _join(docs)
+            progress(src.size, src.size)
+        except UnicodeDecodeError:
+            raise find_decode_error(src) from None
+        except csv.Error as exc:
+            raise WorkbenchError(f"{src.path}:{reader.line_num}: bad {src.kind.upper()} row ({exc}): fix the row") from None
+        finally:
+            wrapper.detach()
+
+
+def _parquet_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iterator[Chunk]:
+    pq = records.import_parquet(src.path)
+    try:
+        pfile: Any = pq.ParquetFile(src.path)
+    except Exception as exc:  # pyarrow's own error types
+        raise WorkbenchError(f"{src.path}: not a readable Parquet file ({exc}): check the file") from None
+    total_rows = max(1, pfile.metadata.num_rows)
+    rows = 0
+    docs: list[str] = []
+    size = 0
+    if stop():
+        return
+    for batch in pfile.iter_batches(columns=[src.column], batch_size=8192):
+        values = batch.column(0).to_pylist()
+        rows += len(values)
+        for value in values:
+            if value is None:
+                continue  # nulls are routine in columnar data; they carry no text
+            if not isinstance(value, str):
+                raise WorkbenchError(f"{src.path}: column {src.column!r} holds {type(value).__name__}, not text: choose another column")
+            docs.append(value)
+            size += len(value) + 1
+        if size >= CHUNK_BYTES:
+            yield _join(docs)
+            docs, size = [], 0
+            progress(src.size * rows // total_rows, src.size)
+            if stop():
+                return
+    if docs:
+        yield _join(docs)
+    progress(src.size, src.size)

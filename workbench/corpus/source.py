@@ -1,0 +1,258 @@
+"""What a corpus file is and how to read it, decided (and checked) once when the file is added.
+
+:func:`open_source` looks at the name and the first 64 KB: it refuses missing files, folders,
+empty and binary files, bytes that are not in the expected encoding, and a JSONL field or CSV
+column that is not there — at the moment the user adds the file, not ten minutes into training.
+The resulting :class:`CorpusSource` records the resolved reader options, so a project file can
+store them and read the same text again later.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from contextlib import AbstractContextManager
+from typing import Any, BinaryIO, Callable, Iterable
+
+from workbench.corpus import records, sniff
+from workbench.corpus.streams import open_content, os_error, read_head
+from workbench.errors import WorkbenchError
+
+KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "wordcounts")
+_EXTENSIONS = {
+    ".txt": "text",
+    ".text": "text",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".counts": "wordcounts",
+}
+SUPPORTED = ".txt .jsonl .csv .tsv .parquet .counts .wordcounts.tsv (optionally .gz)"
+HEAD_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class CorpusSource:
+    """A validated corpus file plus everything needed to read it again the same way."""
+
+    path: Path
+    kind: str
+    size: int
+    compressed: bool = False
+    field: str | None = None
+    column: str | int | None = None
+    encoding: str | None = None
+
+    def reader_options(self) -> dict[str, Any]:
+        """JSON-able options; ``open_source(path, **options)`` reproduces this source."""
+        return {"kind": self.kind, "field": self.field, "column": self.column, "encoding": self.encoding}
+
+    @property
+    def delimiter(self) -> str:
+        return "\t" if self.kind == "tsv" else ","
+
+
+def detect_kind(path: Path) -> tuple[str | None, bool]:
+    """``(kind, gzip-compressed)`` from the file name alone; kind is None when unsupported."""
+    name = path.name.lower()
+    compressed = name.endswith(".gz")
+    base = name[:-3] if compressed else name
+    if base.endswith(".wordcounts.tsv"):
+        return "wordcounts", compressed
+    kind = _EXTENSIONS.get(os.path.splitext(base)[1])
+    if kind == "parquet" and compressed:
+        return None, compressed  # Parquet compresses internally; a gzip around it is not readable.
+    return kind, compressed
+
+
+def _decoded_head(path: Path, head: bytes, complete: bool, encoding: str | None) -> str:
+    """Decode the sniffed head; an incremental decoder keeps a character cut at the end for later."""
+    codec = encoding or "utf-8-sig"
+    try:
+        return codecs.getincrementaldecoder(codec)("strict").decode(head, final=complete)
+    except UnicodeDecodeError as exc:
+        line = head.count(b"\n", 0, exc.start) + 1
+        raise sniff.decode_error(path, line, exc.start, encoding, head) from None
+
+
+def open_source(
+    path: str | os.PathLike[str],
+    *,
+    field: str | None = None,
+    column: str | int | None = None,
+    encoding: str | None = None,
+    kind: str | None = None,
+) -> CorpusSource:
+    """Check a corpus file and decide how to read it; raises :class:`WorkbenchError` if unusable.
+
+    ``kind`` overrides the extension (``"wordcounts"`` for a ``word<TAB>count`` table with another
+    name, ``"text"`` for a plain-text file with an unusual ending). ``field`` is the JSONL field
+    (``meta.text`` walks nested objects), ``column`` the CSV/TSV/Parquet column (name or 0-based
+    index). Only the head of the file is checked here; the rest is checked while reading.
+    """
+    p = Path(path).expanduser()
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise os_error(p, exc) from None
+    if p.is_dir():
+        raise WorkbenchError(f"{p}: is a folder, not a file: add the folder to read the files inside")
+    if not p.is_file():
+        raise WorkbenchError(f"{p}: not a regular file: pick a text file")
+    detected, compressed = detect_kind(p)
+    if kind is not None:
+        if kind not in KINDS:
+            raise WorkbenchError(f"{p}: unknown kind {kind!r}: use one of {', '.join(KINDS)}")
+    elif detected is None:
+        raise WorkbenchError(f"{p}: not a supported corpus format: use {SUPPORTED}, or choose the kind (e.g. text)")
+    else:
+        kind = detected
+    if encoding is not None:
+        encoding = sniff.check_encoding_name(encoding, p)
+    if st.st_size == 0:
+        raise WorkbenchError(f"{p}: the file is empty: add a file with text in it")
+    if kind == "parquet":
+        return _open_parquet(p, st.st_size, column)
+
+    head = read_head(p, compressed, HEAD_BYTES + 1)
+    complete = len(head) <= HEAD_BYTES
+    head = head[:HEAD_BYTES]
+    if not head:
+        raise WorkbenchError(f"{p}: the file is empty (nothing inside the gzip data): add a file with text in it")
+    reason = sniff.binary_reason(head, encoding)
+    wide = sniff.utf16_without_bom(head) if reason else None
+    if wide:
+        raise WorkbenchError(
+            f"{p}:1: not valid utf-8 at byte 0 (looks like {wide} without a byte-order mark): "
+            f"re-add with encoding {wide}"
+        )
+    if reason:
+        raise WorkbenchError(f"{p}: looks binary, not text ({reason}): pick a text file ({SUPPORTED})")
+    text = _decoded_head(p, head, complete, encoding)
+    if complete and not text.strip():
+        raise WorkbenchError(f"{p}: contains only whitespace: add a file with text in it")
+
+    src = CorpusSource(p, kind, st.st_size, compressed, encoding=encoding)
+    if kind == "jsonl":
+        return _with_jsonl_field(src, text, field)
+    if kind in ("csv", "tsv"):
+        return _with_csv_column(src, text, column)
+    if kind == "wordcounts":
+        _check_first_count(src, text)
+    return src
+
+
+def _with_jsonl_field(src: CorpusSource, text: str, field: str | None) -> CorpusSource:
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{src.path}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise WorkbenchError(f"{where}: not valid JSON ({exc.msg}): fix the line or remove it") from None
+        resolved = records.choose_field(record, field, where)
+        records.field_text(record, resolved, where)
+        return CorpusSource(src.path, src.kind, src.size, src.compressed, resolved, None, src.encoding)
+    raise WorkbenchError(f"{src.path}: no JSON lines in the first 64 KB: check that this is a JSONL file")
+
+
+def _with_csv_column(src: CorpusSource, text: str, column: str | int | None) -> CorpusSource:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=src.delimiter)
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error) as exc:
+        raise WorkbenchError(f"{src.path}:1: cannot read the header row ({exc}): fix the first line") from None
+    index = records.choose_column(header, column, f"{src.path}:1")
+    resolved: str | int = header[index] if header.count(header[index]) == 1 and not isinstance(column, int) else index
+    return CorpusSource(src.path, src.kind, src.size, src.compressed, None, resolved, src.encoding)
+
+
+def _check_first_count(src: CorpusSource, text: str) -> None:
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if number == 1 and records.is_count_header(line):
+            continue
+        records.parse_count_line(line, f"{src.path}:{number}")
+        return
+
+
+def _open_parquet(p: Path, size: int, column: str | int | None) -> CorpusSource:
+    pq = records.import_parquet(p)
+    try:
+        schema = pq.ParquetFile(p).schema_arrow
+    except Exception as exc:  # pyarrow raises its own ArrowInvalid/OSError family
+        raise WorkbenchError(f"{p}: not a readable Parquet file ({exc}): check the file") from None
+    names = list(schema.names)
+    if column is None:
+        strings = [n for n in names if str(schema.field(n).type) in ("string", "large_string")]
+        lowered = [n.lower() for n in names]
+        defaults = [names[lowered.index(d)] for d in records.DEFAULT_TEXT_NAMES if d in lowered]
+        candidates = defaults or (strings if len(strings) == 1 else names if len(names) == 1 else [])
+        if not candidates:
+            raise WorkbenchError(f"{p}: which column holds the text? (columns: {', '.join(names)}): choose the column")
+        column = candidates[0]
+    index = records.choose_column(names, column, str(p))
+    return CorpusSource(p, "parquet", size, False, None, names[index], None)
+
+
+def _is_hidden(path: Path, root: Path) -> bool:
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+def expand_paths(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    field: str | None = None,
+    column: str | int | None = None,
+    encoding: str | None = None,
+    kind: str | None = None,
+) -> tuple[list[CorpusSource], list[str]]:
+    """Turn files and folders into sources; bad or unsupported files become messages, not failures.
+
+    Folders are walked recursively in sorted order, skipping hidden files and folders. One bad
+    file must not cost the user the other hundred, so every problem is reported as a one-line
+    message (naming the file, and the line where known) and the remaining files are kept.
+    """
+    sources: list[CorpusSource] = []
+    messages: list[str] = []
+    seen: set[Path] = set()
+    options = {"field": field, "column": column, "encoding": encoding, "kind": kind}
+
+    def add(candidate: Path) -> None:
+        key = candidate.resolve()
+        if key in seen:
+            return
+        seen.add(key)
+        try:
+            sources.append(open_source(candidate, **options))
+        except WorkbenchError as exc:
+            messages.append(str(exc))
+
+    for raw in paths:
+        p = Path(raw).expanduser()
+        if not p.is_dir():
+            add(p)
+            continue
+        found = sorted(f for f in p.rglob("*") if f.is_file() and not _is_hidden(f, p))
+        if not found:
+            messages.append(f"{p}: the folder has no files: add a folder with {SUPPORTED} files")
+        for f in found:
+            if kind is None and detect_kind(f)[0] is None:
+                messages.append(f"{f}: skipped: not a supported corpus format ({SUPPORTED})")
+            else:
+                add(f)
+    return sources, messages
+
+
+def content_stream(src: CorpusSource) -> AbstractContextManager[tuple[BinaryIO, Callable[[], int]]]:
+    """Context manager over the decompressed bytes of ``src`` (see :func:`open_content`)."""
+    return open_content(src.path, src.compressed)

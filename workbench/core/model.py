@@ -65,7 +65,7 @@ class Tokenizer:
         specials = set(self.special_tokens.values())
         out: dict[bytes, int] = {}
         for i, piece in enumerate(self.vocab):
-            if i not in specials and piece not in out:
+            if i not in specials and piece and piece not in out:  # b"" marks an unused id
                 out[piece] = i
         return out
 

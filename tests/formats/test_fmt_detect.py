@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import pytest
+
+from workbench.formats import detect_format, export_tokenizer, import_tokenizer
+
+
+def test_each_export_is_detected_by_name_and_by_content(tmp_path, byte_tokenizer):
+    export_tokenizer(byte_tokenizer, "hf", tmp_path / "a.json")
+    export_tokenizer(byte_tokenizer, "tiktoken", tmp_path / "b.tiktoken")
+    export_tokenizer(byte_tokenizer, "spm-vocab", tmp_path / "c.vocab")
+    export_tokenizer(byte_tokenizer, "wordpiece", tmp_path / "d.txt")
+    export_tokenizer(byte_tokenizer, "merges-csv", tmp_path / "e.csv")
+    assert detect_format(tmp_path / "a.json") == "hf"
+    assert detect_format(tmp_path / "b.tiktoken") == "tiktoken"
+    assert detect_format(tmp_path / "b.tiktoken.json") == "tiktoken"  # the sidecar leads to its ranks
+    assert detect_format(tmp_path / "c.vocab") == "spm-vocab"
+    assert detect_format(tmp_path / "d.txt") == "wordpiece"
+    assert detect_format(tmp_path / "e.csv") == "merges-csv"
+    # without telling names, content decides
+    (tmp_path / "b.tiktoken").rename(tmp_path / "ranks.bin")
+    (tmp_path / "c.vocab").rename(tmp_path / "pieces.tsv")
+    assert detect_format(tmp_path / "ranks.bin") == "tiktoken"
+    assert detect_format(tmp_path / "pieces.tsv") == "spm-vocab"
+    assert import_tokenizer(tmp_path / "a.json").tokenizer.vocab == byte_tokenizer.vocab
+
+
+def test_folder_with_tokenizer_json(tmp_path, byte_tokenizer):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    export_tokenizer(byte_tokenizer, "hf", folder)  # a folder receives tokenizer.json
+    assert (folder / "tokenizer.json").exists()
+    assert detect_format(folder) == "hf"
+    assert import_tokenizer(folder).tokenizer.merges == byte_tokenizer.merges

@@ -1,0 +1,53 @@
+"""GPT-2's reversible byte ↔ printable-character table.
+
+Byte-level vocabularies (``tokenizer.json``, GPT-2 ``vocab.json``/``merges.txt``) store pieces as
+text in which every byte is one printable character: the 188 printable Latin-1 bytes stand for
+themselves, the other 68 (controls, space, …) are shifted to U+0100 onward, so a space is ``Ġ``
+and a newline ``Ċ``. This module is that table and nothing else; it does not know about merges.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def byte_encoder() -> dict[int, str]:
+    """byte value → its stand-in character (the table published with GPT-2 and used by HF)."""
+    printable = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    chars = list(printable)
+    shift = 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            chars.append(256 + shift)
+            shift += 1
+    return {b: chr(c) for b, c in zip(printable, chars)}
+
+
+@lru_cache(maxsize=1)
+def byte_decoder() -> dict[str, int]:
+    """stand-in character → byte value (inverse of :func:`byte_encoder`)."""
+    return {c: b for b, c in byte_encoder().items()}
+
+
+def bytes_to_unicode_str(piece: bytes) -> str:
+    """A byte piece as GPT-2 byte-level text (``b" the"`` → ``"Ġthe"``)."""
+    enc = byte_encoder()
+    return "".join(enc[b] for b in piece)
+
+
+def unicode_str_to_bytes(text: str) -> bytes:
+    """Inverse of :func:`bytes_to_unicode_str`; raises ``KeyError`` on a character outside the table."""
+    dec = byte_decoder()
+    return bytes(dec[ch] for ch in text)
+
+
+def is_byte_level_text(text: str) -> bool:
+    """True when every character of ``text`` is one of the 256 stand-in characters."""
+    dec = byte_decoder()
+    return all(ch in dec for ch in text)

@@ -1,0 +1,441 @@
+"""Hugging Face ``tokenizer.json`` (BPE model), read and written.
+
+Writing maps our pipeline onto ``tokenizers``' components so ``Tokenizer.from_file`` gives our ids:
+
+* byte level: pre-tokenizer ``Sequence[Split(Regex(pattern), Isolated), ByteLevel(use_regex=false)]``
+  (no ``Split`` for ``none``), decoder ``ByteLevel``, pieces in GPT-2 byte-to-unicode form;
+* characters: pieces as plain text; ``whitespace`` → ``Whitespace``; other presets → ``Split``;
+  an end-of-word marker becomes ``end_of_word_suffix`` (see :func:`_end_of_word_model`: HF glues
+  the marker to the last character, so ``x</w>`` base pieces are added and merges rewritten — an
+  approximation the export notes say, and verification measures);
+* ``metaspace``: ``Replace(" ", "▁")`` normalizer + a ``Split`` that starts a piece at each ▁ run;
+* normalizers: NFC/NFD/NFKC/NFKD/Lowercase; ``strip-accents`` = ``NFD, StripAccents, NFC``;
+* specials: ``added_tokens`` with ``special: true`` (and in the model vocab when the name is free).
+
+HF runs Oniguruma regexes, where ``X{1,3}+`` means "one or more groups of 1–3" rather than the
+possessive ``X{1,3}`` tiktoken means; :func:`hf_pattern` rewrites those intervals (the cl100k
+digits rule), as the published HF conversions of cl100k do.
+
+Reading accepts BPE models only (WordPiece/Unigram are refused), both merge spellings
+(``["a","b"]`` and ``"a b"``), and the pre-tokenizers above plus ``ByteLevel(use_regex=true)``
+(the GPT-2 pattern). Left out: post-processors, truncation/padding, ``byte_fallback``,
+``continuing_subword_prefix``, BPE dropout — none change which ids plain text gets, or they are
+refused with a message.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import regex
+
+from workbench.core.model import Tokenizer
+from workbench.core.pretokenize import METASPACE, PRESET_PATTERNS, make_pretokenizer
+from workbench.errors import WorkbenchError
+from workbench.formats.bytes_unicode import byte_decoder, bytes_to_unicode_str, is_byte_level_text
+from workbench.formats.common import assemble_vocab, piece_to_text, read_bytes
+
+# Our metaspace split (a piece starts at each run of ▁ that follows something else) as a regex.
+METASPACE_SPLIT = f"{METASPACE}+[^{METASPACE}]*|[^{METASPACE}]+"
+# The regex ByteLevel(use_regex=true) runs: the original GPT-2 pattern (same pieces as our gpt2 preset).
+HF_BYTELEVEL_REGEX = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+_NORMALIZER_TO_HF = {"nfc": "NFC", "nfd": "NFD", "nfkc": "NFKC", "nfkd": "NFKD", "lower": "Lowercase"}
+_HF_TO_NORMALIZER = {v: k for k, v in _NORMALIZER_TO_HF.items()}
+_POSSESSIVE_INTERVAL = regex.compile(r"(?<!\\)(\{\d+(?:,\d*)?\})\+")
+
+
+def hf_pattern(pattern: str) -> str:
+    """``pattern`` as Oniguruma (HF) reads it the way ``regex``/fancy-regex read the original."""
+    return _POSSESSIVE_INTERVAL.sub(r"\1", pattern)
+
+
+def _preset_of_hf_pattern(pattern: str) -> str:
+    for name, preset in PRESET_PATTERNS.items():
+        if preset is not None and pattern in (preset, hf_pattern(preset)):
+            return name
+    if pattern == HF_BYTELEVEL_REGEX:
+        return "gpt2"
+    if pattern == METASPACE_SPLIT:
+        return "metaspace"
+    return pattern
+
+
+# ---------------------------------------------------------------------------------------------- write
+def render_hf_json(tokenizer: Tokenizer, *, legacy_merges: bool = False) -> tuple[bytes, list[str]]:
+    """``(tokenizer.json bytes, notes)`` for ``tokenizer``."""
+    notes: list[str] = []
+    byte_level = tokenizer.units == "bytes"
+    pre = make_pretokenizer(tokenizer.pretokenizer)
+    vocab: dict[str, int] = {}
+    text_of: dict[int, str] = {}
+    specials = tokenizer.special_ids
+    for token_id, piece in enumerate(tokenizer.vocab):
+        if token_id in specials:
+            continue
+        if not piece:
+            continue  # an unused id
+        text = piece_to_text(tokenizer, token_id)
+        if text in vocab:
+            raise WorkbenchError(
+                f"ids {vocab[text]} and {token_id} are both {piece!r}: a tokenizer.json vocab needs each piece once"
+            )
+        vocab[text] = token_id
+        text_of[token_id] = text
+    merges: list[tuple[str, str]] = []
+    for rank, (left, right, new) in enumerate(tokenizer.merges):
+        if tokenizer.vocab[new] != tokenizer.vocab[left] + tokenizer.vocab[right]:
+            raise WorkbenchError(f"merge rank {rank}: piece of id {new} is not the two merged pieces joined")
+        merges.append((text_of[left], text_of[right]))
+
+    model: dict = {
+        "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+        "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+    }
+    if tokenizer.unk_token:
+        model["unk_token"] = tokenizer.unk_token
+    decoder: dict | None
+    if byte_level:
+        decoder = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+    elif tokenizer.end_of_word:
+        vocab, merges = _end_of_word_model(tokenizer, vocab, merges, text_of, notes)
+        model["end_of_word_suffix"] = tokenizer.end_of_word
+        decoder = {"type": "BPEDecoder", "suffix": tokenizer.end_of_word}
+    else:
+        decoder = {"type": "Fuse"}
+
+    # special tokens: in added_tokens always, in the model vocab when the name is free
+    added = []
+    for name, token_id in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1]):
+        added.append({
+            "id": token_id, "content": name, "single_word": False, "lstrip": False, "rstrip": False,
+            "normalized": False, "special": True,
+        })
+        if name not in vocab:
+            vocab[name] = token_id
+    model["vocab"] = dict(sorted(vocab.items(), key=lambda item: item[1]))
+    model["merges"] = [f"{a} {b}" for a, b in merges] if legacy_merges else [[a, b] for a, b in merges]
+    if legacy_merges and any(" " in a or " " in b for a, b in merges):
+        raise WorkbenchError("a merged piece contains a space, which the legacy \"a b\" merge form cannot hold: "
+                             "export without legacy merges")
+
+    normalizers = _hf_normalizers(tokenizer.normalizer)
+    pretokenizers: list[dict] = []
+    if pre.name == "metaspace":
+        normalizers.append({"type": "Replace", "pattern": {"String": " "}, "content": METASPACE})
+        pretokenizers.append(_split(METASPACE_SPLIT))
+        decoder = {"type": "Sequence", "decoders": [decoder, {"type": "Replace", "pattern": {"String": METASPACE}, "content": " "}]}
+    elif pre.name == "whitespace":
+        pretokenizers.append({"type": "Whitespace"})
+    elif pre.pattern is not None:
+        pattern = hf_pattern(pre.pattern)
+        if pattern != pre.pattern and pre.name == "custom":
+            notes.append("rewrote possessive {n,m}+ intervals as {n,m}: Oniguruma (HF) reads them differently")
+        pretokenizers.append(_split(pattern))
+    if byte_level:
+        pretokenizers.append({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False})
+
+    document = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": _sequence("normalizers", normalizers),
+        "pre_tokenizer": _sequence("pretokenizers", pretokenizers),
+        "post_processor": None,
+        "decoder": decoder,
+        "model": model,
+    }
+    return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), notes
+
+
+def _split(pattern: str) -> dict:
+    return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
+
+
+def _sequence(key: str, items: list[dict]) -> dict | None:
+    if not items:
+        return None
+    if len(items) == 1:
+        return items[0]
+    return {"type": "Sequence", key: items}
+
+
+def _hf_normalizers(names: tuple[str, ...]) -> list[dict]:
+    out: list[dict] = []
+    for name in names:
+        if name == "strip-accents":
+            out.extend([{"type": "NFD"}, {"type": "StripAccents"}, {"type": "NFC"}])
+        elif name in _NORMALIZER_TO_HF:
+            out.append({"type": _NORMALIZER_TO_HF[name]})
+        elif name != "none":
+            raise WorkbenchError(f"normalizer {name!r} has no tokenizer.json equivalent: export without it")
+    return out
+
+
+def _end_of_word_model(tokenizer: Tokenizer, vocab: dict[str, int], merges: list[tuple[str, str]],
+                       text_of: dict[int, str], notes: list[str]) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """Re-express "marker as its own symbol" in HF's ``end_of_word_suffix`` model.
+
+    HF glues the suffix to a word's last character before merging, so (1) every base character
+    ``c`` also needs a piece ``c</w>`` (added with new ids after ours when we have none), (2) our
+    merges ``(c, </w>)`` of a single character are already done and are dropped, and (3) a merge
+    ``(A, </w>)`` with ``A = L + R`` becomes ``(L, R</w>)``. Merges that would still have to see a
+    bare marker are kept but can never apply. Where two merges compete at a word's end the order
+    can differ from ours, so the export reports how many sample ids agree instead of failing.
+    """
+    eow = tokenizer.end_of_word
+    eow_id = tokenizer.end_of_word_id
+    merge_of = tokenizer.merge_of_id
+    next_id = len(tokenizer.vocab)
+    added = 0
+    for token_id, text in list(text_of.items()):
+        if token_id == eow_id or token_id in merge_of or token_id in tokenizer.special_ids:
+            continue
+        if text + eow not in vocab:
+            vocab[text + eow] = next_id
+            next_id += 1
+            added += 1
+    out: list[tuple[str, str]] = []
+    dropped = dead = 0
+    for left, right, new in tokenizer.merges:
+        if right != eow_id:
+            out.append((text_of[left], text_of[right]))
+            continue
+        if left not in merge_of:
+            dropped += 1
+            continue
+        _rank, inner_left, inner_right = merge_of[left]
+        glued = text_of[inner_right] + eow
+        if glued in vocab:
+            out.append((text_of[inner_left], glued))
+        else:
+            out.append((text_of[left], text_of[right]))
+            dead += 1
+    notes.append(
+        f"tokenizer.json uses end_of_word_suffix={eow!r}: HF attaches the marker to each word's last character; "
+        f"added {added} 'x{eow}' base pieces (ids from {len(tokenizer.vocab)}), dropped {dropped} merges "
+        f"the suffix makes implicit, {dead} merges can no longer apply"
+    )
+    return vocab, out
+
+
+# ---------------------------------------------------------------------------------------------- read
+def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
+    """Load a ``tokenizer.json`` with a BPE model as a :class:`Tokenizer` plus notes."""
+    path = Path(path)
+    name = path.name
+    try:
+        document = json.loads(read_bytes(path).decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise WorkbenchError(f"{name}: not UTF-8 text: is this a tokenizer.json?") from None
+    except json.JSONDecodeError as exc:
+        raise WorkbenchError(f"{name} line {exc.lineno}: invalid JSON ({exc.msg}): fix the file") from None
+    if not isinstance(document, dict) or not isinstance(document.get("model"), dict):
+        raise WorkbenchError(f"{name}: no \"model\" object: this is not a Hugging Face tokenizer.json")
+    model = document["model"]
+    kind = model.get("type") or ("BPE" if "merges" in model else None)
+    if kind != "BPE":
+        raise WorkbenchError(
+            f"{name}: the model is {kind or 'of unknown type'}; only BPE tokenizer.json files can be imported"
+        )
+    for option in ("continuing_subword_prefix", "byte_fallback", "dropout"):
+        if model.get(option):
+            raise WorkbenchError(f"{name}: BPE option {option}={model[option]!r} is not supported: it cannot be imported")
+    notes: list[str] = []
+    if model.get("ignore_merges"):
+        notes.append("ignore_merges=true: whole-word vocabulary hits are assumed to equal the merged result")
+
+    normalizer, metaspace_replace = _read_normalizer(document.get("normalizer"), name)
+    pretokenizer, byte_level = _read_pretokenizer(document.get("pre_tokenizer"), name)
+    if _mentions_bytelevel(document.get("decoder")):
+        byte_level = True
+    if metaspace_replace:
+        if pretokenizer not in ("metaspace",):
+            notes.append("a Replace(' ', '▁') normalizer without the metaspace split: read as metaspace")
+        pretokenizer = "metaspace"
+    elif pretokenizer == "metaspace" and document.get("pre_tokenizer", {}).get("type") == "Metaspace":
+        notes.append("HF Metaspace read as our metaspace split (runs of spaces may split differently)")
+
+    raw_vocab = model.get("vocab")
+    if not isinstance(raw_vocab, dict):
+        raise WorkbenchError(f"{name}: model.vocab must be an object of piece → id")
+    specials: dict[str, int] = {}
+    for entry in document.get("added_tokens") or []:
+        try:
+            specials[str(entry["content"])] = int(entry["id"])
+        except (KeyError, TypeError, ValueError):
+            raise WorkbenchError(f"{name}: an added_tokens entry lacks \"content\" or \"id\"") from None
+        if not entry.get("special", False):
+            notes.append(f"added token {entry['content']!r} is not marked special: imported as a special token")
+    eow = model.get("end_of_word_suffix") or ""
+    units = "bytes" if byte_level else "chars"
+
+    def to_bytes(text: str) -> bytes:
+        if byte_level:
+            return bytes(decoder[ch] for ch in text)
+        return text.encode("utf-8")
+
+    decoder = byte_decoder()
+    pieces: dict[int, bytes] = {}
+    id_of_text: dict[str, int] = {}
+    for text, token_id in raw_vocab.items():
+        if not isinstance(token_id, int):
+            raise WorkbenchError(f"{name}: model.vocab id of {text!r} is {token_id!r}, not a whole number")
+        if text in specials and specials[text] == token_id:
+            continue
+        if byte_level and not is_byte_level_text(text):
+            raise WorkbenchError(
+                f"{name}: vocab piece {text!r} (id {token_id}) is not byte-level text although the tokenizer is byte-level"
+            )
+        pieces[token_id] = to_bytes(text)
+        id_of_text[text] = token_id
+
+    merges: list[tuple[int, int, int]] = []
+    for index, entry in enumerate(model.get("merges") or []):
+        if isinstance(entry, str):
+            parts = entry.split(" ")
+        elif isinstance(entry, list):
+            parts = entry
+        else:
+            parts = []
+        if len(parts) != 2 or not all(isinstance(p, str) and p for p in parts):
+            raise WorkbenchError(
+                f"{name}: model.merges entry {index + 1} ({entry!r}): expected two pieces, "
+                "[\"a\", \"b\"] or \"a b\""
+            )
+        left_text, right_text = parts
+        try:
+            left, right = id_of_text[left_text], id_of_text[right_text]
+        except KeyError as exc:
+            raise WorkbenchError(f"{name}: model.merges entry {index + 1}: piece {exc.args[0]!r} is not in the vocab") from None
+        new = id_of_text.get(left_text + right_text)
+        if new is None:
+            raise WorkbenchError(
+                f"{name}: model.merges entry {index + 1}: result {left_text + right_text!r} is not in the vocab"
+            )
+        merges.append((left, right, new))
+
+    if eow:
+        if byte_level:
+            raise WorkbenchError(f"{name}: end_of_word_suffix with a byte-level vocabulary is not supported")
+        merges = _from_end_of_word_model(pieces, merges, eow, notes)
+    if model.get("unk_token"):
+        unk = str(model["unk_token"])
+        if unk not in specials and unk in id_of_text:
+            specials[unk] = id_of_text[unk]
+            del pieces[id_of_text[unk]]
+    else:
+        unk = None
+    vocab = assemble_vocab(pieces, specials, name)
+    tokenizer = Tokenizer(
+        vocab=vocab, merges=tuple(merges), units=units, pretokenizer=make_pretokenizer(pretokenizer).spec(),
+        normalizer=normalizer, special_tokens=specials, end_of_word=eow, name=path.stem,
+        unk_token=unk, merge_rule="pairs",
+    )
+    return tokenizer, notes
+
+
+def _from_end_of_word_model(pieces: dict[int, bytes], merges: list[tuple[int, int, int]], eow: str,
+                            notes: list[str]) -> list[tuple[int, int, int]]:
+    """HF ``c</w>`` base pieces become merges ``(c, </w>)`` placed first (the suffix is glued before
+    any merge in HF); the marker becomes its own symbol as in our model."""
+    marker = eow.encode("utf-8")
+    id_of = {piece: token_id for token_id, piece in pieces.items()}
+    next_id = max([*pieces, -1]) + 1
+    if marker not in id_of:
+        pieces[next_id] = marker
+        id_of[marker] = next_id
+        next_id += 1
+    made = {new for _l, _r, new in merges}
+    front: list[tuple[int, int, int]] = []
+    for token_id, piece in sorted(pieces.items()):
+        if token_id in made or piece == marker or not piece.endswith(marker):
+            continue
+        base = piece[: -len(marker)]
+        if not base:
+            continue
+        if base not in id_of:
+            pieces[next_id] = base
+            id_of[base] = next_id
+            next_id += 1
+        front.append((id_of[base], id_of[marker], token_id))
+    notes.append(f"end_of_word_suffix {eow!r}: {len(front)} 'x{eow}' base pieces read as first merges (x, {eow})")
+    return front + merges
+
+
+def _read_normalizer(spec: dict | None, name: str) -> tuple[tuple[str, ...], bool]:
+    if not spec:
+        return (), False
+    items = spec.get("normalizers", []) if spec.get("type") == "Sequence" else [spec]
+    out: list[str] = []
+    metaspace = False
+    types = [item.get("type") for item in items]
+    i = 0
+    while i < len(items):
+        kind = types[i]
+        if kind == "NFD" and types[i + 1 : i + 2] == ["StripAccents"]:
+            out.append("strip-accents")
+            i += 3 if types[i + 2 : i + 3] == ["NFC"] else 2
+            continue
+        if kind == "StripAccents":
+            out.append("strip-accents")
+        elif kind in _HF_TO_NORMALIZER:
+            out.append(_HF_TO_NORMALIZER[kind])
+        elif kind == "Replace" and items[i].get("pattern") == {"String": " "} and items[i].get("content") == METASPACE:
+            metaspace = True
+        else:
+            raise WorkbenchError(f"{name}: normalizer {kind!r} is not supported: remove it or import another file")
+        i += 1
+    return tuple(out), metaspace
+
+
+def _read_pretokenizer(spec: dict | None, name: str) -> tuple[str, bool]:
+    """``(pre-tokenizer spec, byte_level)``."""
+    if not spec:
+        return "none", False
+    items = spec.get("pretokenizers", []) if spec.get("type") == "Sequence" else [spec]
+    pattern: str | None = None
+    byte_level = False
+    for item in items:
+        kind = item.get("type")
+        if kind == "Split":
+            if item.get("invert") or item.get("behavior") not in ("Isolated", None):
+                raise WorkbenchError(
+                    f"{name}: Split with behavior {item.get('behavior')!r}/invert={item.get('invert')!r} is not supported "
+                    "(only Isolated, not inverted)"
+                )
+            raw = item.get("pattern") or {}
+            if "Regex" in raw:
+                found = raw["Regex"]
+            elif "String" in raw:
+                found = regex.escape(raw["String"])
+            else:
+                raise WorkbenchError(f"{name}: Split pre-tokenizer has no pattern")
+            if pattern is not None:
+                raise WorkbenchError(f"{name}: more than one splitting pre-tokenizer is not supported")
+            pattern = _preset_of_hf_pattern(found)
+        elif kind == "ByteLevel":
+            byte_level = True
+            if item.get("add_prefix_space"):
+                raise WorkbenchError(f"{name}: ByteLevel(add_prefix_space=true) is not supported: it adds a space to the text")
+            if item.get("use_regex", True):
+                if pattern is not None:
+                    raise WorkbenchError(f"{name}: a Split followed by ByteLevel(use_regex=true) is not supported")
+                pattern = "gpt2"
+        elif kind == "Whitespace":
+            pattern = "whitespace"
+        elif kind == "Metaspace":
+            pattern = "metaspace"
+        else:
+            raise WorkbenchError(f"{name}: pre-tokenizer {kind!r} is not supported: only Split, ByteLevel, Whitespace, Metaspace")
+    return pattern or "none", byte_level
+
+
+def _mentions_bytelevel(spec: dict | None) -> bool:
+    if not spec:
+        return False
+    if spec.get("type") == "ByteLevel":
+        return True
+    return any(_mentions_bytelevel(item) for item in spec.get("decoders", []) or [])

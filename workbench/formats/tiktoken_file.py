@@ -1,0 +1,255 @@
+"""tiktoken ``.tiktoken`` rank files, read and written, plus our JSON sidecar.
+
+Layout (what ``tiktoken.load.load_tiktoken_bpe`` parses): one ``base64(token) rank`` per line; the
+rank is the token id and the merge priority. The file holds neither the split pattern nor the
+special tokens, so:
+
+* reading recognises the public OpenAI files by SHA-256 and restores their pattern and specials;
+  otherwise it uses the sidecar ``PATH.json`` we write on export; otherwise the caller's pattern,
+  or the GPT-2 pattern with a note saying so;
+* writing puts ``name``, ``pat_str``, ``special_tokens`` (what ``tiktoken.Encoding`` needs) and our
+  own settings in that sidecar.
+
+Imported tokenizers keep ``merge_rule="bytes"`` (tiktoken's rule); the merge list is recovered
+from the ranks (:mod:`workbench.formats.recover`) for the merge browser. Left out: the older
+GPT-2 "data gym" pair, which :mod:`workbench.formats.gpt2_files` reads instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from pathlib import Path
+
+from workbench.core.model import Tokenizer
+from workbench.core.pretokenize import PRESET_PATTERNS, make_pretokenizer
+from workbench.errors import WorkbenchError
+from workbench.formats.common import assemble_vocab, read_bytes
+from workbench.formats.recover import recover_merges
+
+ENDOFTEXT = "<|endoftext|>"
+FIM_PREFIX = "<|fim_prefix|>"
+FIM_MIDDLE = "<|fim_middle|>"
+FIM_SUFFIX = "<|fim_suffix|>"
+ENDOFPROMPT = "<|endofprompt|>"
+
+# SHA-256 of the public files, as pinned in tiktoken_ext/openai_public.py (expected_hash).
+KNOWN_FILES: dict[str, dict] = {
+    "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930": {
+        "name": "r50k_base", "pretokenizer": "gpt2", "special_tokens": {ENDOFTEXT: 50256},
+    },
+    "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069": {
+        "name": "p50k_base", "pretokenizer": "gpt2", "special_tokens": {ENDOFTEXT: 50256},
+    },
+    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": {
+        "name": "cl100k_base",
+        "pretokenizer": "cl100k",
+        "special_tokens": {
+            ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260, ENDOFPROMPT: 100276,
+        },
+    },
+    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": {
+        "name": "o200k_base", "pretokenizer": "o200k", "special_tokens": {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+    },
+}
+
+SIDECAR_FORMAT = "workbench-tiktoken-sidecar"
+# tiktoken needs some pattern; "none" (the whole text is one piece) spelled as a regex.
+WHOLE_TEXT_PATTERN = r"[\s\S]+"
+
+
+def sidecar_path(path: Path) -> Path:
+    """``X.tiktoken`` → ``X.tiktoken.json``."""
+    return path.with_name(path.name + ".json")
+
+
+def tiktoken_pattern(pretokenizer: str) -> str:
+    """The ``pat_str`` tiktoken runs for one of our pre-tokenizer specs."""
+    pre = make_pretokenizer(pretokenizer)
+    if pre.name == "metaspace":
+        raise WorkbenchError(
+            "tiktoken cannot express the metaspace pre-tokenizer (it replaces spaces with ▁ before splitting): "
+            "export this tokenizer as hf or spm-vocab instead"
+        )
+    if pre.pattern is None:
+        return WHOLE_TEXT_PATTERN
+    return pre.pattern
+
+
+def parse_ranks(data: bytes, source: str) -> dict[bytes, int]:
+    """Parse rank lines, refusing a malformed line by number (tiktoken's own loader only says
+    which line text failed, and accepts duplicate ranks silently)."""
+    ranks: dict[bytes, int] = {}
+    seen_rank: dict[int, int] = {}
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        line = line.rstrip(b"\r")
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != 2:
+            raise WorkbenchError(
+                f"{source} line {number}: expected a base64 token and a rank separated by one space"
+            )
+        try:
+            token = base64.b64decode(fields[0], validate=True)
+        except (binascii.Error, ValueError):
+            shown = fields[0][:40].decode("ascii", "replace")
+            raise WorkbenchError(f"{source} line {number}: {shown!r} is not valid base64") from None
+        try:
+            rank = int(fields[1])
+        except ValueError:
+            shown = fields[1][:20].decode("ascii", "replace")
+            raise WorkbenchError(f"{source} line {number}: rank {shown!r} is not a whole number") from None
+        if rank < 0:
+            raise WorkbenchError(f"{source} line {number}: rank {rank} is negative")
+        if not token:
+            raise WorkbenchError(f"{source} line {number}: empty token")
+        if token in ranks:
+            raise WorkbenchError(f"{source} line {number}: token {token!r} already listed with rank {ranks[token]}")
+        if rank in seen_rank:
+            raise WorkbenchError(f"{source} line {number}: rank {rank} already used on line {seen_rank[rank]}")
+        ranks[token] = rank
+        seen_rank[rank] = number
+    if not ranks:
+        raise WorkbenchError(f"{source}: no ranks found: is this a .tiktoken file?")
+    return ranks
+
+
+def read_tiktoken(path: Path, pattern: str | None = None) -> tuple[Tokenizer, list[str]]:
+    """Load ``path`` as a :class:`Tokenizer` (``merge_rule="bytes"``) plus notes for the user."""
+    path = Path(path)
+    data = read_bytes(path)
+    ranks = parse_ranks(data, path.name)
+    notes: list[str] = []
+    digest = hashlib.sha256(data).hexdigest()
+    known = KNOWN_FILES.get(digest)
+    normalizer: tuple[str, ...] = ()
+    end_of_word = ""
+    unk = None
+    if known is not None:
+        name = known["name"]
+        pretokenizer = known["pretokenizer"]
+        specials = dict(known["special_tokens"])
+        notes.append(f"recognised {name} by SHA-256: pre-tokenizer {pretokenizer}, {len(specials)} special tokens")
+        if pattern is not None:
+            notes.append("ignored the given pattern: the public file's own pattern applies")
+    elif sidecar_path(path).exists():
+        side = _read_sidecar(sidecar_path(path))
+        name = str(side.get("name") or path.stem)
+        settings = side.get("workbench") or {}
+        pretokenizer = settings.get("pretokenizer") or side["pat_str"]
+        if pretokenizer != "none" and side["pat_str"] == WHOLE_TEXT_PATTERN:
+            pretokenizer = "none"
+        specials = {str(k): int(v) for k, v in side.get("special_tokens", {}).items()}
+        normalizer = tuple(settings.get("normalizer") or ())
+        end_of_word = settings.get("end_of_word") or ""
+        unk = settings.get("unk_token")
+        notes.append(f"settings from {sidecar_path(path).name}")
+    else:
+        name = path.stem
+        specials = {}
+        if pattern is None:
+            pretokenizer = "gpt2"
+            notes.append(
+                f"{path.name} is not a known public file and has no {sidecar_path(path).name}: "
+                "assumed the GPT-2 pre-tokenizer and no special tokens (pass a pattern to choose another)"
+            )
+        else:
+            pretokenizer = pattern
+    pretokenizer = make_pretokenizer(pretokenizer).spec()
+    missing = [b for b in range(256) if bytes([b]) not in ranks]
+    if missing:
+        notes.append(f"{len(missing)} of the 256 single bytes have no rank: text containing them cannot be encoded")
+    merges, unexplained = recover_merges(ranks)
+    if unexplained:
+        notes.append(f"{len(unexplained)} tokens are not the merge of two lower-ranked tokens (first id {unexplained[0]})")
+    pieces = {rank: token for token, rank in ranks.items()}
+    for special, sid in specials.items():
+        if sid in pieces:
+            raise WorkbenchError(f"{path.name}: special token {special!r} id {sid} is also the rank of {pieces[sid]!r}")
+    vocab = assemble_vocab(pieces, specials, path.name)
+    tokenizer = Tokenizer(
+        vocab=vocab,
+        merges=tuple(merges),
+        units="bytes",
+        pretokenizer=pretokenizer,
+        normalizer=normalizer,
+        special_tokens=specials,
+        end_of_word=end_of_word,
+        name=name,
+        unk_token=unk,
+        merge_rule="bytes",
+    )
+    return tokenizer, notes
+
+
+def _read_sidecar(path: Path) -> dict:
+    try:
+        side = json.loads(read_bytes(path).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        line = getattr(exc, "lineno", 1)
+        raise WorkbenchError(f"{path.name} line {line}: not valid JSON: fix or delete the sidecar") from None
+    if not isinstance(side, dict) or not isinstance(side.get("pat_str"), str):
+        raise WorkbenchError(f"{path.name}: expected an object with a \"pat_str\" string: fix or delete the sidecar")
+    return side
+
+
+def render_tiktoken(tokenizer: Tokenizer, name: str) -> tuple[bytes, bytes, list[str]]:
+    """``(ranks file, sidecar JSON, notes)``. Ranks are our ids: tiktoken merges by rank, so ids
+    must follow merge order, which they do for trained runs and imported rank files."""
+    if tokenizer.units != "bytes":
+        raise WorkbenchError(
+            "tiktoken files hold byte-level tokens; this tokenizer works on characters: "
+            "export it as hf, gpt2, wordpiece, spm-vocab or merges-csv"
+        )
+    pat_str = tiktoken_pattern(tokenizer.pretokenizer)
+    notes: list[str] = []
+    specials = dict(tokenizer.special_tokens)
+    special_ids = set(specials.values())
+    seen: dict[bytes, int] = {}
+    lines: list[bytes] = []
+    for token_id, piece in enumerate(tokenizer.vocab):
+        if token_id in special_ids or not piece:
+            continue
+        if piece in seen:
+            raise WorkbenchError(
+                f"ids {seen[piece]} and {token_id} are both {piece!r}: a .tiktoken file needs each token once "
+                "(export as hf or gpt2 instead)"
+            )
+        seen[piece] = token_id
+        lines.append(base64.b64encode(piece) + b" " + str(token_id).encode("ascii") + b"\n")
+    missing = [b for b in range(256) if bytes([b]) not in seen]
+    if missing:
+        raise WorkbenchError(
+            f"{len(missing)} single bytes (first 0x{missing[0]:02X}) have no id: tiktoken needs all 256"
+        )
+    for special in specials:
+        if special.encode("utf-8") in seen:
+            raise WorkbenchError(f"special token {special!r} is also an ordinary piece: tiktoken needs them distinct")
+    if tokenizer.normalizer:
+        notes.append(
+            f"tiktoken applies no normalizer: normalize text ({','.join(tokenizer.normalizer)}) before encoding"
+        )
+    sidecar = {
+        "format": SIDECAR_FORMAT,
+        "version": 1,
+        "name": name,
+        "pat_str": pat_str,
+        "special_tokens": specials,
+        "workbench": tokenizer.settings(),
+        "usage": "tiktoken.Encoding(name=..., pat_str=..., "
+        "mergeable_ranks=tiktoken.load.load_tiktoken_bpe(PATH), special_tokens=...); "
+        "set TIKTOKEN_CACHE_DIR='' when PATH may be overwritten: tiktoken caches files by path",
+    }
+    side_bytes = (json.dumps(sidecar, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    return b"".join(lines), side_bytes, notes
+
+
+def preset_of_pattern(pat_str: str) -> str:
+    """Map a tiktoken ``pat_str`` back to our preset name when it is one of them."""
+    for preset, pattern in PRESET_PATTERNS.items():
+        if pattern == pat_str:
+            return preset
+    return "none" if pat_str == WHOLE_TEXT_PATTERN else pat_str

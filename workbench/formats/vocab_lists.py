@@ -1,0 +1,173 @@
+"""Vocabulary-only lists: WordPiece ``vocab.txt`` and SentencePiece-style ``.vocab``.
+
+Both are "line number = id" files without merges, so what they can carry is the pieces:
+
+* ``vocab.txt``: one piece per line (BERT's layout, what ``WordPiece.from_file`` reads). Byte-level
+  pieces are written in GPT-2's byte-to-unicode form (the only one-line, lossless spelling of an
+  arbitrary byte string); character pieces as plain text. Unused ids become ``[unusedN]`` as in
+  BERT's vocabularies, so later lines keep their ids. Read back as a vocabulary-only tokenizer
+  (units ``chars``, no merges — encode it with greedy longest match); ``[X]`` and ``<x>`` lines
+  are special tokens, ``[UNK]``/``<unk>`` the unknown token.
+* ``.vocab``: ``piece<TAB>score``; spaces are written ``▁``; a piece that is not printable UTF-8
+  (a lone byte, a partial character, control characters) is written as ``<0xNN>`` bytes, the
+  SentencePiece byte-fallback spelling; score is ``0`` for base symbols and specials and ``-rank``
+  for merged pieces (so the first merge reads ``-0``, as SentencePiece writes it). A byte-level
+  ``.vocab`` is read back with merges recovered from the line order (as for ``.tiktoken``).
+
+Left out: ``##`` continuation pieces are written as they are; we do not train WordPiece here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import regex
+
+from workbench.core.model import Tokenizer
+from workbench.core.pretokenize import METASPACE
+from workbench.errors import WorkbenchError
+from workbench.formats.common import assemble_vocab, piece_to_text, read_text
+from workbench.formats.recover import recover_merges
+
+_SPECIAL_LINE = regex.compile(r"^(\[[^\[\]\s]+\]|<[^<>\s]+>)$")
+_BYTE_TOKENS = regex.compile(r"^(?:<0x[0-9A-Fa-f]{2}>)+$")
+_UNK_NAMES = ("[UNK]", "<unk>")
+
+
+# ------------------------------------------------------------------------------------ vocab.txt
+def render_wordpiece(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
+    """``(vocab.txt bytes, notes)``: line ``i + 1`` is the piece of id ``i``."""
+    lines: list[str] = []
+    notes: list[str] = []
+    for token_id, piece in enumerate(tokenizer.vocab):
+        if not piece and token_id not in tokenizer.special_ids:
+            lines.append(f"[unused{token_id}]")
+            continue
+        text = piece_to_text(tokenizer, token_id)
+        if "\n" in text or "\r" in text or text != text.strip(" ") and token_id not in tokenizer.special_ids:
+            raise WorkbenchError(
+                f"id {token_id}: piece {text!r} has a line break or edge spaces, which vocab.txt cannot hold: "
+                "export as spm-vocab or hf instead"
+            )
+        lines.append(text)
+    if tokenizer.units == "bytes":
+        notes.append("byte-level pieces are written in GPT-2 byte-to-unicode form (a space is Ġ)")
+    if tokenizer.merges:
+        notes.append("vocab.txt holds no merges: loaders will encode by greedy longest match")
+    return ("\n".join(lines) + "\n").encode("utf-8"), notes
+
+
+def read_wordpiece(path: Path) -> tuple[Tokenizer, list[str]]:
+    """A vocabulary-only tokenizer from ``vocab.txt`` (units ``chars``, no merges)."""
+    path = Path(path)
+    lines = read_text(path).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    pieces: dict[int, bytes] = {}
+    specials: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        text = line.rstrip("\r")
+        if not text:
+            raise WorkbenchError(f"{path.name} line {number}: empty line: each line must hold one piece (line number = id)")
+        if text in seen:
+            raise WorkbenchError(f"{path.name} line {number}: {text!r} already on line {seen[text]}")
+        seen[text] = number
+        if _SPECIAL_LINE.match(text):
+            specials[text] = number - 1
+        else:
+            pieces[number - 1] = text.encode("utf-8")
+    if not lines:
+        raise WorkbenchError(f"{path.name}: empty vocabulary")
+    unk = next((name for name in _UNK_NAMES if name in specials), None)
+    tokenizer = Tokenizer(
+        vocab=assemble_vocab(pieces, specials, path.name), merges=(), units="chars", pretokenizer="whitespace",
+        special_tokens=specials, name=path.stem, unk_token=unk, merge_rule="pairs",
+    )
+    return tokenizer, ["vocab.txt has no merges: imported as a vocabulary (encode with greedy longest match)"]
+
+
+# ---------------------------------------------------------------------------------------- .vocab
+def spm_piece_text(piece: bytes, single_byte_base: bool) -> str:
+    """SentencePiece spelling: ``▁`` for spaces, ``<0xNN>`` for what is not printable text."""
+    if single_byte_base and len(piece) == 1 and not (0x21 <= piece[0] <= 0x7E):
+        return f"<0x{piece[0]:02X}>"
+    try:
+        text = piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join(f"<0x{b:02X}>" for b in piece)
+    if not text or any(not (ch.isprintable() or ch == " ") for ch in text) or _BYTE_TOKENS.match(text):
+        return "".join(f"<0x{b:02X}>" for b in piece)
+    return text.replace(" ", METASPACE)
+
+
+def spm_text_piece(text: str) -> bytes:
+    """Inverse of :func:`spm_piece_text`."""
+    if _BYTE_TOKENS.match(text):
+        return bytes(int(text[i + 3 : i + 5], 16) for i in range(0, len(text), 6))
+    return text.replace(METASPACE, " ").encode("utf-8")
+
+
+def render_spm_vocab(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
+    """``(.vocab bytes, notes)``: ``piece<TAB>score`` per id."""
+    rank_of = {new: rank for rank, (_l, _r, new) in enumerate(tokenizer.merges)}
+    lines: list[str] = []
+    for token_id, piece in enumerate(tokenizer.vocab):
+        if token_id in tokenizer.special_ids:
+            lines.append(f"{piece_to_text(tokenizer, token_id)}\t0")
+        elif not piece:
+            lines.append(f"<unused{token_id}>\t0")
+        elif token_id in rank_of:
+            lines.append(f"{spm_piece_text(piece, False)}\t-{rank_of[token_id]}")
+        else:
+            lines.append(f"{spm_piece_text(piece, tokenizer.units == 'bytes')}\t0")
+    return ("\n".join(lines) + "\n").encode("utf-8"), []
+
+
+def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
+    """Pieces from a ``.vocab``; byte-level files (all 256 ``<0xNN>``) get merges recovered."""
+    path = Path(path)
+    lines = read_text(path).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    pieces: dict[int, bytes] = {}
+    specials: dict[str, int] = {}
+    seen: dict[bytes, int] = {}
+    for number, line in enumerate(lines, start=1):
+        line = line.rstrip("\r")
+        fields = line.split("\t")
+        if len(fields) != 2 or not fields[0]:
+            raise WorkbenchError(f"{path.name} line {number}: expected a piece and a score separated by one tab")
+        try:
+            float(fields[1])
+        except ValueError:
+            raise WorkbenchError(f"{path.name} line {number}: score {fields[1]!r} is not a number") from None
+        text = fields[0]
+        if _SPECIAL_LINE.match(text) and not _BYTE_TOKENS.match(text):
+            specials[text] = number - 1
+            continue
+        piece = spm_text_piece(text)
+        if piece in seen:
+            raise WorkbenchError(f"{path.name} line {number}: {text!r} already on line {seen[piece]}")
+        seen[piece] = number
+        pieces[number - 1] = piece
+    if not lines:
+        raise WorkbenchError(f"{path.name}: empty vocabulary")
+    byte_level = all(bytes([b]) in seen for b in range(256))
+    notes: list[str] = []
+    merges: tuple[tuple[int, int, int], ...] = ()
+    if byte_level:
+        ranks = {piece: token_id for token_id, piece in pieces.items()}
+        found, unexplained = recover_merges(ranks)
+        merges = tuple(found)
+        if unexplained:
+            notes.append(f"{len(unexplained)} pieces are not the merge of two earlier pieces")
+    else:
+        notes.append(".vocab without all 256 byte pieces: imported as a character vocabulary without merges")
+    unk = next((name for name in _UNK_NAMES if name in specials), None)
+    tokenizer = Tokenizer(
+        vocab=assemble_vocab(pieces, specials, path.name), merges=merges,
+        units="bytes" if byte_level else "chars", pretokenizer="metaspace", special_tokens=specials,
+        name=path.stem, unk_token=unk, merge_rule="bytes" if byte_level else "pairs",
+    )
+    return tokenizer, notes

@@ -1,0 +1,80 @@
+"""The upgrade ladder, run on a real version-1 file kept in ``data/``."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import pytest
+
+from store_helpers import DATA, sha256, side_files
+from workbench.errors import WorkbenchError
+from workbench.store import ProjectStore, schema
+
+V1 = DATA / "v1_project.tokproj"
+
+
+def test_v1_fixture_schema_is_exactly_what_migration_1_creates():
+    """A released migration must never change: files in the wild were built by it."""
+    fresh = sqlite3.connect(":memory:", isolation_level=None)
+    fresh.execute("BEGIN")
+    for step in schema.MIGRATIONS[0]:
+        fresh.execute(step)
+    fresh.execute("COMMIT")
+    fixture = sqlite3.connect(f"file:{V1}?mode=ro", uri=True)
+    query = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+    assert fixture.execute(query).fetchall() == fresh.execute(query).fetchall()
+    assert fixture.execute("PRAGMA user_version").fetchone()[0] == 1
+
+
+def test_v1_file_opens_with_its_data(tmp_path):
+    path = tmp_path / "old.tokproj"
+    shutil.copy(V1, path)
+    with ProjectStore.open(path) as store:
+        (run,) = store.runs()
+        assert (run.name, run.status, run.merge_count, run.corpus_ids) == ("first run", "finished", 3, (1,))
+        assert [m.piece for m in store.merges(1)] == [b"lo", b"low", b"es"]
+        tok = store.load_tokenizer(1)
+        assert tok.units == "chars" and tok.special_tokens == {"<unk>": 0}
+        assert tok.normalizer == ("nfc",) and tok.unk_token == "<unk>"
+        assert store.texts() == [(1, "greeting", "lower newest")]
+    assert side_files(path) == []
+
+
+def _add_v2(monkeypatch, *steps):
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, tuple(steps)])
+
+
+def test_ladder_upgrades_v1_in_one_transaction(tmp_path, monkeypatch):
+    path = tmp_path / "old.tokproj"
+    shutil.copy(V1, path)
+    _add_v2(monkeypatch,
+            "ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT ''",
+            lambda conn: conn.execute("UPDATE runs SET notes = 'from v1: ' || name"))
+    with ProjectStore.open(path) as store:
+        assert store._conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert store._conn.execute("SELECT notes FROM runs").fetchone()[0] == "from v1: first run"
+        assert store.merge_count(1) == 3
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+    raw.close()
+
+
+def test_failing_migration_rolls_back_and_leaves_the_file_identical(tmp_path, monkeypatch):
+    path = tmp_path / "old.tokproj"
+    shutil.copy(V1, path)
+    before = sha256(path)
+    _add_v2(monkeypatch, "CREATE TABLE extra (x)", "INSERT INTO no_such_table VALUES (1)")
+    with pytest.raises(WorkbenchError, match="old.tokproj"):
+        ProjectStore.open(path)
+    assert sha256(path) == before and side_files(path) == []
+
+
+def test_read_only_open_of_an_old_file_asks_for_a_writable_copy(tmp_path, monkeypatch):
+    path = tmp_path / "old.tokproj"
+    shutil.copy(V1, path)
+    before = sha256(path)
+    _add_v2(monkeypatch, "CREATE TABLE extra (x)")
+    with pytest.raises(WorkbenchError, match="older project format"):
+        ProjectStore.open(path, readonly=True)
+    assert sha256(path) == before

@@ -1,0 +1,18 @@
+"""The project file: one SQLite ``.tokproj`` per project, the single source of truth.
+
+Standard library ``sqlite3`` plus :mod:`workbench.core` only — no Qt (whose bundled SQLite must
+never open the same file), no numpy. Modules: ``schema`` (identity, version, migrations),
+``opening`` (refusing bad files untouched, read-only detection), ``project`` (:class:`ProjectStore`),
+``writer`` (batched :class:`RunWriter`), ``queries`` (paged merge-table SQL), ``rows`` (dataclasses).
+"""
+
+from workbench.store.project import ProjectStore
+from workbench.store.rows import (RUN_STATUSES, CorpusRef, MergeFilter, MergeRow, ReferenceInfo,
+                                  RunInfo, StepRow)
+from workbench.store.schema import APPLICATION_ID, current_version
+from workbench.store.writer import RunWriter
+
+__all__ = [
+    "APPLICATION_ID", "RUN_STATUSES", "CorpusRef", "MergeFilter", "MergeRow", "ProjectStore",
+    "ReferenceInfo", "RunInfo", "RunWriter", "StepRow", "current_version",
+]

@@ -1,0 +1,527 @@
+"""ProjectStore: one ``.tokproj`` SQLite file, the single source of truth of a project.
+
+Lifecycle (see sqlite.org, "SQLite as an application file format" and "WAL"):
+
+* open: the file is checked by :mod:`workbench.store.opening` before any write-capable
+  connection exists; a writer then upgrades the schema in one ``BEGIN IMMEDIATE`` transaction,
+  switches to WAL (readers are never blocked while the trainer commits) and marks runs whose
+  owning process died as ``interrupted``. A read-only open never writes: it reports such runs as
+  interrupted instead.
+* every change is one ``BEGIN IMMEDIATE`` transaction (:meth:`ProjectStore._write`).
+* close: a writer checkpoints the WAL and switches back to ``journal_mode=DELETE`` when it is the
+  last connection, so the file at rest is one self-contained file that can be copied or mailed.
+* Save As goes through the SQLite backup API, never a file copy of an open database.
+
+What it leaves out: training, encoding, file formats — it stores and returns plain data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import socket
+import sqlite3
+import time
+import weakref
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from workbench.core.model import Tokenizer
+from workbench.errors import WorkbenchError
+from workbench.store import opening, queries, schema
+from workbench.store.rows import (RUN_STATUSES, CorpusRef, MergeFilter, MergeRow,
+                                  ReferenceInfo, RunInfo, StepRow)
+from workbench.store.writer import RunWriter
+
+_KINDS = ("special", "base", "merge")
+_INTERRUPTED_ERROR = "The training process stopped before finishing (it was killed or crashed)."
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value if value is not None else {}, ensure_ascii=False)
+
+
+class ProjectStore:
+    """A project file opened for reading and (unless read-only) writing. Not thread-safe."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, *, read_only: bool, note: str):
+        self.path = path
+        self.read_only = read_only
+        self.note = note  # a sentence for the user ("" when nothing is worth saying)
+        self._conn = conn
+        self._owned_runs: set[int] = set()
+        self._writers: weakref.WeakSet[RunWriter] = weakref.WeakSet()
+        self._closed = False
+
+    # ---- opening and closing -----------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | os.PathLike, *, create: bool = False,
+             readonly: bool = False) -> "ProjectStore":
+        """Open (or with ``create=True`` create) a project; bad files raise WorkbenchError."""
+        path = Path(path).expanduser()
+        if not path.exists():
+            if not create or readonly:
+                raise WorkbenchError(f"{path} does not exist; check the name or create a new project.")
+            return cls._create(path)
+        header = opening.read_header(path)
+        opening.check_identity(path, header.application_id, header.user_version)
+        try:
+            ro = opening.connect_readonly(path)
+        except sqlite3.Error as e:
+            raise WorkbenchError(f"Cannot open {path} ({e}); check that it is a readable file.") from None
+        try:
+            version = opening.probe(path, ro)
+        except BaseException:
+            ro.close()
+            raise
+        problem = "you asked to open it read-only" if readonly else opening.write_problem(path)
+        if problem is None:
+            ro.close()
+            try:
+                return cls._open_writable(path)
+            except _ReadOnlyFallback as e:
+                problem = e.reason
+                ro = opening.connect_readonly(path)
+        if version < schema.current_version():
+            ro.close()
+            raise WorkbenchError(
+                f"{path} uses an older project format and must be upgraded, which a read-only "
+                "file cannot be; copy it somewhere writable and open the copy.")
+        note = (f"{path.name} is open read-only because {problem}; changes cannot be saved "
+                "(use Save As to keep a copy).")
+        return cls(path, ro, read_only=True, note=note)
+
+    @classmethod
+    def _create(cls, path: Path) -> "ProjectStore":
+        if not path.parent.is_dir():
+            raise WorkbenchError(f"Cannot create {path}: the folder {path.parent} does not exist.")
+        try:
+            conn = opening.connect(path, "rwc")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                schema.upgrade(conn)
+                conn.execute("COMMIT")
+                conn.execute("PRAGMA journal_mode=WAL")
+            except BaseException:
+                conn.close()
+                for suffix in ("", *opening.SIDE_FILES):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
+                raise
+        except sqlite3.Error as e:
+            raise WorkbenchError(f"Cannot create {path} ({e}); choose a writable folder.") from None
+        return cls._configure(path, conn)
+
+    @classmethod
+    def _open_writable(cls, path: Path) -> "ProjectStore":
+        try:
+            conn = opening.connect(path, "rw")
+        except sqlite3.Error as e:
+            if opening.is_readonly_error(e):
+                raise _ReadOnlyFallback("the system refused to write it") from None
+            raise WorkbenchError(f"Cannot open {path} ({e}).") from None
+        try:
+            # Upgrade before switching to WAL: if a migration fails, the rollback journal
+            # restores the file and not even the journal-mode bytes have changed.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                opening.check_identity(path, schema.APPLICATION_ID, version)  # re-check under lock
+                if version < schema.current_version():
+                    schema.upgrade(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except sqlite3.Error as e:
+            conn.close()
+            if opening.is_readonly_error(e):
+                raise _ReadOnlyFallback("the system refused to write it") from None
+            raise WorkbenchError(f"Cannot open {path} ({e}); restore it from a backup.") from None
+        except BaseException:
+            conn.close()
+            raise
+        store = cls._configure(path, conn)
+        if mode.lower() != "wal":
+            store.note = f"{path.name} could not switch to WAL mode; readers may wait for writes."
+        store._mark_dead_runs_interrupted()
+        return store
+
+    @classmethod
+    def _configure(cls, path: Path, conn: sqlite3.Connection) -> "ProjectStore":
+        # NORMAL is durable against process crashes in WAL mode (only power loss can drop the
+        # last commits, and never corrupts); FULL would fsync every 100 ms batch.
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA cache_size=-16000")  # 16 MB: a big batch must not spill pages
+        return cls(path, conn, read_only=False, note="")
+
+    def close(self) -> None:
+        """Flush writers, mark this session's unfinished runs interrupted, leave one file behind."""
+        if self._closed:
+            return
+        try:
+            for w in list(self._writers):
+                w.close()
+            if not self.read_only:
+                if self._owned_runs:
+                    self._interrupt(sorted(self._owned_runs))
+                self._conn.execute("PRAGMA busy_timeout = 200")
+                try:
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                    # Needs the file to itself; with another connection open it stays in WAL and
+                    # the last connection to close does this.
+                    self._conn.execute("PRAGMA journal_mode=DELETE").fetchall()
+                except sqlite3.OperationalError:
+                    pass
+        finally:
+            self._closed = True
+            self._conn.close()
+
+    def __enter__(self) -> "ProjectStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---- transactions --------------------------------------------------------------------------
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction; user-facing SQLite failures become WorkbenchError."""
+        if self.read_only:
+            raise WorkbenchError(f"{self.path} is open read-only; use Save As to keep your "
+                                 "changes in a writable copy.")
+        if self._closed:
+            raise WorkbenchError(f"{self.path} is closed; open the project again.")
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.OperationalError as e:
+            explained = self._explain(e)
+            if explained is e:
+                raise
+            raise explained from e
+
+    def _explain(self, e: sqlite3.OperationalError) -> Exception:
+        text = str(e).lower()
+        if "locked" in text or "busy" in text:
+            return WorkbenchError(f"{self.path} is busy in another program; try again in a moment.")
+        if "full" in text:
+            return WorkbenchError(f"Cannot save to {self.path}: the disk is full; free some space.")
+        if opening.is_readonly_error(e):
+            return WorkbenchError(f"Cannot save to {self.path}: it has become read-only; "
+                                  "use Save As to keep a copy.")
+        if "i/o" in text:
+            return WorkbenchError(f"Cannot save to {self.path}: a disk error occurred ({e}).")
+        return e
+
+    def _one(self, sql: str, params: Sequence = ()) -> Any:
+        return self._conn.execute(sql, params).fetchone()
+
+    # ---- corpora -------------------------------------------------------------------------------
+    def add_corpus(self, path: str | os.PathLike, *, size: int, mtime: float, fingerprint: str,
+                   reader_options: dict) -> int:
+        with self._write() as c:
+            return c.execute(
+                "INSERT INTO corpora (path, size, mtime, fingerprint, reader_options, added) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (str(path), int(size), float(mtime), fingerprint, _json(reader_options),
+                 time.time())).lastrowid
+
+    def corpora(self) -> list[CorpusRef]:
+        rows = self._conn.execute("SELECT id, path, size, mtime, fingerprint, reader_options, "
+                                  "added FROM corpora ORDER BY id")
+        return [CorpusRef(i, p, s, m, f, json.loads(o), a) for i, p, s, m, f, o, a in rows]
+
+    def remove_corpus(self, corpus_id: int) -> None:
+        with self._write() as c:
+            if self._one("SELECT 1 FROM run_corpora WHERE corpus_id = ?", (corpus_id,)):
+                raise WorkbenchError("This corpus was used by a training run; delete the run first.")
+            c.execute("DELETE FROM corpora WHERE id = ?", (corpus_id,))
+
+    # ---- runs ----------------------------------------------------------------------------------
+    def create_run(self, name: str, settings: dict, corpus_ids: Sequence[int],
+                   vocab: Sequence[bytes], kinds: Sequence[str]) -> int:
+        """Start a run (status ``running``, owned by this process) with its initial vocabulary."""
+        if len(vocab) != len(kinds):
+            raise ValueError(f"vocab has {len(vocab)} pieces but kinds has {len(kinds)}")
+        if bad := set(kinds) - set(_KINDS):
+            raise ValueError(f"unknown token kinds {sorted(bad)}; use {_KINDS}")
+        now = time.time()
+        with self._write() as c:
+            run_id = c.execute(
+                "INSERT INTO runs (name, settings, status, started, updated, owner_pid, "
+                "owner_host) VALUES (?, ?, 'running', ?, ?, ?, ?)",
+                (name, _json(settings), now, now, os.getpid(), socket.gethostname())).lastrowid
+            wanted = list(dict.fromkeys(int(cid) for cid in corpus_ids))
+            known = {r[0] for r in c.execute("SELECT id FROM corpora")}
+            if missing := [cid for cid in wanted if cid not in known]:
+                raise WorkbenchError(f"Corpus {missing[0]} of run {name!r} is not in {self.path}; "
+                                     "add the corpus to the project first.")
+            c.executemany("INSERT INTO run_corpora (run_id, corpus_id) VALUES (?, ?)",
+                          [(run_id, cid) for cid in wanted])
+            c.executemany("INSERT INTO vocab (run_id, id, piece, kind) VALUES (?, ?, ?, ?)",
+                          [(run_id, i, bytes(p), k) for i, (p, k) in enumerate(zip(vocab, kinds))])
+        self._owned_runs.add(run_id)
+        return run_id
+
+    def run_writer(self, run_id: int, *, interval: float = 0.1) -> RunWriter:
+        self._require_run(run_id)
+        if self.read_only:
+            raise WorkbenchError(f"{self.path} is open read-only; training needs a writable project.")
+        writer = RunWriter(self, run_id, interval=interval)
+        self._writers.add(writer)
+        return writer
+
+    def finish_run(self, run_id: int, status: str, *, error: str | None = None,
+                   timings: dict | None = None) -> None:
+        if status not in RUN_STATUSES or status == "running":
+            raise ValueError(f"finish_run status must be one of {RUN_STATUSES[1:]}, not {status!r}")
+        self._require_run(run_id)
+        for w in list(self._writers):
+            if w.run_id == run_id:
+                w.flush()
+        now = time.time()
+        with self._write() as c:
+            c.execute("UPDATE runs SET status = ?, error = ?, ended = ?, updated = ?, "
+                      "timings = ? WHERE id = ?",
+                      (status, error, now, now, _json(timings), run_id))
+        self._owned_runs.discard(run_id)
+
+    def rename_run(self, run_id: int, name: str) -> None:
+        self._require_run(run_id)
+        with self._write() as c:
+            c.execute("UPDATE runs SET name = ? WHERE id = ?", (name, run_id))
+
+    def delete_run(self, run_id: int) -> None:
+        """Delete a run and its merges, vocabulary and steps (explicitly, one transaction)."""
+        self._require_run(run_id)
+        for w in list(self._writers):
+            if w.run_id == run_id:
+                w.closed = True  # its rows would have nowhere to go
+                self._writers.discard(w)
+        with self._write() as c:
+            for table in ("merges", "vocab", "run_corpora"):
+                c.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            c.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        self._owned_runs.discard(run_id)
+
+    _RUN_SQL = (
+        "SELECT r.id, r.name, r.status, r.settings, "
+        "(SELECT count(*) FROM vocab v WHERE v.run_id = r.id), "
+        "(SELECT count(*) FROM merges m WHERE m.run_id = r.id), "
+        "r.started, r.ended, r.updated, r.timings, r.error, r.owner_pid, r.owner_host, "
+        "(SELECT group_concat(corpus_id) FROM run_corpora rc WHERE rc.run_id = r.id) "
+        "FROM runs r")
+
+    def _run_info(self, row: tuple) -> RunInfo:
+        (rid, name, status, settings, vsize, mcount, started, ended, updated, timings, error,
+         pid, host, corpora) = row
+        if status == "running" and not opening.owner_alive(pid, host):
+            status, ended, error = "interrupted", ended or updated, error or _INTERRUPTED_ERROR
+        ids = tuple(sorted(int(x) for x in corpora.split(","))) if corpora else ()
+        return RunInfo(rid, name, status, json.loads(settings), vsize, mcount, started, ended,
+                       json.loads(timings), error, ids)
+
+    def runs(self) -> list[RunInfo]:
+        return [self._run_info(r) for r in self._conn.execute(self._RUN_SQL + " ORDER BY r.id")]
+
+    def run(self, run_id: int) -> RunInfo:
+        row = self._one(self._RUN_SQL + " WHERE r.id = ?", (run_id,))
+        if row is None:
+            raise WorkbenchError(f"There is no run {run_id} in {self.path}; "
+                                 "list the runs to see their numbers.")
+        return self._run_info(row)
+
+    def latest_run_id(self) -> int | None:
+        row = self._one("SELECT max(id) FROM runs")
+        return row[0] if row else None
+
+    def _require_run(self, run_id: int) -> None:
+        if self._one("SELECT 1 FROM runs WHERE id = ?", (run_id,)) is None:
+            raise WorkbenchError(f"There is no run {run_id} in {self.path}; "
+                                 "list the runs to see their numbers.")
+
+    def _interrupt(self, run_ids: Sequence[int]) -> None:
+        with self._write() as c:
+            c.executemany("UPDATE runs SET status = 'interrupted', ended = coalesce(ended, updated),"
+                          " error = coalesce(error, ?) WHERE id = ? AND status = 'running'",
+                          [(_INTERRUPTED_ERROR, rid) for rid in run_ids])
+
+    def _mark_dead_runs_interrupted(self) -> None:
+        rows = self._conn.execute("SELECT id, owner_pid, owner_host FROM runs "
+                                  "WHERE status = 'running'").fetchall()
+        dead = [rid for rid, pid, host in rows if not opening.owner_alive(pid, host)]
+        if dead:
+            self._interrupt(dead)
+
+    # ---- merges, vocabulary, steps ---------------------------------------------------------
+    def merge_count(self, run_id: int, flt: MergeFilter | None = None) -> int:
+        sql, params = queries.count_sql(run_id, flt)
+        return self._one(sql, params)[0]
+
+    def merges(self, run_id: int, offset: int = 0, limit: int = 200,
+               flt: MergeFilter | None = None, order_by: str = "rank",
+               descending: bool = False) -> list[MergeRow]:
+        """One page of merges, filtered and sorted in SQL (ties broken by rank ascending)."""
+        sql, params = queries.page_sql(run_id, flt, order_by, descending, offset, limit)
+        return [MergeRow(*row) for row in self._conn.execute(sql, params)]
+
+    def vocab(self, run_id: int) -> list[tuple[int, bytes, str]]:
+        return self._conn.execute("SELECT id, piece, kind FROM vocab WHERE run_id = ? "
+                                  "ORDER BY id", (run_id,)).fetchall()
+
+    def steps(self, run_id: int, since_step: int = 0) -> list[StepRow]:
+        """Steps after ``since_step``, so a live plot can poll for just the new ones."""
+        rows = self._conn.execute(
+            "SELECT rank + 1, vocab_size, token_count, frequency, extra FROM merges "
+            "WHERE run_id = ? AND rank >= ? ORDER BY rank", (run_id, since_step))
+        return [StepRow(s, v, t, f, json.loads(x) if x else {}) for s, v, t, f, x in rows]
+
+    def load_tokenizer(self, run_id: int) -> Tokenizer:
+        """Rebuild the run's Tokenizer from its settings, vocabulary and merges."""
+        info = self.run(run_id)
+        rows = self.vocab(run_id)
+        specials = {p.decode("utf-8", "replace"): i for i, p, kind in rows if kind == "special"}
+        merges = self._conn.execute("SELECT left_id, right_id, new_id FROM merges "
+                                    "WHERE run_id = ? ORDER BY rank", (run_id,)).fetchall()
+        return _tokenizer(self.path, f"run {run_id}", info.name, info.settings,
+                          [(i, p) for i, p, _ in rows], merges, specials)
+
+    # ---- reference tokenizers ---------------------------------------------------------------
+    def add_reference(self, name: str, tokenizer: Tokenizer, *, fmt: str, source_path: str,
+                      sha256: str) -> int:
+        with self._write() as c:
+            ref_id = c.execute(
+                "INSERT INTO refs (name, format, source_path, sha256, settings, added) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (name, fmt, str(source_path), sha256, _json(tokenizer.settings()),
+                 time.time())).lastrowid
+            c.executemany("INSERT INTO ref_vocab (ref_id, id, piece) VALUES (?, ?, ?)",
+                          [(ref_id, i, bytes(p)) for i, p in enumerate(tokenizer.vocab)])
+            c.executemany("INSERT INTO ref_merges (ref_id, rank, left_id, right_id, new_id) "
+                          "VALUES (?, ?, ?, ?, ?)",
+                          [(ref_id, r, a, b, n) for r, (a, b, n) in enumerate(tokenizer.merges)])
+        return ref_id
+
+    def references(self) -> list[ReferenceInfo]:
+        rows = self._conn.execute(
+            "SELECT r.id, r.name, r.format, r.source_path, r.sha256, "
+            "(SELECT count(*) FROM ref_vocab v WHERE v.ref_id = r.id), "
+            "(SELECT count(*) FROM ref_merges m WHERE m.ref_id = r.id), r.added "
+            "FROM refs r ORDER BY r.id")
+        return [ReferenceInfo(*row) for row in rows]
+
+    def load_reference(self, ref_id: int) -> Tokenizer:
+        row = self._one("SELECT name, settings FROM refs WHERE id = ?", (ref_id,))
+        if row is None:
+            raise WorkbenchError(f"There is no reference tokenizer {ref_id} in {self.path}.")
+        pieces = self._conn.execute("SELECT id, piece FROM ref_vocab WHERE ref_id = ? ORDER BY id",
+                                    (ref_id,)).fetchall()
+        merges = self._conn.execute("SELECT left_id, right_id, new_id FROM ref_merges "
+                                    "WHERE ref_id = ? ORDER BY rank", (ref_id,)).fetchall()
+        return _tokenizer(self.path, f"reference {ref_id}", row[0], json.loads(row[1]),
+                          pieces, merges)
+
+    def delete_reference(self, ref_id: int) -> None:
+        with self._write() as c:
+            c.execute("DELETE FROM ref_merges WHERE ref_id = ?", (ref_id,))
+            c.execute("DELETE FROM ref_vocab WHERE ref_id = ?", (ref_id,))
+            c.execute("DELETE FROM refs WHERE id = ?", (ref_id,))
+
+    # ---- inspector texts ------------------------------------------------------------------------
+    def save_text(self, name: str, text: str) -> int:
+        """Save under ``name``, replacing a text of the same name; returns its id."""
+        with self._write() as c:
+            c.execute("INSERT INTO texts (name, text, saved) VALUES (?, ?, ?) ON CONFLICT(name) "
+                      "DO UPDATE SET text = excluded.text, saved = excluded.saved",
+                      (name, text, time.time()))
+            return self._one("SELECT id FROM texts WHERE name = ?", (name,))[0]
+
+    def texts(self) -> list[tuple[int, str, str]]:
+        return self._conn.execute("SELECT id, name, text FROM texts ORDER BY id").fetchall()
+
+    def delete_text(self, text_id: int) -> None:
+        with self._write() as c:
+            c.execute("DELETE FROM texts WHERE id = ?", (text_id,))
+
+    # ---- whole-file operations --------------------------------------------------------------
+    def integrity_check(self) -> str:
+        """``"ok"`` or SQLite's description of the damage."""
+        return "\n".join(r[0] for r in self._conn.execute("PRAGMA integrity_check"))
+
+    def save_as(self, path: str | os.PathLike, *, force: bool = False) -> Path:
+        """Write a consistent copy through the backup API; this store stays on its own file.
+
+        The copy is built beside the target and renamed over it, so a failure never leaves half
+        a project under the target name; a replaced file's stale ``-wal``/``-journal`` are
+        removed, since SQLite would otherwise replay them into the new file.
+        """
+        dest = Path(path).expanduser()
+        if dest.absolute() == self.path.absolute() or (dest.exists() and dest.samefile(self.path)):
+            raise WorkbenchError(f"{dest} is this project itself; choose another name.")
+        if dest.exists() and not force:
+            raise WorkbenchError(f"{dest} already exists; choose another name or allow "
+                                 "overwriting it.")
+        for w in list(self._writers):
+            w.flush()
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.partial")
+        try:
+            out = sqlite3.connect(str(tmp), isolation_level=None)
+            try:
+                self._conn.backup(out)
+                out.execute("PRAGMA journal_mode=DELETE")
+            finally:
+                out.close()
+            for suffix in opening.SIDE_FILES:
+                Path(f"{dest}{suffix}").unlink(missing_ok=True)
+            os.replace(tmp, dest)
+        except (OSError, sqlite3.Error) as e:
+            for suffix in ("", *opening.SIDE_FILES):
+                Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+            raise WorkbenchError(f"Cannot save a copy to {dest} ({e}); choose a writable "
+                                 "folder with free space.") from None
+        return dest
+
+
+class _ReadOnlyFallback(Exception):
+    """SQLite refused to write although the OS said it could: open read-only instead."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _tokenizer(path: Path, what: str, name: str, settings: dict, pieces: list, merges: list,
+               specials: dict[str, int] | None = None) -> Tokenizer:
+    """Build a Tokenizer; every dataclass field found in ``settings`` is passed through.
+
+    Going by the dataclass fields (not a fixed list) keeps fields added to ``Tokenizer`` later
+    round-tripping without a change here. For runs the special tokens come from the vocabulary
+    rows of kind ``special`` (training settings may list them without ids).
+    """
+    if [i for i, _ in pieces] != list(range(len(pieces))):
+        raise WorkbenchError(f"The vocabulary of {what} in {path} has gaps; the file is damaged "
+                             "— train the run again or restore a backup.")
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(Tokenizer):
+        if f.name in ("vocab", "merges", "name") or f.name not in settings:
+            continue
+        value = settings[f.name]
+        kwargs[f.name] = tuple(value) if isinstance(value, list) else value
+    if specials is not None:
+        kwargs["special_tokens"] = specials
+    elif not isinstance(kwargs.get("special_tokens", {}), dict):
+        kwargs.pop("special_tokens")
+    if kwargs.get("unk_token") == "":
+        kwargs["unk_token"] = None
+    return Tokenizer(vocab=tuple(p for _, p in pieces),
+                     merges=tuple((a, b, n) for a, b, n in merges), name=name, **kwargs)

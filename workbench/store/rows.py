@@ -1,0 +1,100 @@
+"""Frozen rows the store hands out, so views and the CLI never see an ``sqlite3.Row``.
+
+Timestamps are Unix seconds (``float``), JSON columns come back as ``dict``. Pieces are ``bytes``;
+turning them into display text is the view's job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+RUN_STATUSES = ("running", "finished", "cancelled", "interrupted", "failed")
+
+
+@dataclass(frozen=True)
+class CorpusRef:
+    """A corpus file the project refers to (the text itself stays where it is)."""
+
+    id: int
+    path: str
+    size: int
+    mtime: float
+    fingerprint: str
+    reader_options: dict[str, Any]
+    added: float
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One training run. ``status`` reads ``interrupted`` for a ``running`` run whose process died."""
+
+    id: int
+    name: str
+    status: str
+    settings: dict[str, Any]
+    vocab_size: int
+    merge_count: int
+    started: float
+    ended: float | None
+    timings: dict[str, Any]
+    error: str | None
+    corpus_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeRow:
+    """One merge with its pieces resolved, as the merge table shows it."""
+
+    rank: int
+    left: int
+    right: int
+    new_id: int
+    frequency: int
+    left_piece: bytes
+    right_piece: bytes
+    piece: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class StepRow:
+    """Metrics after one training step; ``extra`` holds metrics added after schema 1."""
+
+    step: int
+    vocab_size: int
+    token_count: int
+    frequency: int
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MergeFilter:
+    """What the merge table filters by; ``None``/empty means "no limit".
+
+    ``text`` matches as a byte substring (``str`` is UTF-8 encoded, so it is case-sensitive) of
+    the left, right or merged piece. Lengths count the merged piece's bytes. Ranges are inclusive.
+    """
+
+    text: str | bytes = ""
+    min_frequency: int | None = None
+    max_frequency: int | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+
+    @property
+    def needle(self) -> bytes:
+        return self.text.encode("utf-8") if isinstance(self.text, str) else bytes(self.text)
+
+
+@dataclass(frozen=True)
+class ReferenceInfo:
+    """An imported reference tokenizer (``tokenizer.json``, ``.tiktoken``, GPT-2 files, ...)."""
+
+    id: int
+    name: str
+    format: str
+    source_path: str
+    sha256: str
+    vocab_size: int
+    merge_count: int
+    added: float

@@ -1,0 +1,154 @@
+"""The project file's schema: its identity, its version, and the ladder that upgrades old files.
+
+A ``.tokproj`` file is an SQLite database stamped with :data:`APPLICATION_ID` (so ``file(1)``
+and this module can tell it from any other SQLite file) and ``PRAGMA user_version`` = the number
+of migrations applied. ``MIGRATIONS[i]`` upgrades a file from version ``i`` to ``i + 1``; version
+0 is "empty", so ``MIGRATIONS[0]`` creates the first schema.
+
+Rules that keep old files openable forever:
+
+* a released migration is never edited, only new ones appended (a test compares the schema a
+  version-1 fixture file carries with what ``MIGRATIONS[0]`` produces);
+* :func:`upgrade` runs every statement one at a time inside the caller's single transaction —
+  never ``executescript``, which commits first — so a failing upgrade leaves the file untouched.
+
+What this module leaves out: deciding whether a file may be opened at all (``opening.py``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Callable, Sequence, Union
+
+#: "TOKW" — written to the header at offset 68; a file without it is not ours.
+APPLICATION_ID = 0x544F4B57
+
+#: Tables every project of the current version has (checked before trusting a file).
+REQUIRED_TABLES = frozenset(
+    {"corpora", "runs", "run_corpora", "merges", "vocab", "refs", "ref_vocab",
+     "ref_merges", "texts"}
+)
+
+# REFERENCES clauses document the relations; foreign-key enforcement stays off (a lookup per
+# inserted merge), and deleting a run deletes its rows explicitly.
+
+Step = Union[str, Callable[[sqlite3.Connection], None]]
+
+_V1: tuple[Step, ...] = (
+    """CREATE TABLE corpora (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        fingerprint TEXT NOT NULL,
+        reader_options TEXT NOT NULL DEFAULT '{}',
+        added REAL NOT NULL
+    )""",
+    """CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        settings TEXT NOT NULL DEFAULT '{}',
+        status TEXT NOT NULL CHECK (status IN
+            ('running', 'finished', 'cancelled', 'interrupted', 'failed')),
+        error TEXT,
+        started REAL NOT NULL,
+        updated REAL NOT NULL,
+        ended REAL,
+        timings TEXT NOT NULL DEFAULT '{}',
+        owner_pid INTEGER,
+        owner_host TEXT
+    )""",
+    """CREATE TABLE run_corpora (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        corpus_id INTEGER NOT NULL REFERENCES corpora(id),
+        PRIMARY KEY (run_id, corpus_id)
+    ) WITHOUT ROWID""",
+    # One row per training step (rank = step - 1): the merge and the metrics after it. Merges
+    # and step metrics share a row because a BPE step *is* a merge, and one INSERT per step
+    # instead of two keeps the store's share of training time small. ``length`` is the merged
+    # piece's length in bytes, here so filtering and sorting by it need no join. There are
+    # deliberately no secondary indexes: each cost ~1 µs per merge written during training
+    # (~1 % of training time) and saved little on a 100k-row sort (which takes < 0.1 s);
+    # ``extra`` is a JSON object for metrics added later without a migration.
+    """CREATE TABLE merges (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        rank INTEGER NOT NULL,
+        left_id INTEGER NOT NULL,
+        right_id INTEGER NOT NULL,
+        new_id INTEGER NOT NULL,
+        frequency INTEGER NOT NULL,
+        length INTEGER NOT NULL,
+        vocab_size INTEGER NOT NULL,
+        token_count INTEGER NOT NULL,
+        extra TEXT,
+        PRIMARY KEY (run_id, rank)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE vocab (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        id INTEGER NOT NULL,
+        piece BLOB NOT NULL,
+        kind TEXT NOT NULL,  -- 'special' | 'base' | 'merge', checked in Python: a CHECK
+                             -- here doubled the cost of each insert during training
+        PRIMARY KEY (run_id, id)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE refs (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        format TEXT NOT NULL,
+        source_path TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        settings TEXT NOT NULL DEFAULT '{}',
+        added REAL NOT NULL
+    )""",
+    """CREATE TABLE ref_vocab (
+        ref_id INTEGER NOT NULL REFERENCES refs(id),
+        id INTEGER NOT NULL,
+        piece BLOB NOT NULL,
+        PRIMARY KEY (ref_id, id)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE ref_merges (
+        ref_id INTEGER NOT NULL REFERENCES refs(id),
+        rank INTEGER NOT NULL,
+        left_id INTEGER NOT NULL,
+        right_id INTEGER NOT NULL,
+        new_id INTEGER NOT NULL,
+        PRIMARY KEY (ref_id, rank)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE texts (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        text TEXT NOT NULL,
+        saved REAL NOT NULL
+    )""",
+)
+
+#: ``MIGRATIONS[i]`` takes a file from version ``i`` to ``i + 1``. Append only.
+MIGRATIONS: list[Sequence[Step]] = [_V1]
+
+
+def current_version() -> int:
+    """The schema version this build writes (looked up at call time so tests can extend it)."""
+    return len(MIGRATIONS)
+
+
+def upgrade(conn: sqlite3.Connection) -> tuple[int, int]:
+    """Apply the missing migrations; the caller holds one open write transaction.
+
+    Returns ``(old_version, new_version)``. Raises ``sqlite3.Error`` from a failing step; the
+    caller rolls back, which leaves the file exactly as it was.
+    """
+    assert conn.in_transaction, "upgrade() must run inside the caller's transaction"
+    old = conn.execute("PRAGMA user_version").fetchone()[0]
+    target = current_version()
+    if old == 0:
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    for version in range(old, target):
+        for step in MIGRATIONS[version]:
+            if callable(step):
+                step(conn)
+            else:
+                conn.execute(step)
+    if target != old:
+        # PRAGMA does not take bound parameters; ``target`` is an int we computed.
+        conn.execute(f"PRAGMA user_version = {int(target)}")
+    return old, target

@@ -103,6 +103,10 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise WorkbenchError(f"{flag} must be a positive number, not {value}")
     if args.end_of_word and args.units != "chars":
         raise WorkbenchError("--end-of-word needs --units chars")
+    minimum = 256 + len(set(args.special))
+    if args.units == "bytes" and args.vocab_size is not None and args.vocab_size < minimum:
+        raise WorkbenchError(f"--vocab-size {args.vocab_size} is below the initial vocabulary of {minimum} "
+                             f"(256 bytes{' + specials' if args.special else ''}): choose at least {minimum}")
     pre = make_pretokenizer(args.pretokenizer)
     config = TrainConfig(
         units=args.units, vocab_size=args.vocab_size, merges=args.merges, min_frequency=args.min_frequency,
@@ -352,10 +356,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from workbench.sources import load_tokenizer
 
     sources, rejected = expand_paths(list(args.files))
-    for message in rejected:
-        print(message, file=sys.stderr)
     if not sources:
-        raise WorkbenchError("no readable corpus files among those given")
+        more = f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""
+        raise WorkbenchError((rejected[0] + more) if rejected else "no readable corpus files among those given")
+    for message in rejected:  # the others are still counted
+        print(f"workbench stats: skipped: {message}", file=sys.stderr)
     encoders = [(src, Encoder(load_tokenizer(src))) for src in args.tokenizer]
     rows = []
     for src in sources:
@@ -416,5 +421,10 @@ def run_cli(argv: Sequence[str]) -> int:
     except KeyboardInterrupt:
         print(f"workbench {args.command}: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # a path the system refused (permissions, missing folder, full disk)
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(f"workbench {args.command}: error: {where}{exc.strerror or exc}: check the path and its permissions",
+              file=sys.stderr)
+        return 2
     except BrokenPipeError:
         return 0

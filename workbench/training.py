@@ -107,12 +107,19 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
 
     stop = should_stop or (lambda: False)
     started = time.monotonic()
-    # Open the project before the slow part so a bad project path fails at once.
+    # Check the project before the slow part (so a bad path fails at once), but read-only: a corpus
+    # error found while counting must leave an existing project byte for byte as it was.
+    project = Path(project)
+    if project.exists():
+        with ProjectStore.open(project, readonly=True):
+            pass
+    elif not project.parent.exists():
+        raise WorkbenchError(f"{project}: the folder {project.parent} does not exist: create it or choose another path")
+    counts, sources = gather_word_counts(paths, config, encoding=encoding, field=field, column=column,
+                                         report=report, should_stop=stop)
+    counted = time.monotonic()
+    trainer = BpeTrainer(counts, config)
     with ProjectStore.open(project, create=True) as store:
-        counts, sources = gather_word_counts(paths, config, encoding=encoding, field=field, column=column,
-                                             report=report, should_stop=stop)
-        counted = time.monotonic()
-        trainer = BpeTrainer(counts, config)
         corpus_ids = []
         for src in sources:
             stat = os.stat(src.path)

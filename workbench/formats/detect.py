@@ -71,7 +71,9 @@ def detect_format(path: str | Path) -> str:
         return "spm-vocab"
     if first.startswith(b"rank,left,right"):
         return "merges-csv"
-    if name.endswith(".txt"):
+    if name.endswith(".txt") and ("vocab" in name or any(
+            marker in head for marker in (b"[PAD]", b"[UNK]", b"[CLS]", b"<unk>"))):
+        # Only what names or marks itself as a vocabulary: any other .txt is far more likely a corpus.
         return "wordpiece"
     raise WorkbenchError(
         f"{path.name}: cannot tell the format: expected tokenizer.json, vocab.json + merges.txt, *.tiktoken, "

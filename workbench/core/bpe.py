@@ -25,6 +25,7 @@ it to stop takes effect between two merges.
 from __future__ import annotations
 
 import heapq
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Literal, Mapping
 
@@ -35,6 +36,12 @@ TieBreak = Literal["first-seen", "hf"]
 _SHIFT = 1 << 21  # pair key = left * _SHIFT + right; ids stay below two million
 _POS = 1 << 32  # first-seen key = word index * _POS + offset inside the word
 _NEVER = 1 << 80
+_P_BITS = 42  # a pair key fits in 42 bits (two ids below 2**21)
+_P_MASK = (1 << _P_BITS) - 1
+_K_BITS = 64  # tie keys (first-seen position or Hugging Face order) fit in 64 bits
+_K_MASK = (1 << _K_BITS) - 1
+_C_SHIFT = _P_BITS + _K_BITS
+_CMAX = 1 << 62  # counts stay below this
 
 
 @dataclass(frozen=True)
@@ -155,7 +162,7 @@ class BpeTrainer:
             raise WorkbenchError(f"unknown tie-break {cfg.tie_break!r}: use first-seen or hf")
         S = _SHIFT
         counts: dict[int, int] = {}
-        where: dict[int, set[int]] = {}
+        where: defaultdict[int, set[int]] = defaultdict(set)
         first: dict[int, int] = {}
         for w, sym in enumerate(words):
             f = freqs[w]
@@ -165,18 +172,21 @@ class BpeTrainer:
                 c = counts.get(p)
                 if c is None:
                     counts[p] = f
-                    where[p] = {w}
+                    where[p].add(w)
                     first[p] = base + i
                 else:
                     counts[p] = c + f
                     where[p].add(w)
         hf_rank = self._hf_rank() if not first_seen else []
+        # Heap entries are single ints — (count, tie key, pair) packed so that the smallest int is
+        # the most frequent pair with the smallest tie key; int comparison is far cheaper than tuples.
         if first_seen:
-            heap = [(-c, first[p], p) for p, c in counts.items()]
+            heap = [((_CMAX - c) << _C_SHIFT) | (first[p] << _P_BITS) | p for p, c in counts.items()]
         else:
-            heap = [(-c, hf_rank[p // S] * S + hf_rank[p % S], p) for p, c in counts.items()]
+            heap = [((_CMAX - c) << _C_SHIFT) | ((hf_rank[p // S] * S + hf_rank[p % S]) << _P_BITS) | p
+                    for p, c in counts.items()]
         heapq.heapify(heap)
-        heappop, heappush = heapq.heappop, heapq.heappush
+        heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
         unit_len = self._unit_len
         max_merges = cfg.merges if cfg.merges is not None else float("inf")
         target_vocab = cfg.vocab_size if cfg.vocab_size is not None else float("inf")
@@ -188,20 +198,30 @@ class BpeTrainer:
             if should_stop is not None and should_stop():
                 return
             # ---- pick the best pair -------------------------------------------------------------
+            # Counts only shrink without a push, so an entry's count is an upper bound: a stale one
+            # is re-pushed with the current count (the scheme of tokenizers' trainer).
             best = None
             while heap:
-                negc, key, p = heap[0]
+                entry = heap[0]
+                p = entry & _P_MASK
                 c = counts.get(p)
-                if c != -negc:
+                if c is None:
                     heappop(heap)
+                    continue
+                key = (entry >> _P_BITS) & _K_MASK
+                if c != _CMAX - (entry >> _C_SHIFT):
+                    if first_seen:
+                        key = first[p]
+                    heapreplace(heap, ((_CMAX - c) << _C_SHIFT) | (key << _P_BITS) | p)
                     continue
                 if first_seen:
                     true_key = self._first_position(p, where, unit_len)
                     if true_key != key:
-                        heappop(heap)
-                        if true_key is not None:
-                            first[p] = true_key
-                            heappush(heap, (negc, true_key, p))
+                        if true_key is None:
+                            heappop(heap)
+                            continue
+                        first[p] = true_key
+                        heapreplace(heap, ((_CMAX - c) << _C_SHIFT) | (true_key << _P_BITS) | p)
                         continue
                 best = p
                 break
@@ -217,7 +237,7 @@ class BpeTrainer:
                 unit_len.append(unit_len[a] + unit_len[b])
                 self._piece_id[piece] = new
             # ---- apply it where it occurs ------------------------------------------------------------
-            delta: dict[int, int] = {}
+            delta: defaultdict[int, int] = defaultdict(int)
             for w in where.pop(best):
                 sym = words[w]
                 occurrences = sym.count(a)  # C loops find the matches; Python touches only them
@@ -234,28 +254,18 @@ class BpeTrainer:
                         continue
                     if i > 0:
                         x = (new if i == last_end else sym[i - 1]) * S
-                        q = x + a
-                        delta[q] = delta.get(q, 0) - f
+                        delta[x + a] -= f
                         q = x + new
-                        delta[q] = delta.get(q, 0) + f
-                        ws = where.get(q)
-                        if ws is None:
-                            where[q] = {w}
-                        else:
-                            ws.add(w)
+                        delta[q] += f
+                        where[q].add(w)
                         if first_seen and w * _POS < first.get(q, _NEVER):
                             first[q] = w * _POS
                     if i + 2 < n:
                         y = sym[i + 2]
-                        q = b * S + y
-                        delta[q] = delta.get(q, 0) - f
+                        delta[b * S + y] -= f
                         q = new * S + y
-                        delta[q] = delta.get(q, 0) + f
-                        ws = where.get(q)
-                        if ws is None:
-                            where[q] = {w}
-                        else:
-                            ws.add(w)
+                        delta[q] += f
+                        where[q].add(w)
                         if first_seen and w * _POS < first.get(q, _NEVER):
                             first[q] = w * _POS
                     positions.append(i)
@@ -280,7 +290,7 @@ class BpeTrainer:
                 while len(hf_rank) < len(vocab):
                     hf_rank.append(len(hf_rank))
             for q, d in delta.items():
-                if q == best or d == 0 and q in counts and not first_seen:
+                if q == best:
                     continue
                 c = counts.get(q, 0) + d
                 if c <= 0:
@@ -289,10 +299,12 @@ class BpeTrainer:
                     first.pop(q, None)
                     continue
                 counts[q] = c
-                if first_seen:
-                    heappush(heap, (-c, first[q], q))
-                else:
-                    heappush(heap, (-c, hf_rank[q // S] * S + hf_rank[q % S], q))
+                if d > 0:
+                    key = first[q] if first_seen else hf_rank[q // S] * S + hf_rank[q % S]
+                    heappush(heap, ((_CMAX - c) << _C_SHIFT) | (key << _P_BITS) | q)
+                elif first_seen and d == 0:
+                    # Same count, but an occurrence may have appeared earlier: refresh the key.
+                    heappush(heap, ((_CMAX - c) << _C_SHIFT) | (first[q] << _P_BITS) | q)
             step += 1
             self.merges.append((a, b, new))
             self.frequencies.append(frequency)

@@ -74,6 +74,20 @@ def measure_ours_train(path: Path, vocab: int) -> dict:
     return {"seconds": t2 - t0, "count_s": t1 - t0, "merge_s": t2 - t1, "merges": merges, "peak_mb": peak_mb()}
 
 
+def measure_ours_project(path: Path, vocab: int) -> dict:
+    """The whole ``workbench train`` pipeline: the same training plus every merge written to a project."""
+    import tempfile
+
+    from workbench.core.bpe import TrainConfig
+    from workbench.training import train_into_project
+
+    with tempfile.TemporaryDirectory() as folder:
+        t0 = time.perf_counter()
+        train_into_project([str(path)], Path(folder) / "bench.tokproj", TrainConfig(vocab_size=vocab, tie_break="hf"))
+        seconds = time.perf_counter() - t0
+    return {"seconds": seconds, "peak_mb": peak_mb()}
+
+
 def measure_hf_train(path: Path, vocab: int) -> dict:
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
@@ -148,7 +162,7 @@ def measure_tiktoken_encode(path: Path, _vocab: int) -> dict:
 
 
 MEASURES = {
-    "ours-train": measure_ours_train, "hf-train": measure_hf_train, "textbook": measure_textbook,
+    "ours-train": measure_ours_train, "ours-project": measure_ours_project, "hf-train": measure_hf_train, "textbook": measure_textbook,
     "ours-encode": measure_ours_encode, "tiktoken-encode": measure_tiktoken_encode,
 }
 
@@ -186,6 +200,9 @@ def main() -> None:
                     f"{hf['seconds']:6.1f} s (peak {hf['peak_mb']:.0f} MB) | time ratio {ours['seconds'] / hf['seconds']:.2f}x, "
                     f"memory ratio {ours['peak_mb'] / hf['peak_mb']:.2f}x")
             print(line, flush=True)
+            stored = run_child("ours-project", corpus, vocab)
+            print(f"   with every merge written to the project file: {stored['seconds']:.1f} s "
+                  f"({100 * (stored['seconds'] / ours['seconds'] - 1):+.1f}% vs training alone)", flush=True)
             if not args.no_textbook and vocab == min(args.vocab):
                 book = run_child("textbook", corpus, vocab)
                 print(f"   textbook full-recount loop: {book['per_merge_s']:.2f} s/merge over {book['words']} word types "

@@ -26,6 +26,7 @@ from workbench.errors import WorkbenchError
 
 _LONG_PIECE = 48  # above this many symbols the quadratic scan gives way to a heap
 _SHORT_BYTES = 10  # the same for the byte-rank rule, whose scan concatenates bytes
+_SPLIT_MIN = 12  # pieces longer than this (in bytes) are first cut where no token can cross
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ class Encoder:
         self._eow_bytes = tokenizer.end_of_word.encode("utf-8") if tokenizer.end_of_word else b""
         self._unk = tokenizer.special_tokens.get(tokenizer.unk_token) if tokenizer.unk_token else None
         self._cache: dict[str, tuple[int, ...]] = {}
+        self._segment_cache: dict[bytes, tuple[int, ...]] = {}
+        self._cross_table: bytearray | None = None
         # Byte b is id b in our own byte-level runs without specials; otherwise look the ids up.
         self._byte_ids: list[int] | None = None
         if self._bytes:
@@ -194,8 +197,18 @@ class Encoder:
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
         if self.greedy:
             return tuple(self._greedy(piece))
-        if self.tok.merge_rule == "bytes":
-            return tuple(self._bpe_by_bytes(piece))
+        if self._bytes:
+            data = self._pre.prepare(piece).encode("utf-8")
+            if len(data) > _SPLIT_MIN:
+                out: list[int] = []
+                cache = self._segment_cache
+                for segment in self._segments(data):
+                    ids = cache.get(segment)
+                    if ids is None:
+                        ids = cache[segment] = self._bpe_bytes(segment)
+                    out.extend(ids)
+                return tuple(out)
+            return self._bpe_bytes(data)
         symbols = self._symbols(piece)
         if len(symbols) < 2:
             return tuple(symbols)
@@ -203,10 +216,54 @@ class Encoder:
             return tuple(_bpe_heap(symbols, self._pair_rank))
         return tuple(_bpe_scan(symbols, self._pair_rank))
 
-    def _bpe_by_bytes(self, piece: str) -> list[int]:
+    def _bpe_bytes(self, data: bytes) -> tuple[int, ...]:
+        """BPE over the bytes of one piece (or of a segment no token crosses), by the tokenizer's rule."""
+        if self.tok.merge_rule == "bytes":
+            return tuple(self._bpe_by_bytes(data))
+        byte_ids = self._byte_ids
+        symbols = list(data) if byte_ids is None else [byte_ids[b] for b in data]
+        if len(symbols) < 2:
+            return tuple(symbols)
+        if len(symbols) > _LONG_PIECE:
+            return tuple(_bpe_heap(symbols, self._pair_rank))
+        return tuple(_bpe_scan(symbols, self._pair_rank))
+
+    def _segments(self, data: bytes) -> list[bytes]:
+        """Cut a long piece where no vocabulary entry can span the cut.
+
+        A merge across byte position k would create a token holding ``data[k-1:k+1]`` with a
+        character starting at its second byte; where no usable token has that, BPE on either side
+        is independent. Long CJK runs fall apart into short segments that cache well, and the
+        result is identical to encoding the whole piece.
+        """
+        table = self._cross_table
+        if table is None:
+            table = self._cross_table = self._build_cross_table()
+        cuts = [0]
+        previous = data[0]
+        for k in range(1, len(data)):
+            byte = data[k]
+            if byte >= 0xC0 and not table[(previous << 8) | byte]:
+                cuts.append(k)
+            previous = byte
+        if len(cuts) == 1:
+            return [data]
+        cuts.append(len(data))
+        return [data[cuts[i] : cuts[i + 1]] for i in range(len(cuts) - 1)]
+
+    def _build_cross_table(self) -> bytearray:
+        table = bytearray(1 << 16)
+        vocab = self.tok.vocab
+        for token_id in self._usable:
+            piece = vocab[token_id]
+            for k in range(1, len(piece)):
+                if piece[k] >= 0xC0:
+                    table[(piece[k - 1] << 8) | piece[k]] = 1
+        return table
+
+    def _bpe_by_bytes(self, data: bytes) -> list[int]:
         """tiktoken's rule: merge the adjacent parts whose concatenation has the lowest rank."""
         ranks = self._piece_to_id
-        data = self._pre.prepare(piece).encode("utf-8")
         whole = ranks.get(data)
         if whole is not None:
             return [whole]

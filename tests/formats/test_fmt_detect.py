@@ -9,13 +9,17 @@ def test_each_export_is_detected_by_name_and_by_content(tmp_path, byte_tokenizer
     export_tokenizer(byte_tokenizer, "hf", tmp_path / "a.json")
     export_tokenizer(byte_tokenizer, "tiktoken", tmp_path / "b.tiktoken")
     export_tokenizer(byte_tokenizer, "spm-vocab", tmp_path / "c.vocab")
-    export_tokenizer(byte_tokenizer, "wordpiece", tmp_path / "d.txt")
+    export_tokenizer(byte_tokenizer, "wordpiece", tmp_path / "d-vocab.txt")
     export_tokenizer(byte_tokenizer, "merges-csv", tmp_path / "e.csv")
     assert detect_format(tmp_path / "a.json") == "hf"
     assert detect_format(tmp_path / "b.tiktoken") == "tiktoken"
     assert detect_format(tmp_path / "b.tiktoken.json") == "tiktoken"  # the sidecar leads to its ranks
     assert detect_format(tmp_path / "c.vocab") == "spm-vocab"
-    assert detect_format(tmp_path / "d.txt") == "wordpiece"
+    assert detect_format(tmp_path / "d-vocab.txt") == "wordpiece"
+    # any other .txt is a corpus far more often than a vocabulary: refused, not misread
+    (tmp_path / "notes.txt").write_text("hello world\n", encoding="utf-8")
+    with pytest.raises(Exception, match="cannot tell the format"):
+        detect_format(tmp_path / "notes.txt")
     assert detect_format(tmp_path / "e.csv") == "merges-csv"
     # without telling names, content decides
     (tmp_path / "b.tiktoken").rename(tmp_path / "ranks.bin")

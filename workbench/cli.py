@@ -62,11 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--file")
     enc.add_argument("--allow-special", action="store_true", help="recognise special tokens in the text")
     enc.add_argument("--greedy", action="store_true", help="greedy longest match instead of BPE merges")
+    enc.add_argument("--pattern", help="pre-tokenizer for a .tiktoken file that is not a known public one")
     enc.add_argument("--json", action="store_true", help='print {"ids": [...], "tokens": [...], "count": N}')
 
     dec = sub.add_parser("decode", help="decode ids to text")
     dec.add_argument("--tokenizer", required=True, metavar="SRC")
     dec.add_argument("--ids", required=True, help="comma- or space-separated ids, or a JSON list")
+    dec.add_argument("--pattern", help=argparse.SUPPRESS)
 
     exp = sub.add_parser("export", help="export a run in a format other tools load as is")
     exp.add_argument("project")
@@ -219,7 +221,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
     from workbench.core.encoder import Encoder
     from workbench.sources import load_tokenizer
 
-    tokenizer = load_tokenizer(args.tokenizer)
+    tokenizer = load_tokenizer(args.tokenizer, pattern=args.pattern)
     if args.file is not None:
         text = _read_text(args.file)
     else:
@@ -278,7 +280,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
     from workbench.sources import load_tokenizer
 
     ids = parse_ids(args.ids)
-    tokenizer = load_tokenizer(args.tokenizer)
+    tokenizer = load_tokenizer(args.tokenizer, pattern=args.pattern)
     data = Encoder(tokenizer).decode_bytes(ids)
     sys.stdout.write(data.decode("utf-8", "replace") + "\n")
     return 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.core.bpe import TrainConfig, bytes_to_unicode, train
+from workbench.core.bpe import TrainConfig, train
+from workbench.core.byte_level import byte_encoder
 from workbench.core.count import count_pretokens, split_text
 from workbench.core.pretokenize import PRESET_PATTERNS, onig_compatible
 
@@ -31,7 +32,7 @@ def hf_merges(texts, vocab_size, pattern):
 def our_merges(text, vocab_size, preset):
     counts = count_pretokens(split_text(text), pretokenizer=preset)
     tok, _ = train(counts, TrainConfig(vocab_size=vocab_size, tie_break="hf", pretokenizer=preset))
-    to_unicode = bytes_to_unicode()
+    to_unicode = byte_encoder()
     return [["".join(to_unicode[c] for c in tok.vocab[a]), "".join(to_unicode[c] for c in tok.vocab[b])]
             for a, b, _ in tok.merges]
 

@@ -29,6 +29,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Literal, Mapping
 
+from workbench.core.byte_level import byte_encoder
 from workbench.core.model import MergeEvent, Tokenizer, base_vocab
 from workbench.errors import WorkbenchError
 
@@ -73,20 +74,6 @@ class TrainConfig:
             "normalizer": list(self.normalizer),
             **self.extra,
         }
-
-
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's reversible map from bytes to printable characters (the ``Ġ`` for space)."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-    printable += list(range(ord("®"), ord("ÿ") + 1))
-    chars = list(printable)
-    extra = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + extra)
-            extra += 1
-    return {b: chr(c) for b, c in zip(printable, chars)}
 
 
 class BpeTrainer:
@@ -147,7 +134,7 @@ class BpeTrainer:
         n_special = len(self.special_tokens)
         ranks = list(range(len(self.vocab)))
         if self.config.units == "bytes":
-            mapping = bytes_to_unicode()
+            mapping = byte_encoder()
             order = sorted(range(256), key=lambda b: mapping[b])
             for position, byte in enumerate(order):
                 ranks[n_special + byte] = n_special + position

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from workbench.core.bpe import BpeTrainer, TrainConfig, bytes_to_unicode
+from workbench.core.bpe import BpeTrainer, TrainConfig
 
 
 def train_reference(word_counts: Mapping[str, int], config: TrainConfig) -> list[tuple[bytes, bytes]]:
@@ -56,5 +56,3 @@ def train_reference(word_counts: Mapping[str, int], config: TrainConfig) -> list
             words[index] = out
     return merges
 
-
-__all__ = ["train_reference", "bytes_to_unicode"]

@@ -3,30 +3,16 @@
 Byte-level vocabularies (``tokenizer.json``, GPT-2 ``vocab.json``/``merges.txt``) store pieces as
 text in which every byte is one printable character: the 188 printable Latin-1 bytes stand for
 themselves, the other 68 (controls, space, …) are shifted to U+0100 onward, so a space is ``Ġ``
-and a newline ``Ċ``. This module is that table and nothing else; it does not know about merges.
+and a newline ``Ċ``. The table itself is :mod:`workbench.core.byte_level`; this module adds the conversions.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+from workbench.core.byte_level import byte_encoder
 
-@lru_cache(maxsize=1)
-def byte_encoder() -> dict[int, str]:
-    """byte value → its stand-in character (the table published with GPT-2 and used by HF)."""
-    printable = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("¡"), ord("¬") + 1))
-        + list(range(ord("®"), ord("ÿ") + 1))
-    )
-    chars = list(printable)
-    shift = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + shift)
-            shift += 1
-    return {b: chr(c) for b, c in zip(printable, chars)}
+__all__ = ["byte_encoder", "byte_decoder", "bytes_to_unicode_str", "unicode_str_to_bytes"]
 
 
 @lru_cache(maxsize=1)

@@ -23,9 +23,8 @@ def test_create_then_reopen_keeps_everything_and_leaves_one_file(tmp_path):
         cid = store.add_corpus(tmp_path / "c.txt", size=12, mtime=3.25, fingerprint="abc",
                                reader_options={"encoding": "utf-8", "column": "text"})
         run = write_run(store, "first", 50)
-    assert side_files(path) == []  # checkpointed and back in DELETE mode at rest
+    assert side_files(path) == []  # checkpointed: the file alone holds everything at rest
     head = path.read_bytes()[:100]
-    assert head[18:20] == b"\x01\x01"  # rollback-journal (non-WAL) format bytes
     assert int.from_bytes(head[68:72], "big") == APPLICATION_ID
     assert int.from_bytes(head[60:64], "big") == current_version()
     with ProjectStore.open(path) as store:
@@ -158,13 +157,17 @@ def test_reader_is_not_blocked_by_an_open_write_transaction(project):
         writer.close()
 
 
-def test_close_of_the_last_writer_returns_to_delete_mode_even_after_a_reader(project):
+def test_one_file_at_rest_whichever_connection_closes_last(project):
     writer = ProjectStore.open(project)
     reader = ProjectStore.open(project, readonly=True)
     reader.close()
     writer.close()
     assert side_files(project) == []
-    assert project.read_bytes()[18:20] == b"\x01\x01"
+    writer = ProjectStore.open(project)
+    reader = ProjectStore.open(project, readonly=True)
+    writer.close()
+    reader.close()
+    assert side_files(project) == []
 
 
 def test_save_as_copies_through_backup_and_refuses_to_overwrite(project, tmp_path):
@@ -197,3 +200,22 @@ def test_unfinished_runs_of_a_closing_store_become_interrupted(tmp_path):
     raw = sqlite3.connect(path)
     assert raw.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
     raw.close()
+
+
+def test_a_reader_keeps_seeing_commits_after_another_writer_closes(tmp_path):
+    """The window reads while training children come and go: a closing writer must not blind it."""
+    path = tmp_path / "live.tokproj"
+    with ProjectStore.open(path, create=True) as store:
+        write_run(store, "first", 10)
+    reader = ProjectStore.open(path, readonly=True)
+    try:
+        assert len(reader.runs()) == 1
+        with ProjectStore.open(path) as writer:
+            write_run(writer, "second", 20)
+        assert [r.merge_count for r in reader.runs()] == [10, 20]
+        with ProjectStore.open(path) as writer:
+            write_run(writer, "third", 5)
+        assert [r.merge_count for r in reader.runs()] == [10, 20, 5]
+    finally:
+        reader.close()
+    assert side_files(path) == []  # the read-only close still leaves one file behind

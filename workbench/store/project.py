@@ -8,8 +8,10 @@ Lifecycle (see sqlite.org, "SQLite as an application file format" and "WAL"):
   owning process died as ``interrupted``. A read-only open never writes: it reports such runs as
   interrupted instead.
 * every change is one ``BEGIN IMMEDIATE`` transaction (:meth:`ProjectStore._write`).
-* close: a writer checkpoints the WAL and switches back to ``journal_mode=DELETE`` when it is the
-  last connection, so the file at rest is one self-contained file that can be copied or mailed.
+* close: a writer checkpoints the WAL; the last read-write connection to close removes ``-wal`` and
+  ``-shm``, so the file at rest is one self-contained file that can be copied or mailed. (It stays
+  in WAL mode: leaving WAL while another process reads the file leaves that reader blind to new
+  commits.)
 * Save As goes through the SQLite backup API, never a file copy of an open database.
 
 What it leaves out: training, encoding, file formats — it stores and returns plain data.
@@ -54,6 +56,7 @@ class ProjectStore:
         self._owned_runs: set[int] = set()
         self._writers: weakref.WeakSet[RunWriter] = weakref.WeakSet()
         self._closed = False
+        self._cleanup_on_close = False  # set for read-only opens of a writable file
 
     # ---- opening and closing -----------------------------------------------------------------
     @classmethod
@@ -91,7 +94,9 @@ class ProjectStore:
                 "file cannot be; copy it somewhere writable and open the copy.")
         note = (f"{path.name} is open read-only because {problem}; changes cannot be saved "
                 "(use Save As to keep a copy).")
-        return cls(path, ro, read_only=True, note=note)
+        store = cls(path, ro, read_only=True, note=note)
+        store._cleanup_on_close = readonly and opening.write_problem(path) is None
+        return store
 
     @classmethod
     def _create(cls, path: Path) -> "ProjectStore":
@@ -170,14 +175,29 @@ class ProjectStore:
                 self._conn.execute("PRAGMA busy_timeout = 200")
                 try:
                     self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-                    # Needs the file to itself; with another connection open it stays in WAL and
-                    # the last connection to close does this.
-                    self._conn.execute("PRAGMA journal_mode=DELETE").fetchall()
                 except sqlite3.OperationalError:
                     pass
+                # The file stays in WAL mode: switching back to DELETE succeeds even while another
+                # process has the file open, and that reader then stops seeing new commits. The last
+                # read-write connection to close removes -wal and -shm, so at rest it is one file.
         finally:
             self._closed = True
             self._conn.close()
+        if self.read_only and self._cleanup_on_close:
+            self._remove_side_files()
+
+    def _remove_side_files(self) -> None:
+        """A read-only connection cannot delete -wal/-shm; a brief read-write one, if last, does."""
+        if not any(Path(f"{self.path}{suffix}").exists() for suffix in ("-wal", "-shm")):
+            return
+        try:
+            conn = opening.connect(self.path, "rw")
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            pass
 
     def __enter__(self) -> "ProjectStore":
         return self

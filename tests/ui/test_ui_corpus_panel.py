@@ -1,0 +1,110 @@
+"""The Corpus panel with real files: good ones kept, bad ones listed with file:line, stats right."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from workbench.ui.corpus_panel import CorpusPanel, option_candidates
+
+
+@pytest.fixture
+def panel(qtbot):
+    p = CorpusPanel()
+    qtbot.addWidget(p)
+    p.resize(1000, 700)
+    p.show()
+    yield p
+    p.shutdown()
+
+
+def test_bad_files_are_listed_with_file_and_line_and_the_others_stay(panel, qtbot, tmp_path):
+    good = tmp_path / "good.txt"
+    good.write_text("héllo wörld\nsecond line\n", encoding="utf-8")
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("\n".join(json.dumps({"id": i, "meta": {"body": f"doc {i} text"}, "title": f"t{i}"})
+                              for i in range(5)) + "\n", encoding="utf-8")
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("ok line\ncafé au lait\n".encode("cp1252"))
+    empty = tmp_path / "empty.txt"
+    empty.write_text("", encoding="utf-8")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"text": "fine"}\n{"text": "fine"}\n{"text": 7}\n', encoding="utf-8")
+
+    asked = []
+
+    def chooser(what, path, candidates, default):
+        asked.append((what, path, candidates, default))
+        return "meta.body"
+
+    panel.option_chooser = chooser
+    with qtbot.waitSignal(panel.scan_finished, timeout=20000):
+        panel.add_paths([good, docs, latin1, empty])
+    with qtbot.waitSignal(panel.scan_finished, timeout=20000):
+        panel.add_paths([broken])
+
+    # The field was asked once, with the string fields of the first record (nested ones dotted).
+    assert asked and asked[0][0] == "field" and asked[0][2] == ["meta.body", "title"]
+    loaded = {e.source.path.name: e for e in panel.entries()}
+    assert set(loaded) == {"good.txt", "docs.jsonl"}
+    assert loaded["docs.jsonl"].source.field == "meta.body"
+    assert loaded["good.txt"].stats.chars == len("héllo wörld\nsecond line\n")
+    assert loaded["good.txt"].stats.lines == 2
+    assert loaded["docs.jsonl"].stats.records == 5
+    messages = panel.rejected_messages()
+    assert any(f"{latin1}:2" in m and "cp1252" in m for m in messages), messages
+    assert any(str(empty) in m and "empty" in m for m in messages), messages
+    assert any(f"{broken}:3" in m for m in messages), messages  # found while streaming, not at the head
+    # The table and the training command see exactly the kept files.
+    assert panel.model.rowCount() == 2
+    assert [f.path for f in panel.files()] == [str(good), str(docs)]
+    assert panel.rejected_list.count() == 3
+
+
+def test_retry_with_the_suggested_encoding_loads_the_file(panel, qtbot, tmp_path):
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("café au lait\nnaïve\n".encode("cp1252"))
+    with qtbot.waitSignal(panel.scan_finished, timeout=20000):
+        panel.add_paths([latin1])
+    item = panel.rejected_list.item(0)
+    assert item.data(0x0100 + 1) == "cp1252"  # the suggestion parsed from the reader's message
+    with qtbot.waitSignal(panel.scan_finished, timeout=20000):
+        panel.add_paths([latin1], encoding="cp1252")
+    (entry,) = panel.entries()
+    assert entry.source.encoding == "cp1252"
+    assert entry.stats.chars == len("café au lait\nnaïve\n")
+    assert "café au lait" in panel.preview.toPlainText()
+
+
+def test_parquet_without_pyarrow_says_what_to_install(panel, qtbot, tmp_path):
+    if importlib.util.find_spec("pyarrow") is not None:
+        pytest.skip("pyarrow is installed here")
+    table = tmp_path / "data.parquet"
+    table.write_bytes(b"PAR1 not really")
+    with qtbot.waitSignal(panel.scan_finished, timeout=20000):
+        panel.add_paths([table])
+    (message,) = panel.rejected_messages()
+    assert "pyarrow" in message and "tokenizer-workbench[parquet]" in message
+
+
+def test_folders_are_walked_and_cancel_keeps_what_was_read(panel, qtbot, tmp_path):
+    folder = tmp_path / "corpus"
+    (folder / "sub").mkdir(parents=True)
+    for i in range(3):
+        (folder / f"f{i}.txt").write_text(f"file {i}\n" * 10, encoding="utf-8")
+    (folder / "sub" / "g.txt").write_text("nested\n", encoding="utf-8")
+    (folder / "notes.pdf").write_bytes(b"%PDF")
+    with qtbot.waitSignal(panel.scan_finished, timeout=20000):
+        panel.add_paths([folder])
+    names = sorted(e.source.path.name for e in panel.entries())
+    assert names == ["f0.txt", "f1.txt", "f2.txt", "g.txt"]
+    assert any("notes.pdf" in m and "not a supported" in m for m in panel.rejected_messages())
+    assert panel.total_chars() == sum(len(f"file {i}\n" * 10) for i in range(3)) + len("nested\n")
+
+
+def test_option_candidates_for_csv_lists_the_header(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("id,text,label\n1,hello,x\n", encoding="utf-8")
+    assert option_candidates(table) == ("column", ["id", "text", "label"], "text")

@@ -1,0 +1,93 @@
+"""``workbench`` without a command: the QApplication, its arguments, and the main window.
+
+``workbench`` opens an untitled project on the bundled demo corpus (ready to train with F5);
+``workbench P.tokproj`` opens that project; ``workbench FILES…`` starts an untitled project with
+those corpus files. Qt's own arguments (``-platform``, ``-style`` …) are passed through to Qt.
+What it leaves out: the headless commands (``workbench.cli``), which never import Qt.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication
+
+from workbench.ui import style
+from workbench.ui.settings import AppSettings
+
+ORGANIZATION = "Tokenizer Workbench"
+APPLICATION = "Tokenizer Workbench"
+DESKTOP_ID = "io.github.tokenizer_workbench.Workbench"
+
+
+def make_app(qt_args: Sequence[str] = ()) -> QApplication:
+    """The QApplication (created once), named for QSettings, Fusion, palette following the system."""
+    app = QApplication.instance()
+    if app is None:
+        QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+        app = QApplication([sys.argv[0] if sys.argv else "workbench", *qt_args])
+    configure_app(app)
+    return app  # type: ignore[return-value]
+
+
+def configure_app(app: QApplication) -> None:
+    QCoreApplication.setOrganizationName(ORGANIZATION)
+    QCoreApplication.setApplicationName(APPLICATION)
+    QGuiApplication.setApplicationDisplayName(APPLICATION)
+    QGuiApplication.setDesktopFileName(DESKTOP_ID)
+    app.setWindowIcon(style.app_icon())
+    theme = AppSettings().theme
+    style.apply_theme(app, theme)
+    hints = QGuiApplication.styleHints()
+    if hasattr(hints, "colorSchemeChanged") and not getattr(app, "_workbench_scheme_hooked", False):
+        hints.colorSchemeChanged.connect(lambda _scheme: style.apply_theme(app, AppSettings().theme))
+        app._workbench_scheme_hooked = True  # type: ignore[attr-defined]
+
+
+def split_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(paths, Qt options) — Qt options start with '-' (``-platform offscreen`` takes a value)."""
+    paths: list[str] = []
+    qt: list[str] = []
+    it = iter(argv)
+    with_value = {"-platform", "-style", "-stylesheet", "-qwindowgeometry", "-qwindowtitle", "-session", "-display"}
+    for arg in it:
+        if arg.startswith("-") and arg != "-":
+            qt.append(arg)
+            if arg in with_value:
+                qt.append(next(it, ""))
+        else:
+            paths.append(arg)
+    return paths, qt
+
+
+def create_window(paths: Sequence[str]):
+    """Build the main window for the given paths (used by :func:`run_app` and the tests)."""
+    from workbench.ui.main_window import MainWindow
+
+    window = MainWindow(AppSettings())
+    projects = [p for p in paths if p.endswith(".tokproj")]
+    if not paths:
+        window.start_demo()
+    elif len(projects) == 1 and len(paths) == 1:
+        if Path(projects[0]).exists():
+            if not window.open_project(projects[0], ask_first=False):
+                window.new_project()
+        else:
+            window.new_project()
+            window._error("Cannot open the project", f"{projects[0]} does not exist; started an untitled project.")
+    else:
+        window.new_project([p for p in paths if not p.endswith(".tokproj")])
+    return window
+
+
+def run_app(argv: Sequence[str]) -> int:
+    """Open the window; returns the exit status."""
+    paths, qt_args = split_args(list(argv))
+    app = make_app(qt_args)
+    window = create_window(paths)
+    window.show()
+    return app.exec()

@@ -1,0 +1,782 @@
+"""The Corpus panel: add files and folders, see what is in them, and which ones were refused.
+
+Files are validated and scanned by :class:`~workbench.ui.workers.CorpusScanWorker` in its own
+thread (streaming, ~1 MB at a time; a progress bar with bytes/s and Cancel). A bad file is listed
+with the reason and ``file:line`` from :mod:`workbench.corpus` — the others stay loaded — and
+where the reader suggested an encoding the list offers to retry with it. JSONL fields and CSV/TSV
+columns are chosen when files are added, from the candidates found in the first record.
+
+What it leaves out: the text itself (only the per-file statistics and a preview of the first lines
+are kept in memory) and the project file (the training child records the corpus it used).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, QSize, Qt, Signal, Slot
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QInputDialog, QLabel,
+                               QListWidget, QListWidgetItem, QMenu, QPlainTextEdit, QProgressBar, QPushButton,
+                               QSplitter, QStackedWidget, QStyle, QTableView, QVBoxLayout, QWidget)
+
+from workbench.corpus import SUPPORTED, CorpusSource, CorpusStats, detect_kind
+from workbench.errors import WorkbenchError
+from workbench.ui import style, text
+from workbench.ui.empty_state import EmptyState
+from workbench.ui.settings import AppSettings
+from workbench.ui.workers import CorpusFile, CorpusScanWorker, ScanThread
+
+FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.csv *.tsv *.parquet *.counts *.gz);;"
+               "Text (*.txt *.text *.gz);;JSON lines (*.jsonl *.ndjson);;CSV / TSV (*.csv *.tsv);;"
+               "Parquet (*.parquet);;Word counts (*.counts *.wordcounts.tsv);;All files (*)")
+_ENCODING_HINT = re.compile(r"re-add (?:it )?with encoding ([\w.-]+)")
+_LIST_HINT = re.compile(r"\((?:fields|columns): ([^)]*)\)")
+
+
+@dataclass
+class CorpusEntry:
+    """One loaded file: how it is read, and its statistics once scanned."""
+
+    key: str
+    source: CorpusSource
+    stats: CorpusStats | None = None
+    done: int = 0
+    state: str = "queued"  # queued | reading | done | cancelled
+
+    def corpus_file(self) -> CorpusFile:
+        s = self.source
+        return CorpusFile(str(s.path), s.kind, s.field, s.column, s.encoding)
+
+    def format_text(self) -> str:
+        s = self.source
+        parts = [s.kind + (" (gzip)" if s.compressed else "")]
+        if s.field:
+            parts.append(f"field {s.field}")
+        if s.column is not None and s.kind != "text":
+            parts.append(f"column {s.column}")
+        if s.encoding:
+            parts.append(s.encoding)
+        return " · ".join(parts)
+
+
+COLUMNS = ("File", "Format", "Size", "Characters", "Lines", "Distinct pre-tokens", "Script mix", "Status")
+NUMERIC = {2, 3, 4, 5}
+
+
+class CorpusTableModel(QAbstractTableModel):
+    """The loaded files; rows are appended and updated in place while scans report."""
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.entries: list[CorpusEntry] = []
+        self._row_of: dict[str, int] = {}
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.entries)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal:
+            if role == Qt.ItemDataRole.DisplayRole:
+                return COLUMNS[section]
+            if role == Qt.ItemDataRole.TextAlignmentRole:
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter) if section in NUMERIC \
+                    else int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+            if role == Qt.ItemDataRole.ToolTipRole and section == 5:
+                return "Distinct pieces after the GPT-2 pre-tokenizer split (per file)"
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        e = self.entries[index.row()]
+        col = index.column()
+        st = e.stats
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == 0:
+                return e.source.path.name
+            if col == 1:
+                return e.format_text()
+            if col == 2:
+                return text.human_bytes(e.source.size)
+            if st is None:
+                if col == 7:
+                    return {"queued": "waiting", "cancelled": "not read (cancelled)"}.get(
+                        e.state, f"reading {100 * e.done // max(e.source.size, 1)}%")
+                return ""
+            if col == 3:
+                return text.count(st.chars)
+            if col == 4:
+                return text.count(st.lines)
+            if col == 5:
+                return text.count(st.distinct_pretokens)
+            if col == 6:
+                return text.script_mix(st.scripts)
+            if col == 7:
+                return "read" if st.complete else "partly read (cancelled)"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col == 0:
+                return str(e.source.path)
+            if col == 6 and st is not None:
+                total = sum(st.scripts.values()) or 1
+                return "\n".join(f"{k}: {v:,} ({100 * v / total:.1f}%)" for k, v in st.scripts.items())
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in NUMERIC:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.DecorationRole and col == 7:
+            if st is not None:
+                return style.status_icon("finished" if st.complete else "cancelled", 14)
+            if e.state == "cancelled":
+                return style.status_icon("cancelled", 14)
+        if role == Qt.ItemDataRole.ForegroundRole and col == 7 and st is None:
+            return style.muted()
+        return None
+
+    # ---- updates -------------------------------------------------------------------------------
+    def add(self, entry: CorpusEntry) -> bool:
+        if entry.key in self._row_of:
+            row = self._row_of[entry.key]
+            self.entries[row] = entry
+            self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+            return False
+        row = len(self.entries)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self.entries.append(entry)
+        self._row_of[entry.key] = row
+        self.endInsertRows()
+        return True
+
+    def entry(self, key: str) -> CorpusEntry | None:
+        row = self._row_of.get(key)
+        return self.entries[row] if row is not None else None
+
+    def changed(self, key: str) -> None:
+        row = self._row_of.get(key)
+        if row is not None:
+            self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+
+    def remove(self, keys: Sequence[str]) -> None:
+        for key in keys:
+            row = self._row_of.get(key)
+            if row is None:
+                continue
+            self.beginRemoveRows(QModelIndex(), row, row)
+            del self.entries[row]
+            self.endRemoveRows()
+            self._row_of = {e.key: i for i, e in enumerate(self.entries)}
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self.entries.clear()
+        self._row_of.clear()
+        self.endResetModel()
+
+
+def _flatten_string_fields(record: object, prefix: str = "", depth: int = 0) -> list[str]:
+    out: list[str] = []
+    if isinstance(record, dict) and depth < 4:
+        for key, value in record.items():
+            name = f"{prefix}{key}"
+            if isinstance(value, str):
+                out.append(name)
+            elif isinstance(value, dict):
+                out.extend(_flatten_string_fields(value, name + ".", depth + 1))
+    return out
+
+
+def option_candidates(path: Path) -> tuple[str, list[str], str | None] | None:
+    """For a JSONL/CSV/TSV file: ("field"|"column", candidates, default) from its first record."""
+    from workbench.corpus import records
+    from workbench.corpus.streams import read_head
+
+    kind, compressed = detect_kind(path)
+    if kind not in ("jsonl", "csv", "tsv"):
+        return None
+    try:
+        head = read_head(path, compressed, 64 * 1024).decode("utf-8-sig", "replace")
+    except WorkbenchError:
+        return None
+    if kind == "jsonl":
+        for line in head.splitlines():
+            if line.strip():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    return None
+                names = _flatten_string_fields(record)
+                try:
+                    default = records.choose_field(record, None, str(path))
+                except WorkbenchError:
+                    default = None
+                return "field", names, default
+        return None
+    try:
+        header = next(csv.reader(io.StringIO(head, newline=""), delimiter="\t" if kind == "tsv" else ","))
+    except (StopIteration, csv.Error):
+        return None
+    try:
+        default = header[records.choose_column(header, None, str(path))]
+    except WorkbenchError:
+        default = None
+    return "column", header, default
+
+
+def _first_files(paths: Sequence[str | Path], kinds: set[str], limit: int = 2000) -> dict[str, Path]:
+    """The first file of each kind among ``paths`` (folders walked in sorted order)."""
+    found: dict[str, Path] = {}
+    wanted = {"csv" if k == "tsv" else k for k in kinds}
+    seen = 0
+    for raw in paths:
+        p = Path(raw)
+        candidates = [p] if not p.is_dir() else sorted(f for f in p.rglob("*") if f.is_file())
+        for f in candidates:
+            seen += 1
+            kind = detect_kind(f)[0]
+            if kind in kinds:
+                found.setdefault("csv" if kind == "tsv" else kind, f)
+            if seen > limit or set(found) == wanted:
+                return found
+    return found
+
+
+class CorpusPanel(QWidget):
+    """Add, scan, preview and refuse corpus files. ``files()`` is what a training run reads."""
+
+    corpus_changed = Signal()        # files added/removed or statistics arrived
+    scan_started = Signal()
+    scan_finished = Signal()         # every queued job is done (or cancelled)
+    file_rejected = Signal(str)      # the one-line message
+
+    def __init__(self, settings: AppSettings | None = None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.settings = settings or AppSettings()
+        self.setAcceptDrops(True)
+        self.option_chooser: Callable[[str, str, list[str], str | None], str | None] = self._ask_option
+        self._jobs: set[int] = set()
+        self._scan_keys: dict[str, int] = {}   # key → size, for the files of running jobs
+        self._scan_started = 0.0
+        self._scan_done_start = 0
+        self._rejected: list[str] = []
+
+        from workbench.core.pretokenize import make_pretokenizer
+
+        self._worker = CorpusScanWorker(make_pretokenizer("gpt2").split)
+        self._worker.file_added.connect(self._on_file_added)
+        self._worker.file_rejected.connect(self._on_file_rejected)
+        self._worker.file_progress.connect(self._on_file_progress)
+        self._worker.file_scanned.connect(self._on_file_scanned)
+        self._worker.file_failed.connect(self._on_file_failed)
+        self._worker.job_finished.connect(self._on_job_finished)
+        self._thread = ScanThread(self._worker)
+
+        self.model = CorpusTableModel(self)
+        self._build()
+        self._update_view()
+
+    # ---- layout --------------------------------------------------------------------------------
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 6)
+        bar = QHBoxLayout()
+        self.add_files_button = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_FileIcon), "Add files…")
+        self.add_files_button.setToolTip(f"Add corpus files ({SUPPORTED})  ·  Ctrl+Shift+O")
+        self.add_files_button.clicked.connect(lambda _c=False: self.choose_files())
+        self.add_folder_button = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_DirIcon), "Add folder…")
+        self.add_folder_button.clicked.connect(lambda _c=False: self.choose_folder())
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setToolTip("Remove the selected files from the corpus (Delete)")
+        self.remove_button.clicked.connect(lambda _c=False: self.remove_selected())
+        self.clear_button = QPushButton("Clear")
+        self.clear_button.clicked.connect(lambda _c=False: self.clear())
+        for b in (self.add_files_button, self.add_folder_button, self.remove_button, self.clear_button):
+            bar.addWidget(b)
+        bar.addStretch(1)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(True)
+        self.progress.setMinimumWidth(180)
+        self.progress.setMaximumWidth(280)
+        self.rate_label = QLabel()
+        self.rate_label.setMinimumWidth(140)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop reading (files read so far keep their statistics)")
+        self.cancel_button.clicked.connect(lambda _c=False: self.cancel_scan())
+        for w in (self.rate_label, self.progress, self.cancel_button):
+            bar.addWidget(w)
+        layout.addLayout(bar)
+
+        self.stack = QStackedWidget()
+        self.empty = EmptyState(
+            "Drop corpus files or folders here",
+            f"Plain text, JSON lines, CSV/TSV, Parquet (with pyarrow) and word-count tables "
+            f"(word<TAB>count), optionally gzip-compressed. Files are read in the background; "
+            f"nothing is copied into the project.", symbol="⇣")
+        self.empty.add_button("Add files…", self.choose_files, primary=True)
+        self.empty.add_button("Add folder…", self.choose_folder)
+        self.empty.add_button("Use the demo corpus", self.add_demo)
+        self.stack.addWidget(self.empty)
+
+        content = QWidget()
+        cl = QVBoxLayout(content)
+        cl.setContentsMargins(0, 0, 0, 0)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setObjectName("corpusSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        top = QWidget()
+        tl = QVBoxLayout(top)
+        tl.setContentsMargins(0, 0, 0, 0)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setShowGrid(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for col, width in enumerate((210, 120, 80, 100, 80, 130, 210, 120)):
+            self.table.setColumnWidth(col, width)
+        self.table.selectionModel().selectionChanged.connect(self._show_preview)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._table_menu)
+        delete = QAction("Remove", self.table)
+        delete.setShortcut(QKeySequence.StandardKey.Delete)
+        delete.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        delete.triggered.connect(lambda _c=False: self.remove_selected())
+        self.table.addAction(delete)
+        tl.addWidget(self.table)
+        self.totals = QLabel()
+        self.totals.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.totals.setContentsMargins(4, 2, 4, 2)
+        tl.addWidget(self.totals)
+        self.splitter.addWidget(top)
+
+        bad = QWidget()
+        bl = QVBoxLayout(bad)
+        bl.setContentsMargins(0, 4, 0, 0)
+        row = QHBoxLayout()
+        self.rejected_label = QLabel()
+        row.addWidget(self.rejected_label)
+        row.addStretch(1)
+        self.retry_button = QPushButton("Retry with encoding…")
+        self.retry_button.setEnabled(False)
+        self.retry_button.clicked.connect(lambda _c=False: self.retry_selected())
+        self.dismiss_button = QPushButton("Dismiss")
+        self.dismiss_button.clicked.connect(lambda _c=False: self.dismiss_rejected())
+        row.addWidget(self.retry_button)
+        row.addWidget(self.dismiss_button)
+        bl.addLayout(row)
+        self.rejected_list = QListWidget()
+        self.rejected_list.setWordWrap(True)
+        self.rejected_list.setIconSize(QSize(16, 16))
+        self.rejected_list.setMinimumHeight(90)
+        self.rejected_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.rejected_list.itemSelectionChanged.connect(self._rejected_selection)
+        self.rejected_list.itemDoubleClicked.connect(lambda _item: self.retry_selected())
+        bl.addWidget(self.rejected_list)
+        self.rejected_box = bad
+        self.splitter.addWidget(bad)
+
+        pv = QWidget()
+        pl = QVBoxLayout(pv)
+        pl.setContentsMargins(0, 4, 0, 0)
+        self.preview_label = QLabel("Preview")
+        pl.addWidget(self.preview_label)
+        self.preview = QPlainTextEdit()
+        self.preview.setReadOnly(True)
+        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.preview.setFont(style.monospace_font())
+        self.preview.setPlaceholderText("Select a file to see its first lines.")
+        pl.addWidget(self.preview)
+        self.splitter.addWidget(pv)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setStretchFactor(2, 2)
+        cl.addWidget(self.splitter)
+        self.stack.addWidget(content)
+        layout.addWidget(self.stack)
+        state = self.settings.splitter_state("corpus")
+        if not state.isEmpty():
+            self.splitter.restoreState(state)
+        self.splitter.splitterMoved.connect(lambda *_: self.settings.set_splitter_state("corpus", self.splitter.saveState()))
+
+    # ---- public API ------------------------------------------------------------------------------
+    def files(self) -> list[CorpusFile]:
+        """The loaded files, in the order added."""
+        return [e.corpus_file() for e in self.model.entries]
+
+    def entries(self) -> list[CorpusEntry]:
+        return list(self.model.entries)
+
+    def rejected_messages(self) -> list[str]:
+        return list(self._rejected)
+
+    def total_chars(self, paths: Sequence[str] | None = None) -> int | None:
+        """Characters of the given files (all loaded files by default); None if one is unknown."""
+        wanted = None if paths is None else {str(Path(p).resolve()) for p in paths}
+        total = 0
+        found = set()
+        for e in self.model.entries:
+            if wanted is not None and e.key not in wanted:
+                continue
+            if e.stats is None or not e.stats.complete:
+                return None
+            total += e.stats.chars
+            found.add(e.key)
+        if wanted is not None and found != wanted:
+            return None
+        return total
+
+    def sample_line(self) -> str:
+        """A first non-blank line of the selected (or first) file, for the pre-tokenizer preview."""
+        entries = [self.model.entries[i.row()] for i in self.table.selectionModel().selectedRows()] or self.model.entries
+        for e in entries:
+            if e.stats:
+                for line in e.stats.preview:
+                    if len(line.strip()) > 12:
+                        return line.strip()[:300]
+        return ""
+
+    def is_scanning(self) -> bool:
+        return bool(self._jobs)
+
+    def add_paths(self, paths: Sequence[str | Path], *, field: str | None = None, column: str | None = None,
+                  encoding: str | None = None, prompt: bool = True) -> int | None:
+        """Validate and scan ``paths`` in the background; returns the job id (None if the user cancelled)."""
+        paths = [str(p) for p in paths]
+        if not paths:
+            return None
+        if prompt and (field is None or column is None):
+            firsts = _first_files(paths, {"jsonl", "csv", "tsv"})
+            for kind, first in firsts.items():
+                if (kind == "jsonl" and field is not None) or (kind == "csv" and column is not None):
+                    continue
+                found = option_candidates(first)
+                if not found or len(found[1]) <= 1:
+                    continue
+                what, candidates, default = found
+                choice = self.option_chooser(what, str(first), candidates, default)
+                if choice is None:
+                    return None
+                if what == "field":
+                    field = choice
+                else:
+                    column = choice
+        job = self._worker.submit(paths, field=field, column=column, encoding=encoding)
+        if not self._jobs:
+            self._scan_started = time.monotonic()
+            self._scan_done_start = 0
+            self._scan_keys.clear()
+            self.scan_started.emit()
+        self._jobs.add(job)
+        self.remember_folder(paths[0])
+        self._update_view()
+        return job
+
+    def add_demo(self) -> None:
+        from workbench.corpus import demo_corpus_files
+
+        try:
+            self.add_paths(demo_corpus_files())
+        except WorkbenchError as exc:
+            self._on_file_rejected(0, "demo", str(exc))
+
+    def set_files(self, items: Sequence[tuple[str, dict]]) -> None:
+        """Replace the corpus with project files, each with its stored reader options."""
+        self.clear()
+        groups: dict[tuple, list[str]] = {}
+        for path, options in items:
+            key = (options.get("field"), options.get("column"), options.get("encoding"))
+            groups.setdefault(key, []).append(path)
+        for (field, column, encoding), paths in groups.items():
+            self.add_paths(paths, field=field, column=None if column is None else str(column), encoding=encoding,
+                           prompt=False)
+
+    def cancel_scan(self) -> None:
+        self._worker.cancel()
+
+    def remove_selected(self) -> None:
+        keys = [self.model.entries[i.row()].key for i in self.table.selectionModel().selectedRows()]
+        if keys:
+            self.model.remove(keys)
+            self._changed()
+
+    def clear(self) -> None:
+        if self.is_scanning():
+            self._worker.cancel()
+        self.model.clear()
+        self.rejected_list.clear()
+        self._rejected.clear()
+        self.preview.clear()
+        self._changed()
+
+    def choose_files(self) -> None:
+        names, _ = QFileDialog.getOpenFileNames(self, "Add corpus files", self.settings.last_folder, FILE_FILTER)
+        if names:
+            self.add_paths(names)
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a corpus folder", self.settings.last_folder)
+        if folder:
+            self.add_paths([folder])
+
+    def retry_selected(self) -> None:
+        items = self.rejected_list.selectedItems()
+        if not items:
+            return
+        item = items[0]
+        path = item.data(Qt.ItemDataRole.UserRole)
+        suggested = item.data(Qt.ItemDataRole.UserRole + 1) or "utf-8"
+        encoding, ok = QInputDialog.getText(self, "Read with another encoding",
+                                            f"Encoding for {Path(path).name}:", text=suggested)
+        if ok and encoding.strip():
+            self._drop_rejected(item)
+            self.add_paths([path], encoding=encoding.strip())
+
+    def dismiss_rejected(self) -> None:
+        for item in self.rejected_list.selectedItems() or [self.rejected_list.item(i) for i in range(self.rejected_list.count())]:
+            self._drop_rejected(item)
+        self._update_view()
+
+    def remember_folder(self, path: str) -> None:
+        p = Path(path)
+        self.settings.last_folder = str(p if p.is_dir() else p.parent)
+
+    def shutdown(self) -> None:
+        self._thread.shutdown()
+
+    # ---- worker reports (GUI thread) ---------------------------------------------------------------
+    @Slot(int, object)
+    def _on_file_added(self, job_id: int, src: object) -> None:
+        assert isinstance(src, CorpusSource)
+        key = str(Path(src.path).resolve())
+        self.model.add(CorpusEntry(key, src, state="queued"))
+        self._scan_keys[key] = src.size
+        self._changed()
+
+    @Slot(int, str, str)
+    def _on_file_rejected(self, job_id: int, path: str, message: str) -> None:
+        self._rejected.append(message)
+        item = QListWidgetItem(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning), message)
+        item.setToolTip(message)
+        item.setData(Qt.ItemDataRole.UserRole, path)
+        hint = _ENCODING_HINT.search(message)
+        if hint:
+            item.setData(Qt.ItemDataRole.UserRole + 1, hint.group(1))
+        self.rejected_list.addItem(item)
+        self.file_rejected.emit(message)
+        self._update_view()
+
+    @Slot(str, int, int)
+    def _on_file_progress(self, key: str, done: int, total: int) -> None:
+        e = self.model.entry(key)
+        if e is None:
+            return
+        e.done = done
+        e.state = "reading"
+        self.model.changed(key)
+        self._update_progress()
+
+    @Slot(str, object)
+    def _on_file_scanned(self, key: str, stats: object) -> None:
+        e = self.model.entry(key)
+        if e is None:
+            return
+        assert isinstance(stats, CorpusStats)
+        e.stats = stats
+        e.done = e.source.size
+        e.state = "done" if stats.complete else "cancelled"
+        self.model.changed(key)
+        self._update_progress()
+        self._changed()
+        if self._selected_key() == key or (self._selected_key() is None and self.model.entries and
+                                           self.model.entries[0].key == key):
+            self._show_preview()
+
+    @Slot(str, str)
+    def _on_file_failed(self, key: str, message: str) -> None:
+        e = self.model.entry(key)
+        if e is not None:
+            self.model.remove([key])
+        self._on_file_rejected(0, str(e.source.path) if e else key, message)
+        self._changed()
+
+    @Slot(int, bool)
+    def _on_job_finished(self, job_id: int, cancelled: bool) -> None:
+        self._jobs.discard(job_id)
+        if cancelled:
+            for e in self.model.entries:
+                if e.stats is None and e.state in ("queued", "reading"):
+                    e.state = "cancelled"
+                    self.model.changed(e.key)
+        if not self._jobs:
+            self._scan_keys.clear()
+            self._update_view()
+            self._changed()
+            self.scan_finished.emit()
+
+    # ---- view updates ----------------------------------------------------------------------------
+    def _changed(self) -> None:
+        self._update_view()
+        self.corpus_changed.emit()
+
+    def _update_progress(self) -> None:
+        if not self._scan_keys:
+            return
+        total = sum(self._scan_keys.values()) or 1
+        done = 0
+        for key in self._scan_keys:
+            e = self.model.entry(key)
+            done += e.done if e is not None else self._scan_keys[key]
+        self.progress.setValue(int(1000 * min(done, total) / total))
+        self.progress.setFormat(f"{100 * done / total:.0f}%  of {text.human_bytes(total)}")
+        elapsed = max(time.monotonic() - self._scan_started, 1e-3)
+        self.rate_label.setText(f"Reading {text.human_bytes(done / elapsed)}/s")
+
+    def _update_view(self) -> None:
+        has_files = bool(self.model.entries) or self.rejected_list.count() > 0
+        self.stack.setCurrentIndex(1 if has_files else 0)
+        scanning = self.is_scanning()
+        for w in (self.progress, self.cancel_button, self.rate_label):
+            w.setVisible(scanning)
+        if scanning and not self._scan_keys:
+            self.progress.setRange(0, 0)  # busy: still listing and checking files
+        else:
+            self.progress.setRange(0, 1000)
+        self.remove_button.setEnabled(bool(self.model.entries))
+        self.clear_button.setEnabled(has_files)
+        n_bad = self.rejected_list.count()
+        self.rejected_box.setVisible(n_bad > 0)
+        self.rejected_label.setText(f"<b>Not loaded ({n_bad})</b> — the other files are kept" if n_bad else "")
+        self.rejected_label.setStyleSheet(f"color: {style.error_colour(self.palette()).name()}")
+        self._update_totals()
+
+    def _update_totals(self) -> None:
+        entries = self.model.entries
+        if not entries:
+            self.totals.setText("No files loaded." if self.rejected_list.count() else "")
+            return
+        read = [e.stats for e in entries if e.stats is not None]
+        size = sum(e.source.size for e in entries)
+        parts = [f"<b>{len(entries)} file{'s' if len(entries) != 1 else ''}</b>", text.human_bytes(size)]
+        if read:
+            scripts: dict[str, int] = {}
+            for st in read:
+                for k, v in st.scripts.items():
+                    scripts[k] = scripts.get(k, 0) + v
+            partial = len(read) < len(entries) or any(not st.complete for st in read)
+            prefix = "≥ " if partial else ""
+            parts += [f"{prefix}{text.count(sum(st.chars for st in read))} characters",
+                      f"{prefix}{text.count(sum(st.lines for st in read))} lines",
+                      text.script_mix(scripts, limit=4)]
+        self.totals.setText("Total: " + "  ·  ".join(parts))
+
+    def _selected_key(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.model.entries[rows[0].row()].key if rows else None
+
+    @Slot()
+    def _show_preview(self, *_args) -> None:
+        key = self._selected_key()
+        e = self.model.entry(key) if key else (self.model.entries[0] if self.model.entries else None)
+        if e is None:
+            self.preview_label.setText("Preview")
+            self.preview.clear()
+            return
+        self.preview_label.setText(f"Preview — {e.source.path.name}  ({e.format_text()})")
+        if e.stats is None:
+            self.preview.setPlainText("")
+            self.preview.setPlaceholderText("Reading…" if e.state != "cancelled" else "Not read (cancelled).")
+            return
+        width = len(str(len(e.stats.preview)))
+        self.preview.setPlainText("\n".join(f"{i:>{width}}  {line}" for i, line in enumerate(e.stats.preview, 1)))
+
+    def _rejected_selection(self) -> None:
+        items = self.rejected_list.selectedItems()
+        self.retry_button.setEnabled(bool(items))
+        if items:
+            hint = items[0].data(Qt.ItemDataRole.UserRole + 1)
+            self.retry_button.setText(f"Retry as {hint}…" if hint else "Retry with encoding…")
+
+    def _drop_rejected(self, item: QListWidgetItem) -> None:
+        row = self.rejected_list.row(item)
+        if row >= 0:
+            message = item.text()
+            self.rejected_list.takeItem(row)
+            if message in self._rejected:
+                self._rejected.remove(message)
+
+    def _table_menu(self, pos) -> None:
+        menu = QMenu(self)
+        menu.addAction("Remove", self.remove_selected)
+        entries = [self.model.entries[i.row()] for i in self.table.selectionModel().selectedRows()]
+        if len(entries) == 1 and entries[0].source.kind in ("jsonl", "csv", "tsv"):
+            e = entries[0]
+            what = "field" if e.source.kind == "jsonl" else "column"
+            menu.addAction(f"Choose the text {what}…", lambda: self._rechoose(e))
+        menu.addAction("Copy path", lambda: self._copy_paths(entries))
+        menu.exec(self.table.viewport().mapToGlobal(pos))
+
+    def _rechoose(self, e: CorpusEntry) -> None:
+        found = option_candidates(e.source.path)
+        if not found:
+            return
+        what, candidates, _default = found
+        current = e.source.field if what == "field" else e.source.column
+        choice = self.option_chooser(what, str(e.source.path), candidates, None if current is None else str(current))
+        if choice is None:
+            return
+        self.model.remove([e.key])
+        if what == "field":
+            self.add_paths([str(e.source.path)], field=choice, encoding=e.source.encoding, prompt=False)
+        else:
+            self.add_paths([str(e.source.path)], column=choice, encoding=e.source.encoding, prompt=False)
+
+    @staticmethod
+    def _copy_paths(entries: Sequence[CorpusEntry]) -> None:
+        from PySide6.QtGui import QGuiApplication
+
+        QGuiApplication.clipboard().setText("\n".join(str(e.source.path) for e in entries))
+
+    def _ask_option(self, what: str, path: str, candidates: list[str], default: str | None) -> str | None:
+        items = list(candidates)
+        current = items.index(default) if default in items else 0
+        label = (f"Which {what} of {Path(path).name} holds the text?\n"
+                 f"(applies to all {'JSON lines' if what == 'field' else 'CSV/TSV'} files added now; "
+                 f"nested fields use dots)")
+        choice, ok = QInputDialog.getItem(self, f"Choose the text {what}", label, items, current, True)
+        return choice.strip() if ok and choice.strip() else None
+
+    # ---- drag and drop -----------------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:  # noqa: N802
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.add_paths(paths)
+
+    def changeEvent(self, event) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == event.Type.PaletteChange and hasattr(self, "rejected_label"):
+            self.rejected_label.setStyleSheet(f"color: {style.error_colour(self.palette()).name()}")

@@ -1,0 +1,131 @@
+"""Small dialogs: export a run, the keyboard shortcuts, About.
+
+What it leaves out: the export itself (``workbench.formats.export_tokenizer``, run off the GUI
+thread by the main window) — a dialog only collects choices.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
+                               QHBoxLayout, QLabel, QLineEdit, QPushButton, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget, QHeaderView, QAbstractItemView)
+
+from workbench.store import RunInfo
+
+EXPORT_FORMATS = {
+    "hf": ("Hugging Face tokenizer.json", "tokenizer.json", "JSON (*.json)"),
+    "gpt2": ("GPT-2 vocab.json + merges.txt (a folder)", "", ""),
+    "tiktoken": ("tiktoken ranks (.tiktoken + JSON sidecar)", "{name}.tiktoken", "tiktoken (*.tiktoken)"),
+    "wordpiece": ("WordPiece vocab.txt", "vocab.txt", "Text (*.txt)"),
+    "spm-vocab": ("SentencePiece-style .vocab", "{name}.vocab", "Vocab (*.vocab)"),
+    "merges-csv": ("Merge table as CSV", "{name}-merges.csv", "CSV (*.csv)"),
+}
+
+
+class ExportDialog(QDialog):
+    """Choose a run, a format and where to write it."""
+
+    def __init__(self, runs: Sequence[RunInfo], selected: int | None, folder: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Export tokenizer")
+        self.setMinimumWidth(560)
+        self.folder = folder
+        form = QFormLayout()
+        self.run_combo = QComboBox()
+        for run in sorted(runs, key=lambda r: -r.id):
+            if run.merge_count > 0 or run.status == "finished":
+                self.run_combo.addItem(f"{run.name} — run {run.id}, {run.status}, |V| {run.vocab_size:,}", run.id)
+        if selected is not None:
+            i = self.run_combo.findData(selected)
+            if i >= 0:
+                self.run_combo.setCurrentIndex(i)
+        form.addRow("Run", self.run_combo)
+        self.format_combo = QComboBox()
+        for key, (label, _name, _filter) in EXPORT_FORMATS.items():
+            self.format_combo.addItem(label, key)
+        form.addRow("Format", self.format_combo)
+        row = QHBoxLayout()
+        self.path_edit = QLineEdit()
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(lambda _c=False: self._browse())
+        row.addWidget(self.path_edit, 1)
+        row.addWidget(browse)
+        form.addRow("Write to", row)
+        self.force_check = QCheckBox("Replace existing files")
+        form.addRow("", self.force_check)
+        self.note = QLabel("The export is checked against the real library (tokenizers / tiktoken) where installed.")
+        self.note.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.note)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Export")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self.format_combo.currentIndexChanged.connect(lambda _i: self._suggest())
+        self.run_combo.currentIndexChanged.connect(lambda _i: self._suggest())
+        self.path_edit.textChanged.connect(lambda _t: self._validate())
+        self._suggest()
+
+    def _slug(self) -> str:
+        text = self.run_combo.currentText().split(" — ")[0] or "tokenizer"
+        return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text).strip("-")[:60] or "tokenizer"
+
+    def _suggest(self) -> None:
+        fmt = self.fmt
+        name = EXPORT_FORMATS[fmt][1].format(name=self._slug()) or f"{self._slug()}-gpt2"
+        self.path_edit.setText(str(Path(self.folder) / name))
+        self._validate()
+
+    def _browse(self) -> None:
+        fmt = self.fmt
+        if fmt == "gpt2":
+            path = QFileDialog.getExistingDirectory(self, "Folder for vocab.json and merges.txt", self.folder)
+        else:
+            path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path_edit.text(), EXPORT_FORMATS[fmt][2])
+        if path:
+            self.path_edit.setText(path)
+
+    def _validate(self) -> None:
+        ok = self.run_combo.count() > 0 and bool(self.path_edit.text().strip())
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(ok)
+        if self.run_combo.count() == 0:
+            self.note.setText("There is no run with merges to export yet: train one first.")
+
+    @property
+    def fmt(self) -> str:
+        return self.format_combo.currentData()
+
+    def choice(self) -> tuple[int, str, str, bool]:
+        return self.run_combo.currentData(), self.fmt, self.path_edit.text().strip(), self.force_check.isChecked()
+
+
+def shortcuts_dialog(rows: Sequence[tuple[str, str]], parent: QWidget | None = None) -> QDialog:
+    dialog = QDialog(parent)
+    dialog.setWindowTitle("Keyboard shortcuts")
+    dialog.setMinimumSize(460, 440)
+    table = QTableWidget(len(rows), 2)
+    table.setHorizontalHeaderLabels(["Action", "Shortcut"])
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+    table.setAlternatingRowColors(True)
+    table.setShowGrid(False)
+    table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+    for i, (action, keys) in enumerate(rows):
+        table.setItem(i, 0, QTableWidgetItem(action))
+        item = QTableWidgetItem(keys)
+        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        table.setItem(i, 1, item)
+    layout = QVBoxLayout(dialog)
+    layout.addWidget(table)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    buttons.rejected.connect(dialog.reject)
+    layout.addWidget(buttons)
+    return dialog

@@ -1,0 +1,634 @@
+"""The main window: menus, the four panels as tabbed docks, the title, the status bar, closing.
+
+Corpus and Train are built here; Inspect and Merges come from ``workbench.ui.inspect_panel`` and
+``workbench.ui.merge_panel`` when those modules are installed (an explanatory empty state stands in
+otherwise). The window wires them together — a token picked in Inspect selects its merge, a merge
+picked in Merges highlights the token, both refresh while a run trains (at most every 0.5 s) and
+when runs change — and owns the project lifecycle: New, Open, Open Recent, Save As, Import,
+Export, and closing with a run in progress (asks, then stops the run cleanly).
+
+What it leaves out: the panels' own behaviour, and any work longer than a paged read (export and
+import run in worker threads, training in a child process).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
+                               QTabWidget, QWidget)
+
+from workbench.errors import WorkbenchError
+from workbench.ui import style
+from workbench.ui.corpus_panel import CorpusPanel
+from workbench.ui.dialogs import ExportDialog, shortcuts_dialog
+from workbench.ui.empty_state import EmptyState
+from workbench.ui.project_session import ProjectSession
+from workbench.ui.settings import AppSettings
+from workbench.ui.training_panel import TrainingPanel, ask
+from workbench.ui.workers import TaskRunner
+
+APP_NAME = "Tokenizer Workbench"
+PROJECT_FILTER = "Tokenizer Workbench projects (*.tokproj);;All files (*)"
+TOKENIZER_FILTER = ("Tokenizer files (*.json *.tiktoken *.txt *.vocab);;tokenizer.json (*.json);;"
+                    "tiktoken (*.tiktoken);;GPT-2 vocab.json (vocab.json);;WordPiece vocab.txt (*.txt);;"
+                    "SentencePiece .vocab (*.vocab);;All files (*)")
+
+
+def _optional_panel(module: str, name: str):
+    """The other engineers' panel class, or the reason it is not available."""
+    try:
+        return getattr(importlib.import_module(module), name), ""
+    except ImportError as exc:
+        return None, f"not installed ({exc.name or exc})"
+    except Exception as exc:  # noqa: BLE001 - a broken optional module must not stop the window
+        return None, f"failed to load: {type(exc).__name__}: {exc}"
+
+
+class MainWindow(QMainWindow):
+    """One project at a time, with Corpus, Train, Inspect and Merges panels."""
+
+    project_opened = Signal(str)
+    export_finished = Signal(bool, str)   # ok, message
+    import_finished = Signal(bool, str)
+
+    def __init__(self, settings: AppSettings | None = None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.settings = settings or AppSettings()
+        self.session = ProjectSession(self)
+        self.tasks = TaskRunner(self)
+        self.setWindowIcon(style.app_icon())
+        self.setDockOptions(QMainWindow.DockOption.AllowTabbedDocks | QMainWindow.DockOption.AnimatedDocks |
+                            QMainWindow.DockOption.AllowNestedDocks)
+        self.setDocumentMode(True)
+        self.setTabPosition(Qt.DockWidgetArea.AllDockWidgetAreas, QTabWidget.TabPosition.North)
+
+        self.corpus = CorpusPanel(self.settings)
+        self.training = TrainingPanel(self.session, self.corpus, self.settings)
+        self.inspect, self.inspect_reason = self._make_optional("workbench.ui.inspect_panel", "InspectPanel")
+        self.merges, self.merges_reason = self._make_optional("workbench.ui.merge_panel", "MergePanel")
+
+        self.docks: dict[str, QDockWidget] = {}
+        self._add_dock("corpus", "Corpus", self.corpus)
+        self._add_dock("train", "Train", self.training)
+        self._add_dock("inspect", "Inspect", self.inspect or self._missing_panel(
+            "Inspect", "See how any text splits into tokens with a trained run or an imported tokenizer: "
+            "coloured tokens, ids, and the split as of any merge step.", self.inspect_reason))
+        self._add_dock("merges", "Merges", self.merges or self._missing_panel(
+            "Merges", "Browse the learned merges of a run (rank, pieces, frequency), filter and sort them, "
+            "and follow a merge's ancestry down to bytes.", self.merges_reason))
+        first = self.docks["corpus"]
+        for key in ("train", "inspect", "merges"):
+            self.tabifyDockWidget(first, self.docks[key])
+        first.raise_()
+
+        self._build_actions()
+        self._build_menus()
+        self._build_status_bar()
+        self._wire()
+        self._restore_layout()
+        self._update_title()
+
+    # ---- panels --------------------------------------------------------------------------------
+    def _make_optional(self, module: str, name: str):
+        cls, reason = _optional_panel(module, name)
+        if cls is None:
+            return None, reason
+        try:
+            return cls(), ""
+        except Exception as exc:  # noqa: BLE001
+            return None, f"failed to start: {type(exc).__name__}: {exc}"
+
+    @staticmethod
+    def _missing_panel(title: str, what: str, reason: str) -> QWidget:
+        state = EmptyState(f"{title} is not available in this build",
+                           f"{what}\n\nThis panel ships in a later version ({reason}). "
+                           "Training, corpus statistics and export work without it.", symbol="🧩")
+        state.setObjectName(f"missing{title}")
+        return state
+
+    def _add_dock(self, key: str, title: str, widget: QWidget) -> None:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{key}")
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable |
+                         QDockWidget.DockWidgetFeature.DockWidgetFloatable |
+                         QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        dock.setTitleBarWidget(QWidget(dock))  # the tab shows the title; no second bar above it
+        self.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, dock)
+        self.docks[key] = dock
+
+    def show_panel(self, key: str) -> None:
+        dock = self.docks[key]
+        dock.show()
+        dock.raise_()
+        dock.widget().setFocus()
+
+    # ---- actions and menus -------------------------------------------------------------------------
+    def _action(self, text: str, slot: Callable[[], None], shortcut=None, tip: str = "") -> QAction:
+        act = QAction(text, self)
+        if shortcut is not None:
+            if isinstance(shortcut, (list, tuple)):
+                act.setShortcuts([QKeySequence(s) for s in shortcut])
+            else:
+                act.setShortcut(QKeySequence(shortcut))
+        if tip:
+            act.setStatusTip(tip)
+        act.triggered.connect(lambda _checked=False: slot())
+        self.addAction(act)
+        return act
+
+    def _build_actions(self) -> None:
+        K = QKeySequence.StandardKey
+        self.act_new = self._action("&New Project", self.new_project, K.New, "Start an empty untitled project")
+        self.act_open = self._action("&Open Project…", self.choose_project, K.Open, "Open a .tokproj file")
+        self.act_save_as = self._action("Save Project &As…", self.save_as, K.SaveAs,
+                                        "Write a copy of the project (SQLite backup API) and continue there")
+        self.act_add_files = self._action("Add Corpus &Files…", self.corpus.choose_files, "Ctrl+Shift+O")
+        self.act_add_folder = self._action("Add Corpus Fol&der…", self.corpus.choose_folder, "Ctrl+Shift+D")
+        self.act_demo = self._action("Add the &Demo Corpus", self.corpus.add_demo)
+        self.act_import = self._action("&Import Tokenizer…", self.import_tokenizer, "Ctrl+I",
+                                       "Add a tokenizer.json, .tiktoken, vocab.json or vocab.txt as a reference")
+        self.act_export = self._action("&Export Tokenizer…", self.export_dialog, "Ctrl+E",
+                                       "Write a run as tokenizer.json, GPT-2 files, .tiktoken, vocab.txt, .vocab or CSV")
+        self.act_quit = self._action("&Quit", self.close, K.Quit)
+        self.act_quit.setMenuRole(QAction.MenuRole.QuitRole)
+        self.act_train = self._action("&Train", self.training.start, ["F5", "Ctrl+Return"],
+                                      "Train on the loaded corpus with the settings in the Train panel")
+        self.act_pause = self._action("&Pause / Resume", self.training.toggle_pause, "F6")
+        self.act_cancel = self._action("&Cancel Run", self.training.cancel, "Shift+F5")
+        self.act_rename = self._action("&Rename Run", self._rename_run, "F2")
+        self.act_shortcuts = self._action("&Keyboard Shortcuts", self.show_shortcuts, K.HelpContents)
+        self.act_about = self._action("&About Tokenizer Workbench", self.show_about)
+        self.act_about.setMenuRole(QAction.MenuRole.AboutRole)
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        m = bar.addMenu("&File")
+        m.addAction(self.act_new)
+        m.addAction(self.act_open)
+        self.recent_menu = m.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._fill_recent()
+        m.addAction(self.act_save_as)
+        m.addSeparator()
+        m.addAction(self.act_add_files)
+        m.addAction(self.act_add_folder)
+        m.addAction(self.act_demo)
+        m.addSeparator()
+        m.addAction(self.act_import)
+        m.addAction(self.act_export)
+        m.addSeparator()
+        m.addAction(self.act_quit)
+
+        r = bar.addMenu("&Run")
+        for act in (self.act_train, self.act_pause, self.act_cancel):
+            r.addAction(act)
+        r.addSeparator()
+        r.addAction(self.act_rename)
+
+        v = bar.addMenu("&View")
+        for i, key in enumerate(("corpus", "train", "inspect", "merges"), 1):
+            toggle = self.docks[key].toggleViewAction()
+            toggle.setShortcut(QKeySequence(f"Ctrl+{i}"))
+            v.addAction(toggle)
+            self.addAction(toggle)
+            go = QAction(self)
+            go.setShortcut(QKeySequence(f"Alt+{i}"))
+            go.triggered.connect(lambda _c=False, k=key: self.show_panel(k))
+            self.addAction(go)
+        v.addSeparator()
+        theme_menu = v.addMenu("&Appearance")
+        self.theme_group = QActionGroup(self)
+        for value, label in (("system", "Follow the &System"), ("light", "&Light"), ("dark", "&Dark")):
+            act = theme_menu.addAction(label)
+            act.setCheckable(True)
+            act.setChecked(self.settings.theme == value)
+            act.setData(value)
+            self.theme_group.addAction(act)
+            act.triggered.connect(lambda _c=False, t=value: self.set_theme(t))
+        v.addSeparator()
+        v.addAction("Reset &Layout", self.reset_layout)
+
+        h = bar.addMenu("&Help")
+        h.addAction(self.act_shortcuts)
+        h.addAction(self.act_about)
+
+    def _build_status_bar(self) -> None:
+        sb = self.statusBar()
+        self.project_label = QLabel()
+        self.project_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.run_label = QLabel()
+        sb.addPermanentWidget(self.run_label)
+        sb.addPermanentWidget(self.project_label)
+
+    def _wire(self) -> None:
+        self.session.project_changed.connect(self._on_project_changed)
+        self.session.modified_changed.connect(lambda _m: self._update_title())
+        self.session.runs_changed.connect(self._refresh_views)
+        self.session.runs_changed.connect(self._update_actions)
+        self.training.message.connect(lambda m: self.statusBar().showMessage(m, 8000))
+        self.training.training_changed.connect(self._on_training_changed)
+        self.training.steps_arrived.connect(self._on_steps_arrived)
+        self.training.history.export_requested.connect(lambda rid: self.export_dialog(rid))
+        self.corpus.file_rejected.connect(lambda m: self.statusBar().showMessage(f"Not loaded: {m}", 10000))
+        self.corpus.scan_finished.connect(self._on_scan_finished)
+        if self.inspect is not None and self.merges is not None:
+            try:
+                self.inspect.token_selected.connect(self._on_token_selected)
+                self.merges.merge_selected.connect(self._on_merge_selected)
+            except AttributeError:
+                pass
+        self.tasks.busy_changed.connect(self._update_actions)
+        self._update_actions()
+
+    @Slot(object, int)
+    def _on_token_selected(self, source, token_id: int) -> None:
+        try:
+            self.merges.select_token(source, token_id)
+        except Exception as exc:  # noqa: BLE001 - another panel's bug must not break this one
+            self.statusBar().showMessage(f"Merges panel: {exc}", 5000)
+
+    @Slot(object, int)
+    def _on_merge_selected(self, source, token_id: int) -> None:
+        try:
+            self.inspect.highlight_token(source, token_id)
+        except Exception as exc:  # noqa: BLE001
+            self.statusBar().showMessage(f"Inspect panel: {exc}", 5000)
+
+    def _panels_call(self, method: str, *args) -> None:
+        for panel in (self.inspect, self.merges):
+            if panel is None:
+                continue
+            fn = getattr(panel, method, None)
+            if fn is None:
+                continue
+            try:
+                fn(*args)
+            except Exception as exc:  # noqa: BLE001
+                self.statusBar().showMessage(f"{type(panel).__name__}.{method}: {exc}", 5000)
+
+    @Slot()
+    def _refresh_views(self) -> None:
+        self._panels_call("refresh")
+
+    @Slot(int)
+    def _on_steps_arrived(self, _run_id: int) -> None:
+        if self.merges is not None:
+            try:
+                self.merges.refresh()
+            except Exception as exc:  # noqa: BLE001
+                self.statusBar().showMessage(f"Merges panel: {exc}", 5000)
+
+    # ---- project lifecycle ----------------------------------------------------------------------
+    def _may_leave_project(self) -> bool:
+        """Ask about a running run and an untitled project with content; False to stay."""
+        if self.training.is_training():
+            QMessageBox.information(self, "Training in progress",
+                                    "A training run is in progress. Wait for it to finish or cancel it first.")
+            return False
+        if self.session.is_modified():
+            answer = ask(self, "Save the untitled project?",
+                         "This untitled project holds training runs. Save it before continuing?",
+                         QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard |
+                         QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
+            if answer == QMessageBox.StandardButton.Cancel:
+                return False
+            if answer == QMessageBox.StandardButton.Save:
+                return self.save_as()
+            self.session.discard()
+        return True
+
+    def start_demo(self) -> None:
+        """An untitled project with the bundled demo corpus loaded, ready to train."""
+        self._new_untitled()
+        self.corpus.add_demo()
+        self.show_panel("corpus")
+        self.statusBar().showMessage("Demo corpus loaded (English, German, Russian, Chinese). "
+                                     "Press F5 to train a 1,000-token BPE vocabulary on it.", 15000)
+
+    def new_project(self, files: list[str] | None = None) -> bool:
+        if not self._may_leave_project():
+            return False
+        self._new_untitled()
+        if files:
+            self.corpus.add_paths(files)
+        self.show_panel("corpus")
+        return True
+
+    def _new_untitled(self) -> None:
+        try:
+            self.session.new_untitled()
+        except WorkbenchError as exc:
+            self._error("Cannot create a project", str(exc))
+            return
+        self.corpus.clear()
+
+    def choose_project(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open project", self.settings.last_folder, PROJECT_FILTER)
+        if path:
+            self.open_project(path)
+
+    def open_project(self, path: str | Path, *, ask_first: bool = True) -> bool:
+        path = Path(path)
+        if ask_first and not self._may_leave_project():
+            return False
+        try:
+            self.session.open(path)
+        except WorkbenchError as exc:
+            self._error("Cannot open the project", str(exc))
+            return False
+        self.settings.add_recent_project(path)
+        self.settings.last_folder = str(path.absolute().parent)
+        self.corpus.set_files(self.session.corpus_paths())
+        if self.session.note:
+            self.statusBar().showMessage(self.session.note, 15000)
+        else:
+            self.statusBar().showMessage(f"Opened {path.name}.", 5000)
+        if self.session.runs():
+            self.show_panel("train")
+        self.project_opened.emit(str(path))
+        return True
+
+    def save_as(self) -> bool:
+        if self.session.store is None:
+            return False
+        if self.training.is_training():
+            QMessageBox.information(self, "Training in progress",
+                                    "Save As is available when the run has finished or been cancelled.")
+            return False
+        start = self.settings.last_folder
+        suggested = str(Path(start) / ("tokenizer-project.tokproj" if self.session.untitled else self.session.path.name))
+        path, _ = QFileDialog.getSaveFileName(self, "Save project as", suggested, PROJECT_FILTER)
+        if not path:
+            return False
+        return self.save_as_path(path, force=True)
+
+    def save_as_path(self, path: str | Path, *, force: bool = False) -> bool:
+        try:
+            dest = self.session.save_as(path, force=force)
+        except WorkbenchError as exc:
+            self._error("Cannot save the project", str(exc))
+            return False
+        self.settings.add_recent_project(dest)
+        self.settings.last_folder = str(dest.parent)
+        self.statusBar().showMessage(f"Saved as {dest}.", 8000)
+        return True
+
+    @Slot()
+    def _on_project_changed(self) -> None:
+        path = self.session.path
+        self._panels_call("set_project", path)
+        self._update_title()
+        self._update_actions()
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        recent = self.settings.recent_projects
+        for i, path in enumerate(recent, 1):
+            act = self.recent_menu.addAction(f"&{i % 10}  {Path(path).name}")
+            act.setToolTip(path)
+            act.setStatusTip(path)
+            act.triggered.connect(lambda _c=False, p=path: self._open_recent(p))
+        if recent:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear the List", self.settings.clear_recent_projects)
+        else:
+            none = self.recent_menu.addAction("No recent projects")
+            none.setEnabled(False)
+
+    def _open_recent(self, path: str) -> None:
+        if not Path(path).exists():
+            self.settings.remove_recent_project(path)
+            self._error("Cannot open the project", f"{path} no longer exists; it was removed from the list.")
+            return
+        self.open_project(path)
+
+    # ---- import / export ------------------------------------------------------------------------------
+    def import_tokenizer(self, path: str | None = None) -> None:
+        if self.session.path is None:
+            return
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self, "Import a tokenizer", self.settings.last_folder, TOKENIZER_FILTER)
+            if not path:
+                return
+        project = self.session.path
+
+        def work():
+            from workbench.formats import detect_format, load_tokenizer_file
+            from workbench.store import ProjectStore
+
+            src = Path(path)
+            tokenizer = load_tokenizer_file(src)
+            fmt = detect_format(src)
+            digest = hashlib.sha256(src.read_bytes()).hexdigest() if src.is_file() else ""
+            name = tokenizer.name or src.stem
+            with ProjectStore.open(project) as store:
+                ref_id = store.add_reference(name, tokenizer, fmt=fmt, source_path=str(src.resolve()), sha256=digest)
+            return f"Imported “{name}” as reference {ref_id} ({len(tokenizer.vocab):,} ids, {len(tokenizer.merges):,} merges)."
+
+        self.statusBar().showMessage(f"Importing {Path(path).name}…")
+        self.tasks.run(work, self._imported, self._import_failed)
+
+    def _imported(self, message: str) -> None:
+        self.statusBar().showMessage(message, 10000)
+        self.session.notify_runs_changed()
+        self.import_finished.emit(True, message)
+
+    def _import_failed(self, message: str) -> None:
+        self.statusBar().clearMessage()
+        self._error("Cannot import the tokenizer", message)
+        self.import_finished.emit(False, message)
+
+    def export_dialog(self, run_id: int | None = None) -> None:
+        if self.session.path is None:
+            return
+        selected = run_id if run_id is not None else next(iter(self.training.history.selected_ids()), None)
+        dialog = ExportDialog(self.session.runs(), selected, self.settings.last_folder, self)
+        if dialog.exec() != ExportDialog.DialogCode.Accepted:
+            return
+        rid, fmt, out, force = dialog.choice()
+        self.export_run(rid, fmt, out, force=force)
+
+    def export_run(self, run_id: int, fmt: str, out: str, *, force: bool = False) -> None:
+        project = self.session.path
+
+        def work():
+            from workbench.formats import export_tokenizer
+            from workbench.store import ProjectStore
+
+            with ProjectStore.open(project, readonly=True) as store:
+                tokenizer = store.load_tokenizer(run_id)
+                frequencies = None
+                if fmt == "merges-csv":
+                    frequencies = [r.frequency for r in store.merges(run_id, 0, store.merge_count(run_id))]
+            result = export_tokenizer(tokenizer, fmt, out, force=force, frequencies=frequencies)
+            checks = f" (verified: {'; '.join(result.checks)})" if result.checks else ""
+            return f"Wrote {', '.join(str(p) for p in result.paths)}{checks}"
+
+        self.statusBar().showMessage(f"Exporting run {run_id} as {fmt}…")
+        self.settings.last_folder = str(Path(out).parent if fmt != "gpt2" else Path(out).parent)
+        self.tasks.run(work, self._exported, self._export_failed)
+
+    def _exported(self, message: str) -> None:
+        self.statusBar().showMessage(message, 15000)
+        self.export_finished.emit(True, message)
+
+    def _export_failed(self, message: str) -> None:
+        self.statusBar().clearMessage()
+        self._error("Export failed", message)
+        self.export_finished.emit(False, message)
+
+    # ---- view ----------------------------------------------------------------------------------------
+    def set_theme(self, theme: str) -> None:
+        self.settings.theme = theme
+        style.apply_theme(QApplication.instance(), theme)
+        for act in self.theme_group.actions():
+            act.setChecked(act.data() == theme)
+
+    def reset_layout(self) -> None:
+        first = self.docks["corpus"]
+        for key, dock in self.docks.items():
+            dock.setFloating(False)
+            self.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, dock)
+            dock.show()
+        for key in ("train", "inspect", "merges"):
+            self.tabifyDockWidget(first, self.docks[key])
+        first.raise_()
+
+    def _restore_layout(self) -> None:
+        geometry = self.settings.geometry
+        if geometry.isEmpty() or not self.restoreGeometry(geometry):
+            self.resize(1280, 820)
+        state = self.settings.window_state
+        if not state.isEmpty():
+            self.restoreState(state)
+
+    def save_layout(self) -> None:
+        self.settings.geometry = self.saveGeometry()
+        self.settings.window_state = self.saveState()
+        self.settings.sync()
+
+    def show_shortcuts(self) -> None:
+        rows = []
+        for act in (self.act_new, self.act_open, self.act_save_as, self.act_add_files, self.act_add_folder,
+                    self.act_import, self.act_export, self.act_train, self.act_pause, self.act_cancel,
+                    self.act_rename, self.act_shortcuts, self.act_quit):
+            keys = ", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in act.shortcuts())
+            rows.append((act.text().replace("&", "").rstrip("…"), keys))
+        for i, key in enumerate(("Corpus", "Train", "Inspect", "Merges"), 1):
+            rows.append((f"Go to the {key} panel", f"Alt+{i}"))
+            rows.append((f"Show / hide the {key} panel", f"Ctrl+{i}"))
+        rows += [("Remove corpus files / delete runs", "Delete"), ("Rename the selected run", "F2")]
+        shortcuts_dialog(rows, self).exec()
+
+    def show_about(self) -> None:
+        version = _version()
+        QMessageBox.about(self, "About Tokenizer Workbench",
+                          f"<h3>Tokenizer Workbench {version}</h3>"
+                          "<p>See how text splits into tokens, train BPE tokenizers offline on your own corpora "
+                          "while the vocabulary grows, browse the merges and export vocab files that "
+                          "Hugging Face <code>tokenizers</code>, <code>tiktoken</code> and GPT-2 loaders read as they are.</p>"
+                          "<p>Everything in the window is also a <code>workbench</code> command.</p>"
+                          "<p>MIT licence. Demo corpus sources: <code>resources/demo/SOURCES.md</code>.</p>")
+
+    # ---- state ----------------------------------------------------------------------------------------
+    def _update_title(self) -> None:
+        name = self.session.display_name or "No project"
+        suffix = " (read-only)" if self.session.read_only else ""
+        self.setWindowTitle(f"{name}[*]{suffix} — {APP_NAME}")
+        self.setWindowModified(self.session.is_modified())
+        if self.session.path is not None:
+            where = "unsaved — File ▸ Save Project As… to keep it" if self.session.untitled else str(self.session.path)
+            self.project_label.setText(where)
+            self.project_label.setToolTip(str(self.session.path))
+        else:
+            self.project_label.setText("")
+
+    def _update_actions(self, *_args) -> None:
+        is_open = self.session.is_open
+        training = self.training.is_training()
+        self.act_save_as.setEnabled(is_open and not training)
+        self.act_import.setEnabled(is_open and not self.session.read_only)
+        self.act_export.setEnabled(is_open and bool(self.session.runs()))
+        self.act_pause.setEnabled(training)
+        self.act_cancel.setEnabled(training)
+
+    @Slot(bool)
+    def _on_training_changed(self, running: bool) -> None:
+        if running:
+            self.show_panel("train")  # F5 from another panel: show the curves filling in
+        self.run_label.setText("● training" if running else "")
+        self.run_label.setStyleSheet(f"color: {style.STATUS_STYLE['running'][0]}")
+        self._update_actions()
+        self._update_title()
+
+    @Slot()
+    def _on_scan_finished(self) -> None:
+        entries = self.corpus.entries()
+        bad = len(self.corpus.rejected_messages())
+        if entries:
+            self.statusBar().showMessage(f"{len(entries)} corpus file{'s' if len(entries) != 1 else ''} ready"
+                                         + (f"; {bad} not loaded (see the Corpus panel)" if bad else "") + ".", 8000)
+
+    def _rename_run(self) -> None:
+        self.show_panel("train")
+        self.training.history.edit_selected_name()
+
+    def _error(self, title: str, message: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Warning, title, message.splitlines()[0] if message else title,
+                          QMessageBox.StandardButton.Ok, self)
+        box.exec()
+
+    # ---- closing --------------------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        if self.training.is_training():
+            answer = ask(self, "A run is training",
+                         "A training run is in progress. Stop it and close?\n\n"
+                         "The merges made so far stay in the project; the run is marked cancelled.",
+                         QMessageBox.StandardButton.Close | QMessageBox.StandardButton.Cancel,
+                         QMessageBox.StandardButton.Cancel)
+            if answer != QMessageBox.StandardButton.Close:
+                event.ignore()
+                return
+            self.statusBar().showMessage("Stopping the run…")
+            self.training.stop_and_wait()
+        if self.session.is_modified():
+            answer = ask(self, "Save the untitled project?",
+                         "This untitled project holds training runs. Save it before closing?",
+                         QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard |
+                         QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
+            if answer == QMessageBox.StandardButton.Cancel:
+                event.ignore()
+                return
+            if answer == QMessageBox.StandardButton.Save and not self.save_as():
+                event.ignore()
+                return
+            if answer == QMessageBox.StandardButton.Discard:
+                self.session.discard()
+        self.save_layout()
+        self.shutdown()
+        event.accept()
+
+    def shutdown(self) -> None:
+        """Join every thread and process and close the project (also used by tests)."""
+        self.training.shutdown()
+        self.corpus.shutdown()
+        self.tasks.shutdown()
+        self._panels_call("set_project", None)
+        self._panels_call("shutdown")  # the Inspect/Merges panels own worker threads too
+        self.session.close(discard_untitled=True)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("tokenizer-workbench")
+    except Exception:  # noqa: BLE001
+        return ""

@@ -1,0 +1,507 @@
+"""Live training curves: vocabulary size, merged-pair frequency (log), token count L, compression.
+
+One ``pyqtgraph`` scene with four linked plots over merge steps. Points are appended to growing
+numpy buffers by :meth:`TrainingPlots.append` and drawn only by :meth:`TrainingPlots.redraw`, which
+the training panel calls from a ~100 ms timer — never once per merge (STYLE.md trap 11). Several
+runs can be shown at once (overlay); hovering shows the merge made at the step under the mouse.
+
+What it leaves out: where the points come from (the training panel reads them from the project
+file) and what a merge's pieces are (a lookup function is passed in).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal, Slot
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from workbench.store import StepRow
+from workbench.ui import style
+
+PLOTS = ("vocab", "frequency", "tokens", "compression")
+TITLES = {
+    "vocab": "Vocabulary size |V|",
+    "frequency": "Frequency of the merged pair (log)",
+    "tokens": "Corpus tokens L",
+    "compression": "Compression (characters per token)",
+}
+
+
+def compact(value: float) -> str:
+    """Tick labels that stay short: 950, 5,000, 20k, 1.2M."""
+    v = abs(value)
+    if v >= 1e6:
+        text = f"{value / 1e6:.1f}".rstrip("0").rstrip(".") + "M"
+    elif v >= 1e4:
+        text = f"{value / 1e3:.1f}".rstrip("0").rstrip(".") + "k"
+    elif v >= 1000:
+        text = f"{value:,.0f}"
+    elif v == int(v):
+        text = f"{value:.0f}"
+    else:
+        text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return text
+
+
+class CountAxis(pg.AxisItem):
+    """An axis whose tick labels read 20k and 1.2M instead of 20000 and 1.2e+06."""
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
+        if self.logMode:
+            return super().tickStrings(values, scale, spacing)
+        return [compact(v * scale) for v in values]
+
+
+# Which way each curve usually goes, so a live range keeps its headroom on that side.
+GROWS_UP = {"vocab": True, "frequency": False, "tokens": False, "compression": True}
+
+
+class _Growing:
+    """An append-only float64 buffer with amortised doubling; ``view`` is the filled part."""
+
+    def __init__(self, columns: int, capacity: int = 1024):
+        self.data = np.zeros((capacity, columns), dtype=np.float64)
+        self.n = 0
+
+    def extend(self, rows: np.ndarray) -> None:
+        need = self.n + len(rows)
+        if need > len(self.data):
+            cap = max(need, 2 * len(self.data))
+            grown = np.zeros((cap, self.data.shape[1]), dtype=np.float64)
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        self.data[self.n: need] = rows
+        self.n = need
+
+    @property
+    def view(self) -> np.ndarray:
+        return self.data[: self.n]
+
+
+@dataclass
+class RunCurves:
+    run_id: int
+    name: str
+    colour: str
+    points: _Growing = field(default_factory=lambda: _Growing(4))  # step, vocab, frequency, tokens
+    chars: int | None = None
+    dirty: bool = True
+    items: dict = field(default_factory=dict)
+
+    @property
+    def last_step(self) -> int:
+        return int(self.points.view[-1, 0]) if self.points.n else 0
+
+
+MergeLookup = Callable[[int, int], str | None]
+
+
+class TrainingPlots(QWidget):
+    """Four linked plots; ``append`` buffers, ``redraw`` draws what changed."""
+
+    hovered = Signal(int, int)  # run id, step (0, 0 when the mouse leaves)
+    redrawn = Signal(int)       # points drawn in total, after each redraw that changed something
+
+    def __init__(self, merge_lookup: MergeLookup | None = None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.merge_lookup = merge_lookup or (lambda run_id, step: None)
+        self.runs: dict[int, RunCurves] = {}
+        self._hover_text = ""
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.ci.setSpacing(6)
+        layout.addWidget(self.view)
+        self.plots: dict[str, pg.PlotItem] = {}
+        for i, name in enumerate(PLOTS):
+            axes = {"bottom": CountAxis("bottom")}
+            if name != "frequency":
+                axes["left"] = CountAxis("left")
+            plot = self.view.addPlot(row=i // 2, col=i % 2, axisItems=axes)
+            # No grid and no per-frame auto-range: measured on the offscreen raster, a pyqtgraph grid
+            # costs ~20 ms per repaint and re-fitting the axes every 100 ms another ~15 ms, all on
+            # the GUI thread. Ranges are set here in steps instead (see _fit_ranges).
+            plot.disableAutoRange()
+            plot.setDownsampling(auto=True, mode="peak")
+            plot.setClipToView(True)
+            plot.setMenuEnabled(False)
+            plot.hideButtons()
+            plot.vb.sigRangeChangedManually.connect(lambda *_a, n=name: self._user_zoomed(n))
+            plot.setLabel("bottom", "merge step")
+            plot.getAxis("left").setWidth(62)
+            if name == "frequency":
+                plot.setLogMode(x=False, y=True)
+            if name != "vocab":
+                plot.setXLink(self.plots["vocab"])
+            self.plots[name] = plot
+        self.legend = self.plots["vocab"].addLegend(offset=(-8, -8))  # bottom right: the curve rises left to right
+        self.legend.setVisible(False)
+        self.cursors = {}
+        for name, plot in self.plots.items():
+            line = pg.InfiniteLine(angle=90, movable=False)
+            line.setVisible(False)
+            plot.addItem(line, ignoreBounds=True)
+            self.cursors[name] = line
+        self.label = pg.TextItem(anchor=(0, 0))
+        self.label.setVisible(False)
+        self.label.setZValue(100)
+        self._label_plot: pg.PlotItem | None = None
+        self.marker = pg.ScatterPlotItem(size=9)
+        self.marker.setZValue(90)
+        self._marker_plot: pg.PlotItem | None = None
+        self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.view.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+        self.follow = {name: True for name in PLOTS}  # False once the user zooms or pans that plot
+        self.live = False  # while a run trains, ranges keep headroom so the axes change rarely
+        self._apply_palette()
+
+    # ---- data ----------------------------------------------------------------------------------
+    def show_runs(self, specs: Sequence[tuple[int, str]]) -> list[int]:
+        """Show exactly these runs (id, name); returns the ids that are new (and need their points)."""
+        wanted = {rid for rid, _ in specs}
+        for rid in [r for r in self.runs if r not in wanted]:
+            self._remove(rid)
+        new = []
+        for index, (rid, name) in enumerate(specs):
+            colour = style.RUN_COLOURS[index % len(style.RUN_COLOURS)]
+            curves = self.runs.get(rid)
+            if curves is None:
+                curves = self.runs[rid] = RunCurves(rid, name, colour)
+                self._make_items(curves)
+                new.append(rid)
+            elif curves.colour != colour or curves.name != name:
+                curves.colour, curves.name = colour, name
+                self._style_items(curves)
+        self.legend.setVisible(len(self.runs) > 1)
+        self._hide_hover()
+        return new
+
+    def clear(self) -> None:
+        for rid in list(self.runs):
+            self._remove(rid)
+        self.legend.setVisible(False)
+        self._hide_hover()
+
+    def reset_run(self, run_id: int) -> None:
+        """Forget a run's points (it will be read again from the start)."""
+        curves = self.runs.get(run_id)
+        if curves is not None:
+            curves.points = _Growing(4)
+            curves.dirty = True
+
+    def has_run(self, run_id: int) -> bool:
+        return run_id in self.runs
+
+    def last_step(self, run_id: int) -> int:
+        curves = self.runs.get(run_id)
+        return curves.last_step if curves else 0
+
+    def append(self, run_id: int, rows: Sequence[StepRow]) -> None:
+        curves = self.runs.get(run_id)
+        if curves is None or not rows:
+            return
+        arr = np.array([(r.step, r.vocab_size, r.frequency, r.token_count) for r in rows], dtype=np.float64)
+        curves.points.extend(arr)
+        curves.dirty = True
+
+    def set_chars(self, run_id: int, chars: int | None) -> None:
+        curves = self.runs.get(run_id)
+        if curves is not None and curves.chars != chars:
+            curves.chars = chars
+            curves.dirty = True
+
+    def point_count(self) -> int:
+        return sum(c.points.n for c in self.runs.values())
+
+    def curve_data(self, run_id: int, plot: str) -> tuple[np.ndarray, np.ndarray]:
+        """What the curve ``plot`` of ``run_id`` holds (x, y) as drawn — for tests and export."""
+        item = self.runs[run_id].items[plot]
+        # xData/yData are the data as given (getData() would be log10'd, clipped and downsampled).
+        if item.xData is None:
+            return np.array([]), np.array([])
+        return np.asarray(item.xData), np.asarray(item.yData)
+
+    @Slot()
+    def redraw(self) -> bool:
+        """Push changed buffers into the curves; returns True when anything was drawn."""
+        changed = False
+        if not self.isVisible():
+            return False  # buffers stay dirty; showEvent draws them when the plots are shown again
+        for curves in self.runs.values():
+            if not curves.dirty:
+                continue
+            curves.dirty = False
+            changed = True
+            v = curves.points.view
+            x = v[:, 0]
+            # Views of the buffer are safe to hand over: rows are only ever appended, never changed.
+            curves.items["vocab"].setData(x, v[:, 1], skipFiniteCheck=True)
+            freq = np.maximum(v[:, 2], 1.0)
+            curves.items["frequency"].setData(x, freq, skipFiniteCheck=True)
+            curves.items["tokens"].setData(x, v[:, 3], skipFiniteCheck=True)
+            if curves.chars:
+                with np.errstate(divide="ignore"):
+                    ratio = np.where(v[:, 3] > 0, curves.chars / np.maximum(v[:, 3], 1), np.nan)
+                curves.items["compression"].setData(x, ratio)
+            else:
+                curves.items["compression"].setData([], [])
+        if changed:
+            self._fit_ranges()
+            self.redrawn.emit(self.point_count())
+        return changed
+
+    # ---- ranges ------------------------------------------------------------------------------------
+    def _bounds(self, name: str) -> tuple[float, float, float, float] | None:
+        xs, ys = [], []
+        for curves in self.runs.values():
+            v = curves.points.view
+            if not len(v):
+                continue
+            xs += [v[0, 0], v[-1, 0]]
+            if name == "vocab":
+                col = v[:, 1]
+            elif name == "frequency":
+                col = np.log10(np.maximum(v[:, 2], 1.0))
+            elif name == "tokens":
+                col = v[:, 3]
+            elif curves.chars:
+                col = curves.chars / np.maximum(v[:, 3], 1.0)
+            else:
+                continue
+            ys += [float(np.nanmin(col)), float(np.nanmax(col))]
+        if not xs:
+            return None
+        if not ys:
+            ys = [0.0, 1.0]
+        return min(xs), max(xs), min(ys), max(ys)
+
+    @staticmethod
+    def _stepped(current: tuple[float, float], lo: float, hi: float, live: bool, floor: float | None = None,
+                 up: bool = True):
+        span = max(hi - lo, abs(hi) * 1e-3, 1e-9)
+        a, b = current
+        fits = a <= lo and hi <= b and (b - a) <= 3.0 * span + 1e-9
+        if live and fits:
+            return None
+        # While live, leave room on the side the curve is heading so the axes change rarely.
+        below, above = ((0.04, 0.25) if up else (0.25, 0.04)) if live else (0.04, 0.04)
+        new = (lo - below * span, hi + above * span)
+        if floor is not None:
+            new = (max(new[0], floor), new[1])
+        if not live and abs(new[0] - a) < 1e-9 * span and abs(new[1] - b) < 1e-9 * span:
+            return None
+        return new
+
+    def _fit_ranges(self) -> None:
+        for name, plot in self.plots.items():
+            if not self.follow[name]:
+                continue
+            bounds = self._bounds(name)
+            if bounds is None:
+                continue
+            x0, x1, y0, y1 = bounds
+            (cx, cy) = plot.vb.viewRange()
+            # x starts a little left of 0 so the 0 tick label is drawn
+            x_new = self._stepped(tuple(cx), 0.0, x1, self.live, floor=-0.02 * max(x1, 1.0)) if name == "vocab" else None
+            y_new = self._stepped(tuple(cy), y0, y1, self.live, up=GROWS_UP[name])
+            if x_new is not None:
+                plot.vb.setXRange(*x_new, padding=0)
+            if y_new is not None:
+                plot.vb.setYRange(*y_new, padding=0)
+
+    def fit_all(self) -> None:
+        """Follow the data again in every plot (double click)."""
+        for name in PLOTS:
+            self.follow[name] = True
+        for plot in self.plots.values():
+            plot.vb.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)  # force a fresh fit
+        self._fit_ranges()
+
+    def set_live(self, live: bool) -> None:
+        """While live, ranges grow in steps with headroom; afterwards they fit the data tightly."""
+        self.live = live
+        self._fit_ranges()
+
+    def _user_zoomed(self, name: str) -> None:
+        self.follow[name] = False
+
+    @Slot(object)
+    def _on_mouse_clicked(self, event) -> None:
+        if event.double():
+            self.fit_all()
+
+    # ---- items -----------------------------------------------------------------------------------
+    def _make_items(self, curves: RunCurves) -> None:
+        for name, plot in self.plots.items():
+            item = pg.PlotDataItem(name=curves.name if name == "vocab" else None)
+            item.setDownsampling(auto=True, method="peak")
+            item.setClipToView(True)
+            plot.addItem(item)
+            curves.items[name] = item
+        self._style_items(curves)
+
+    def _style_items(self, curves: RunCurves) -> None:
+        for name, item in curves.items.items():
+            item.setPen(pg.mkPen(curves.colour, width=1))  # 1-px cosmetic lines take the fast path
+            if name == "vocab":
+                item.opts["name"] = curves.name
+        if self.legend is not None:
+            self.legend.clear()
+            for c in self.runs.values():
+                if "vocab" in c.items:
+                    self.legend.addItem(c.items["vocab"], c.name)
+
+    def _remove(self, run_id: int) -> None:
+        curves = self.runs.pop(run_id)
+        for name, item in curves.items.items():
+            self.plots[name].removeItem(item)
+        if self.legend is not None:
+            self.legend.removeItem(curves.items.get("vocab"))
+
+    # ---- hover -------------------------------------------------------------------------------------
+    def hover_text(self) -> str:
+        return self._hover_text
+
+    def hover_at(self, step: int, plot_name: str = "vocab") -> str:
+        """Show the hover label for ``step`` as if the mouse were there; returns the text."""
+        self._show_hover(step, self.plots[plot_name])
+        return self._hover_text
+
+    @Slot(object)
+    def _on_mouse_moved(self, pos: QPointF) -> None:
+        for plot in self.plots.values():
+            if plot.vb.sceneBoundingRect().contains(pos):
+                x = plot.vb.mapSceneToView(pos).x()
+                self._show_hover(int(round(x)), plot)
+                return
+        self._hide_hover()
+
+    def _show_hover(self, step: int, plot: pg.PlotItem) -> None:
+        lines = []
+        first = None
+        for curves in self.runs.values():
+            v = curves.points.view
+            if not len(v):
+                continue
+            i = int(np.searchsorted(v[:, 0], step))
+            if i >= len(v) or int(v[i, 0]) != step:
+                continue
+            _s, vocab, freq, tokens = v[i]
+            merge = self.merge_lookup(curves.run_id, step) or ""
+            ratio = f" · {curves.chars / tokens:.2f} chars/tok" if curves.chars and tokens else ""
+            who = f"<span style='color:{curves.colour}'>■</span> " if len(self.runs) > 1 else ""
+            lines.append(f"{who}<b>step {step:,}</b> · freq {int(freq):,}<br>{_html(merge)}<br>"
+                         f"|V| {int(vocab):,} · L {int(tokens):,}{ratio}")
+            if first is None:
+                first = (curves, i)
+        if first is None:
+            self._hide_hover()
+            return
+        curves, i = first
+        self._hover_text = "\n".join(_plain(line) for line in lines)
+        for line in self.cursors.values():
+            line.setPos(step)
+            line.setVisible(True)
+        if self._label_plot is not plot:
+            if self._label_plot is not None:
+                self._label_plot.removeItem(self.label)
+                self._label_plot.removeItem(self.marker)
+            plot.addItem(self.label, ignoreBounds=True)
+            plot.addItem(self.marker, ignoreBounds=True)
+            self._label_plot = plot
+        name = next(n for n, p in self.plots.items() if p is plot)
+        v = curves.points.view
+        y = {"vocab": v[i, 1], "frequency": np.log10(max(v[i, 2], 1.0)), "tokens": v[i, 3],
+             "compression": (curves.chars / v[i, 3]) if curves.chars and v[i, 3] else np.nan}[name]
+        if np.isfinite(y):
+            self.marker.setData([step], [y], brush=pg.mkBrush(curves.colour), pen=pg.mkPen(self._fg, width=1))
+            self.marker.setVisible(True)
+        else:
+            self.marker.setVisible(False)
+        # The label sits in a top corner of the plot, away from the point, so it is never clipped
+        # by the plot's edge and never hides the point it describes.
+        (x0, x1), (y0, y1) = plot.vb.viewRange()
+        point_on_right = step > (x0 + x1) / 2
+        high = np.isfinite(y) and y > y0 + 0.6 * (y1 - y0)
+        dx, dy = 0.015 * (x1 - x0), 0.03 * (y1 - y0)
+        corner_y = (y0 + dy) if high else (y1 - dy)
+        if point_on_right:
+            self.label.setAnchor((0.0, 1.0 if high else 0.0))
+            self.label.setPos(x0 + dx, corner_y)
+        else:
+            self.label.setAnchor((1.0, 1.0 if high else 0.0))
+            self.label.setPos(x1 - dx, corner_y)
+        self.label.setHtml(f"<div style='color:{self._fg.name()}'>{'<br>'.join(lines)}</div>")
+        self.label.setVisible(True)
+        self.hovered.emit(curves.run_id, step)
+
+    def _hide_hover(self) -> None:
+        if self._hover_text or self.label.isVisible():
+            self._hover_text = ""
+            self.label.setVisible(False)
+            self.marker.setVisible(False)
+            for line in self.cursors.values():
+                line.setVisible(False)
+            self.hovered.emit(0, 0)
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        self.redraw()
+
+    def leaveEvent(self, event) -> None:  # noqa: N802
+        super().leaveEvent(event)
+        self._hide_hover()
+
+    # ---- palette -------------------------------------------------------------------------------------
+    def changeEvent(self, event) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == event.Type.PaletteChange:
+            self._apply_palette()
+
+    def _apply_palette(self) -> None:
+        pal = self.palette()
+        bg = pal.color(QPalette.ColorRole.Base)
+        fg = pal.color(QPalette.ColorRole.Text)
+        self._fg = fg
+        axis = QColor(fg)
+        axis.setAlpha(170)
+        self.view.setBackground(bg)
+        for name, plot in self.plots.items():
+            plot.setTitle(TITLES[name], color=fg.name(), size="10pt")
+            for side in ("left", "bottom"):
+                ax = plot.getAxis(side)
+                ax.setPen(pg.mkPen(axis))
+                ax.setTextPen(pg.mkPen(fg))
+                ax.label.setDefaultTextColor(axis)
+        for line in self.cursors.values():
+            c = QColor(fg)
+            c.setAlpha(110)
+            line.setPen(pg.mkPen(c, width=1, style=Qt.PenStyle.DashLine))
+        tip = pal.color(QPalette.ColorRole.ToolTipBase)
+        tip.setAlpha(235)
+        border = QColor(fg)
+        border.setAlpha(90)
+        self.label.fill = pg.mkBrush(tip)
+        self.label.border = pg.mkPen(border)
+        if self.legend is not None:
+            self.legend.setLabelTextColor(fg)
+            lb = QColor(bg)
+            lb.setAlpha(200)
+            self.legend.setBrush(pg.mkBrush(lb))
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _plain(html: str) -> str:
+    import re
+
+    out = re.sub(r"<br>", "\n", html)
+    out = re.sub(r"<[^>]+>", "", out)
+    return out.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")

@@ -1,0 +1,213 @@
+"""The project the window has open: its path, its store connection, and whether it is untitled.
+
+The GUI keeps one read-only connection to the ``.tokproj`` (WAL lets it read while the training
+child commits a batch every ~100 ms); the window's writes (rename, delete) each open a writable
+connection for one short transaction, so the training child stays the only long-lived writer.
+A project started with *New* (or on the demo corpus) lives in the app's data folder as
+"Untitled …" until Save As gives it a name — that is what the title's modified marker means,
+since every change to a named project is already saved when it is made.
+
+What it leaves out: widgets. It emits signals; panels and the main window decide what to show.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from PySide6.QtCore import QObject, QStandardPaths, Signal
+
+from workbench.errors import WorkbenchError
+from workbench.store import ProjectStore, RunInfo, StepRow
+from workbench.store.opening import SIDE_FILES
+
+UNTITLED_PREFIX = "Untitled"
+
+
+def untitled_folder() -> Path:
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
+    folder = Path(base or Path.home() / ".local" / "share" / "tokenizer-workbench") / "untitled"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+class ProjectSession(QObject):
+    """Owns the open :class:`ProjectStore`; every read and write of the window goes through it."""
+
+    project_changed = Signal()   # a different project (or none) is open
+    runs_changed = Signal()      # runs added, renamed, deleted or finished
+    modified_changed = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.store: ProjectStore | None = None  # read-only: the window's reads
+        self.path: Path | None = None
+        self.writable = False
+        self.note = ""  # a sentence for the user about how the file is open ("" when fine)
+        self.untitled = False
+        self.display_name = ""
+
+    # ---- opening -------------------------------------------------------------------------------
+    def open(self, path: str | Path, *, create: bool = False) -> None:
+        """Open (or create) ``path``; raises WorkbenchError with a user message when it cannot."""
+        path = Path(path).expanduser().absolute()
+        store = self._open_reader(path, create=create)
+        self._replace(store, path, untitled=path.parent == untitled_folder() and path.name.startswith(UNTITLED_PREFIX))
+
+    def _open_reader(self, path: Path, *, create: bool) -> ProjectStore:
+        """A writable open first (creates, migrates, marks dead runs), then our read-only connection.
+
+        The window reads through a read-only connection and writes through short-lived writable
+        ones. Measured here: a long-lived *writable* connection in the GUI process, next to the
+        Merges panel's read-only one, stopped seeing new runs once a training child had closed
+        the file (the child switches it back out of WAL mode on close); a read-only connection
+        keeps seeing every commit.
+        """
+        writable = ProjectStore.open(path, create=create)
+        if writable.read_only:  # the file or its folder is read-only: that store is all we get
+            self.writable, self.note = False, writable.note
+            return writable
+        self.writable, self.note = True, writable.note
+        writable.close()
+        return ProjectStore.open(path, readonly=True)
+
+    @contextmanager
+    def _writer(self) -> Iterator[ProjectStore]:
+        """A writable store for one change (the child may be writing too: SQLite serialises)."""
+        if self.path is None:
+            raise WorkbenchError("no project is open")
+        if not self.writable:
+            raise WorkbenchError(self.note or f"{self.path} is open read-only; use Save As to keep a copy.")
+        with ProjectStore.open(self.path) as store:
+            yield store
+
+    def new_untitled(self) -> Path:
+        folder = untitled_folder()
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = folder / f"{UNTITLED_PREFIX} {stamp}.tokproj"
+        n = 2
+        while path.exists():
+            path = folder / f"{UNTITLED_PREFIX} {stamp}-{n}.tokproj"
+            n += 1
+        store = self._open_reader(path, create=True)
+        self._replace(store, path, untitled=True)
+        return path
+
+    def _replace(self, store: ProjectStore, path: Path, *, untitled: bool) -> None:
+        self.close(discard_untitled=True)
+        self.store, self.path, self.untitled = store, path, untitled
+        self.display_name = "Untitled" if untitled else path.name
+        self.project_changed.emit()
+        self.modified_changed.emit(self.is_modified())
+
+    def close(self, *, discard_untitled: bool = False) -> None:
+        """Close the store; an untitled project is deleted when asked to (after the user agreed)."""
+        store, path, untitled = self.store, self.path, self.untitled
+        self.store, self.path, self.untitled, self.display_name = None, None, False, ""
+        if store is not None:
+            store.close()
+        if discard_untitled and untitled and path is not None and not self._has_content_at(path):
+            for suffix in ("", *SIDE_FILES):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+    def discard(self) -> None:
+        """Close and delete an untitled project whatever it holds (the user chose Discard)."""
+        path, untitled = self.path, self.untitled
+        self.close()
+        if untitled and path is not None:
+            for suffix in ("", *SIDE_FILES):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+    @staticmethod
+    def _has_content_at(path: Path) -> bool:
+        try:
+            with ProjectStore.open(path, readonly=True) as store:
+                return bool(store.runs() or store.references())
+        except WorkbenchError:
+            return False
+
+    def save_as(self, dest: str | Path, *, force: bool = False) -> Path:
+        """Copy through the backup API and continue on the copy (an untitled original is removed)."""
+        if self.store is None:
+            raise WorkbenchError("no project is open")
+        dest = Path(dest).expanduser().absolute()
+        if dest.suffix != ".tokproj":
+            dest = dest.with_name(dest.name + ".tokproj")
+        self.store.save_as(dest, force=force)
+        if self.untitled:
+            self.discard()
+        else:
+            self.close()
+        self.open(dest)
+        return dest
+
+    # ---- state -----------------------------------------------------------------------------------
+    @property
+    def is_open(self) -> bool:
+        return self.store is not None
+
+    @property
+    def read_only(self) -> bool:
+        return self.store is not None and not self.writable
+
+    def is_modified(self) -> bool:
+        """An untitled project with runs or references has something worth saving."""
+        if not self.untitled or self.store is None:
+            return False
+        try:
+                return bool(self.store.runs() or self.store.references())
+        except Exception:  # noqa: BLE001 - a title marker must never raise
+            return False
+
+    # ---- reads -----------------------------------------------------------------------------------
+    def runs(self) -> list[RunInfo]:
+        return self.store.runs() if self.store else []
+
+    def run(self, run_id: int) -> RunInfo | None:
+        if self.store is None:
+            return None
+        try:
+            return self.store.run(run_id)
+        except WorkbenchError:
+            return None
+
+    def steps(self, run_id: int, since_step: int = 0) -> list[StepRow]:
+        return self.store.steps(run_id, since_step) if self.store else []
+
+    def merge_text(self, run_id: int, step: int):
+        """The merge made at ``step`` (1-based) as a MergeRow, or None."""
+        if self.store is None or step < 1:
+            return None
+        rows = self.store.merges(run_id, step - 1, 1)
+        return rows[0] if rows else None
+
+    def corpus_paths(self) -> list[tuple[str, dict]]:
+        """Distinct corpus files of the project (latest reader options win), in first-added order."""
+        if self.store is None:
+            return []
+        seen: dict[str, dict] = {}
+        for ref in self.store.corpora():
+            seen[ref.path] = ref.reader_options
+        return list(seen.items())
+
+    # ---- writes ----------------------------------------------------------------------------------
+    def rename_run(self, run_id: int, name: str) -> None:
+        if self.store is None:
+            return
+        with self._writer() as store:
+            store.rename_run(run_id, name)
+        self.runs_changed.emit()
+
+    def delete_run(self, run_id: int) -> None:
+        if self.store is None:
+            return
+        with self._writer() as store:
+            store.delete_run(run_id)
+        self.runs_changed.emit()
+        self.modified_changed.emit(self.is_modified())
+
+    def notify_runs_changed(self) -> None:
+        self.runs_changed.emit()
+        self.modified_changed.emit(self.is_modified())

@@ -1,0 +1,236 @@
+"""The run history: every run stored in the project, with status, size and time.
+
+Selecting several runs overlays their curves. Renaming edits the name in place (F2 or double
+click); deleting asks first. The list is rebuilt from ``ProjectStore.runs()`` whenever runs change,
+keeping the selection. What it leaves out: the store calls themselves — it emits requests and the
+training panel carries them out through the project session.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QMenu, QPushButton,
+                               QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from workbench.store import RunInfo
+from workbench.ui import style, text
+
+COLUMNS = ("Run", "Status", "|V|", "Merges", "Started", "Took")
+ID_ROLE = Qt.ItemDataRole.UserRole
+
+
+def describe(run: RunInfo) -> str:
+    s = run.settings
+    eow = f", end-of-word {s.get('end_of_word')}" if s.get("end_of_word") else ""
+    norm = ",".join(s.get("normalizer") or []) or "none"
+    pre = s.get("pretokenizer", "?")
+    pre = pre if len(pre) <= 24 else pre[:22] + "…"
+    lines = [f"run {run.id}: {run.name}",
+             f"{s.get('units', '?')} BPE{eow} · pre-tokenizer {pre} · normalizer {norm}",
+             f"tie-break {s.get('tie_break', '?')} · min frequency {s.get('min_frequency', 1)}",
+             f"word types {s.get('word_types', '?'):,} · initial tokens {s.get('initial_token_count', 0):,}"
+             if isinstance(s.get("word_types"), int) else ""]
+    if s.get("special_tokens"):
+        lines.append("special tokens " + " ".join(s["special_tokens"]))
+    if run.error:
+        lines.append(run.error)
+    return "\n".join(line for line in lines if line)
+
+
+class RunHistory(QWidget):
+    """A multi-select list of runs; emits the selection and rename/delete requests."""
+
+    selection_changed = Signal(list)       # run ids, in list order
+    rename_requested = Signal(int, str)    # run id, new name
+    delete_requested = Signal(list)        # run ids (the panel asks before deleting)
+    export_requested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._updating = False
+        self._runs: dict[int, RunInfo] = {}
+        self._live: int | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        head = QHBoxLayout()
+        title = QLabel("<b>Runs</b>")
+        head.addWidget(title)
+        self.hint = QLabel("select several to overlay")
+        self.hint.setStyleSheet(f"color: {style.muted().name()}")
+        head.addWidget(self.hint)
+        head.addStretch(1)
+        self.rename_button = QPushButton("Rename")
+        self.rename_button.setToolTip("Rename the selected run (F2)")
+        self.rename_button.clicked.connect(lambda _c=False: self.edit_selected_name())
+        self.delete_button = QPushButton("Delete…")
+        self.delete_button.setToolTip("Delete the selected runs (Delete); asks first")
+        self.delete_button.clicked.connect(lambda _c=False: self._request_delete())
+        head.addWidget(self.rename_button)
+        head.addWidget(self.delete_button)
+        layout.addLayout(head)
+
+        self.tree = QTreeWidget()
+        self.tree.setColumnCount(len(COLUMNS))
+        self.tree.setHeaderLabels(list(COLUMNS))
+        self.tree.setRootIsDecorated(False)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed |
+                                  QAbstractItemView.EditTrigger.DoubleClicked)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in range(1, len(COLUMNS)):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        for col in (2, 3, 5):
+            self.tree.headerItem().setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.tree.itemSelectionChanged.connect(self._selection)
+        self.tree.itemChanged.connect(self._item_changed)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._menu)
+        delete = QAction("Delete", self.tree)
+        delete.setShortcut(QKeySequence.StandardKey.Delete)
+        delete.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        delete.triggered.connect(lambda _c=False: self._request_delete())
+        self.tree.addAction(delete)
+        layout.addWidget(self.tree)
+        self._buttons()
+
+    # ---- contents ------------------------------------------------------------------------------
+    def set_runs(self, runs: Sequence[RunInfo], live_run: int | None = None) -> None:
+        """Rebuild from the store's runs (newest first), keeping the selection."""
+        selected = set(self.selected_ids())
+        self._live = live_run
+        self._updating = True
+        try:
+            self.tree.clear()
+            self._runs = {r.id: r for r in runs}
+            for run in sorted(runs, key=lambda r: -r.id):
+                self.tree.addTopLevelItem(self._item(run))
+            for i in range(self.tree.topLevelItemCount()):
+                item = self.tree.topLevelItem(i)
+                if item.data(0, ID_ROLE) in selected:
+                    item.setSelected(True)
+        finally:
+            self._updating = False
+        self.hint.setVisible(len(runs) > 1)
+        self._buttons()
+        if set(self.selected_ids()) != selected:
+            self.selection_changed.emit(self.selected_ids())
+
+    def _item(self, run: RunInfo) -> QTreeWidgetItem:
+        status = "running" if run.id == self._live and run.status == "running" else run.status
+        took = (run.timings or {}).get("total_s")
+        if took is None and run.ended and run.started:
+            took = run.ended - run.started
+        item = QTreeWidgetItem([run.name, status, text.count(run.vocab_size), text.count(run.merge_count),
+                                text.when(run.started), text.duration(took) if took is not None else ""])
+        item.setData(0, ID_ROLE, run.id)
+        item.setIcon(0, style.status_icon(status))
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+        tip = describe(run)
+        for col in range(len(COLUMNS)):
+            item.setToolTip(col, tip)
+        for col in (2, 3, 5):
+            item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return item
+
+    def update_run(self, run: RunInfo, live_run: int | None = None) -> None:
+        """Refresh one row (status, size) without rebuilding the list."""
+        self._live = live_run
+        self._runs[run.id] = run
+        for i in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(i)
+            if item.data(0, ID_ROLE) == run.id:
+                self._updating = True
+                try:
+                    fresh = self._item(run)
+                    for col in range(len(COLUMNS)):
+                        if col != 0 or item.text(0) != fresh.text(0):
+                            item.setText(col, fresh.text(col))
+                    item.setIcon(0, fresh.icon(0))
+                    for col in range(len(COLUMNS)):
+                        item.setToolTip(col, fresh.toolTip(col))
+                finally:
+                    self._updating = False
+                return
+        self.set_runs(list(self._runs.values()), live_run)
+
+    def selected_ids(self) -> list[int]:
+        return [item.data(0, ID_ROLE) for item in self.tree.selectedItems()]
+
+    def select(self, run_ids: Sequence[int]) -> None:
+        wanted = set(run_ids)
+        self._updating = True
+        try:
+            self.tree.clearSelection()
+            for i in range(self.tree.topLevelItemCount()):
+                item = self.tree.topLevelItem(i)
+                if item.data(0, ID_ROLE) in wanted:
+                    item.setSelected(True)
+                    self.tree.scrollToItem(item)
+        finally:
+            self._updating = False
+        self._selection()
+
+    def run_ids(self) -> list[int]:
+        return [self.tree.topLevelItem(i).data(0, ID_ROLE) for i in range(self.tree.topLevelItemCount())]
+
+    def item_for(self, run_id: int) -> QTreeWidgetItem | None:
+        for i in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(i)
+            if item.data(0, ID_ROLE) == run_id:
+                return item
+        return None
+
+    def edit_selected_name(self) -> None:
+        items = self.tree.selectedItems()
+        if len(items) == 1:
+            self.tree.editItem(items[0], 0)
+
+    # ---- internals -----------------------------------------------------------------------------
+    def _buttons(self) -> None:
+        ids = self.selected_ids()
+        self.rename_button.setEnabled(len(ids) == 1)
+        self.delete_button.setEnabled(bool(ids) and self._live not in ids)
+
+    def _selection(self) -> None:
+        self._buttons()
+        if not self._updating:
+            self.selection_changed.emit(self.selected_ids())
+
+    def _item_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        if self._updating or column != 0:
+            return
+        run_id = item.data(0, ID_ROLE)
+        old = self._runs.get(run_id)
+        name = item.text(0).strip()
+        if old is None or name == old.name:
+            return
+        if not name:
+            self._updating = True
+            item.setText(0, old.name)
+            self._updating = False
+            return
+        self.rename_requested.emit(run_id, name)
+
+    def _request_delete(self) -> None:
+        ids = [i for i in self.selected_ids() if i != self._live]
+        if ids:
+            self.delete_requested.emit(ids)
+
+    def _menu(self, pos) -> None:
+        ids = self.selected_ids()
+        if not ids:
+            return
+        menu = QMenu(self)
+        if len(ids) == 1:
+            menu.addAction("Rename", self.edit_selected_name)
+            menu.addAction("Export…", lambda: self.export_requested.emit(ids[0]))
+        act = menu.addAction("Delete…", self._request_delete)
+        act.setEnabled(self._live not in ids)
+        menu.exec(self.tree.viewport().mapToGlobal(pos))

@@ -1,0 +1,117 @@
+"""Every persistent window setting, declared once with its type and default (Picard-style).
+
+One typed wrapper over ``QSettings``: every read passes ``type=`` — read back in a new process,
+``QSettings`` otherwise hands out strings (``'true'``, ``'512'``) on some back ends (STYLE.md,
+trap 8). Lists and dicts are stored as JSON text for the same reason. What it leaves out: project
+data (that lives in the ``.tokproj`` file) and anything a user would want to carry between machines.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings
+
+MAX_RECENT = 10
+THEMES = ("system", "light", "dark")
+
+
+class AppSettings:
+    """Typed access to the app's ``QSettings`` (organisation/application names set by the app)."""
+
+    def __init__(self, qsettings: QSettings | None = None):
+        self._s = qsettings if qsettings is not None else QSettings()
+
+    # ---- raw typed access ------------------------------------------------------------------
+    def _get(self, key: str, default: Any, kind: type) -> Any:
+        value = self._s.value(key, default, type=kind)
+        return default if value is None else value
+
+    def sync(self) -> None:
+        self._s.sync()
+
+    # ---- window layout ---------------------------------------------------------------------
+    @property
+    def geometry(self) -> QByteArray:
+        return self._get("window/geometry", QByteArray(), QByteArray)
+
+    @geometry.setter
+    def geometry(self, value: QByteArray) -> None:
+        self._s.setValue("window/geometry", value)
+
+    @property
+    def window_state(self) -> QByteArray:
+        return self._get("window/state", QByteArray(), QByteArray)
+
+    @window_state.setter
+    def window_state(self, value: QByteArray) -> None:
+        self._s.setValue("window/state", value)
+
+    def splitter_state(self, name: str) -> QByteArray:
+        return self._get(f"splitters/{name}", QByteArray(), QByteArray)
+
+    def set_splitter_state(self, name: str, value: QByteArray) -> None:
+        self._s.setValue(f"splitters/{name}", value)
+
+    # ---- recent projects ---------------------------------------------------------------------
+    @property
+    def recent_projects(self) -> list[str]:
+        try:
+            items = json.loads(self._get("files/recent", "[]", str))
+        except json.JSONDecodeError:
+            return []
+        return [str(p) for p in items if isinstance(p, str)][:MAX_RECENT]
+
+    def add_recent_project(self, path: str | Path) -> list[str]:
+        text = str(Path(path).absolute())
+        items = [text] + [p for p in self.recent_projects if p != text]
+        self._s.setValue("files/recent", json.dumps(items[:MAX_RECENT]))
+        return items[:MAX_RECENT]
+
+    def remove_recent_project(self, path: str | Path) -> None:
+        text = str(Path(path).absolute())
+        self._s.setValue("files/recent", json.dumps([p for p in self.recent_projects if p != text]))
+
+    def clear_recent_projects(self) -> None:
+        self._s.setValue("files/recent", "[]")
+
+    # ---- preferences -------------------------------------------------------------------------
+    @property
+    def theme(self) -> str:
+        value = self._get("view/theme", "system", str)
+        return value if value in THEMES else "system"
+
+    @theme.setter
+    def theme(self, value: str) -> None:
+        self._s.setValue("view/theme", value if value in THEMES else "system")
+
+    @property
+    def last_folder(self) -> str:
+        return self._get("files/last_folder", str(Path.home()), str)
+
+    @last_folder.setter
+    def last_folder(self, value: str | Path) -> None:
+        self._s.setValue("files/last_folder", str(value))
+
+    @property
+    def train_settings(self) -> dict:
+        """The training form as last used (validated again by the form when applied)."""
+        try:
+            value = json.loads(self._get("train/last_settings", "{}", str))
+        except json.JSONDecodeError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    @train_settings.setter
+    def train_settings(self, value: dict) -> None:
+        self._s.setValue("train/last_settings", json.dumps(value))
+
+    @property
+    def show_whitespace_preview(self) -> bool:
+        return self._get("train/preview_marks", True, bool)
+
+    @show_whitespace_preview.setter
+    def show_whitespace_preview(self, value: bool) -> None:
+        self._s.setValue("train/preview_marks", bool(value))

@@ -1,0 +1,839 @@
+"""The Train panel: settings form, Start/Pause/Resume/Cancel, live plots and the run history.
+
+A run is a child process of the app's own entry point (``workbench train … --progress json``,
+see :class:`~workbench.ui.workers.TrainingProcess`). Its JSON lines give the run id and the
+progress bar's numbers; the plotted points are read back from the project file
+(``ProjectStore.steps(run_id, since_step=last)``) on a 100 ms timer, so what the plots show is
+exactly what is stored. Selecting runs in the history overlays their curves.
+
+What it leaves out: training itself (the child does it) and the merge table (the Merges panel).
+"""
+
+from __future__ import annotations
+
+import html
+import time
+
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import (QButtonGroup, QComboBox, QFormLayout, QFrame, QGroupBox, QHBoxLayout, QLabel,
+                               QLineEdit, QMessageBox, QProgressBar, QPushButton, QRadioButton, QScrollArea,
+                               QSizePolicy, QSpinBox, QSplitter, QStackedWidget, QStyle, QVBoxLayout, QWidget)
+
+from workbench.core.normalize import parse_normalizer
+from workbench.core.pretokenize import PRESETS, make_pretokenizer
+from workbench.errors import WorkbenchError
+from workbench.store import RunInfo
+from workbench.ui import style, text
+from workbench.ui.empty_state import EmptyState
+from workbench.ui.plots import TrainingPlots
+from workbench.ui.project_session import ProjectSession
+from workbench.ui.run_history import RunHistory
+from workbench.ui.settings import AppSettings
+from workbench.ui.workers import SplitPreviewer, TrainingProcess, TrainOptions, TrainOutcome, train_command
+
+PRESET_LABELS = {
+    "gpt2": "GPT-2 — words, numbers, punctuation; spaces kept",
+    "cl100k": "GPT-4 cl100k — digits in groups of 3",
+    "o200k": "GPT-4o o200k — case-aware words",
+    "whitespace": "Whitespace — words and punctuation; spaces dropped",
+    "digits": "GPT-2 with single digits",
+    "none": "None — each line/document is one piece",
+    "metaspace": "Metaspace — ▁ marks spaces (SentencePiece)",
+}
+NORMALIZER_CHOICES = ("none", "nfc", "nfkc", "lower", "strip-accents", "nfkc,lower")
+DEFAULT_SAMPLE = "Hello world! Tokenizers split 12345 words — Привет, 世界 👋"
+POLL_MS = 100
+MERGES_REFRESH_S = 0.5
+
+
+def ask(parent: QWidget, title: str, message: str, buttons, default) -> QMessageBox.StandardButton:
+    """A modal question; one place so tests can answer it."""
+    box = QMessageBox(QMessageBox.Icon.Question, title, message, buttons, parent)
+    box.setDefaultButton(default)
+    return QMessageBox.StandardButton(box.exec())
+
+
+class TrainingPanel(QWidget):
+    """Settings, controls, live plots and history for the project the session has open."""
+
+    run_started = Signal(int)            # run id
+    run_finished = Signal(int, str)      # run id (0 if none was created), status
+    steps_arrived = Signal(int)          # run id: new merges are in the store (rate-limited)
+    training_changed = Signal(bool)      # a child process is running
+    message = Signal(str)                # a status-bar line
+
+    def __init__(self, session: ProjectSession, corpus_panel=None, settings: AppSettings | None = None,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.corpus = corpus_panel
+        self.settings = settings or AppSettings()
+        self.process = TrainingProcess(self)
+        self.live_run: int | None = None
+        self.target = 0
+        self.last_outcome: TrainOutcome | None = None
+        self._last_progress: dict = {}
+        self._merge_cache: dict[tuple[int, int], str] = {}
+        self._last_merges_signal = 0.0
+        self._pending_merge_signal = False
+        self._corpus_paths: dict[int, str] = {}
+        self._click_time: float | None = None
+        self._next_redraw = 0.0
+        self.first_point_latency: float | None = None
+
+        self.previewer = SplitPreviewer(self)
+        self.previewer.ready.connect(self._on_preview)
+        self._preview_timer = QTimer(self)
+        self._preview_timer.setSingleShot(True)
+        self._preview_timer.setInterval(150)
+        self._preview_timer.timeout.connect(self._request_preview)
+
+        self.poll_timer = QTimer(self)
+        self.poll_timer.setInterval(POLL_MS)
+        self.poll_timer.timeout.connect(self._tick)
+
+        self._build()
+        self._restore_form()
+        self._connect()
+        self._update_controls()
+        self._update_size_mode()
+        self._schedule_preview()
+
+    # ---- layout --------------------------------------------------------------------------------
+    def _build(self) -> None:
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(8, 8, 8, 6)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("trainSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        outer.addWidget(self.splitter)
+
+        # left: the form and the controls
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 6, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        form_host = QWidget()
+        fl = QVBoxLayout(form_host)
+        fl.setContentsMargins(0, 0, 4, 0)
+
+        model_box = QGroupBox("Model")
+        mf = self._form(model_box)
+        self.model_combo = QComboBox()
+        self.model_combo.addItem("BPE (byte-pair encoding)", "bpe")
+        for later in ("WordPiece (coming later)", "Unigram (coming later)"):
+            self.model_combo.addItem(later, None)
+            self.model_combo.model().item(self.model_combo.count() - 1).setEnabled(False)
+        mf.addRow("Model", self.model_combo)
+        self.units_combo = QComboBox()
+        self.units_combo.addItem("UTF-8 bytes (256 base symbols)", "bytes")
+        self.units_combo.addItem("Characters (the corpus alphabet)", "chars")
+        mf.addRow("Units", self.units_combo)
+        self.eow_combo = QComboBox()
+        self.eow_combo.setEditable(True)
+        self.eow_combo.addItems(["", "</w>"])
+        self.eow_combo.lineEdit().setPlaceholderText("none")
+        self.eow_combo.setToolTip("A marker appended to every word (characters only), as in the classic papers")
+        mf.addRow("End-of-word", self.eow_combo)
+        fl.addWidget(model_box)
+
+        split_box = QGroupBox("Text before the model")
+        sf = self._form(split_box)
+        self.pre_combo = QComboBox()
+        for name in PRESETS:
+            self.pre_combo.addItem(PRESET_LABELS.get(name, name), name)
+        self.pre_combo.addItem("Custom regular expression…", "custom")
+        sf.addRow("Pre-tokenizer", self.pre_combo)
+        self.pattern_edit = QLineEdit()
+        self.pattern_edit.setFont(style.monospace_font())
+        self.pattern_edit.setPlaceholderText(r"e.g. \w+|[^\w\s]+|\s+")
+        self.pattern_row_label = QLabel("Pattern")
+        sf.addRow(self.pattern_row_label, self.pattern_edit)
+        self.normalizer_combo = QComboBox()
+        self.normalizer_combo.setEditable(True)
+        self.normalizer_combo.addItems(NORMALIZER_CHOICES)
+        self.normalizer_combo.setToolTip("none, nfc, nfd, nfkc, nfkd, lower, strip-accents; comma-separated to combine")
+        sf.addRow("Normalizer", self.normalizer_combo)
+        self.sample_edit = QLineEdit()
+        self.sample_edit.setPlaceholderText("a sample line to split")
+        sf.addRow("Sample", self.sample_edit)
+        self.preview_label = QLabel()
+        self.preview_label.setWordWrap(True)
+        self.preview_label.setTextFormat(Qt.TextFormat.RichText)
+        self.preview_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
+        self.preview_label.setMinimumHeight(40)
+        self.preview_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        sf.addRow("Split", self.preview_label)
+        self.form_error = QLabel()
+        self.form_error.setWordWrap(True)
+        self.form_error.setVisible(False)
+        sf.addRow(self.form_error)
+        fl.addWidget(split_box)
+
+        size_box = QGroupBox("How far")
+        zf = self._form(size_box)
+        size_row = QHBoxLayout()
+        self.by_vocab = QRadioButton("Vocabulary size")
+        self.by_merges = QRadioButton("Merges")
+        self.size_group = QButtonGroup(self)
+        self.size_group.addButton(self.by_vocab)
+        self.size_group.addButton(self.by_merges)
+        self.by_vocab.setChecked(True)
+        size_row.addWidget(self.by_vocab)
+        size_row.addWidget(self.by_merges)
+        size_row.addStretch(1)
+        zf.addRow("Stop at", size_row)
+        self.size_spin = QSpinBox()
+        self.size_spin.setRange(1, 2_000_000)
+        self.size_spin.setGroupSeparatorShown(True)
+        self.size_spin.setValue(1000)
+        self.size_spin.setAccelerated(True)
+        zf.addRow("", self.size_spin)
+        self.min_freq = QSpinBox()
+        self.min_freq.setRange(1, 1_000_000_000)
+        self.min_freq.setValue(1)
+        self.min_freq.setToolTip("Stop early when no pair occurs this often")
+        zf.addRow("Min frequency", self.min_freq)
+        self.special_edit = QLineEdit()
+        self.special_edit.setPlaceholderText("e.g. <|endoftext|> <pad>  (space-separated)")
+        self.special_edit.setToolTip("Special tokens get the first ids and are never split or merged")
+        zf.addRow("Special tokens", self.special_edit)
+        self.tie_combo = QComboBox()
+        self.tie_combo.addItem("first seen (textbook)", "first-seen")
+        self.tie_combo.addItem("Hugging Face tokenizers", "hf")
+        self.tie_combo.setToolTip("Which pair wins when several are equally frequent.\n"
+                                  "first seen: the pair that occurs earliest in the corpus (textbook loop)\n"
+                                  "Hugging Face: the rule of tokenizers' BpeTrainer (identical merges)")
+        zf.addRow("Tie-break", self.tie_combo)
+        self.name_edit = QLineEdit()
+        self.name_edit.setPlaceholderText("automatic (e.g. bytes BPE V1000 · gpt2)")
+        zf.addRow("Run name", self.name_edit)
+        fl.addWidget(size_box)
+        fl.addStretch(1)
+        for combo in (self.model_combo, self.units_combo, self.eow_combo, self.pre_combo, self.normalizer_combo,
+                      self.tie_combo):
+            # Long item texts must not widen the form past the splitter (they elide instead).
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(10)
+        for edit in (self.pattern_edit, self.sample_edit, self.special_edit, self.name_edit):
+            edit.setMinimumWidth(120)
+        scroll.setWidget(form_host)
+        ll.addWidget(scroll, 1)
+
+        controls = QHBoxLayout()
+        st = self.style()
+        self.start_button = QPushButton(st.standardIcon(QStyle.StandardPixmap.SP_MediaPlay), "Train")
+        self.start_button.setToolTip("Start training on the loaded corpus (F5 or Ctrl+Return)")
+        f = self.start_button.font()
+        f.setBold(True)
+        self.start_button.setFont(f)
+        self.start_button.setMinimumHeight(30)
+        self.pause_button = QPushButton(st.standardIcon(QStyle.StandardPixmap.SP_MediaPause), "Pause")
+        self.pause_button.setToolTip("Pause or resume the run (F6)")
+        self.cancel_button = QPushButton(st.standardIcon(QStyle.StandardPixmap.SP_MediaStop), "Cancel")
+        self.cancel_button.setToolTip("Stop the run; merges made so far are kept (Shift+F5)")
+        for b in (self.start_button, self.pause_button, self.cancel_button):
+            controls.addWidget(b)
+        ll.addLayout(controls)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(0)
+        self.progress.setFormat("")
+        self.progress.setTextVisible(True)
+        ll.addWidget(self.progress)
+        self.state_label = QLabel("Ready.")
+        self.state_label.setWordWrap(True)
+        ll.addWidget(self.state_label)
+        self.error_label = QLabel()
+        self.error_label.setWordWrap(True)
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label.setVisible(False)
+        ll.addWidget(self.error_label)
+        left.setMinimumWidth(330)
+        self.splitter.addWidget(left)
+
+        # right: plots over history
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.setObjectName("trainRightSplitter")
+        right.setChildrenCollapsible(False)
+        self.right_splitter = right
+        self.plot_stack = QStackedWidget()
+        self.plot_empty = EmptyState("No run to show yet",
+                                     "Set up the run on the left and press Train. The curves fill in while it "
+                                     "trains; select finished runs below to compare them.", symbol="📈")
+        self.plot_empty_train = self.plot_empty.add_button("Train", self.start, primary=True)
+        self.plots = TrainingPlots(self._merge_lookup)
+        self.plot_stack.addWidget(self.plot_empty)
+        self.plot_stack.addWidget(self.plots)
+        right.addWidget(self.plot_stack)
+        self.history = RunHistory()
+        right.addWidget(self.history)
+        right.setStretchFactor(0, 3)
+        right.setStretchFactor(1, 1)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([380, 900])
+        right.setSizes([520, 200])
+        for name, sp in (("train", self.splitter), ("train_right", right)):
+            state = self.settings.splitter_state(name)
+            if not state.isEmpty():
+                sp.restoreState(state)
+            sp.splitterMoved.connect(lambda *_a, n=name, s=sp: self.settings.set_splitter_state(n, s.saveState()))
+        self._style_labels()
+
+    @staticmethod
+    def _form(box: QGroupBox) -> QFormLayout:
+        form = QFormLayout(box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return form
+
+    def _connect(self) -> None:
+        self.start_button.clicked.connect(lambda _c=False: self.start())
+        self.pause_button.clicked.connect(lambda _c=False: self.toggle_pause())
+        self.cancel_button.clicked.connect(lambda _c=False: self.cancel())
+        self.units_combo.currentIndexChanged.connect(lambda _i: (self._update_eow(), self._schedule_preview()))
+        self.pre_combo.currentIndexChanged.connect(lambda _i: self._pre_changed())
+        self.pattern_edit.textChanged.connect(lambda _t: self._schedule_preview())
+        self.normalizer_combo.currentTextChanged.connect(lambda _t: self._schedule_preview())
+        self.sample_edit.textChanged.connect(lambda _t: self._schedule_preview())
+        self.by_vocab.toggled.connect(lambda _c: self._update_size_mode())
+        self.process.event.connect(self._on_event)
+        self.process.run_started.connect(self._on_run_started)
+        self.process.state_changed.connect(self._on_state)
+        self.process.finished.connect(self._on_finished)
+        self.history.selection_changed.connect(self._on_history_selection)
+        self.history.rename_requested.connect(self._rename)
+        self.history.delete_requested.connect(self._delete)
+        self.session.project_changed.connect(self._on_project_changed)
+        self.session.runs_changed.connect(self.reload_history)
+        self.plots.redrawn.connect(self._on_redrawn)
+        if self.corpus is not None:
+            self.corpus.corpus_changed.connect(self._on_corpus_changed)
+
+    # ---- form ------------------------------------------------------------------------------------
+    def _restore_form(self) -> None:
+        saved = self.settings.train_settings
+        if not saved:
+            self._update_eow()
+            self._pre_changed()
+            return
+        self._set_combo(self.units_combo, saved.get("units", "bytes"))
+        self.eow_combo.setCurrentText(str(saved.get("end_of_word", "")))
+        pre = str(saved.get("pretokenizer", "gpt2"))
+        if pre in PRESETS:
+            self._set_combo(self.pre_combo, pre)
+        else:
+            self._set_combo(self.pre_combo, "custom")
+            self.pattern_edit.setText(pre)
+        self.normalizer_combo.setCurrentText(str(saved.get("normalize", "none")))
+        if saved.get("merges"):
+            self.by_merges.setChecked(True)
+            self.size_spin.setValue(int(saved["merges"]))
+        elif saved.get("vocab_size"):
+            self.by_vocab.setChecked(True)
+            self.size_spin.setValue(int(saved["vocab_size"]))
+        self.min_freq.setValue(int(saved.get("min_frequency", 1)))
+        self.special_edit.setText(" ".join(saved.get("special", [])))
+        self._set_combo(self.tie_combo, saved.get("tie_break", "first-seen"))
+        self._update_eow()
+        self._pre_changed()
+
+    @staticmethod
+    def _set_combo(combo: QComboBox, value) -> None:
+        i = combo.findData(value)
+        if i >= 0:
+            combo.setCurrentIndex(i)
+
+    def options(self) -> TrainOptions:
+        """The form as TrainOptions; raises WorkbenchError naming the field that is wrong."""
+        pre = self.pre_combo.currentData()
+        if pre == "custom":
+            pattern = self.pattern_edit.text()
+            if not pattern.strip():
+                raise WorkbenchError("enter a regular expression for the custom pre-tokenizer")
+            make_pretokenizer(pattern)  # raises a clear message for a bad pattern
+            pre = pattern
+        norm = self.normalizer_combo.currentText().strip() or "none"
+        parse_normalizer(norm)
+        units = self.units_combo.currentData()
+        eow = self.eow_combo.currentText() if units == "chars" else ""
+        value = self.size_spin.value()
+        by_vocab = self.by_vocab.isChecked()
+        return TrainOptions(vocab_size=value if by_vocab else None, merges=None if by_vocab else value,
+                            units=units, end_of_word=eow, pretokenizer=pre, normalize=norm,
+                            min_frequency=self.min_freq.value(), special=tuple(self.special_edit.text().split()),
+                            tie_break=self.tie_combo.currentData(), name=self.name_edit.text().strip())
+
+    def set_options(self, **values) -> None:
+        """Fill the form programmatically (tests, the benchmark)."""
+        if "units" in values:
+            self._set_combo(self.units_combo, values["units"])
+        if "end_of_word" in values:
+            self.eow_combo.setCurrentText(values["end_of_word"])
+        if "pretokenizer" in values:
+            pre = values["pretokenizer"]
+            if pre in PRESETS:
+                self._set_combo(self.pre_combo, pre)
+            else:
+                self._set_combo(self.pre_combo, "custom")
+                self.pattern_edit.setText(pre)
+        if "normalize" in values:
+            self.normalizer_combo.setCurrentText(values["normalize"])
+        if "vocab_size" in values:
+            self.by_vocab.setChecked(True)
+            self.size_spin.setValue(values["vocab_size"])
+        if "merges" in values:
+            self.by_merges.setChecked(True)
+            self.size_spin.setValue(values["merges"])
+        if "min_frequency" in values:
+            self.min_freq.setValue(values["min_frequency"])
+        if "special" in values:
+            self.special_edit.setText(" ".join(values["special"]))
+        if "tie_break" in values:
+            self._set_combo(self.tie_combo, values["tie_break"])
+        if "name" in values:
+            self.name_edit.setText(values["name"])
+
+    def _update_eow(self) -> None:
+        chars = self.units_combo.currentData() == "chars"
+        self.eow_combo.setEnabled(chars)
+        self.eow_combo.setToolTip("A marker appended to every word, as in the classic papers" if chars
+                                  else "Only for character units")
+
+    def _update_size_mode(self) -> None:
+        if self.by_vocab.isChecked():
+            self.size_spin.setSuffix(" tokens")
+            self.size_spin.setToolTip("Target |V| = base symbols + special tokens + merges")
+        else:
+            self.size_spin.setSuffix(" merges")
+            self.size_spin.setToolTip("Number of merges to learn")
+
+    def _pre_changed(self) -> None:
+        custom = self.pre_combo.currentData() == "custom"
+        self.pattern_edit.setVisible(custom)
+        self.pattern_row_label.setVisible(custom)
+        if custom and not self.pattern_edit.text():
+            from workbench.core.pretokenize import PRESET_PATTERNS
+
+            self.pattern_edit.setText(PRESET_PATTERNS["gpt2"] or "")
+        self._schedule_preview()
+
+    def _schedule_preview(self) -> None:
+        self._preview_timer.start()
+
+    def _request_preview(self) -> None:
+        pre = self.pre_combo.currentData()
+        spec = self.pattern_edit.text() if pre == "custom" else pre
+        if pre == "custom" and not spec.strip():
+            self._on_preview(None, "enter a regular expression")
+            return
+        sample = self.sample_edit.text() or self.sample_edit.placeholderText()
+        self.previewer.request(spec, self.normalizer_combo.currentText().strip() or "none", sample[:400])
+
+    @Slot(object, str)
+    def _on_preview(self, pieces, error: str) -> None:
+        if error:
+            self.preview_label.setText("")
+            self._set_form_error(error)
+            return
+        self._set_form_error("")
+        dark = style.is_dark(self.palette())
+        colours = (("#274b6d", "#5c4a1f", "#2d5a3d", "#5a2d4f") if dark
+                   else ("#d6e9fb", "#fbe7c6", "#d5f2df", "#f6d8ea"))
+        spans = []
+        for i, piece in enumerate(pieces or []):
+            shown = html.escape(text.piece(piece.encode("utf-8", "surrogatepass")))
+            spans.append(f"<span style='background-color:{colours[i % len(colours)]}'>{shown}</span>")
+        count = len(pieces or [])
+        # Zero-width spaces between pieces let a long sample wrap (the pieces themselves hold no spaces).
+        body = "&#8203;".join(spans) if spans else "<i>(nothing)</i>"
+        self.preview_label.setText(f"<span style='font-family:\"DejaVu Sans Mono\",monospace'>{body}</span>"
+                                   f"<br><small>{count} piece{'s' if count != 1 else ''}</small>")
+        self.preview_label.setToolTip(" | ".join(pieces or []))
+
+    def preview_text(self) -> str:
+        return self.preview_label.text()
+
+    def _set_form_error(self, message: str) -> None:
+        marker = "nor a valid regular expression: "
+        if marker in message:  # the core names every preset; next to the pattern field the reason is enough
+            message = "not a valid regular expression: " + message.split(marker, 1)[1]
+        self.form_error.setText(f"⚠ {message}" if message else "")
+        self.form_error.setVisible(bool(message))
+        self._update_controls()
+
+    def form_error_text(self) -> str:
+        return self.form_error.text() if self.form_error.isVisible() else ""
+
+    # ---- run control ---------------------------------------------------------------------------------
+    def is_training(self) -> bool:
+        return self.process.is_active()
+
+    def start(self) -> bool:
+        """Start a run with the form's settings on the corpus panel's files; False if it could not."""
+        if self.is_training():
+            return False
+        self._show_error("")
+        if not self.session.is_open or self.session.path is None:
+            self._show_error("Open or create a project first.")
+            return False
+        if self.session.read_only:
+            self._show_error(self.session.note or "The project is read-only: use File ▸ Save As.")
+            return False
+        try:
+            options = self.options()
+            files = self.corpus.files() if self.corpus is not None else []
+            argv = train_command(files, self.session.path, options)
+        except WorkbenchError as exc:
+            self._show_error(str(exc))
+            self._set_form_error(str(exc) if "pre-tokenizer" in str(exc) or "normalizer" in str(exc) else "")
+            return False
+        self.settings.train_settings = {
+            "units": options.units, "end_of_word": options.end_of_word, "pretokenizer": options.pretokenizer,
+            "normalize": options.normalize, "vocab_size": options.vocab_size, "merges": options.merges,
+            "min_frequency": options.min_frequency, "special": list(options.special), "tie_break": options.tie_break}
+        self.live_run = None
+        self.target = 0
+        self.last_outcome = None
+        self._last_progress = {}
+        self._click_time = time.monotonic()
+        self.first_point_latency = None
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("")
+        self.state_label.setText("Starting the training process…")
+        self.process.start(argv)
+        self.training_changed.emit(True)
+        self._update_controls()
+        return True
+
+    def toggle_pause(self) -> None:
+        if self.process.state == "paused":
+            self.resume()
+        else:
+            self.pause()
+
+    def pause(self) -> bool:
+        return self.process.pause()
+
+    def resume(self) -> bool:
+        return self.process.resume()
+
+    def cancel(self) -> None:
+        if self.is_training():
+            self.process.cancel()
+
+    def stop_and_wait(self, timeout_ms: int = 15000) -> None:
+        """Cancel and block until the child has exited and its outcome is handled (window closing)."""
+        if not self.is_training():
+            return
+        self.process.cancel()
+        self.process.wait(timeout_ms)
+
+    # ---- process reports -----------------------------------------------------------------------------
+    @Slot(str)
+    def _on_state(self, state: str) -> None:
+        labels = {"starting": "Starting the training process…", "reading": "Reading and counting the corpus…",
+                  "training": "Training…", "paused": "Paused. Resume to continue; Cancel keeps the merges so far.",
+                  "stopping": "Stopping — the merges made so far are kept…"}
+        if state in labels:
+            self.state_label.setText(labels[state])
+        if state == "paused":
+            self.progress.setFormat(self.progress.format().split(" · ")[0] + " · paused")
+        self._update_controls()
+
+    @Slot(dict)
+    def _on_event(self, data: dict) -> None:
+        kind = data.get("event")
+        if kind == "reading":
+            total = max(int(data.get("bytes_total", 1)), 1)
+            done = int(data.get("bytes_read", 0))
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(1000 * done / total))
+            self.progress.setFormat(f"reading {100 * done / total:.0f}% of {text.human_bytes(total)}")
+        elif kind == "merges":
+            self._last_progress = data
+            target = max(int(data.get("target", self.target) or 1), 1)
+            step = int(data.get("step", 0))
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(1000 * min(step, target) / target))
+            rate = float(data.get("merges_per_s", 0.0))
+            eta = data.get("eta_s")
+            eta_text = f" · ETA {text.duration(float(eta))}" if eta is not None and step < target else ""
+            self.progress.setFormat(f"{step:,} / {target:,} merges")
+            if self.process.state != "paused":
+                self.state_label.setText(f"Run {data.get('run_id')}: {rate:,.0f} merges/s{eta_text}\n"
+                                         f"|V| {int(data.get('vocab_size', 0)):,} · L {int(data.get('token_count', 0)):,} tokens")
+
+    @Slot(int, int)
+    def _on_run_started(self, run_id: int, target: int) -> None:
+        self.live_run = run_id
+        self.target = target
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(0)
+        self.progress.setFormat(f"0 / {target:,} merges")
+        self.reload_history(select=[run_id])
+        self.session.modified_changed.emit(self.session.is_modified())
+        self.plots.set_live(True)
+        self.poll_timer.start()
+        self.run_started.emit(run_id)
+        self.message.emit(f"Run {run_id} started: {target:,} merges to make.")
+
+    @Slot(object)
+    def _on_finished(self, outcome: TrainOutcome) -> None:
+        self.last_outcome = outcome
+        run_id = outcome.run_id
+        if run_id is not None:
+            self._poll_run(run_id)
+            self.plots.redraw()
+        self.poll_timer.stop()
+        self.live_run = None
+        self.plots.set_live(False)
+        self.progress.setRange(0, 1000)
+        if outcome.status in ("finished", "cancelled"):
+            info = self.session.run(run_id) if run_id is not None else None
+            took = (info.timings or {}).get("total_s") if info is not None else None
+            if info is not None:
+                done = f"{info.merge_count:,} merges, |V| {info.vocab_size:,}"
+                self.state_label.setText(f"Run {run_id} {outcome.status}: {done}"
+                                         + (f" in {text.duration(took)}." if took else "."))
+                if outcome.status == "finished":
+                    self.progress.setValue(1000)
+                self.progress.setFormat(f"{info.merge_count:,} merges · {outcome.status}")
+            else:
+                self.state_label.setText(f"Run {outcome.status}" + (f": {outcome.message}" if outcome.message else "."))
+                self.progress.setValue(0)
+                self.progress.setFormat("")
+        else:
+            self.progress.setValue(0)
+            self.progress.setFormat("")
+            self.state_label.setText("The run did not complete." if run_id is None else f"Run {run_id} failed.")
+            self._show_error(outcome.message or "the training process failed")
+        self.reload_history()
+        self.session.notify_runs_changed()
+        self.training_changed.emit(False)
+        self._update_controls()
+        self.run_finished.emit(run_id or 0, outcome.status)
+        self.message.emit(self.state_label.text())
+
+    # ---- polling the store ---------------------------------------------------------------------------
+    @Slot()
+    def _tick(self) -> None:
+        if self.live_run is not None:
+            got = self._poll_run(self.live_run)
+            now = time.monotonic()
+            if got:
+                self._pending_merge_signal = True
+            if self._pending_merge_signal and now - self._last_merges_signal >= MERGES_REFRESH_S:
+                self._last_merges_signal = now
+                self._pending_merge_signal = False
+                info = self.session.run(self.live_run)
+                if info is not None:
+                    self.history.update_run(info, self.live_run)
+                self.steps_arrived.emit(self.live_run)
+        self._paced_redraw()
+
+    def _paced_redraw(self) -> None:
+        """Redraw at most every POLL_MS, and back off when drawing gets expensive.
+
+        Pushing a long run's curves into pyqtgraph costs time in proportion to the points
+        (~1 ms per thousand here); waiting three times the last cost keeps the event loop at
+        least three quarters free however long the run gets.
+        """
+        now = time.monotonic()
+        if now < self._next_redraw:
+            return
+        t0 = time.perf_counter()
+        self.plots.redraw()
+        self._next_redraw = now + 3.0 * (time.perf_counter() - t0)
+
+    def _poll_run(self, run_id: int) -> int:
+        if not self.plots.has_run(run_id) or self.session.store is None:
+            return 0
+        try:
+            rows = self.session.steps(run_id, self.plots.last_step(run_id))
+        except Exception as exc:  # noqa: BLE001 - a busy file must not stop the timer
+            self.message.emit(f"Could not read the project file: {exc}")
+            return 0
+        self.plots.append(run_id, rows)
+        return len(rows)
+
+    @Slot(int)
+    def _on_redrawn(self, count: int) -> None:
+        if self.first_point_latency is None and self._click_time is not None and count > 0 and self.live_run:
+            self.first_point_latency = time.monotonic() - self._click_time
+
+    # ---- history -----------------------------------------------------------------------------------
+    def reload_history(self, select: list[int] | None = None) -> None:
+        runs = self.session.runs()
+        self._corpus_paths = {c.id: c.path for c in self.session.store.corpora()} if self.session.store else {}
+        self.history.set_runs(runs, self.live_run)
+        if select is not None:
+            self.history.select(select)
+        else:
+            self._on_history_selection(self.history.selected_ids())
+        if not runs:
+            self.plot_stack.setCurrentIndex(0)
+
+    @Slot(list)
+    def _on_history_selection(self, run_ids: list) -> None:
+        runs = {r.id: r for r in self.session.runs()} if self.session.is_open else {}
+        ids = [rid for rid in run_ids if rid in runs]
+        if self.live_run is not None and self.live_run not in ids and self.live_run in runs and not ids:
+            ids = [self.live_run]
+        specs = [(rid, f"{runs[rid].name} (run {rid})") for rid in sorted(ids)]
+        new = self.plots.show_runs(specs)
+        for rid in ids:
+            self.plots.set_chars(rid, self._chars_for(runs[rid]))
+        for rid in new:
+            if rid != self.live_run:
+                self._poll_run(rid)
+        self.plots.redraw()
+        self.plot_stack.setCurrentIndex(1 if ids else 0)
+        self._update_controls()
+
+    def _chars_for(self, run: RunInfo) -> int | None:
+        """Characters of the run's corpus: from the corpus panel's statistics when it has them."""
+        paths = [self._corpus_paths.get(cid) for cid in run.corpus_ids]
+        if self.corpus is not None and paths and all(paths):
+            chars = self.corpus.total_chars(paths)  # type: ignore[arg-type]
+            if chars:
+                return chars
+        s = run.settings
+        lossless = s.get("pretokenizer") not in ("whitespace",) and not s.get("normalizer")
+        if s.get("units") == "chars" and not s.get("end_of_word") and lossless:
+            return int(s.get("initial_token_count") or 0) or None
+        return None
+
+    @Slot()
+    def _on_corpus_changed(self) -> None:
+        for rid in list(self.plots.runs):
+            run = self.session.run(rid)
+            if run is not None:
+                self.plots.set_chars(rid, self._chars_for(run))
+        self.plots.redraw()
+        self._update_controls()
+        if not self.sample_edit.text() and self.corpus is not None:
+            sample = self.corpus.sample_line()
+            if sample:
+                self.sample_edit.setPlaceholderText(sample)
+                self._schedule_preview()
+
+    @Slot(int, str)
+    def _rename(self, run_id: int, name: str) -> None:
+        try:
+            self.session.rename_run(run_id, name)
+        except WorkbenchError as exc:
+            self._show_error(str(exc))
+            self.reload_history()
+            return
+        self.message.emit(f"Run {run_id} renamed to “{name}”.")
+
+    @Slot(list)
+    def _delete(self, run_ids: list) -> None:
+        runs = {r.id: r for r in self.session.runs()}
+        names = [f"“{runs[r].name}” (run {r})" for r in run_ids if r in runs]
+        if not names:
+            return
+        what = names[0] if len(names) == 1 else f"{len(names)} runs"
+        answer = ask(self, "Delete runs", f"Delete {what}?\n\nIts merges, vocabulary and curves are removed "
+                     "from the project file. This cannot be undone.",
+                     QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+                     QMessageBox.StandardButton.Cancel)
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        for rid in run_ids:
+            try:
+                self.session.delete_run(rid)
+            except WorkbenchError as exc:
+                self._show_error(str(exc))
+                break
+            self._merge_cache = {k: v for k, v in self._merge_cache.items() if k[0] != rid}
+        self.reload_history()
+        self.message.emit(f"Deleted {what}.")
+
+    @Slot()
+    def _on_project_changed(self) -> None:
+        self.plots.clear()
+        self._merge_cache.clear()
+        self._show_error("")
+        self.state_label.setText("Ready.")
+        self.progress.setValue(0)
+        self.progress.setFormat("")
+        self.reload_history()
+        runs = self.session.runs()
+        if runs:
+            self.history.select([runs[-1].id])
+        self._update_controls()
+
+    def _merge_lookup(self, run_id: int, step: int) -> str | None:
+        key = (run_id, step)
+        if key not in self._merge_cache:
+            try:
+                row = self.session.merge_text(run_id, step)
+            except Exception:  # noqa: BLE001
+                row = None
+            if row is None:
+                return None
+            if len(self._merge_cache) > 5000:
+                self._merge_cache.clear()
+            self._merge_cache[key] = (f"‘{text.piece(row.left_piece)}’ + ‘{text.piece(row.right_piece)}’ → "
+                                      f"‘{text.piece(row.piece)}’ (id {row.new_id})")
+        return self._merge_cache[key]
+
+    # ---- view state ------------------------------------------------------------------------------------
+    def _update_controls(self) -> None:
+        active = self.is_training()
+        state = self.process.state
+        has_files = bool(self.corpus.files()) if self.corpus is not None else False
+        form_ok = not (hasattr(self, "form_error") and self.form_error.isVisibleTo(self))
+        can_start = not active and self.session.is_open and has_files and not self.session.read_only and form_ok
+        self.start_button.setEnabled(can_start)
+        self.plot_empty_train.setEnabled(can_start)
+        if not has_files:
+            self.start_button.setToolTip("Add corpus files in the Corpus panel first")
+        elif not form_ok:
+            self.start_button.setToolTip("Fix the settings marked in red first")
+        else:
+            self.start_button.setToolTip("Start training on the loaded corpus (F5 or Ctrl+Return)")
+        self.pause_button.setEnabled(active and state in ("reading", "training", "paused", "starting")
+                                     and self.process.can_pause())
+        paused = state == "paused"
+        self.pause_button.setText("Resume" if paused else "Pause")
+        self.pause_button.setIcon(self.style().standardIcon(
+            QStyle.StandardPixmap.SP_MediaPlay if paused else QStyle.StandardPixmap.SP_MediaPause))
+        self.cancel_button.setEnabled(active and state != "stopping")
+        for w in (self.model_combo, self.units_combo, self.pre_combo, self.pattern_edit, self.normalizer_combo,
+                  self.size_spin, self.by_vocab, self.by_merges, self.min_freq, self.special_edit, self.tie_combo,
+                  self.name_edit):
+            w.setEnabled(not active)
+        if not active:
+            self._update_eow()
+
+    def _show_error(self, message: str) -> None:
+        self.error_label.setText(f"⚠ {message}" if message else "")
+        self.error_label.setVisible(bool(message))
+
+    def error_text(self) -> str:
+        return self.error_label.text().removeprefix("⚠ ") if self.error_label.isVisible() else ""
+
+    def _style_labels(self) -> None:
+        colour = style.error_colour(self.palette()).name()
+        self.form_error.setStyleSheet(f"color: {colour}")
+        self.error_label.setStyleSheet(f"color: {colour}")
+        self.state_label.setStyleSheet(f"color: {style.muted(self.palette()).name()}")
+
+    def changeEvent(self, event) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == event.Type.PaletteChange and hasattr(self, "form_error"):
+            self._style_labels()
+            self._schedule_preview()
+
+    def shutdown(self) -> None:
+        self.poll_timer.stop()
+        self.stop_and_wait()
+        self.previewer.shutdown()

@@ -7,6 +7,7 @@ import os
 import sqlite3
 
 import pytest
+from pathlib import Path
 
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
@@ -219,3 +220,35 @@ def test_a_reader_keeps_seeing_commits_after_another_writer_closes(tmp_path):
     finally:
         reader.close()
     assert side_files(path) == []  # the read-only close still leaves one file behind
+
+
+def test_a_reader_opened_at_rest_sees_a_later_writer_in_another_process(tmp_path):
+    """The window opens the file before any trainer runs; the trainer is another process."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "rest.tokproj"
+    with ProjectStore.open(path, create=True) as store:
+        write_run(store, "first", 10)
+    assert side_files(path) == []
+    reader = ProjectStore.open(path, readonly=True)
+    try:
+        assert [r.merge_count for r in reader.runs()] == [10]
+        # Another open in this process (the window does that) must not drop the reader's locks,
+        # or the child's close below deletes -wal/-shm under the reader.
+        with ProjectStore.open(path, readonly=True) as other:
+            assert len(other.runs()) == 1
+        script = (
+            "import sys; sys.path[:0] = sys.argv[2:]\n"
+            "from store_helpers import write_run\nfrom workbench.store import ProjectStore\n"
+            "with ProjectStore.open(sys.argv[1]) as s:\n    write_run(s, 'child', 7)\n"
+        )
+        for n in (7, 3):
+            subprocess.run([sys.executable, "-c", script.replace("'child', 7", f"'child', {n}"), str(path),
+                            str(Path(__file__).parent)], check=True, timeout=60)
+        assert [r.merge_count for r in reader.runs()] == [10, 7, 3]
+        with pytest.raises(WorkbenchError):
+            reader.rename_run(1, "not allowed")
+    finally:
+        reader.close()
+    assert side_files(path) == []

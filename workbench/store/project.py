@@ -24,6 +24,7 @@ import json
 import os
 import socket
 import sqlite3
+import threading
 import time
 import weakref
 from contextlib import contextmanager
@@ -45,6 +46,18 @@ def _json(value: Any) -> str:
     return json.dumps(value if value is not None else {}, ensure_ascii=False)
 
 
+# Files this process holds SQLite connections on (real path → number of open stores). Reading
+# such a file with plain open()/close() would drop every POSIX lock this process holds on it
+# (sqlite.org, "How To Corrupt": 2.2): another process closing the file would then think it was
+# the last one and delete -wal/-shm under our open connections.
+_LIVE: dict[str, int] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+def _live_key(path: Path) -> str:
+    return os.path.realpath(path)
+
+
 class ProjectStore:
     """A project file opened for reading and (unless read-only) writing. Not thread-safe."""
 
@@ -56,7 +69,9 @@ class ProjectStore:
         self._owned_runs: set[int] = set()
         self._writers: weakref.WeakSet[RunWriter] = weakref.WeakSet()
         self._closed = False
-        self._cleanup_on_close = False  # set for read-only opens of a writable file
+        with _LIVE_LOCK:
+            key = _live_key(path)
+            _LIVE[key] = _LIVE.get(key, 0) + 1
 
     # ---- opening and closing -----------------------------------------------------------------
     @classmethod
@@ -68,8 +83,11 @@ class ProjectStore:
             if not create or readonly:
                 raise WorkbenchError(f"{path} does not exist; check the name or create a new project.")
             return cls._create(path)
-        header = opening.read_header(path)
-        opening.check_identity(path, header.application_id, header.user_version)
+        with _LIVE_LOCK:
+            already_open = _LIVE.get(_live_key(path), 0) > 0
+        if not already_open:  # checked when first opened; a raw read now would drop our locks
+            header = opening.read_header(path)
+            opening.check_identity(path, header.application_id, header.user_version)
         try:
             ro = opening.connect_readonly(path)
         except sqlite3.Error as e:
@@ -94,9 +112,14 @@ class ProjectStore:
                 "file cannot be; copy it somewhere writable and open the copy.")
         note = (f"{path.name} is open read-only because {problem}; changes cannot be saved "
                 "(use Save As to keep a copy).")
-        store = cls(path, ro, read_only=True, note=note)
-        store._cleanup_on_close = readonly and opening.write_problem(path) is None
-        return store
+        if readonly and opening.write_problem(path) is None:
+            # Read-only by choice on a writable file: a read-write connection that refuses writes.
+            # A mode=ro connection that finds no -shm file reads as if nobody else could write, and
+            # would never see the commits of a training process that starts later.
+            ro.close()
+            ro = opening.connect(path, "rw")
+            ro.execute("PRAGMA query_only = ON")
+        return cls(path, ro, read_only=True, note=note)
 
     @classmethod
     def _create(cls, path: Path) -> "ProjectStore":
@@ -183,21 +206,11 @@ class ProjectStore:
         finally:
             self._closed = True
             self._conn.close()
-        if self.read_only and self._cleanup_on_close:
-            self._remove_side_files()
-
-    def _remove_side_files(self) -> None:
-        """A read-only connection cannot delete -wal/-shm; a brief read-write one, if last, does."""
-        if not any(Path(f"{self.path}{suffix}").exists() for suffix in ("-wal", "-shm")):
-            return
-        try:
-            conn = opening.connect(self.path, "rw")
-            try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            pass
+            with _LIVE_LOCK:
+                key = _live_key(self.path)
+                _LIVE[key] -= 1
+                if _LIVE[key] <= 0:
+                    del _LIVE[key]
 
     def __enter__(self) -> "ProjectStore":
         return self

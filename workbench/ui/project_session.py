@@ -60,10 +60,10 @@ class ProjectSession(QObject):
         """A writable open first (creates, migrates, marks dead runs), then our read-only connection.
 
         The window reads through a read-only connection and writes through short-lived writable
-        ones. Measured here: a long-lived *writable* connection in the GUI process, next to the
-        Merges panel's read-only one, stopped seeing new runs once a training child had closed
-        the file (the child switches it back out of WAL mode on close); a read-only connection
-        keeps seeing every commit.
+        ones, so a stray write can never come from a view; the training child is the one
+        long-lived writer. (A stale-read bug seen here — new runs invisible after a child closed
+        the file — came from the store reading the file header with plain open()/close(), which
+        drops this process's SQLite locks; the store no longer does that while it has the file open.)
         """
         writable = ProjectStore.open(path, create=create)
         if writable.read_only:  # the file or its folder is read-only: that store is all we get

@@ -252,3 +252,15 @@ def test_a_reader_opened_at_rest_sees_a_later_writer_in_another_process(tmp_path
     finally:
         reader.close()
     assert side_files(path) == []
+
+
+def test_a_read_only_open_and_close_leaves_one_file(tmp_path):
+    path = tmp_path / "quiet.tokproj"
+    with ProjectStore.open(path, create=True) as store:
+        write_run(store, "first", 3)
+    before = path.read_bytes()
+    with ProjectStore.open(path, readonly=True):
+        pass
+    with ProjectStore.open(path, readonly=True) as store:
+        store.runs()
+    assert side_files(path) == [] and path.read_bytes() == before

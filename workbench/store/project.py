@@ -119,6 +119,7 @@ class ProjectStore:
             ro.close()
             ro = opening.connect(path, "rw")
             ro.execute("PRAGMA query_only = ON")
+            ro.execute("SELECT count(*) FROM sqlite_master").fetchone()  # join the WAL now
         return cls(path, ro, read_only=True, note=note)
 
     @classmethod
@@ -205,6 +206,11 @@ class ProjectStore:
                 # read-write connection to close removes -wal and -shm, so at rest it is one file.
         finally:
             self._closed = True
+            if self.read_only:
+                try:  # query_only also stops the last closer's clean-up of -wal/-shm
+                    self._conn.execute("PRAGMA query_only = OFF")
+                except sqlite3.Error:
+                    pass
             self._conn.close()
             with _LIVE_LOCK:
                 key = _live_key(self.path)

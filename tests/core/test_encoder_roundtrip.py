@@ -30,6 +30,8 @@ BYTE_ENCODERS = {pre: Encoder(_byte_tokenizer(pre)) for pre in LOSSLESS}
 @settings(max_examples=150, deadline=None)
 @given(text=any_text)
 def test_byte_level_round_trip(pre, text):
+    if pre == "metaspace":
+        text = text.replace("\u2581", "")  # ▁ is the space marker itself (as in SentencePiece)
     encoder = BYTE_ENCODERS[pre]
     assert encoder.decode(encoder.encode(text)) == text
 

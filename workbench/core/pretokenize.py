@@ -7,7 +7,8 @@ piece starts at each one). A custom pattern is validated up front and always run
 so a catastrophic pattern fails with a message instead of hanging the window or the CLI.
 
 Only ``whitespace`` drops characters; every other preset covers the text, which is what makes
-``decode(encode(s)) == s`` hold.
+``decode(encode(s)) == s`` hold — for ``metaspace`` on text without a literal ``▁``, which decodes
+as a space there, as it does in SentencePiece.
 """
 
 from __future__ import annotations

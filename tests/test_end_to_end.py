@@ -165,3 +165,22 @@ def test_sigkill_during_training_leaves_a_valid_project(corpora, tmp_path):
         assert runs[2].merge_count > 0
         tok = store.load_tokenizer(2)  # what was committed is usable
         assert Encoder(tok).decode(Encoder(tok).encode("the king")) == "the king"
+
+
+def test_cancel_while_counting_a_large_corpus_ends_promptly(corpora, tmp_path):
+    """SIGTERM during the parallel counting phase (≥ 8 MB): the run ends, no worker is left behind."""
+    child = subprocess.Popen([sys.executable, "-m", "workbench", "train", *map(str, corpora), "--project",
+                              str(tmp_path / "c.tokproj"), "--vocab-size", "30000", "--progress", "json"],
+                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in child.stderr:
+            if json.loads(line)["event"] == "reading":
+                break
+        child.terminate()
+        child.wait(timeout=30)  # hung forever when the workers inherited the stop handler
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode is not None
+    stray = subprocess.run(["pgrep", "-f", str(tmp_path / "c.tokproj")], capture_output=True, text=True)
+    assert stray.stdout.strip() == "", "a counting worker outlived the training process"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections import Counter
 from typing import Callable, Iterable, Iterator
 
@@ -40,6 +41,11 @@ def _count_chunk(text: str) -> Counter:
 
 
 def _init_worker(pretokenizer: str, normalizer: tuple[str, ...]) -> None:
+    # A forked worker inherits the parent's handlers: the CLI's "stop between merges" SIGTERM
+    # handler would make Pool.terminate() wait forever. Workers die on SIGTERM, ignore Ctrl+C
+    # (the parent decides), and never outlive it.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER_STATE["split"] = _splitter(pretokenizer, normalizer)
 
 

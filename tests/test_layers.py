@@ -8,7 +8,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 FORBIDDEN = ("PySide6", "pyqtgraph", "numpy", "shiboken6")
 QT_FREE = ["core", "corpus", "formats", "store", "cli.py", "errors.py", "sources.py", "training.py",
-           "inspection.py"]
+           "inspection.py", "analysis.py"]
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

@@ -73,6 +73,14 @@ class ProjectStore:
             key = _live_key(path)
             _LIVE[key] = _LIVE.get(key, 0) + 1
 
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The SQLite connection, for views that page through the tables with their own SQL.
+
+        Read through it only: every write goes through this class, in one transaction each.
+        """
+        return self._conn
+
     # ---- opening and closing -----------------------------------------------------------------
     @classmethod
     def open(cls, path: str | os.PathLike, *, create: bool = False,

@@ -1,0 +1,217 @@
+"""The selected merge explained: its token, the tree of merges that built it, the merges that use it.
+
+The ancestry tree goes down to base bytes or characters (each node: piece, id, merge rank); the
+children list shows the later merges that take the token as their left or right part, so a user
+can walk a token's history both ways. Double-clicking any token there emits
+``token_activated(id)`` and the panel selects that token's merge. Data comes from
+:class:`~workbench.ui.merge_source.MergeSource` (a few indexed SQL reads per selection).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QStackedWidget, QTreeWidget, QTreeWidgetItem,
+                               QVBoxLayout, QWidget)
+
+from workbench.analysis import AncestryNode, piece_chars, piece_hex, piece_text
+from workbench.ui.merge_model import mono_font, muted_brush
+from workbench.ui.merge_source import MergeEntry, MergeSource
+
+CHILDREN_SHOWN = 500
+_ID_ROLE = Qt.ItemDataRole.UserRole + 10
+
+
+def _node_label(node: AncestryNode) -> str:
+    return piece_text(node.piece) if node.piece else "(empty)"
+
+
+class MergeDetail(QWidget):
+    token_activated = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._source: MergeSource | None = None
+        self.token_id: int | None = None
+        self.tree_root: AncestryNode | None = None
+        mono = mono_font()
+        big = QFont(mono)
+        big.setPointSizeF(max(12.0, mono.pointSizeF() * 1.6))
+        big.setBold(True)
+
+        self.stack = QStackedWidget()
+        self.placeholder = QLabel("Select a merge to see how its token was built\nand which later merges use it.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        pal = self.placeholder.palette()
+        pal.setBrush(self.placeholder.foregroundRole(), muted_brush())
+        self.placeholder.setPalette(pal)
+
+        body = QWidget()
+        self.title = QLabel()
+        self.title.setFont(big)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title.setWordWrap(True)
+        self.subtitle = QLabel()
+        self.subtitle.setWordWrap(True)
+        self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.tree_label = QLabel("<b>How it was built</b>")
+        self.tree = QTreeWidget()
+        self.tree.setColumnCount(3)
+        self.tree.setHeaderLabels(["token", "id", "merge #"])
+        self.tree.setFont(mono)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        header = self.tree.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(False)
+        self.tree.itemDoubleClicked.connect(self._on_item_activated)
+
+        self.children_label = QLabel()
+        self.children = QTreeWidget()
+        self.children.setRootIsDecorated(False)
+        self.children.setColumnCount(4)
+        self.children.setHeaderLabels(["merge #", "pair", "result", "frequency"])
+        self.children.setUniformRowHeights(True)
+        self.children.setAlternatingRowColors(True)
+        ch = self.children.header()
+        ch.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        ch.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        ch.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        ch.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
+        ch.setStretchLastSection(False)
+        self.children.itemDoubleClicked.connect(self._on_item_activated)
+
+        top = QWidget()
+        tl = QVBoxLayout(top)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addWidget(self.tree_label)
+        tl.addWidget(self.tree)
+        bottom = QWidget()
+        bl = QVBoxLayout(bottom)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.addWidget(self.children_label)
+        bl.addWidget(self.children)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(bottom)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setChildrenCollapsible(False)
+
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.subtitle)
+        layout.addWidget(split, 1)
+        self.stack.addWidget(self.placeholder)
+        self.stack.addWidget(body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 0, 0, 0)
+        outer.addWidget(self.stack)
+
+    # ---- content ------------------------------------------------------------------------------------
+    def clear(self, message: str = "") -> None:
+        self.token_id = None
+        self.tree_root = None
+        if message:
+            self.placeholder.setText(message)
+        else:
+            self.placeholder.setText("Select a merge to see how its token was built\n"
+                                     "and which later merges use it.")
+        self.tree.clear()
+        self.children.clear()
+        self.stack.setCurrentIndex(0)
+
+    def show_token(self, source: MergeSource, token_id: int, entry: MergeEntry | None = None) -> None:
+        """Explain ``token_id`` of ``source``; ``entry`` is its merge when the caller has it."""
+        self._source = source
+        self.token_id = token_id
+        if entry is None:
+            rank = source.first_merge_of(token_id)
+            entry = source.entry(rank) if rank is not None else None
+        root = source.ancestry(token_id)
+        self.tree_root = root
+        piece = root.piece
+        self.title.setText(piece_text(piece) if piece else "(empty piece)")
+        self.title.setToolTip("bytes: " + piece_hex(piece))
+        parts = [f"token {token_id}"]
+        if entry is not None:
+            parts.append(f"merge #{entry.rank}: {piece_text(entry.left_piece or b'')} + "
+                         f"{piece_text(entry.right_piece or b'')}")
+            if entry.frequency is not None:
+                parts.append(f"pair frequency {entry.frequency:,} when merged")
+        else:
+            parts.append("base token (no merge made it)")
+        parts.append(f"{len(piece)} bytes, {piece_chars(piece)} characters")
+        leaves = root.leaves()
+        if len(leaves) > 1:
+            n_merges = len(root.merges())
+            parts.append(f"built from {len(leaves)} base tokens in {n_merges} merge{'' if n_merges == 1 else 's'}")
+        self.subtitle.setText(" · ".join(parts))
+        self._fill_tree(root)
+        self._fill_children()
+        self.stack.setCurrentIndex(1)
+
+    def refresh_children(self) -> None:
+        """New merges arrived while training: the token may have gained children."""
+        if self._source is not None and self.token_id is not None:
+            self._fill_children()
+
+    def _fill_tree(self, root: AncestryNode) -> None:
+        self.tree.clear()
+        muted = muted_brush()
+
+        def add(node: AncestryNode, parent) -> QTreeWidgetItem:
+            item = QTreeWidgetItem([_node_label(node), str(node.token_id),
+                                    "base" if node.rank is None else str(node.rank)])
+            item.setData(0, _ID_ROLE, node.token_id)
+            item.setToolTip(0, f"{len(node.piece)} bytes: {piece_hex(node.piece)}")
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if node.rank is None:
+                for col in range(3):
+                    item.setForeground(col, muted)
+            if parent is None:
+                self.tree.addTopLevelItem(item)
+            else:
+                parent.addChild(item)
+            for part in node.parts:
+                add(part, item)
+            return item
+
+        add(root, None)
+        self.tree.expandAll()
+
+    def _fill_children(self) -> None:
+        self.children.clear()
+        rows, total = self._source.children(self.token_id, CHILDREN_SHOWN)
+        self.children.setVisible(total > 0)
+        if total == 0:
+            self.children_label.setText("<b>Used by later merges</b>: none — no merge builds on this token")
+        elif total > len(rows):
+            self.children_label.setText(f"<b>Used by later merges</b>: {total:,} (the first {len(rows):,} shown)")
+        else:
+            self.children_label.setText(f"<b>Used by later merges</b>: {total:,}")
+        mono = mono_font()
+        items = []
+        for e in rows:
+            item = QTreeWidgetItem([str(e.rank), f"{piece_text(e.left_piece or b'')} + {piece_text(e.right_piece or b'')}",
+                                    piece_text(e.piece or b""), "—" if e.frequency is None else f"{e.frequency:,}"])
+            item.setData(0, _ID_ROLE, e.new_id)
+            item.setFont(1, mono)
+            item.setFont(2, mono)
+            item.setTextAlignment(0, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setTextAlignment(3, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setToolTip(2, f"token {e.new_id}: {piece_hex(e.piece or b'')}")
+            items.append(item)
+        self.children.addTopLevelItems(items)
+
+    @Slot(QTreeWidgetItem, int)
+    def _on_item_activated(self, item: QTreeWidgetItem, _column: int) -> None:
+        token_id = item.data(0, _ID_ROLE)
+        if token_id is not None:
+            self.token_activated.emit(int(token_id))

@@ -1,0 +1,440 @@
+"""Lazy table models over the project file: they know their row count and fetch rows in pages.
+
+:class:`LazyKeyedModel` is the mechanism (Anki's browser table, ``aqt/browser/table/model.py``,
+works the same way): the rows of a view are *keys* — merge ranks or vocabulary ids — in display
+order; SQLite filters and sorts (``merge_source``), the model keeps at most the key list and a
+few pages of 200 decoded rows, and ``data()`` fetches a missing page by primary key when it
+scrolls into view. With no filter and the natural order there is no key list at all (row ``r`` is
+key ``r``), so a 100k-merge run opens with two aggregate queries.
+
+While a run trains, :meth:`LazyKeyedModel.refresh` asks for keys above the last one seen and
+inserts them with ``beginInsertRows`` — at the end in rank order, or at their sorted positions
+otherwise — so the view, its selection and its scroll position survive. No
+``QSortFilterProxyModel``: a proxy would pull every row through ``data()`` to sort or filter.
+
+:class:`MergeTableModel` adds the merge columns: rank, left, right, result, frequency when merged,
+length in bytes and characters, token id. What it leaves out: widgets (``merge_panel``).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Sequence
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QFont, QGuiApplication
+
+from workbench.analysis import piece_chars, piece_hex, piece_text
+from workbench.errors import WorkbenchError
+from workbench.ui.merge_source import MergeEntry, MergeQuery, MergeSource
+
+ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1  # the row's entry object (MergeEntry / VocabEntry)
+KEY_ROLE = Qt.ItemDataRole.UserRole + 2  # the row's key (rank / id)
+
+_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+_LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+
+
+def mono_font() -> QFont:
+    try:
+        from workbench.ui.style import monospace_font
+        return monospace_font()
+    except ImportError:  # pragma: no cover - style.py is another module's; keep working without it
+        font = QFont("DejaVu Sans Mono")
+        font.setStyleHint(QFont.StyleHint.Monospace)
+        return font
+
+
+def muted_brush() -> QBrush:
+    try:
+        from workbench.ui.style import muted
+        return QBrush(muted(QGuiApplication.palette()))
+    except ImportError:  # pragma: no cover
+        return QBrush(QGuiApplication.palette().placeholderText().color())
+
+
+def piece_tooltip(piece: bytes | None, heading: str = "") -> str:
+    if piece is None:
+        return "(missing from the vocabulary)"
+    lines = [heading] if heading else []
+    text = piece_text(piece)
+    lines.append(text if len(text) <= 200 else text[:200] + "…")
+    lines.append(f"{len(piece)} bytes, {piece_chars(piece)} characters")
+    hexed = piece_hex(piece)
+    lines.append("bytes: " + (hexed if len(hexed) <= 300 else hexed[:300] + " …"))
+    return "\n".join(lines)
+
+
+def _before(a: Any, b: Any, descending: bool) -> bool:
+    """Whether sort value ``a`` comes strictly before ``b`` in SQLite's order (NULLs first in ASC)."""
+    if a is None or b is None:
+        if a is None and b is None:
+            return False
+        return (a is None) != descending
+    return a > b if descending else a < b
+
+
+def insert_position(values: Sequence, value: Any, descending: bool) -> int:
+    """Where a new row with a key larger than every existing key goes (ties: after equal values)."""
+    lo, hi = 0, len(values)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _before(value, values[mid], descending):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+class LazyKeyedModel(QAbstractTableModel):
+    """A table of ``source`` rows; subclasses define COLUMNS and how a cell looks."""
+
+    PAGE = 200
+    MAX_PAGES = 40  # ~8000 decoded rows at most
+    #: (title, order key or "" if not sortable, header tooltip)
+    COLUMNS: tuple[tuple[str, str, str], ...] = ()
+    NATURAL = "rank"  # the order key that equals the row key
+
+    rows_changed = Signal()  # after a reset, a re-sort or inserted rows: labels re-read counts
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._source = None
+        self._query = None
+        self._sort_column = 0
+        self._descending = False
+        self._identity = True
+        self._n = 0
+        self._keys: list[int] = []
+        self._values: list = []
+        self._last_key = -1
+        self._pages: OrderedDict[int, list] = OrderedDict()
+        self.fetches = 0  # pages read from SQLite (tests check laziness with it)
+        self._font = mono_font()
+
+    # ---- state ----------------------------------------------------------------------------------
+    @property
+    def source(self):
+        return self._source
+
+    @property
+    def query(self):
+        return self._query
+
+    @property
+    def sort_key(self) -> str:
+        return self.COLUMNS[self._sort_column][1] or self.NATURAL
+
+    @property
+    def descending(self) -> bool:
+        return self._descending
+
+    @property
+    def total(self) -> int:
+        """Rows the source holds, whatever the filter (as of the last load or refresh)."""
+        return self._last_key + 1
+
+    def is_filtered(self) -> bool:
+        return self._query is not None and not self._query.is_empty()
+
+    # ---- loading ----------------------------------------------------------------------------------
+    def _compute(self, source, query, order: str, descending: bool, upto: int | None = None) -> tuple:
+        """(identity, n, keys, values, last_key) for a view; raises WorkbenchError, changes nothing."""
+        if source is None:
+            return True, 0, [], [], -1
+        last = source.max_key() if upto is None else upto
+        empty = query is None or query.is_empty()
+        if empty and order == self.NATURAL and not descending and (upto is not None or source.count() == last + 1):
+            return True, last + 1, [], [], last
+        keys, values = source.keys(query, order, descending, upto=last)
+        return False, len(keys), keys, values, last
+
+    def _apply(self, state: tuple) -> None:
+        self._identity, self._n, self._keys, self._values, self._last_key = state
+        self._pages.clear()
+
+    def set_source(self, source, query=None) -> None:
+        """Show another source (None: nothing) with ``query``; a model reset."""
+        state = self._compute(source, query, self.sort_key if source else self.NATURAL, self._descending)
+        self.beginResetModel()
+        self._source, self._query = source, query
+        self._apply(state)
+        self.endResetModel()
+        self.rows_changed.emit()
+
+    def set_query(self, query) -> None:
+        """Filter; raises WorkbenchError (bad regex, unreadable file) and then changes nothing."""
+        if query is not None and getattr(query, "text", None):
+            query.text.validate()
+        state = self._compute(self._source, query, self.sort_key, self._descending)
+        self.beginResetModel()
+        self._query = query
+        self._apply(state)
+        self.endResetModel()
+        self.rows_changed.emit()
+
+    def reload(self) -> None:
+        """Re-read everything (a run was rewritten or deleted)."""
+        try:
+            state = self._compute(self._source, self._query, self.sort_key, self._descending)
+        except WorkbenchError:
+            state = (True, 0, [], [], -1)
+        self.beginResetModel()
+        self._apply(state)
+        self.endResetModel()
+        self.rows_changed.emit()
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Re-order in SQL; the row set is unchanged, so persistent indexes (selection) follow."""
+        if not 0 <= column < len(self.COLUMNS) or not self.COLUMNS[column][1]:
+            return
+        descending = order == Qt.SortOrder.DescendingOrder
+        if column == self._sort_column and descending == self._descending:
+            return
+        key = self.COLUMNS[column][1]
+        if self._source is None:
+            self._sort_column, self._descending = column, descending
+            return
+        state = self._compute(self._source, self._query, key, descending, upto=self._last_key)
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        old_keys = [self.key_at(p.row()) for p in persistent]
+        self._sort_column, self._descending = column, descending
+        self._apply(state)
+        positions = self._positions(old_keys)
+        self.changePersistentIndexList(
+            persistent, [self.index(positions[k], p.column()) if positions.get(k) is not None
+                         else QModelIndex() for k, p in zip(old_keys, persistent)])
+        self.layoutChanged.emit()
+        self.rows_changed.emit()
+
+    def _positions(self, keys: Sequence[int | None]) -> dict[int, int | None]:
+        wanted = {k for k in keys if k is not None}
+        if not wanted:
+            return {}
+        if self._identity:
+            return {k: (k if 0 <= k < self._n else None) for k in wanted}
+        if len(wanted) <= 8:
+            out = {}
+            for k in wanted:
+                try:
+                    out[k] = self._keys.index(k)
+                except ValueError:
+                    out[k] = None
+            return out
+        out = {k: None for k in wanted}
+        for row, k in enumerate(self._keys):
+            if k in out:
+                out[k] = row
+        return out
+
+    # ---- live updates -------------------------------------------------------------------------------
+    def refresh(self) -> int:
+        """Add rows stored since the last look, without a reset; returns how many were inserted."""
+        source = self._source
+        if source is None:
+            return 0
+        newest = source.max_key()
+        if newest == self._last_key:
+            return 0
+        if newest < self._last_key:  # rows went away: the run was deleted or replaced
+            self.reload()
+            return 0
+        if self._identity:
+            first = self._n
+            self.beginInsertRows(QModelIndex(), first, newest)
+            self._n = newest + 1
+            self._last_key = newest
+            self._drop_pages_from(first)
+            self.endInsertRows()
+            self.rows_changed.emit()
+            return newest + 1 - first
+        keys, values = source.keys(self._query, self.sort_key, self._descending,
+                                   after=self._last_key, upto=newest)
+        self._last_key = newest
+        if not keys:
+            self.rows_changed.emit()  # the total changed even if no new row matches
+            return 0
+        if self.sort_key == self.NATURAL:
+            blocks = [(0 if self._descending else self._n, keys, values)]
+        else:
+            blocks = []
+            for k, v in zip(keys, values):
+                pos = insert_position(self._values, v, self._descending)
+                if blocks and blocks[-1][0] == pos:
+                    blocks[-1][1].append(k)
+                    blocks[-1][2].append(v)
+                else:
+                    blocks.append((pos, [k], [v]))
+        # Insert from the last position backwards so earlier positions stay valid.
+        for pos, block_keys, block_values in reversed(blocks):
+            self.beginInsertRows(QModelIndex(), pos, pos + len(block_keys) - 1)
+            self._keys[pos:pos] = block_keys
+            self._values[pos:pos] = block_values
+            self._n += len(block_keys)
+            self._drop_pages_from(pos)
+            self.endInsertRows()
+        self.rows_changed.emit()
+        return len(keys)
+
+    def _drop_pages_from(self, row: int) -> None:
+        first_page = row // self.PAGE
+        for page in [p for p in self._pages if p >= first_page]:
+            del self._pages[page]
+
+    # ---- rows -------------------------------------------------------------------------------------
+    def key_at(self, row: int) -> int | None:
+        if not 0 <= row < self._n:
+            return None
+        return row if self._identity else self._keys[row]
+
+    def row_of_key(self, key: int) -> int | None:
+        return self._positions([key]).get(key)
+
+    def entry(self, row: int):
+        """The decoded row (fetching its page when needed), or None outside the table."""
+        if not 0 <= row < self._n or self._source is None:
+            return None
+        page_no = row // self.PAGE
+        page = self._pages.get(page_no)
+        if page is None:
+            page = self._fetch(page_no)
+        else:
+            self._pages.move_to_end(page_no)
+        offset = row - page_no * self.PAGE
+        return page[offset] if offset < len(page) else None
+
+    def _fetch(self, page_no: int) -> list:
+        first = page_no * self.PAGE
+        last = min(self._n, first + self.PAGE) - 1
+        try:
+            if self._identity:
+                found = self._source.rows_range(first, last)
+                page = [found.get(k) for k in range(first, last + 1)]
+            else:
+                wanted = self._keys[first:last + 1]
+                found = self._source.rows(wanted)
+                page = [found.get(k) for k in wanted]
+        except Exception:  # noqa: BLE001 - a busy or vanished file must not raise inside paint()
+            return [None] * (last - first + 1)  # not cached: the next paint tries again
+        self.fetches += 1
+        self._pages[page_no] = page
+        while len(self._pages) > self.MAX_PAGES:
+            self._pages.popitem(last=False)
+        return page
+
+    def entries(self, rows: Sequence[int]) -> list:
+        return [e for e in (self.entry(r) for r in rows) if e is not None]
+
+    def iter_all(self, batch: int = 2000):
+        """Every row of the current view in display order, read in batches (not via the cache)."""
+        if self._source is None:
+            return
+        if self._identity:
+            for start in range(0, self._n, batch):
+                found = self._source.rows_range(start, min(self._n, start + batch) - 1)
+                for k in range(start, min(self._n, start + batch)):
+                    if k in found:
+                        yield found[k]
+            return
+        for start in range(0, self._n, batch):
+            chunk = self._keys[start:start + batch]
+            found = self._source.rows(chunk)
+            for k in chunk:
+                if k in found:
+                    yield found[k]
+
+    # ---- Qt model interface ---------------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else self._n
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.COLUMNS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.COLUMNS[section][0]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self.COLUMNS[section][2] or None
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= self._n or index.column() >= len(self.COLUMNS):
+            return None
+        if role == KEY_ROLE:
+            return self.key_at(index.row())
+        if role not in self._ROLES:
+            return None
+        entry = self.entry(index.row())
+        if entry is None:
+            return "…" if role == Qt.ItemDataRole.DisplayRole else None
+        if role == ENTRY_ROLE:
+            return entry
+        return self.cell(entry, index.column(), role)
+
+    _ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.FontRole,
+                        Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ForegroundRole, ENTRY_ROLE})
+
+    def cell(self, entry, column: int, role: int) -> Any:  # pragma: no cover - overridden
+        return None
+
+
+class MergeTableModel(LazyKeyedModel):
+    """Merges of one run or reference tokenizer (a :class:`MergeSource`)."""
+
+    COLUMNS = (
+        ("rank", "rank", "Merge rank: the order in which training learned the merges (0 = first)"),
+        ("left", "left", "Left part of the merged pair"),
+        ("right", "right", "Right part of the merged pair"),
+        ("result", "result", "The new token: left + right"),
+        ("frequency", "frequency", "How often the pair occurred in the training corpus when it was merged"),
+        ("bytes", "bytes", "Length of the result in UTF-8 bytes"),
+        ("chars", "chars", "Length of the result in characters (a stray byte counts as one)"),
+        ("token id", "id", "Id of the result in the vocabulary"),
+    )
+    NATURAL = "rank"
+    PIECE_COLUMNS = (1, 2, 3)
+
+    def set_source(self, source: MergeSource | None, query: MergeQuery | None = None) -> None:
+        super().set_source(source, query)
+
+    def entry(self, row: int) -> MergeEntry | None:
+        return super().entry(row)
+
+    def cell(self, e: MergeEntry, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 0:
+                return str(e.rank)
+            if column in self.PIECE_COLUMNS:
+                piece = (e.left_piece, e.right_piece, e.piece)[column - 1]
+                return "?" if piece is None else piece_text(piece)
+            if column == 4:
+                return "—" if e.frequency is None else f"{e.frequency:,}"
+            if column == 5:
+                return str(e.length)
+            if column == 6:
+                return str(e.chars)
+            return str(e.new_id)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if column in self.PIECE_COLUMNS:
+                ids = (e.left, e.right, e.new_id)
+                piece = (e.left_piece, e.right_piece, e.piece)[column - 1]
+                heading = f"token {ids[column - 1]}"
+                if column == 3:
+                    heading += f" = {piece_text(e.left_piece or b'')} + {piece_text(e.right_piece or b'')}"
+                return piece_tooltip(piece, heading)
+            if column == 4 and e.frequency is None:
+                return "Imported tokenizers do not record merge frequencies"
+            return None
+        if role == Qt.ItemDataRole.FontRole:
+            return self._font if column in self.PIECE_COLUMNS else None
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _LEFT if column in self.PIECE_COLUMNS else _RIGHT
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if column == 4 and e.frequency is None:
+                return muted_brush()
+            return None
+        return None

@@ -1,0 +1,560 @@
+"""The Merges pane: browse a run's (or reference tokenizer's) merge table, its vocabulary, and
+compare two tokenizers.
+
+Layout: a tokenizer chooser on top, then three tabs —
+
+* **Merges**: a filter bar (substring or regex on any/left/right/result piece, frequency range,
+  length range in bytes or characters), the lazy merge table (:class:`MergeTableModel`, sorted by
+  clicking a header, all in SQL) and, beside it, the selected merge's ancestry tree and children
+  (:class:`MergeDetail`). Selecting a merge emits ``merge_selected(source, token_id)`` for the
+  inspector; :meth:`MergePanel.select_token` goes the other way.
+* **Vocabulary**: :class:`VocabView` — every entry with its corpus frequency and never-used flag.
+* **Compare**: :class:`RunDiffView` — two runs, or a run and a reference.
+
+The panel opens its *own* read-only connection (``ProjectStore.open(path, readonly=True)``) so
+its paging never waits on the window's writer, and polls in :meth:`MergePanel.refresh` (the main
+window calls it every ~500 ms while a run trains): new runs join the chooser, new merges are
+inserted at the end of the table without a reset. With no project or no runs, the pane says so
+and what to do instead of showing an empty table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QItemSelectionModel, QModelIndex, Qt, Signal, Slot
+from PySide6.QtGui import QIntValidator
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
+                               QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
+
+from workbench.analysis import write_merges_csv
+from workbench.errors import WorkbenchError
+from workbench.ui.merge_detail import MergeDetail
+from workbench.ui.merge_model import MergeTableModel
+from workbench.ui.merge_source import (FIELDS, MergeQuery, MergeSource, Source, SourceInfo, TextFilter,
+                                       list_sources, store_connection)
+from workbench.ui.merge_widgets import (ErrorLabel, FilterEdit, PlaceholderTableView, configure_table, export_button,
+                                        find_source)
+from workbench.ui.run_diff import RunDiffView, _label
+from workbench.ui.vocab_view import VocabView
+
+try:
+    from workbench.ui.empty_state import EmptyState
+except ImportError:  # pragma: no cover - empty_state.py belongs to the main-window module
+    EmptyState = None
+
+NO_PROJECT = ("No project open",
+              "Open a project (or train a tokenizer) to browse its merges: every merge with the pair it joined, "
+              "how often the pair occurred, the tree of merges behind each token, and the vocabulary entries "
+              "the corpus never uses.")
+NO_RUNS = ("No training runs yet",
+           "This project has no trained run or imported tokenizer. Train one in the Train tab — its merges "
+           "appear here while it learns them — or import a tokenizer file (File ▸ Import Tokenizer…).")
+
+TAB_MERGES, TAB_VOCAB, TAB_COMPARE = 0, 1, 2
+
+
+class _Message(QWidget):
+    """Fallback empty state when ``empty_state.EmptyState`` is not available."""
+
+    def __init__(self, title: str, body: str):
+        super().__init__()
+        layout = QVBoxLayout(self)
+        layout.addStretch(1)
+        self.title = QLabel(title)
+        self.body = QLabel(body)
+        for label in (self.title, self.body):
+            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            label.setWordWrap(True)
+            layout.addWidget(label)
+        layout.addStretch(2)
+
+    def set_text(self, title: str, body: str = "") -> None:
+        self.title.setText(title)
+        self.body.setText(body)
+
+
+def _optional_int(edit: QLineEdit) -> int | None:
+    text = edit.text().strip().replace(",", "").replace("_", "")
+    return int(text) if text.isdigit() else None
+
+
+class MergePanel(QWidget):
+    """The merge and vocabulary browser (see the module docstring)."""
+
+    merge_selected = Signal(object, int)  # (source, token_id); source = ("run", id) or ("ref", id)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.store = None
+        self.path: Path | None = None
+        self._conn = None
+        self._sources: list[SourceInfo] = []
+        self._source: Source | None = None
+        self._merge_source: MergeSource | None = None
+        self._follow_latest = True
+        self._syncing = False
+        self._vocab_dirty = True
+
+        # ---- top bar ----------------------------------------------------------------------------
+        self.chooser = QComboBox()
+        self.chooser.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.chooser.setMinimumContentsLength(28)
+        self.chooser.currentIndexChanged.connect(self._on_chooser)
+        self.status = QLabel()
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Tokenizer:"))
+        top.addWidget(self.chooser)
+        top.addWidget(self.status, 1)
+
+        # ---- merges tab -------------------------------------------------------------------------
+        self.filter = FilterEdit("Filter pieces: a substring, or tick regex for a pattern such as ^\\s")
+        self.filter.changed.connect(self._apply_filter)
+        self.field = QComboBox()
+        for label, value in zip(("in any piece", "in result", "in left", "in right"), FIELDS):
+            self.field.addItem(label, value)
+        self.field.currentIndexChanged.connect(self._apply_filter)
+        self.freq_min, self.freq_max = QLineEdit(), QLineEdit()
+        for edit, hint in ((self.freq_min, "min"), (self.freq_max, "max")):
+            edit.setPlaceholderText(hint)
+            edit.setValidator(QIntValidator(0, 2_000_000_000, edit))
+            edit.setMaximumWidth(90)
+            edit.editingFinished.connect(self._apply_filter)
+        self.len_min, self.len_max = QSpinBox(), QSpinBox()
+        for spin in (self.len_min, self.len_max):
+            spin.setRange(0, 100_000)
+            spin.setSpecialValueText("any")
+            spin.setMaximumWidth(80)
+            spin.valueChanged.connect(self._apply_filter)
+        self.len_unit = QComboBox()
+        self.len_unit.addItem("bytes", "bytes")
+        self.len_unit.addItem("chars", "chars")
+        self.len_unit.currentIndexChanged.connect(self._apply_filter)
+        self.clear_button = QPushButton("Clear")
+        self.clear_button.setToolTip("Show every merge again")
+        self.clear_button.clicked.connect(self._on_clear_clicked)
+        self.export, self.export_selected_action, self.export_all_action = export_button(
+            lambda: self._export_dialog(True), lambda: self._export_dialog(False))
+
+        row1 = QHBoxLayout()
+        row1.addWidget(self.filter, 1)
+        row1.addWidget(self.field)
+        row2 = QHBoxLayout()
+        self.freq_label = QLabel("frequency")
+        row2.addWidget(self.freq_label)
+        row2.addWidget(self.freq_min)
+        row2.addWidget(QLabel("–"))
+        row2.addWidget(self.freq_max)
+        row2.addSpacing(12)
+        row2.addWidget(QLabel("length"))
+        row2.addWidget(self.len_min)
+        row2.addWidget(QLabel("–"))
+        row2.addWidget(self.len_max)
+        row2.addWidget(self.len_unit)
+        row2.addSpacing(12)
+        row2.addWidget(self.clear_button)
+        row2.addStretch(1)
+        self.count_label = QLabel()
+        row2.addWidget(self.count_label)
+        row2.addWidget(self.export)
+        self.error = ErrorLabel()
+
+        self.model = MergeTableModel(self)
+        self.table = PlaceholderTableView()
+        self.table.setModel(self.model)
+        configure_table(self.table, {0: 64, 1: 130, 2: 130, 3: 170, 4: 100, 5: 48, 6: 48, 7: 72}, stretch=3)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+        self.model.rows_changed.connect(self._update_count)
+        self.detail = MergeDetail()
+        self.detail.token_activated.connect(self._on_token_activated)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.table)
+        split.addWidget(self.detail)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setChildrenCollapsible(False)
+        self.splitter = split
+
+        merges_tab = QWidget()
+        ml = QVBoxLayout(merges_tab)
+        ml.addLayout(row1)
+        ml.addLayout(row2)
+        ml.addWidget(self.error)
+        ml.addWidget(split, 1)
+
+        # ---- other tabs ---------------------------------------------------------------------------
+        self.vocab = VocabView()
+        self.vocab.token_selected.connect(self._on_vocab_token)
+        self.diff = RunDiffView()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(merges_tab, "Merges")
+        self.tabs.addTab(self.vocab, "Vocabulary")
+        self.tabs.addTab(self.diff, "Compare")
+        self.tabs.currentChanged.connect(self._on_tab)
+
+        content = QWidget()
+        cl = QVBoxLayout(content)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.addLayout(top)
+        cl.addWidget(self.tabs, 1)
+
+        self.empty = EmptyState(*NO_PROJECT, symbol="⇄") if EmptyState is not None else _Message(*NO_PROJECT)
+        body = getattr(self.empty, "body", None)
+        if body is not None:  # a word-wrapped label otherwise shrinks to a narrow column
+            body.setMinimumWidth(420)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.stack)
+        self._show_empty(*NO_PROJECT)
+        app = QCoreApplication.instance()
+        if app is not None:  # worker threads must be joined before the interpreter goes (trap 4)
+            app.aboutToQuit.connect(self._on_about_to_quit)
+
+    # ---- project ------------------------------------------------------------------------------------
+    def set_project(self, path: Path | None) -> None:
+        """Open ``path`` read-only (None: close); the chooser lists its runs and references."""
+        self._close_store()
+        if path is None:
+            self._show_empty(*NO_PROJECT)
+            return
+        from workbench.store import ProjectStore
+
+        try:
+            store = ProjectStore.open(Path(path), readonly=True)
+        except WorkbenchError as exc:
+            self._show_empty("Cannot open the project", str(exc))
+            return
+        self.store, self.path = store, Path(path)
+        self._conn = store_connection(store)
+        self._follow_latest = True
+        self.diff.set_project(self.path, [])
+        self._sync_sources(force=True)
+
+    def _close_store(self) -> None:
+        self.vocab.set_source(None, None, None)
+        self.diff.set_project(None, [])
+        self.model.set_source(None)
+        self.detail.clear()
+        self._merge_source = None
+        self._source = None
+        self._sources = []
+        self.chooser.blockSignals(True)
+        self.chooser.clear()
+        self.chooser.blockSignals(False)
+        if self.store is not None:
+            try:
+                self.store.close()
+            except Exception:  # noqa: BLE001 - closing a read connection cannot lose anything
+                pass
+        self.store, self.path, self._conn = None, None, None
+
+    def _show_empty(self, title: str, body: str) -> None:
+        self.empty.set_text(title, body)
+        self.stack.setCurrentIndex(0)
+
+    def _sync_sources(self, force: bool = False) -> bool:
+        """Re-read runs and references; returns True when the list changed."""
+        try:
+            sources = list_sources(self._conn)
+        except Exception:  # noqa: BLE001 - the file may be mid-checkpoint; try again next refresh
+            return False
+        if sources == self._sources and not force:
+            return False
+        previous = self._source
+        latest_before = self._latest_run(self._sources)
+        self._sources = sources
+        self.chooser.blockSignals(True)
+        self.chooser.clear()
+        for info in sources:
+            self.chooser.addItem(_label(info), info.source)
+        self.chooser.blockSignals(False)
+        self.diff.set_sources(sources)
+        if not sources:
+            self._set_source(None)
+            self._show_empty(*NO_RUNS)
+            return True
+        self.stack.setCurrentIndex(1)
+        wanted = previous
+        latest = self._latest_run(sources)
+        ids = [s.source for s in sources]
+        if wanted not in ids or (self._follow_latest and latest is not None and latest != latest_before):
+            wanted = latest or ids[0]
+        self._select_in_chooser(wanted)
+        if wanted != previous:
+            self._set_source(wanted)
+        else:
+            self._update_status()
+        return True
+
+    @staticmethod
+    def _latest_run(sources: list[SourceInfo]) -> Source | None:
+        runs = [s.source for s in sources if s.source[0] == "run"]
+        return runs[-1] if runs else None
+
+    def _select_in_chooser(self, source: Source) -> None:
+        self.chooser.blockSignals(True)
+        self.chooser.setCurrentIndex(find_source(self.chooser, source))
+        self.chooser.blockSignals(False)
+
+    @Slot(int)
+    def _on_chooser(self, index: int) -> None:
+        source = self.chooser.itemData(index)
+        if source is None:
+            return
+        self._follow_latest = tuple(source) == self._latest_run(self._sources)
+        self._set_source(tuple(source))
+
+    def _info(self, source: Source | None) -> SourceInfo | None:
+        return next((s for s in self._sources if s.source == source), None)
+
+    def _set_source(self, source: Source | None) -> None:
+        self._source = source
+        self.detail.clear()
+        self.error.show_message("")
+        if source is None or self._conn is None:
+            self._merge_source = None
+            self.model.set_source(None)
+            self.vocab.set_source(None, None, None)
+            self._update_status()
+            return
+        self._merge_source = MergeSource(self._conn, source)
+        has_freq = self._merge_source.has_frequency
+        for w in (self.freq_min, self.freq_max, self.freq_label):
+            w.setEnabled(has_freq)
+        try:
+            self.model.set_source(self._merge_source, self._query())
+        except WorkbenchError as exc:
+            self.model.set_source(self._merge_source, None)
+            self.error.show_message(str(exc))
+        self.table.set_placeholder("No merge matches the filter." if self.model.total else
+                                   "No merges yet: they appear here as the run learns them.")
+        self._vocab_dirty = True
+        if self.tabs.currentIndex() == TAB_VOCAB:
+            self._load_vocab()
+        self.diff.set_default_a(source)
+        self._update_status()
+
+    def _load_vocab(self) -> None:
+        info = self._info(self._source)
+        self.vocab.set_source(self._conn, self.path, self._source, info.status if info else "")
+        self._vocab_dirty = False
+        self.vocab.auto_count()
+
+    @Slot(int)
+    def _on_tab(self, index: int) -> None:
+        if index == TAB_VOCAB and self._vocab_dirty and self._source is not None:
+            self._load_vocab()
+
+    def current_source(self) -> Source | None:
+        return self._source
+
+    # ---- live updates ---------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Pick up new runs and new merges (called every ~500 ms while a run trains)."""
+        if self._conn is None:
+            return
+        self._sync_sources()
+        if self._merge_source is None:
+            return
+        try:
+            inserted = self.model.refresh()
+        except WorkbenchError as exc:
+            self.error.show_message(str(exc))
+            return
+        except Exception:  # noqa: BLE001 - a busy file: the next refresh tries again
+            return
+        if inserted:
+            self.table.set_placeholder("No merge matches the filter.")
+            self.detail.refresh_children()
+        if not self._vocab_dirty:
+            info = self._info(self._source)
+            self.vocab.set_status(info.status if info else "")
+            try:
+                self.vocab.refresh()
+            except Exception:  # noqa: BLE001
+                pass
+        self._update_status()
+
+    def _update_status(self) -> None:
+        info = self._info(self._source)
+        if info is None:
+            self.status.setText("")
+            return
+        total = self.model.total
+        if info.source[0] == "ref":
+            text = f"imported tokenizer · {total:,} merges"
+        elif info.status == "running":
+            text = f"training… {total:,} merges so far"
+        else:
+            text = f"{info.status} · {total:,} merges"
+        self.status.setText(text)
+
+    # ---- filtering ------------------------------------------------------------------------------------
+    def _query(self) -> MergeQuery:
+        lo, hi = self.len_min.value() or None, self.len_max.value() or None
+        return MergeQuery(TextFilter(self.filter.text(), self.filter.is_regex()), self.field.currentData() or "any",
+                          _optional_int(self.freq_min), _optional_int(self.freq_max), lo, hi,
+                          self.len_unit.currentData() or "bytes")
+
+    @Slot()
+    def _apply_filter(self) -> None:
+        if self._merge_source is None:
+            return
+        selected = self.detail.token_id
+        try:
+            self.model.set_query(self._query())
+        except WorkbenchError as exc:
+            self.filter.set_error(str(exc))
+            self.error.show_message(str(exc))
+            return
+        self.filter.set_error("")
+        self.error.show_message("")
+        if selected is not None:  # keep the merge selected if it still matches
+            rank = self._merge_source.first_merge_of(selected)
+            row = self.model.row_of_key(rank) if rank is not None else None
+            if row is not None:
+                self._select_row(row, emit=False)
+
+    def set_filter(self, text: str = "", *, regex: bool = False, field: str = "any",
+                   min_frequency: int | None = None, max_frequency: int | None = None,
+                   min_length: int | None = None, max_length: int | None = None, unit: str = "bytes") -> None:
+        """Set every filter control at once and apply (scripts and tests)."""
+        widgets = (self.filter.edit, self.filter.regex, self.field, self.freq_min, self.freq_max,
+                   self.len_min, self.len_max, self.len_unit)
+        for w in widgets:
+            w.blockSignals(True)
+        try:
+            self.filter.edit.setText(text)
+            self.filter.regex.setChecked(regex)
+            self.field.setCurrentIndex(max(0, self.field.findData(field)))
+            self.freq_min.setText("" if min_frequency is None else str(min_frequency))
+            self.freq_max.setText("" if max_frequency is None else str(max_frequency))
+            self.len_min.setValue(min_length or 0)
+            self.len_max.setValue(max_length or 0)
+            self.len_unit.setCurrentIndex(max(0, self.len_unit.findData(unit)))
+        finally:
+            for w in widgets:
+                w.blockSignals(False)
+        self._apply_filter()
+
+    @Slot()
+    def _on_clear_clicked(self) -> None:
+        self.set_filter()
+
+    def _update_count(self) -> None:
+        m = self.model
+        if self._merge_source is None:
+            self.count_label.setText("")
+        elif m.is_filtered():
+            self.count_label.setText(f"{m.rowCount():,} of {m.total:,} merges match")
+        else:
+            self.count_label.setText(f"{m.rowCount():,} merges")
+        self._update_status()
+
+    # ---- selection ------------------------------------------------------------------------------------
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid() or self._merge_source is None:
+            return
+        entry = self.model.entry(current.row())
+        if entry is None:
+            return
+        try:
+            self.detail.show_token(self._merge_source, entry.new_id, entry)
+        except Exception as exc:  # noqa: BLE001 - a damaged row must not break selection
+            self.detail.clear(f"Cannot explain this merge: {exc}")
+        if not self._syncing and self._source is not None:
+            self.merge_selected.emit(self._source, entry.new_id)
+
+    def _select_row(self, row: int, *, emit: bool = True) -> None:
+        index = self.model.index(row, 0)
+        self._syncing = not emit
+        try:
+            self.table.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        finally:
+            self._syncing = False
+        self.table.scrollTo(index, PlaceholderTableView.ScrollHint.PositionAtCenter)
+
+    def select_token(self, source: tuple[str, int], token_id: int) -> None:
+        """Select the merge that created ``token_id`` of ``source`` and scroll to it (no signal)."""
+        source = (str(source[0]), int(source[1]))
+        if source != self._source:
+            if find_source(self.chooser, source) < 0:
+                return
+            self._select_in_chooser(source)
+            self._follow_latest = source == self._latest_run(self._sources)
+            self._set_source(source)
+        self._show_token(int(token_id), emit=False)
+
+    def _show_token(self, token_id: int, *, emit: bool) -> None:
+        if self._merge_source is None:
+            return
+        rank = self._merge_source.first_merge_of(token_id)
+        if rank is None:
+            # A base or special token: no merge row, but its detail still says what it is.
+            self.table.selectionModel().clearSelection()
+            if self._merge_source.piece(token_id) is not None:
+                self.detail.show_token(self._merge_source, token_id, None)
+            if emit and self._source is not None:
+                self.merge_selected.emit(self._source, token_id)
+        else:
+            row = self.model.row_of_key(rank)
+            if row is None and self.model.is_filtered():
+                self.set_filter()  # the filter hides it: show everything
+                row = self.model.row_of_key(rank)
+            if row is not None:
+                self._select_row(row, emit=emit)
+        if not self._vocab_dirty:
+            self.vocab._syncing = True
+            try:
+                self.vocab.select_token(token_id)
+            finally:
+                self.vocab._syncing = False
+
+    @Slot(int)
+    def _on_token_activated(self, token_id: int) -> None:
+        self._show_token(token_id, emit=True)
+
+    @Slot(int)
+    def _on_vocab_token(self, token_id: int) -> None:
+        if self._source is not None:
+            self.merge_selected.emit(self._source, token_id)
+
+    # ---- export -------------------------------------------------------------------------------------
+    def selected_rows(self) -> list[int]:
+        return sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+
+    def export_csv(self, path: str | Path, *, selection: bool) -> int:
+        """Write the selected merges (or every merge the filter shows, in view order); returns how many."""
+        rows = self.model.entries(self.selected_rows()) if selection else list(self.model.iter_all())
+        write_merges_csv(path, rows)
+        return len(rows)
+
+    def _export_dialog(self, selection: bool) -> None:
+        if self._merge_source is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export merges as CSV", "merges.csv", "CSV files (*.csv)")
+        if path:
+            try:
+                self.export_csv(path, selection=selection)
+            except WorkbenchError as exc:
+                self.error.show_message(str(exc))
+
+    # ---- shutdown -------------------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Stop background jobs and close the connection (window close, test teardown)."""
+        self.vocab.shutdown()
+        self.diff.shutdown()
+        self._close_store()
+
+    @Slot()
+    def _on_about_to_quit(self) -> None:
+        self.shutdown()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.shutdown()
+        super().closeEvent(event)

@@ -1,0 +1,689 @@
+"""SQL behind the merge and vocabulary browsers: filter, sort and page a run's (or a reference
+tokenizer's) merges and vocabulary inside SQLite, over the store's read-only connection.
+
+No Qt here (the table models in ``merge_model`` / ``vocab_model`` call it); kept beside them
+because only they need it. It adds what :mod:`workbench.store.queries` does not offer: regular
+expressions (a registered ``wb_regexp`` function), character lengths (``wb_chars``), sorting by
+the left/right pieces, children of a token, batched ancestry lookups, references' merges, and
+corpus frequencies for the vocabulary (computed in Python, not stored) exposed to SQL through
+the registered functions ``wb_usage_freq(key, id)`` / ``wb_usage_never(key, id)``, so the
+vocabulary sorts and filters by them in SQL too. Nothing is ever written: the store's read-only
+connection has ``query_only`` on, which refuses even TEMP tables.
+
+How paging works (Anki's browser does the same): a filtered or sorted view first asks SQLite for
+the *keys* in display order (ranks or ids, ~50 ms for 100k rows), then rows are fetched 200 at a
+time by primary key as they scroll into view. The unfiltered view in rank order needs no key list
+at all: row ``r`` *is* rank ``r``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from itertools import count as _counter
+from typing import Iterator, Sequence
+
+import regex
+
+from workbench.analysis import AncestryNode, build_ancestry, piece_chars
+from workbench.errors import WorkbenchError
+
+Source = tuple[str, int]  # ("run", run_id) or ("ref", ref_id)
+REGEX_TIMEOUT_S = 0.5  # per piece; a pathological pattern fails instead of freezing the window
+_MAX_VARS = 900  # stay below SQLite's default limit of bound parameters per statement
+
+
+def source_label(source: Source) -> str:
+    return f"run {source[1]}" if source[0] == "run" else f"reference {source[1]}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# SQL functions registered on the connection
+
+_PATTERNS: dict[str, "regex.Pattern[str]"] = {}
+
+
+def compile_pattern(pattern: str) -> "regex.Pattern[str]":
+    """The compiled pattern, or WorkbenchError with the reason (shown under the filter box)."""
+    compiled = _PATTERNS.get(pattern)
+    if compiled is None:
+        try:
+            compiled = regex.compile(pattern)
+        except regex.error as exc:
+            raise WorkbenchError(f"not a valid regular expression: {exc}") from None
+        if len(_PATTERNS) > 64:
+            _PATTERNS.clear()
+        _PATTERNS[pattern] = compiled
+    return compiled
+
+
+def _sql_regexp(pattern: str, piece: bytes | None) -> int:
+    if piece is None:
+        return 0
+    text = bytes(piece).decode("utf-8", "backslashreplace")
+    return compile_pattern(pattern).search(text, timeout=REGEX_TIMEOUT_S) is not None
+
+
+def _sql_chars(piece: bytes | None) -> int | None:
+    return None if piece is None else piece_chars(piece)
+
+
+#: usage key → (frequencies by id, which ids take part in the never-used flag)
+_USAGE: dict[int, tuple[Sequence[int], Sequence[bool]]] = {}
+_usage_keys = _counter(1)
+
+
+def _sql_usage_freq(key: int, token_id: int) -> int | None:
+    data = _USAGE.get(key)
+    if data is None or not 0 <= token_id < len(data[0]):
+        return None  # not counted (or a token added since the count)
+    return data[0][token_id]
+
+
+def _sql_usage_never(key: int, token_id: int) -> int | None:
+    data = _USAGE.get(key)
+    if data is None or not 0 <= token_id < len(data[0]):
+        return None
+    return int(bool(data[1][token_id]) and data[0][token_id] == 0)
+
+
+def register_functions(conn: sqlite3.Connection) -> None:
+    """Add the ``wb_*`` functions to a connection.
+
+    Registering again replaces the same function (connections cannot be weakly referenced, so
+    there is no cheap way to remember which ones already have them).
+    """
+    conn.create_function("wb_regexp", 2, _sql_regexp, deterministic=True)
+    conn.create_function("wb_chars", 1, _sql_chars, deterministic=True)
+    conn.create_function("wb_usage_freq", 2, _sql_usage_freq)
+    conn.create_function("wb_usage_never", 2, _sql_usage_never)
+
+
+def store_connection(store) -> sqlite3.Connection:
+    """The store's connection with our SQL functions registered; we only read through it."""
+    conn = store.connection
+    register_functions(conn)
+    return conn
+
+
+def sql_error(exc: sqlite3.Error) -> WorkbenchError:
+    text = str(exc)
+    if "user-defined function raised exception" in text:
+        return WorkbenchError("the regular expression took too long on a piece; simplify it")
+    if "interrupted" in text:
+        return WorkbenchError("the query was cancelled")
+    return WorkbenchError(f"the project file could not be read ({text})")
+
+
+# ---------------------------------------------------------------------------------------------------
+# filters and rows
+
+
+@dataclass(frozen=True)
+class TextFilter:
+    """A substring (bytes of the UTF-8 text, case-sensitive) or a regex over the decoded piece."""
+
+    text: str = ""
+    regex: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+    def validate(self) -> None:
+        if self.regex and self.text:
+            compile_pattern(self.text)
+
+    def sql(self, column: str) -> tuple[str, list]:
+        if self.regex:
+            return f"wb_regexp(?, {column})", [self.text]
+        # Bytes bind as a BLOB, so instr() compares bytes (pieces are BLOBs too).
+        return f"instr({column}, ?) > 0", [self.text.encode("utf-8")]
+
+
+FIELDS = ("any", "result", "left", "right")
+
+
+@dataclass(frozen=True)
+class MergeQuery:
+    """What the merge table shows: ``None`` means no limit; ranges are inclusive."""
+
+    text: TextFilter = TextFilter()
+    field: str = "any"  # which piece the text must be in: any | result | left | right
+    min_frequency: int | None = None
+    max_frequency: int | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    length_unit: str = "bytes"  # or "chars"
+
+    def is_empty(self) -> bool:
+        return not self.text and all(v is None for v in (
+            self.min_frequency, self.max_frequency, self.min_length, self.max_length))
+
+
+@dataclass(frozen=True, slots=True)
+class MergeEntry:
+    """One merge with its pieces; ``frequency`` is None for reference tokenizers (not recorded)."""
+
+    rank: int
+    left: int
+    right: int
+    new_id: int
+    frequency: int | None
+    left_piece: bytes | None
+    right_piece: bytes | None
+    piece: bytes | None
+
+    @property
+    def length(self) -> int:
+        return len(self.piece or b"")
+
+    @property
+    def chars(self) -> int:
+        return piece_chars(self.piece or b"")
+
+
+@dataclass(frozen=True)
+class VocabQuery:
+    text: TextFilter = TextFilter()
+    kind: str = ""  # "" = any | special | base | merge
+    never_used_only: bool = False
+
+    def is_empty(self) -> bool:
+        return not self.text and not self.kind and not self.never_used_only
+
+
+@dataclass(frozen=True, slots=True)
+class VocabEntry:
+    id: int
+    piece: bytes
+    kind: str
+    frequency: int | None  # None until corpus frequencies are counted
+    never_used: bool | None
+
+
+class _Tables:
+    """Where a source keeps its rows: runs and reference tokenizers use parallel tables."""
+
+    def __init__(self, source: Source):
+        kind, sid = source
+        if kind not in ("run", "ref"):
+            raise ValueError(f"unknown source kind {kind!r}")
+        self.source = (kind, int(sid))
+        self.id = int(sid)
+        run = kind == "run"
+        self.merges = "merges" if run else "ref_merges"
+        self.vocab = "vocab" if run else "ref_vocab"
+        self.owner = "run_id" if run else "ref_id"
+        self.frequency = "m.frequency" if run else "NULL"
+        self.is_run = run
+
+
+# ---------------------------------------------------------------------------------------------------
+# merges
+
+
+class MergeSource:
+    """The merges of one run or reference, queried page by page. GUI thread only."""
+
+    ORDER_KEYS = ("rank", "left", "right", "result", "frequency", "bytes", "chars", "id")
+
+    def __init__(self, conn: sqlite3.Connection, source: Source):
+        register_functions(conn)
+        self.conn = conn
+        self.t = _Tables(source)
+        self.source = self.t.source
+
+    # ---- sizes ------------------------------------------------------------------------------------
+    def max_key(self) -> int:
+        """The highest rank stored (-1 when there is none yet); cheap, so refresh() polls it."""
+        t = self.t
+        row = self.conn.execute(f"SELECT max(rank) FROM {t.merges} WHERE {t.owner} = ?", (t.id,)).fetchone()
+        return -1 if row is None or row[0] is None else int(row[0])
+
+    def count(self) -> int:
+        t = self.t
+        return self.conn.execute(f"SELECT count(*) FROM {t.merges} WHERE {t.owner} = ?", (t.id,)).fetchone()[0]
+
+    @property
+    def has_frequency(self) -> bool:
+        return self.t.is_run
+
+    # ---- SQL building -------------------------------------------------------------------------------
+    def _select(self, query: MergeQuery | None, order: str, *, after: int | None, upto: int | None,
+                what: str) -> tuple[str, list]:
+        t = self.t
+        ctes, params, where, joins = [], [], [f"m.{t.owner} = ?"], {}
+        where_params: list = [t.id]
+
+        def join(alias: str, column: str) -> None:
+            joins[alias] = (f"LEFT JOIN {t.vocab} {alias} ON {alias}.{t.owner} = m.{t.owner} "
+                            f"AND {alias}.id = m.{column}")
+
+        if query is not None and query.text:
+            # Match the text once per vocabulary entry, then keep merges whose pieces are hits:
+            # one pass over the vocabulary instead of three piece joins per merge.
+            cond, cparams = query.text.sql("piece")
+            ctes.append(f"hit(id) AS MATERIALIZED (SELECT id FROM {t.vocab} WHERE {t.owner} = ? AND {cond})")
+            params += [t.id, *cparams]
+            columns = {"result": ["new_id"], "left": ["left_id"], "right": ["right_id"]}.get(
+                query.field, ["new_id", "left_id", "right_id"])
+            where.append("(" + " OR ".join(f"m.{c} IN hit" for c in columns) + ")")
+        if query is not None:
+            if t.is_run:
+                for op, value in ((">=", query.min_frequency), ("<=", query.max_frequency)):
+                    if value is not None:
+                        where.append(f"m.frequency {op} ?")
+                        where_params.append(int(value))
+            elif query.min_frequency is not None or query.max_frequency is not None:
+                where.append("0")  # references record no frequencies: nothing can match
+            if query.min_length is not None or query.max_length is not None:
+                if query.length_unit == "chars":
+                    join("nv", "new_id")
+                    column = "wb_chars(nv.piece)"
+                elif t.is_run:
+                    column = "m.length"
+                else:
+                    join("nv", "new_id")
+                    column = "length(nv.piece)"
+                for op, value in ((">=", query.min_length), ("<=", query.max_length)):
+                    if value is not None:
+                        where.append(f"{column} {op} ?")
+                        where_params.append(int(value))
+        if after is not None:
+            where.append("m.rank > ?")
+            where_params.append(int(after))
+        if upto is not None:
+            where.append("m.rank <= ?")
+            where_params.append(int(upto))
+        key = self._order_expr(order, join)
+        sql = (("WITH " + ", ".join(ctes) + " ") if ctes else "") + \
+              f"SELECT {what.format(key=key)} FROM {t.merges} m {' '.join(joins.values())} " \
+              f"WHERE {' AND '.join(where)}"
+        return sql, params + where_params
+
+    def _order_expr(self, order: str, join) -> str:
+        t = self.t
+        if order == "rank":
+            return "m.rank"
+        if order == "frequency":
+            return t.frequency
+        if order == "id":
+            return "m.new_id"
+        if order == "bytes":
+            if t.is_run:
+                return "m.length"
+            join("nv", "new_id")
+            return "length(nv.piece)"
+        if order == "chars":
+            join("nv", "new_id")
+            return "wb_chars(nv.piece)"
+        alias, column = {"left": ("lv", "left_id"), "right": ("rv", "right_id"),
+                         "result": ("nv", "new_id")}.get(order, (None, None))
+        if alias is None:
+            raise ValueError(f"cannot sort merges by {order!r}; use one of {self.ORDER_KEYS}")
+        join(alias, column)
+        return f"{alias}.piece"
+
+    # ---- queries ----------------------------------------------------------------------------------
+    def keys(self, query: MergeQuery | None, order: str = "rank", descending: bool = False, *,
+             after: int | None = None, upto: int | None = None) -> tuple[list[int], list]:
+        """Ranks in display order with their sort values (ties by rank ascending)."""
+        direction = "DESC" if descending else "ASC"
+        sql, params = self._select(query, order, after=after, upto=upto, what="m.rank, {key}")
+        tie = ", m.rank ASC" if order != "rank" else ""
+        sql += f" ORDER BY 2 {direction}{tie}"
+        try:
+            rows = self.conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise sql_error(exc) from None
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def matching_count(self, query: MergeQuery | None) -> int:
+        sql, params = self._select(query, "rank", after=None, upto=None, what="count(*)")
+        try:
+            return self.conn.execute(sql, params).fetchone()[0]
+        except sqlite3.Error as exc:
+            raise sql_error(exc) from None
+
+    def _rows_sql(self, where: str) -> str:
+        t = self.t
+        return (f"SELECT m.rank, m.left_id, m.right_id, m.new_id, {t.frequency}, lv.piece, rv.piece, nv.piece "
+                f"FROM {t.merges} m "
+                f"LEFT JOIN {t.vocab} nv ON nv.{t.owner} = m.{t.owner} AND nv.id = m.new_id "
+                f"LEFT JOIN {t.vocab} lv ON lv.{t.owner} = m.{t.owner} AND lv.id = m.left_id "
+                f"LEFT JOIN {t.vocab} rv ON rv.{t.owner} = m.{t.owner} AND rv.id = m.right_id "
+                f"WHERE m.{t.owner} = ? AND {where}")
+
+    def rows_range(self, first: int, last: int) -> dict[int, MergeEntry]:
+        """Merges with ``first <= rank <= last`` (a primary-key range scan)."""
+        sql = self._rows_sql("m.rank BETWEEN ? AND ?")
+        return {r[0]: MergeEntry(*r) for r in self.conn.execute(sql, (self.t.id, first, last))}
+
+    def rows(self, ranks: Sequence[int]) -> dict[int, MergeEntry]:
+        out: dict[int, MergeEntry] = {}
+        for start in range(0, len(ranks), _MAX_VARS):
+            chunk = list(ranks[start:start + _MAX_VARS])
+            sql = self._rows_sql(f"m.rank IN ({','.join('?' * len(chunk))})")
+            out.update((r[0], MergeEntry(*r)) for r in self.conn.execute(sql, (self.t.id, *chunk)))
+        return out
+
+    def iter_rows(self, query: MergeQuery | None, order: str = "rank", descending: bool = False,
+                  batch: int = 2000) -> Iterator[MergeEntry]:
+        """Every matching merge in display order, fetched in batches (CSV export)."""
+        ranks, _ = self.keys(query, order, descending)
+        for start in range(0, len(ranks), batch):
+            chunk = ranks[start:start + batch]
+            found = self.rows(chunk)
+            for rank in chunk:
+                if rank in found:
+                    yield found[rank]
+
+    # ---- one token ------------------------------------------------------------------------------
+    def first_merge_of(self, token_id: int) -> int | None:
+        """Rank of the merge that created ``token_id`` (the first, if a later one recreated it)."""
+        found = self._merges_of([int(token_id)])
+        return found[int(token_id)][0] if found else None
+
+    def entry(self, rank: int) -> MergeEntry | None:
+        return self.rows_range(rank, rank).get(rank)
+
+    def piece(self, token_id: int) -> bytes | None:
+        t = self.t
+        row = self.conn.execute(f"SELECT piece FROM {t.vocab} WHERE {t.owner} = ? AND id = ?",
+                                (t.id, int(token_id))).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def pieces(self, ids) -> dict[int, bytes]:
+        t = self.t
+        ids = list(ids)
+        out: dict[int, bytes] = {}
+        for start in range(0, len(ids), _MAX_VARS):
+            chunk = ids[start:start + _MAX_VARS]
+            out.update((i, bytes(p)) for i, p in self.conn.execute(
+                f"SELECT id, piece FROM {t.vocab} WHERE {t.owner} = ? AND id IN ({','.join('?' * len(chunk))})",
+                (t.id, *chunk)))
+        return out
+
+    def _id_offset(self) -> int | None:
+        """``new_id - rank`` of the first merge: trained runs and tiktoken files number new tokens
+        in merge order, so ``rank = id - offset`` is usually right (checked, never trusted)."""
+        if getattr(self, "_offset", None) is None:  # a run that has no merge yet is asked again
+            t = self.t
+            row = self.conn.execute(f"SELECT new_id - rank FROM {t.merges} WHERE {t.owner} = ? "
+                                    "ORDER BY rank LIMIT 1", (t.id,)).fetchone()
+            self._offset = None if row is None else int(row[0])
+        return self._offset
+
+    def _low_ids_made(self, offset: int) -> bool:
+        """Whether any merge made an id below ``offset`` (re-made a base piece: rare, but possible
+        when characters spell the end-of-word marker). Checked once, then only for new ranks."""
+        t = self.t
+        checked, found = getattr(self, "_low_checked", (-1, False))
+        if not found:
+            row = self.conn.execute(f"SELECT max(rank), coalesce(max(new_id < ?), 0) FROM {t.merges} "
+                                    f"WHERE {t.owner} = ? AND rank > ?", (offset, t.id, checked)).fetchone()
+            if row is not None and row[0] is not None:
+                checked, found = int(row[0]), bool(row[1])
+            self._low_checked = (checked, found)
+        return found
+
+    def _merges_of(self, ids) -> dict[int, tuple[int, int, int]]:
+        """``{id: (rank, left, right)}`` of the first merge that created each id.
+
+        The merges table has no index on ``new_id`` (the store keeps training writes cheap), so a
+        lookup by id is a scan of the run. Most ids are found by a primary-key probe at the guessed
+        rank ``id - offset`` first: a hit there is the first creation, because ids are handed out in
+        merge order and a merge that recreates an existing piece gets no new id, so no earlier rank
+        can have made the id. Only the misses are looked up by a scan.
+        """
+        t = self.t
+        ids = [int(i) for i in ids]
+        out: dict[int, tuple[int, int, int]] = {}
+        offset = self._id_offset()
+        if offset is None:
+            return out
+        low_made = self._low_ids_made(offset)
+        misses = []
+        for i in ids:
+            if i < offset:
+                if low_made:
+                    misses.append(i)
+                continue
+            row = self.conn.execute(f"SELECT rank, left_id, right_id FROM {t.merges} WHERE {t.owner} = ? "
+                                    "AND rank = ? AND new_id = ?", (t.id, i - offset, i)).fetchone()
+            if row is None:
+                misses.append(i)
+            else:
+                out[i] = (row[0], row[1], row[2])
+        for start in range(0, len(misses), _MAX_VARS):
+            chunk = misses[start:start + _MAX_VARS]
+            # SQLite returns the bare columns of the row that holds min(rank).
+            rows = self.conn.execute(
+                f"SELECT new_id, min(rank), left_id, right_id FROM {t.merges} WHERE {t.owner} = ? "
+                f"AND new_id IN ({','.join('?' * len(chunk))}) GROUP BY new_id", (t.id, *chunk))
+            out.update((n, (r, a, b)) for n, r, a, b in rows)
+        return out
+
+    def ancestry(self, token_id: int) -> AncestryNode:
+        """The tree of merges that built the token (one SQL query per tree level)."""
+        return build_ancestry(int(token_id), self._merges_of, self.pieces)
+
+    def children(self, token_id: int, limit: int = 500) -> tuple[list[MergeEntry], int]:
+        """Later merges that use the token as a part: the first ``limit`` by rank, and how many.
+
+        One scan of the run: the window count is taken before LIMIT applies.
+        """
+        t = self.t
+        tid = int(token_id)
+        sql = (f"SELECT p.*, lv.piece, rv.piece, nv.piece FROM (SELECT m.rank, m.left_id, m.right_id, m.new_id, "
+               f"{t.frequency} AS frequency, count(*) OVER () AS total FROM {t.merges} m "
+               f"WHERE m.{t.owner} = ? AND (m.left_id = ? OR m.right_id = ?) ORDER BY m.rank LIMIT ?) p "
+               f"LEFT JOIN {t.vocab} nv ON nv.{t.owner} = ? AND nv.id = p.new_id "
+               f"LEFT JOIN {t.vocab} lv ON lv.{t.owner} = ? AND lv.id = p.left_id "
+               f"LEFT JOIN {t.vocab} rv ON rv.{t.owner} = ? AND rv.id = p.right_id ORDER BY p.rank")
+        rows = self.conn.execute(sql, (t.id, tid, tid, int(limit), t.id, t.id, t.id)).fetchall()
+        total = rows[0][5] if rows else 0
+        return [MergeEntry(r[0], r[1], r[2], r[3], r[4], r[6], r[7], r[8]) for r in rows], total
+
+
+# ---------------------------------------------------------------------------------------------------
+# vocabulary
+
+class VocabSource:
+    """The vocabulary of one run or reference, with optional corpus frequencies (see set_usage)."""
+
+    ORDER_KEYS = ("id", "piece", "bytes", "kind", "frequency", "never_used")
+
+    def __init__(self, conn: sqlite3.Connection, source: Source):
+        register_functions(conn)
+        self.conn = conn
+        self.t = _Tables(source)
+        self.source = self.t.source
+        self.usage_key: int | None = None
+        self._specials: tuple[int, ...] = ()
+        if not self.t.is_run:
+            row = conn.execute("SELECT settings FROM refs WHERE id = ?", (self.t.id,)).fetchone()
+            try:
+                specials = json.loads(row[0]).get("special_tokens", {}) if row else {}
+            except (ValueError, AttributeError):
+                specials = {}
+            if isinstance(specials, dict):
+                self._specials = tuple(sorted(int(v) for v in specials.values() if isinstance(v, int)))
+
+    def close(self) -> None:
+        """Forget the frequencies (the connection may live on for the next source)."""
+        if self.usage_key is not None:
+            _USAGE.pop(self.usage_key, None)
+            self.usage_key = None
+
+    # ---- corpus frequencies -------------------------------------------------------------------------
+    def set_usage(self, frequencies: Sequence[int] | None, counted: Sequence[bool] | None = None) -> None:
+        """Make per-id frequencies visible to SQL (None clears them).
+
+        ``counted[i]`` says whether id ``i`` takes part in the never-used flag (special tokens do
+        not); ids beyond the arrays (a run that grew since the count) read as not counted.
+        """
+        self.close()
+        if frequencies is None:
+            return
+        frequencies = tuple(frequencies)
+        counted = tuple(counted) if counted is not None else (True,) * len(frequencies)
+        key = next(_usage_keys)
+        _USAGE[key] = (frequencies, counted)
+        self.usage_key = key
+
+    @property
+    def has_usage(self) -> bool:
+        return self.usage_key is not None
+
+    # ---- sizes ------------------------------------------------------------------------------------
+    def max_key(self) -> int:
+        t = self.t
+        row = self.conn.execute(f"SELECT max(id) FROM {t.vocab} WHERE {t.owner} = ?", (t.id,)).fetchone()
+        return -1 if row is None or row[0] is None else int(row[0])
+
+    def count(self) -> int:
+        t = self.t
+        return self.conn.execute(f"SELECT count(*) FROM {t.vocab} WHERE {t.owner} = ?", (t.id,)).fetchone()[0]
+
+    def kind_counts(self) -> dict[str, int]:
+        sql, params = self._select(None, "id", after=None, upto=None, what="{kind}, count(*)")
+        return dict(self.conn.execute(sql + " GROUP BY 1", params).fetchall())
+
+    # ---- SQL building -------------------------------------------------------------------------------
+    def _kind_expr(self, ctes: list, params: list) -> str:
+        t = self.t
+        if t.is_run:
+            return "v.kind"
+        ctes.append(f"made(id) AS MATERIALIZED (SELECT DISTINCT new_id FROM ref_merges WHERE ref_id = ?)")
+        params.append(t.id)
+        specials = ",".join(str(i) for i in self._specials) or "NULL"
+        # Imported vocabularies may leave ids without a piece (cl100k skips a few): "unused".
+        return (f"(CASE WHEN v.id IN ({specials}) THEN 'special' WHEN v.id IN made THEN 'merge' "
+                "WHEN length(v.piece) = 0 THEN 'unused' ELSE 'base' END)")
+
+    def _select(self, query: VocabQuery | None, order: str, *, after: int | None, upto: int | None,
+                what: str) -> tuple[str, list]:
+        t = self.t
+        ctes: list[str] = []
+        params: list = []
+        kind = self._kind_expr(ctes, params)
+        where, wparams = [f"v.{t.owner} = ?"], [t.id]
+        if query is not None:
+            if query.text:
+                cond, cparams = query.text.sql("v.piece")
+                where.append(cond)
+                wparams += cparams
+            if query.kind:
+                where.append(f"{kind} = ?")
+                wparams.append(query.kind)
+            if query.never_used_only:
+                where.append(f"wb_usage_never({self.usage_key}, v.id) = 1" if self.usage_key else "0")
+        if after is not None:
+            where.append("v.id > ?")
+            wparams.append(int(after))
+        if upto is not None:
+            where.append("v.id <= ?")
+            wparams.append(int(upto))
+        # The key is an int this module made, so it can be part of the SQL text.
+        freq = f"wb_usage_freq({self.usage_key}, v.id)" if self.usage_key else "NULL"
+        never = f"wb_usage_never({self.usage_key}, v.id)" if self.usage_key else "NULL"
+        keys = {"id": "v.id", "piece": "v.piece", "bytes": "length(v.piece)", "kind": kind,
+                "frequency": freq, "never_used": never}
+        if order not in keys:
+            raise ValueError(f"cannot sort the vocabulary by {order!r}; use one of {self.ORDER_KEYS}")
+        sql = (("WITH " + ", ".join(ctes) + " ") if ctes else "") + \
+              f"SELECT {what.format(key=keys[order], kind=kind, freq=freq, never=never)} " \
+              f"FROM {t.vocab} v WHERE {' AND '.join(where)}"
+        return sql, params + wparams
+
+    # ---- queries ----------------------------------------------------------------------------------
+    def keys(self, query: VocabQuery | None, order: str = "id", descending: bool = False, *,
+             after: int | None = None, upto: int | None = None) -> tuple[list[int], list]:
+        direction = "DESC" if descending else "ASC"
+        sql, params = self._select(query, order, after=after, upto=upto, what="v.id, {key}")
+        tie = ", v.id ASC" if order != "id" else ""
+        try:
+            rows = self.conn.execute(sql + f" ORDER BY 2 {direction}{tie}", params).fetchall()
+        except sqlite3.Error as exc:
+            raise sql_error(exc) from None
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def _made_ids(self) -> frozenset[int]:
+        """Ids a reference's merges create (cached: a reference never changes)."""
+        made = getattr(self, "_made", None)
+        if made is None:
+            made = self._made = frozenset(r[0] for r in self.conn.execute(
+                "SELECT new_id FROM ref_merges WHERE ref_id = ?", (self.t.id,)))
+        return made
+
+    def _rows(self, where: str, params: Sequence) -> dict[int, VocabEntry]:
+        """Rows by primary key; a reference's kinds come from Python, not the per-query CTE."""
+        t = self.t
+        key = self.usage_key
+        freq = f"wb_usage_freq({key}, v.id)" if key else "NULL"
+        never = f"wb_usage_never({key}, v.id)" if key else "NULL"
+        kind = "v.kind" if t.is_run else "NULL"
+        sql = f"SELECT v.id, v.piece, {kind}, {freq}, {never} FROM {t.vocab} v WHERE v.{t.owner} = ? AND {where}"
+        specials = set(self._specials)
+        made = self._made_ids() if not t.is_run else frozenset()
+        out = {}
+        for i, piece, kind_, f, n in self.conn.execute(sql, (t.id, *params)):
+            piece = bytes(piece)
+            if kind_ is None:
+                kind_ = ("special" if i in specials else "merge" if i in made else
+                         "unused" if not piece else "base")
+            out[i] = VocabEntry(i, piece, kind_, f, None if n is None else bool(n))
+        return out
+
+    def rows_range(self, first: int, last: int) -> dict[int, VocabEntry]:
+        return self._rows("v.id BETWEEN ? AND ?", (first, last))
+
+    def rows(self, ids: Sequence[int]) -> dict[int, VocabEntry]:
+        out: dict[int, VocabEntry] = {}
+        for start in range(0, len(ids), _MAX_VARS):
+            chunk = list(ids[start:start + _MAX_VARS])
+            out.update(self._rows(f"v.id IN ({','.join('?' * len(chunk))})", chunk))
+        return out
+
+    def iter_rows(self, query: VocabQuery | None, order: str = "id", descending: bool = False,
+                  batch: int = 2000) -> Iterator[VocabEntry]:
+        ids, _ = self.keys(query, order, descending)
+        for start in range(0, len(ids), batch):
+            chunk = ids[start:start + batch]
+            found = self.rows(chunk)
+            for i in chunk:
+                if i in found:
+                    yield found[i]
+
+
+# ---------------------------------------------------------------------------------------------------
+# what the project holds
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    source: Source
+    name: str
+    status: str  # a run's status; "reference" for references
+    merges: int | None = None
+
+
+def list_sources(conn: sqlite3.Connection) -> list[SourceInfo]:
+    """Runs (oldest first) then references — a light query, polled by refresh().
+
+    A ``running`` run whose training process is gone reads ``interrupted``, as ProjectStore.runs()
+    reports it.
+    """
+    from workbench.store.opening import owner_alive
+
+    out = []
+    for rid, name, status, pid, host in conn.execute(
+            "SELECT id, name, status, owner_pid, owner_host FROM runs ORDER BY id"):
+        if status == "running" and not owner_alive(pid, host):
+            status = "interrupted"
+        out.append(SourceInfo(("run", rid), name, status))
+    out += [SourceInfo(("ref", rid), name, "reference")
+            for rid, name in conn.execute("SELECT id, name FROM refs ORDER BY id")]
+    return out

@@ -1,0 +1,174 @@
+"""Small widgets the merge browser tabs share: a table view that says why it is empty, a debounced
+filter box with an inline error line, and the CSV export button with its menu.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtCore import QRect, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction, QPainter
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMenu,
+                               QTableView, QToolButton, QWidget)
+
+from workbench.ui.merge_model import muted_brush
+
+try:
+    from workbench.ui.style import error_colour
+except ImportError:  # pragma: no cover - style.py belongs to another module
+    from PySide6.QtGui import QColor
+
+    def error_colour(palette=None):
+        return QColor("#c0392b")
+
+
+def find_source(combo, source) -> int:
+    """Index of the item whose data equals ``source`` (a tuple), or -1.
+
+    ``QComboBox.findData`` compares Python objects stored in a QVariant by identity, so equal
+    tuples built at different times would not be found.
+    """
+    if source is None:
+        return -1
+    wanted = tuple(source)
+    for index in range(combo.count()):
+        data = combo.itemData(index)
+        if data is not None and tuple(data) == wanted:
+            return index
+    return -1
+
+
+class PlaceholderTableView(QTableView):
+    """A QTableView that paints a centred message instead of an empty white pane."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._placeholder = ""
+
+    def set_placeholder(self, text: str) -> None:
+        self._placeholder = text
+        self.viewport().update()
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().paintEvent(event)
+        model = self.model()
+        if self._placeholder and (model is None or model.rowCount() == 0):
+            painter = QPainter(self.viewport())
+            painter.setPen(muted_brush().color())
+            rect = self.viewport().rect().adjusted(24, 24, -24, -24)
+            painter.drawText(QRect(rect), Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
+                             | Qt.TextFlag.TextWordWrap, self._placeholder)
+            painter.end()
+
+
+def configure_table(view: QTableView, widths: dict[int, int], stretch: int | None = None) -> None:
+    """Row selection, fixed row heights, no resize-to-contents (it would read every row).
+
+    ``stretch`` is the column that takes the spare width (Stretch mode reads no data).
+    """
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(False)
+    view.setTextElideMode(Qt.TextElideMode.ElideRight)
+    view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+    view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+    vh = view.verticalHeader()
+    vh.setVisible(False)
+    vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    vh.setDefaultSectionSize(max(20, view.fontMetrics().height() + 6))
+    hh = view.horizontalHeader()
+    hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    hh.setHighlightSections(False)
+    hh.setSortIndicator(0, Qt.SortOrder.AscendingOrder)  # before enabling sorting: Qt would sort descending
+    view.setSortingEnabled(True)
+    for column, width in widths.items():
+        view.setColumnWidth(column, width)
+    if stretch is not None:
+        hh.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+
+
+class FilterEdit(QWidget):
+    """A line edit plus a "regex" check box; ``changed`` fires 250 ms after typing stops."""
+
+    changed = Signal()
+
+    def __init__(self, placeholder: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.edit = QLineEdit()
+        self.edit.setPlaceholderText(placeholder)
+        self.edit.setClearButtonEnabled(True)
+        self.regex = QCheckBox("regex")
+        self.regex.setToolTip("Match a regular expression (Python `regex` syntax) against the decoded piece; "
+                              "otherwise the text is a case-sensitive substring")
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(250)
+        self._timer.timeout.connect(self.changed)
+        self.edit.textChanged.connect(self._restart)
+        self.edit.returnPressed.connect(self._now)
+        self.regex.toggled.connect(self._now)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.edit, 1)
+        layout.addWidget(self.regex)
+
+    @Slot()
+    def _restart(self) -> None:
+        self._timer.start()
+
+    @Slot()
+    def _now(self) -> None:
+        self._timer.stop()
+        self.changed.emit()
+
+    def text(self) -> str:
+        return self.edit.text()
+
+    def is_regex(self) -> bool:
+        return self.regex.isChecked()
+
+    def set_error(self, message: str) -> None:
+        if message:
+            colour = error_colour(self.palette()).name()
+            self.edit.setStyleSheet(f"QLineEdit {{ border: 1px solid {colour}; }}")
+            self.edit.setToolTip(message)
+        else:
+            self.edit.setStyleSheet("")
+            self.edit.setToolTip("")
+
+    def clear(self) -> None:
+        self._timer.stop()
+        self.edit.blockSignals(True)
+        self.edit.clear()
+        self.edit.blockSignals(False)
+
+
+class ErrorLabel(QLabel):
+    """One line in the error colour; hidden when empty."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.setVisible(False)
+
+    def show_message(self, message: str) -> None:
+        self.setText(message)
+        pal = self.palette()
+        pal.setColor(self.foregroundRole(), error_colour(self.palette()))
+        self.setPalette(pal)
+        self.setVisible(bool(message))
+
+
+def export_button(on_selected: Callable[[], None], on_all: Callable[[], None]) -> tuple[QToolButton, QAction, QAction]:
+    """"Export CSV" with a menu: the selected rows, or every row the filter shows."""
+    button = QToolButton()
+    button.setText("Export CSV")
+    button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+    menu = QMenu(button)
+    selected = menu.addAction("Selected rows…")
+    everything = menu.addAction("All rows shown…")
+    selected.triggered.connect(lambda _checked=False: on_selected())
+    everything.triggered.connect(lambda _checked=False: on_all())
+    button.setMenu(menu)
+    return button, selected, everything

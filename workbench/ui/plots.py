@@ -53,7 +53,9 @@ class CountAxis(pg.AxisItem):
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
         if self.logMode:
-            return super().tickStrings(values, scale, spacing)
+            # Label the powers of ten only: pyqtgraph's minor log ticks (2·10², 3·10² …) crowd
+            # into an unreadable stack on a short plot.
+            return [compact(10 ** round(v)) if abs(v - round(v)) < 1e-6 else "" for v in values]
         return [compact(v * scale) for v in values]
 
 
@@ -119,9 +121,7 @@ class TrainingPlots(QWidget):
         layout.addWidget(self.view)
         self.plots: dict[str, pg.PlotItem] = {}
         for i, name in enumerate(PLOTS):
-            axes = {"bottom": CountAxis("bottom")}
-            if name != "frequency":
-                axes["left"] = CountAxis("left")
+            axes = {"bottom": CountAxis("bottom"), "left": CountAxis("left")}
             plot = self.view.addPlot(row=i // 2, col=i % 2, axisItems=axes)
             # No grid and no per-frame auto-range: measured on the offscreen raster, a pyqtgraph grid
             # costs ~20 ms per repaint and re-fitting the axes every 100 ms another ~15 ms, all on

@@ -96,3 +96,33 @@ def test_long_pieces_use_the_same_rule():
 
     assert module._bpe_heap(list(long_text.encode()), Encoder(tok)._pair_rank) == \
         module._bpe_scan(list(long_text.encode()), Encoder(tok)._pair_rank)
+
+
+def test_a_byte_missing_from_an_imported_vocabulary_is_a_clear_error():
+    from workbench.core.model import Tokenizer
+
+    vocab = tuple(bytes([b]) for b in range(256) if b != 0xE2)  # no byte 0xE2 (as in "▁", "€")
+    tok = Tokenizer(vocab=vocab, merges=(), pretokenizer="gpt2")
+    encoder = Encoder(tok)
+    assert encoder.decode(encoder.encode("plain ascii")) == "plain ascii"
+    with pytest.raises(WorkbenchError, match="byte 0xE2"):
+        encoder.encode("costs 5 €")
+
+
+def test_empty_special_token_is_refused():
+    with pytest.raises(WorkbenchError, match="special token cannot be empty"):
+        train({"ab": 2}, TrainConfig(merges=1, special_tokens=("",)))
+
+
+def test_unknown_characters_keep_the_offsets_of_what_follows():
+    from workbench.core.model import Tokenizer
+
+    tok = Tokenizer(vocab=(b"[UNK]", b"a", b"b", b"c"), merges=(), units="chars", pretokenizer="none",
+                    special_tokens={"[UNK]": 0}, unk_token="[UNK]")
+    tokens = Encoder(tok).encode_with_offsets("éabc")
+    assert [(t.id, t.start, t.end) for t in tokens] == [(0, 0, 1), (1, 1, 2), (2, 2, 3), (3, 3, 4)]
+
+
+def test_end_of_word_marker_found_in_the_corpus_is_refused():
+    with pytest.raises(WorkbenchError, match="occurs in the corpus"):
+        train({"a</w>b": 1}, TrainConfig(units="chars", merges=1, end_of_word="</w>"))

@@ -82,6 +82,11 @@ class BpeTrainer:
     def __init__(self, word_counts: Mapping[str, int], config: TrainConfig):
         self.config = config
         specials = list(dict.fromkeys(config.special_tokens))
+        if any(not token for token in specials):
+            raise WorkbenchError("a special token cannot be empty: remove the empty --special")
+        largest = config.vocab_size if config.vocab_size is not None else 256 + len(specials) + (config.merges or 0)
+        if largest >= _SHIFT - 1_000_000:
+            raise WorkbenchError(f"a vocabulary of {largest} is beyond what the trainer supports (about 1 million)")
         eow = config.end_of_word if config.units == "chars" else ""
         if config.units == "bytes":
             if config.end_of_word:
@@ -92,7 +97,7 @@ class BpeTrainer:
             for word in word_counts:
                 seen.update(dict.fromkeys(word))
             alphabet = sorted(seen)
-            if eow and eow in seen and len(eow) == 1:
+            if eow and any(eow in word for word in word_counts):
                 raise WorkbenchError(f"the end-of-word marker {eow!r} occurs in the corpus: choose another marker")
         self.vocab: list[bytes] = base_vocab(config.units, alphabet, specials, eow)
         self.special_tokens = {s: i for i, s in enumerate(specials)}

@@ -70,15 +70,22 @@ class Encoder:
         self._cache: dict[str, tuple[int, ...]] = {}
         self._segment_cache: dict[bytes, tuple[int, ...]] = {}
         self._cross_table: bytearray | None = None
+        self._missing_bytes = b""
         # Byte b is id b in our own byte-level runs without specials; otherwise look the ids up.
         self._byte_ids: list[int] | None = None
         if self._bytes:
             byte_ids = [self._piece_to_id.get(bytes([b]), -1) for b in range(256)]
+            missing = [b for b in range(256) if byte_ids[b] < 0]
+            if missing and self._unk is not None:
+                byte_ids = [self._unk if i < 0 else i for i in byte_ids]
+            elif missing:
+                # An imported vocabulary without some byte: those bytes cannot be encoded at all.
+                self._missing_bytes = bytes(missing)
             if byte_ids != list(range(256)):
                 self._byte_ids = byte_ids
         self._special_re = None
-        if tokenizer.special_tokens:
-            ordered = sorted(tokenizer.special_tokens, key=len, reverse=True)
+        if any(tokenizer.special_tokens):
+            ordered = sorted((t for t in tokenizer.special_tokens if t), key=len, reverse=True)
             self._special_re = regex.compile("|".join(regex.escape(s) for s in ordered))
 
     # ---- encoding ------------------------------------------------------------------------------
@@ -155,7 +162,9 @@ class Encoder:
         limit = len(encoded)
         for token_id in ids:
             raw = vocab[token_id]
-            if self._eow_bytes and raw.endswith(self._eow_bytes):
+            if token_id == self._unk and offset < limit:
+                raw = piece[char_at[offset]].encode("utf-8")  # [UNK] stands for one whole character
+            elif self._eow_bytes and raw.endswith(self._eow_bytes):
                 raw = raw[: -len(self._eow_bytes)]
             length = len(raw)
             first = char_at[min(offset, limit)]
@@ -199,6 +208,8 @@ class Encoder:
             return tuple(self._greedy(piece))
         if self._bytes:
             data = self._pre.prepare(piece).encode("utf-8")
+            if self._missing_bytes:
+                self._check_bytes(data, piece)
             if len(data) > _SPLIT_MIN:
                 out: list[int] = []
                 cache = self._segment_cache
@@ -215,6 +226,14 @@ class Encoder:
         if len(symbols) > _LONG_PIECE:
             return tuple(_bpe_heap(symbols, self._pair_rank))
         return tuple(_bpe_scan(symbols, self._pair_rank))
+
+    def _check_bytes(self, data: bytes, piece: str) -> None:
+        bad = next((b for b in data if b in self._missing_bytes), None)
+        if bad is not None:
+            raise WorkbenchError(
+                f"byte 0x{bad:02X} (in {piece!r}) has no token in this vocabulary and it has no unknown "
+                "token: this tokenizer cannot encode that text"
+            )
 
     def _bpe_bytes(self, data: bytes) -> tuple[int, ...]:
         """BPE over the bytes of one piece (or of a segment no token crosses), by the tokenizer's rule."""

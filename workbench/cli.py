@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -128,7 +129,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         args.files, args.project, config, name=args.name, report=reporter,
         should_stop=lambda: stop["flag"], encoding=args.encoding, field=args.field, column=args.column,
     )
-    reporter.done()
+    if run_id is None:
+        if args.json:
+            print(json.dumps({"run_id": None, "status": status, "project": str(args.project)}))
+        print("workbench train: cancelled while reading the corpus; nothing was stored", file=sys.stderr)
+        return 3
     from workbench.store import ProjectStore
 
     with ProjectStore.open(args.project, readonly=True) as store:
@@ -150,7 +155,6 @@ class _Reporter:
         self.mode = mode
         self.tty = sys.stderr.isatty()
         self.last_line = 0.0
-        self.wrote = False
 
     def __call__(self, progress) -> None:
         if self.mode == "none":
@@ -179,10 +183,6 @@ class _Reporter:
         else:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()
-        self.wrote = True
-
-    def done(self) -> None:
-        pass
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -254,22 +254,13 @@ def _read_text(path: str) -> str:
 
 
 def parse_ids(text: str) -> list[int]:
-    """``"1,2,3"``, ``"1 2 3"`` or ``"[1, 2, 3]"`` → ids; a clear error naming the bad item otherwise."""
-    raw = text.strip()
-    if raw.startswith("["):
-        try:
-            items = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise WorkbenchError(f"--ids: not a valid JSON list ({exc.msg} at character {exc.pos})") from None
-        if not isinstance(items, list):
-            raise WorkbenchError("--ids: expected a list of numbers")
-    else:
-        items = [item for item in raw.replace(",", " ").split()]
-    ids: list[int] = []
-    for position, item in enumerate(items, 1):
-        if isinstance(item, bool) or not (isinstance(item, int) or (isinstance(item, str) and item.lstrip("-").isdigit())):
-            raise WorkbenchError(f"--ids: item {position} ({item!r}) is not a whole number")
-        ids.append(int(item))
+    """``"1,2,3"``, ``"1 2 3"`` or ``"[1, 2, 3]"`` → ids (the inspector's decode box rules)."""
+    from workbench.inspection import parse_ids as parse
+
+    try:
+        ids = parse(text)
+    except WorkbenchError as exc:
+        raise WorkbenchError(f"--ids: {exc}") from None
     if not ids:
         raise WorkbenchError("--ids: no ids given (e.g. --ids 1,2,3)")
     return ids
@@ -423,10 +414,11 @@ def run_cli(argv: Sequence[str]) -> int:
     except KeyboardInterrupt:
         print(f"workbench {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `workbench encode … | head`: the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:  # a path the system refused (permissions, missing folder, full disk)
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         print(f"workbench {args.command}: error: {where}{exc.strerror or exc}: check the path and its permissions",
               file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        return 0

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from workbench.core.bpe import BpeTrainer, TrainConfig
-from workbench.core.count import count_pretokens, rechunk
+from workbench.core.count import chunks_for, count_pretokens
 from workbench.core.normalize import make_normalizer
 from workbench.errors import WorkbenchError
 
@@ -81,7 +81,7 @@ def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: s
 
         # Characters ≈ bytes for progress purposes; exact bytes are reported per file at the end.
         workers = 2 if total >= PARALLEL_COUNT_BYTES and (os.cpu_count() or 1) > 1 else 1
-        counts = count_pretokens(rechunk(chunks()), pretokenizer=config.pretokenizer,
+        counts = count_pretokens(chunks_for(config.pretokenizer, chunks()), pretokenizer=config.pretokenizer,
                                  normalizer=config.normalizer, workers=workers,
                                  on_chunk=lambda n: on_bytes(n), should_stop=should_stop)
     normalize = make_normalizer(config.normalizer)
@@ -100,8 +100,9 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
                        report: Callable[[Progress], None] | None = None,
                        should_stop: Callable[[], bool] | None = None,
                        encoding: str | None = None, field: str | None = None,
-                       column: str | None = None) -> tuple[int, str]:
-    """Train and store one run; returns (run id, final status)."""
+                       column: str | None = None) -> tuple[int | None, str]:
+    """Train and store one run; returns (run id, final status) — (None, "cancelled") when stopped
+    while the corpus was still being read, in which case the project is left untouched."""
     from workbench.corpus import fingerprint
     from workbench.store import ProjectStore
 
@@ -115,8 +116,15 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
             pass
     elif not project.parent.exists():
         raise WorkbenchError(f"{project}: the folder {project.parent} does not exist: create it or choose another path")
-    counts, sources = gather_word_counts(paths, config, encoding=encoding, field=field, column=column,
-                                         report=report, should_stop=stop)
+    try:
+        counts, sources = gather_word_counts(paths, config, encoding=encoding, field=field, column=column,
+                                             report=report, should_stop=stop)
+    except WorkbenchError:
+        if stop():  # stopped while reading: whatever the partial read says, nothing was asked for
+            return None, "cancelled"
+        raise
+    if stop():
+        return None, "cancelled"  # nothing is stored for a run cancelled before it started
     counted = time.monotonic()
     trainer = BpeTrainer(counts, config)
     with ProjectStore.open(project, create=True) as store:
@@ -138,34 +146,36 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
                 target = min(target, config.merges)
         else:
             target = config.merges or 0
-        if report:
-            report(Progress("started", run_id=run_id, target=target, vocab_size=len(trainer.vocab),
-                            token_count=trainer.token_count))
-        status = "finished"
-        error = None
-        writer = store.run_writer(run_id)
+        status = "failed"
+        error: str | None = None
+        writer = None
         t0 = time.monotonic()
-        last = 0.0
         event = None
-        try:
+        try:  # from here on the run must end finished, cancelled or failed — never left "running"
+            if report:
+                report(Progress("started", run_id=run_id, target=target, vocab_size=len(trainer.vocab),
+                                token_count=trainer.token_count))
+            writer = store.run_writer(run_id)
+            last = 0.0
             for event in trainer.run(stop):
                 writer.add(event, trainer.vocab[event.new_id])
                 now = time.monotonic()
                 if report is not None and now - last >= 0.1:
                     last = now
                     report(_merge_progress(event, run_id, target, t0, now))
-            if stop():
-                status = "cancelled"
-        except BaseException as exc:  # KeyboardInterrupt included: the run must not stay "running"
-            status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
-            error = None if status == "cancelled" else str(exc)
-            writer.close()
+            status = "cancelled" if stop() else "finished"
+        except KeyboardInterrupt:
+            status = "cancelled"
+        except BaseException as exc:
+            error = str(exc) or type(exc).__name__
+            raise
+        finally:
+            if writer is not None:
+                try:
+                    writer.close()
+                except Exception as exc:  # noqa: BLE001 - the status below matters more
+                    status, error = "failed", error or f"could not write the last merges: {exc}"
             store.finish_run(run_id, status, error=error, timings=_timings(started, counted, t0))
-            if status == "failed":
-                raise
-            return run_id, status
-        writer.close()
-        store.finish_run(run_id, status, timings=_timings(started, counted, t0))
         if report is not None:
             if event is not None:
                 report(_merge_progress(event, run_id, target, t0, time.monotonic()))

@@ -102,12 +102,38 @@ def _safe_cut(text: str, start: int, end: int) -> int:
     return -1
 
 
-def split_text(text: str, size: int = 1 << 20) -> Iterator[str]:
+def _safe_space_cut(text: str, start: int, end: int) -> int:
+    """For ``metaspace``: last index in (start, end] of a space that follows a non-space, or -1
+    (a piece starts exactly there)."""
+    cut = text.rfind(" ", start, end)
+    while cut > start:
+        if text[cut - 1] != " ":
+            return cut
+        cut = text.rfind(" ", start, cut)
+    return -1
+
+
+# Where each pre-tokenizer allows a cut that a single pass over the whole text would also make.
+SAFE_CUTS = {"gpt2": _safe_cut, "cl100k": _safe_cut, "o200k": _safe_cut, "whitespace": _safe_cut,
+             "digits": _safe_cut, "metaspace": _safe_space_cut}
+
+
+def chunks_for(pretokenizer: str, chunks: Iterable[str], size: int = 1 << 20) -> Iterable[str]:
+    """Chunks as the pre-tokenizer needs them: re-cut at its safe places when it has them.
+
+    ``none`` and custom patterns have none: each reader chunk (about 1 MB, ending at a line end)
+    is then pre-tokenized on its own — for ``none`` that makes each chunk one piece.
+    """
+    cut = SAFE_CUTS.get(pretokenizer)
+    return chunks if cut is None else rechunk(chunks, size, cut)
+
+
+def split_text(text: str, size: int = 1 << 20, pretokenizer: str = "gpt2") -> Iterable[str]:
     """Chunks of about ``size`` characters, cut only where pre-tokenization cannot notice."""
-    return rechunk([text], size)
+    return chunks_for(pretokenizer, [text], size)
 
 
-def rechunk(chunks: Iterable[str], size: int = 1 << 20) -> Iterator[str]:
+def rechunk(chunks: Iterable[str], size: int = 1 << 20, safe_cut=_safe_cut) -> Iterator[str]:
     """Re-cut a stream of text chunks at safe boundaries (see :func:`_safe_cut`).
 
     Readers cut at line ends; a line end next to punctuation or whitespace can still sit inside one
@@ -118,16 +144,16 @@ def rechunk(chunks: Iterable[str], size: int = 1 << 20) -> Iterator[str]:
         text = carry + chunk if carry else chunk
         start = 0
         while len(text) - start > size:
-            cut = _safe_cut(text, start, start + size)
+            cut = safe_cut(text, start, start + size)
             if cut < 0:
-                cut = _safe_cut(text, start + size, len(text))
+                cut = safe_cut(text, start + size, len(text))
                 if cut < 0:
                     break
             yield text[start:cut]
             start = cut
         carry = text[start:]
         if len(carry) > size:
-            cut = _safe_cut(carry, 0, len(carry))
+            cut = safe_cut(carry, 0, len(carry))
             if cut > 0:
                 yield carry[:cut]
                 carry = carry[cut:]

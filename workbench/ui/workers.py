@@ -572,11 +572,11 @@ class TrainingProcess(QObject):
         crashed = exit_status == QProcess.ExitStatus.CrashExit
         if result.get("status"):
             outcome = TrainOutcome(run_id, str(result["status"]), code, "", result)
-        elif self._errors:
-            outcome = TrainOutcome(run_id, "error", code, self._errors[-1])
-        elif self.cancel_requested:
+        elif self.cancel_requested:  # before errors: a cancel while reading is not a failure
             outcome = TrainOutcome(run_id, "cancelled", code, "cancelled before the run started"
                                    if run_id is None else "")
+        elif self._errors:
+            outcome = TrainOutcome(run_id, "error", code, self._errors[-1])
         else:
             last = self._other[-1] if self._other else ""
             how = "was killed" if crashed else f"exited with code {code}"

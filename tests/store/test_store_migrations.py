@@ -70,11 +70,26 @@ def test_failing_migration_rolls_back_and_leaves_the_file_identical(tmp_path, mo
     assert sha256(path) == before and side_files(path) == []
 
 
-def test_read_only_open_of_an_old_file_asks_for_a_writable_copy(tmp_path, monkeypatch):
+def test_read_only_open_of_an_old_file_on_read_only_media_asks_for_a_writable_copy(tmp_path, monkeypatch):
     path = tmp_path / "old.tokproj"
     shutil.copy(V1, path)
     before = sha256(path)
     _add_v2(monkeypatch, "CREATE TABLE extra (x)")
+    from workbench.store import opening
+
+    monkeypatch.setattr(opening, "write_problem", lambda _path: "the file is read-only")
     with pytest.raises(WorkbenchError, match="older project format"):
         ProjectStore.open(path, readonly=True)
     assert sha256(path) == before
+
+
+def test_read_only_open_of_an_old_writable_file_upgrades_it_first(tmp_path, monkeypatch):
+    """`workbench runs/encode` open read-only; an old project they can write is upgraded once."""
+    path = tmp_path / "old.tokproj"
+    shutil.copy(V1, path)
+    _add_v2(monkeypatch, "CREATE TABLE extra (x)")
+    with ProjectStore.open(path, readonly=True) as store:
+        assert store.read_only and store.merge_count(1) == 3
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+    raw.close()

@@ -264,3 +264,18 @@ def test_a_read_only_open_and_close_leaves_one_file(tmp_path):
     with ProjectStore.open(path, readonly=True) as store:
         store.runs()
     assert side_files(path) == [] and path.read_bytes() == before
+
+
+def test_a_run_another_live_process_is_training_cannot_be_deleted(tmp_path):
+    path = tmp_path / "busy.tokproj"
+    with ProjectStore.open(path, create=True) as trainer:
+        run = trainer.create_run("live", {"units": "bytes"}, [], [bytes([b]) for b in range(256)], ["base"] * 256)
+        # Pretend the owner is another live process (this test process, seen from a second store).
+        trainer.connection.execute("UPDATE runs SET owner_pid = ? WHERE id = ?", (os.getppid(), run))
+        with ProjectStore.open(path) as window:
+            with pytest.raises(WorkbenchError, match="still training"):
+                window.delete_run(run)
+        trainer.finish_run(run, "cancelled")
+        with ProjectStore.open(path) as window:
+            window.delete_run(run)
+            assert window.runs() == []

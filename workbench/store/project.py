@@ -113,6 +113,11 @@ class ProjectStore:
             except _ReadOnlyFallback as e:
                 problem = e.reason
                 ro = opening.connect_readonly(path)
+        if version < schema.current_version() and readonly and opening.write_problem(path) is None:
+            # Read-only by choice, but the file can be written: upgrade it once, then read it.
+            ro.close()
+            cls._open_writable(path).close()
+            return cls.open(path, readonly=True)
         if version < schema.current_version():
             ro.close()
             raise WorkbenchError(
@@ -351,6 +356,10 @@ class ProjectStore:
     def delete_run(self, run_id: int) -> None:
         """Delete a run and its merges, vocabulary and steps (explicitly, one transaction)."""
         self._require_run(run_id)
+        row = self._conn.execute("SELECT status, owner_pid, owner_host FROM runs WHERE id = ?",
+                                 (run_id,)).fetchone()
+        if row[0] == "running" and run_id not in self._owned_runs and opening.owner_alive(row[1], row[2]):
+            raise WorkbenchError(f"run {run_id} is still training: cancel it first, then delete it")
         for w in list(self._writers):
             if w.run_id == run_id:
                 w.closed = True  # its rows would have nowhere to go

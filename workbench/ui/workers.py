@@ -232,9 +232,11 @@ class TaskRunner(QObject):
         return entry
 
     def shutdown(self) -> None:
+        # Wait without a time limit: a QThread dropped while it still runs aborts the process
+        # (STYLE.md, trap 4); an import or export finishing its last file is worth the wait.
         for qthread, *_ in list(self._tasks.values()):
             qthread.quit()
-            qthread.wait(10000)
+            qthread.wait()
         self._tasks.clear()
 
 
@@ -546,6 +548,7 @@ class TrainingProcess(QObject):
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart and self._proc is not None:
             message = f"cannot start the training process ({self._proc.errorString()})"
+            self._proc.deleteLater()
             self._proc = None
             self._set_state("idle")
             self.finished.emit(TrainOutcome(None, "crashed", -1, message))

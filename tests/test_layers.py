@@ -7,7 +7,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 FORBIDDEN = ("PySide6", "pyqtgraph", "numpy", "shiboken6")
-QT_FREE = ["core", "corpus", "formats", "store", "cli.py", "errors.py", "sources.py", "training.py",
+QT_FREE = ["core", "corpus", "formats", "store", "cli.py", "errors.py", "sources.py", "training.py", "project_io.py",
            "inspection.py", "analysis.py"]
 
 

@@ -278,69 +278,25 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from workbench.formats import export_tokenizer
-    from workbench.sources import load_tokenizer
+    from workbench.project_io import export_run
 
-    project = _existing(args.project)
-    src = f"{project}#{args.run}" if args.run is not None else str(project)
-    tokenizer = load_tokenizer(src)
-    frequencies = None
-    if args.format == "merges-csv":
-        frequencies = _merge_frequencies(project, args.run)
-    result = export_tokenizer(tokenizer, args.format, args.out, force=args.force, frequencies=frequencies,
-                              legacy_merges=args.legacy_merges)
-    print(_describe_export(result, args.out))
+    result = export_run(_existing(args.project), args.run, args.format, args.out, force=args.force,
+                        legacy_merges=args.legacy_merges)
+    checks = f" (verified: {'; '.join(result.checks)})" if result.checks else ""
+    print(f"wrote {', '.join(str(p) for p in result.paths)}{checks}")
     return 0
-
-
-def _merge_frequencies(project: Path, run_id: int | None) -> list[int] | None:
-    from workbench.sources import _latest_usable_run
-    from workbench.store import ProjectStore
-
-    with ProjectStore.open(project, readonly=True) as store:
-        rid = run_id if run_id is not None else _latest_usable_run(store)
-        if rid is None:
-            return None
-        count = store.merge_count(rid)
-        rows = store.merges(rid, 0, count)
-    return [row.frequency for row in rows]
-
-
-def _describe_export(result, out: str) -> str:
-    checks = getattr(result, "checks", None) or getattr(result, "verified_with", None)
-    if checks:
-        return f"wrote {out} (verified: {', '.join(map(str, checks))})"
-    return f"wrote {out}"
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    import hashlib
+    from workbench.project_io import import_reference
 
-    from workbench.formats import load_tokenizer_file
-    from workbench.store import ProjectStore
-
-    path = Path(args.path)
-    if not path.exists():
-        raise WorkbenchError(f"{path}: no such file or folder")
-    tokenizer = load_tokenizer_file(path, pattern=args.pattern)
-    fmt = _format_of(path)
-    digest_source = path if path.is_file() else next((p for p in (path / "vocab.json", path / "tokenizer.json") if p.exists()), None)
-    sha = hashlib.sha256(digest_source.read_bytes()).hexdigest() if digest_source else ""
-    name = args.name or tokenizer.name or path.stem
-    with ProjectStore.open(args.project, create=True) as store:
-        ref_id = store.add_reference(name, tokenizer, fmt=fmt, source_path=str(path.resolve()), sha256=sha)
-    print(f"imported {name!r} as reference {ref_id} ({len(tokenizer.vocab)} ids, {len(tokenizer.merges)} merges, "
-          f"pre-tokenizer {tokenizer.pretokenizer if len(tokenizer.pretokenizer) < 20 else 'custom'}) into {args.project}")
+    ref = import_reference(args.path, args.project, name=args.name, pattern=args.pattern)
+    pre = ref.pretokenizer if len(ref.pretokenizer) < 20 else "custom"
+    print(f"imported {ref.name!r} as reference {ref.ref_id} ({ref.vocab_size} ids, {ref.merge_count} merges, "
+          f"pre-tokenizer {pre}) into {args.project}")
+    for note in ref.notes:
+        print(f"  note: {note}")
     return 0
-
-
-def _format_of(path: Path) -> str:
-    try:
-        from workbench.formats import detect_format
-
-        return detect_format(path)
-    except (ImportError, WorkbenchError):
-        return path.suffix.lstrip(".") or "folder"
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

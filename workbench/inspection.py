@@ -93,18 +93,10 @@ class SpanEncoder(Encoder):
         """``(id, start, end, partial)`` per token; code points of the normalized text."""
         if not normalized:
             text = self.normalized(text)
-        segments: list[tuple[int, int, int | None]] = []
-        pos = 0
-        if allow_special and self._special_re is not None:
-            for match in self._special_re.finditer(text):
-                segments.append((pos, match.start(), None))
-                segments.append((match.start(), match.end(), self.tok.special_tokens[match.group()]))
-                pos = match.end()
-        segments.append((pos, len(text), None))
         out: list[Span] = []
         append = out.append
         cache = self._span_cache
-        for seg_start, seg_end, special in segments:
+        for seg_start, seg_end, special in self.special_segments(text, allow_special):
             if special is not None:
                 append((special, seg_start, seg_end, False))
                 continue

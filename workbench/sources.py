@@ -31,6 +31,7 @@ def load_tokenizer(src: str, *, pattern: str | None = None) -> Tokenizer:
     if not path.exists():
         raise WorkbenchError(f"{path}: no such file or folder (give a .tokproj, tokenizer.json, .tiktoken or vocab.json)")
     if path.suffix == PROJECT_SUFFIX:
+        from workbench.project_io import latest_usable_run
         from workbench.store import ProjectStore
 
         with ProjectStore.open(path, readonly=True) as store:
@@ -39,7 +40,7 @@ def load_tokenizer(src: str, *, pattern: str | None = None) -> Tokenizer:
                 return store.load_reference(ref_id)
             if ref is not None:
                 return store.load_tokenizer(_parse_id(ref, path, "run"))
-            run_id = _latest_usable_run(store)
+            run_id = latest_usable_run(store)
             if run_id is None:
                 raise WorkbenchError(f"{path}: the project has no trained run yet: run `workbench train … --project {path}` first")
             return store.load_tokenizer(run_id)
@@ -53,13 +54,3 @@ def _parse_id(text: str, path: Path, what: str) -> int:
         return int(text)
     except ValueError:
         raise WorkbenchError(f"{path}#{text}: a {what} id is a number (see `workbench runs {path}`)") from None
-
-
-def _latest_usable_run(store) -> int | None:
-    """The newest finished run, else the newest run with merges (cancelled/interrupted ones count)."""
-    runs = store.runs()
-    finished = [r for r in runs if r.status == "finished"]
-    if finished:
-        return max(finished, key=lambda r: r.id).id
-    with_merges = [r for r in runs if r.merge_count > 0]
-    return max(with_merges, key=lambda r: r.id).id if with_merges else None

@@ -51,7 +51,7 @@ def test_cl100k_is_recognised_by_sha256(cl100k_path, cl100k):
 @pytest.mark.parametrize("name", sorted(p.name for p in CORPORA.glob("*.txt")) or ["missing.txt"])
 def test_cl100k_ids_equal_tiktoken_on_corpora(cl100k, name, no_tiktoken_cache):
     from workbench.core.encoder import Encoder
-    from workbench.formats.tiktoken_file import KNOWN_FILES, tiktoken_pattern
+    from workbench.formats.tiktoken_file import tiktoken_pattern
 
     import importlib.util
     from pathlib import Path

@@ -128,15 +128,7 @@ class Encoder:
         if self._normalize is not None:
             text = self._normalize(text)
         out: list[EncodedToken] = []
-        segments: list[tuple[int, int, int | None]] = []
-        pos = 0
-        if allow_special and self._special_re is not None:
-            for match in self._special_re.finditer(text):
-                segments.append((pos, match.start(), None))
-                segments.append((match.start(), match.end(), self.tok.special_tokens[match.group()]))
-                pos = match.end()
-        segments.append((pos, len(text), None))
-        for seg_start, seg_end, special in segments:
+        for seg_start, seg_end, special in self.special_segments(text, allow_special):
             if special is not None:
                 out.append(EncodedToken(special, seg_start, seg_end, False))
                 continue
@@ -146,6 +138,18 @@ class Encoder:
                 ids = self._cache.get(piece) or self._encode_piece(piece)
                 out.extend(self._offsets_in_piece(piece, ids, seg_start + a))
         return out
+
+    def special_segments(self, text: str, allow_special: bool) -> list[tuple[int, int, int | None]]:
+        """``(start, end, special id or None)``: the runs of ordinary text between special tokens."""
+        segments: list[tuple[int, int, int | None]] = []
+        pos = 0
+        if allow_special and self._special_re is not None:
+            for match in self._special_re.finditer(text):
+                segments.append((pos, match.start(), None))
+                segments.append((match.start(), match.end(), self.tok.special_tokens[match.group()]))
+                pos = match.end()
+        segments.append((pos, len(text), None))
+        return segments
 
     def _offsets_in_piece(self, piece: str, ids: Sequence[int], start: int) -> list[EncodedToken]:
         vocab = self.tok.vocab

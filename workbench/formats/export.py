@@ -28,7 +28,7 @@ from workbench.formats.detect import FORMATS
 from workbench.formats.gpt2_files import read_gpt2, render_gpt2
 from workbench.formats.hf_json import hf_pattern, read_hf_json, render_hf_json
 from workbench.formats.merges_csv import read_merges_csv, render_merges_csv
-from workbench.formats.tiktoken_file import read_tiktoken, render_tiktoken, sidecar_path, tiktoken_pattern
+from workbench.formats.tiktoken_file import read_tiktoken, render_tiktoken, sidecar_path
 from workbench.formats.vocab_lists import read_spm_vocab, read_wordpiece, render_spm_vocab, render_wordpiece
 
 # Hard cases every byte-level export must survive: ZWJ emoji, flags, skin tones, combining

@@ -33,7 +33,7 @@ import regex
 from workbench.core.model import Tokenizer
 from workbench.core.pretokenize import METASPACE, PRESET_PATTERNS, make_pretokenizer
 from workbench.errors import WorkbenchError
-from workbench.formats.bytes_unicode import byte_decoder, bytes_to_unicode_str, is_byte_level_text
+from workbench.formats.bytes_unicode import byte_decoder, is_byte_level_text
 from workbench.formats.common import assemble_vocab, piece_to_text, read_bytes
 
 # Our metaspace split (a piece starts at each run of ▁ that follows something else) as a regex.

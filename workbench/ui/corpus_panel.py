@@ -17,7 +17,7 @@ import io
 import json
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -317,9 +317,9 @@ class CorpusPanel(QWidget):
         self.stack = QStackedWidget()
         self.empty = EmptyState(
             "Drop corpus files or folders here",
-            f"Plain text, JSON lines, CSV/TSV, Parquet (with pyarrow) and word-count tables "
-            f"(word<TAB>count), optionally gzip-compressed. Files are read in the background; "
-            f"nothing is copied into the project.", symbol="⇣")
+            "Plain text, JSON lines, CSV/TSV, Parquet (with pyarrow) and word-count tables "
+            "(word<TAB>count), optionally gzip-compressed. Files are read in the background; "
+            "nothing is copied into the project.", symbol="⇣")
         self.empty.add_button("Add files…", self.choose_files, primary=True)
         self.empty.add_button("Add folder…", self.choose_folder)
         self.empty.add_button("Use the demo corpus", self.add_demo)

@@ -15,7 +15,6 @@ Signals are emitted from the worker thread; connect them to ``@Slot`` methods of
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -115,20 +114,10 @@ def load_source(project: Path, source: Source) -> LoadedTokenizer:
 
 def import_reference(project: Path, path: Path, name: str = "") -> ImportOutcome:
     """Load a tokenizer file and keep it in the project as a reference (what `workbench import` does)."""
-    from workbench.formats import detect_format, import_tokenizer
-    from workbench.store import ProjectStore
+    from workbench.project_io import import_reference as import_into_project
 
-    result = import_tokenizer(path)
-    digest_source = path if path.is_file() else next(
-        (p for p in (path / "vocab.json", path / "tokenizer.json") if p.exists()), None)
-    sha = hashlib.sha256(digest_source.read_bytes()).hexdigest() if digest_source else ""
-    label = name or result.tokenizer.name or path.stem
-    with ProjectStore.open(project) as store:
-        if store.read_only:
-            raise WorkbenchError(store.note or f"{project.name} is read-only: cannot keep the tokenizer in it")
-        ref_id = store.add_reference(label, result.tokenizer, fmt=detect_format(path), source_path=str(path.resolve()),
-                                     sha256=sha)
-    return ImportOutcome(ref_id, label, tuple(result.notes))
+    ref = import_into_project(path, project, name=name)
+    return ImportOutcome(ref.ref_id, ref.name, ref.notes)
 
 
 class InspectWorker(QObject):

@@ -13,7 +13,6 @@ import run in worker threads, training in a child process).
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 from pathlib import Path
 from typing import Callable
@@ -420,17 +419,10 @@ class MainWindow(QMainWindow):
         project = self.session.path
 
         def work():
-            from workbench.formats import detect_format, load_tokenizer_file
-            from workbench.store import ProjectStore
+            from workbench.project_io import import_reference
 
-            src = Path(path)
-            tokenizer = load_tokenizer_file(src)
-            fmt = detect_format(src)
-            digest = hashlib.sha256(src.read_bytes()).hexdigest() if src.is_file() else ""
-            name = tokenizer.name or src.stem
-            with ProjectStore.open(project) as store:
-                ref_id = store.add_reference(name, tokenizer, fmt=fmt, source_path=str(src.resolve()), sha256=digest)
-            return f"Imported “{name}” as reference {ref_id} ({len(tokenizer.vocab):,} ids, {len(tokenizer.merges):,} merges)."
+            ref = import_reference(path, project)
+            return f"Imported “{ref.name}” as reference {ref.ref_id} ({ref.vocab_size:,} ids, {ref.merge_count:,} merges)."
 
         self.statusBar().showMessage(f"Importing {Path(path).name}…")
         self.tasks.run(work, self._imported, self._import_failed)
@@ -459,15 +451,9 @@ class MainWindow(QMainWindow):
         project = self.session.path
 
         def work():
-            from workbench.formats import export_tokenizer
-            from workbench.store import ProjectStore
+            from workbench.project_io import export_run
 
-            with ProjectStore.open(project, readonly=True) as store:
-                tokenizer = store.load_tokenizer(run_id)
-                frequencies = None
-                if fmt == "merges-csv":
-                    frequencies = [r.frequency for r in store.merges(run_id, 0, store.merge_count(run_id))]
-            result = export_tokenizer(tokenizer, fmt, out, force=force, frequencies=frequencies)
+            result = export_run(project, run_id, fmt, out, force=force)
             checks = f" (verified: {'; '.join(result.checks)})" if result.checks else ""
             return f"Wrote {', '.join(str(p) for p in result.paths)}{checks}"
 

@@ -556,7 +556,7 @@ class VocabSource:
         t = self.t
         if t.is_run:
             return "v.kind"
-        ctes.append(f"made(id) AS MATERIALIZED (SELECT DISTINCT new_id FROM ref_merges WHERE ref_id = ?)")
+        ctes.append("made(id) AS MATERIALIZED (SELECT DISTINCT new_id FROM ref_merges WHERE ref_id = ?)")
         params.append(t.id)
         specials = ",".join(str(i) for i in self._specials) or "NULL"
         # Imported vocabularies may leave ids without a piece (cl100k skips a few): "unused".

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QItemSelectionModel, QModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QIntValidator
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
                                QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
 
 from workbench.analysis import write_merges_csv
@@ -33,7 +33,7 @@ from workbench.ui.merge_detail import MergeDetail
 from workbench.ui.merge_model import MergeTableModel
 from workbench.ui.merge_source import (FIELDS, MergeQuery, MergeSource, Source, SourceInfo, TextFilter,
                                        list_sources, store_connection)
-from workbench.ui.merge_widgets import (ErrorLabel, FilterEdit, PlaceholderTableView, configure_table, export_button,
+from workbench.ui.merge_widgets import (ask_and_export_csv, ErrorLabel, FilterEdit, PlaceholderTableView, configure_table, export_button,
                                         find_source)
 from workbench.ui.run_diff import RunDiffView, _label
 from workbench.ui.vocab_view import VocabView
@@ -537,12 +537,8 @@ class MergePanel(QWidget):
     def _export_dialog(self, selection: bool) -> None:
         if self._merge_source is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export merges as CSV", "merges.csv", "CSV files (*.csv)")
-        if path:
-            try:
-                self.export_csv(path, selection=selection)
-            except WorkbenchError as exc:
-                self.error.show_message(str(exc))
+        ask_and_export_csv(self, "Export merges as CSV", "merges.csv",
+                           lambda path: self.export_csv(path, selection=selection), self.error)
 
     # ---- shutdown -------------------------------------------------------------------------------------
     def shutdown(self) -> None:

@@ -172,3 +172,26 @@ def export_button(on_selected: Callable[[], None], on_all: Callable[[], None]) -
     everything.triggered.connect(lambda _checked=False: on_all())
     button.setMenu(menu)
     return button, selected, everything
+
+
+def ask_and_export_csv(parent: QWidget, title: str, default_name: str, export: Callable[[str], object],
+                       error: "ErrorLabel") -> None:
+    """Ask where to save, then run ``export(path)``; a failure shows in ``error`` as one line."""
+    from PySide6.QtWidgets import QFileDialog
+
+    from workbench.errors import WorkbenchError
+
+    path, _ = QFileDialog.getSaveFileName(parent, title, default_name, "CSV files (*.csv)")
+    if path:
+        try:
+            export(path)
+        except WorkbenchError as exc:
+            error.show_message(str(exc))
+
+
+def show_job_progress(bar, done: int, total: int, what: str) -> None:
+    """A background job's progress on ``bar``: busy until the total is known, then a percentage."""
+    if total > 0:
+        bar.setRange(0, 1000)
+        bar.setValue(int(1000 * done / total))
+    bar.setFormat(f"{what} %p%")

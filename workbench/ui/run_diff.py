@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal, Slot
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QTabWidget,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QTabWidget,
                                QVBoxLayout, QWidget)
 
 from workbench.analysis import (SplitReport, VocabDiff, corpus_sources, corpus_word_counts, diff_vocab, piece_hex,
                                 piece_text, split_differences, write_table_csv)
-from workbench.errors import WorkbenchError
+
 from workbench.ui.merge_model import _LEFT, _RIGHT, mono_font, muted_brush, piece_tooltip
 from workbench.ui.merge_source import Source, SourceInfo
-from workbench.ui.merge_widgets import ErrorLabel, PlaceholderTableView, configure_table, export_button, find_source
+from workbench.ui.merge_widgets import ask_and_export_csv, show_job_progress, ErrorLabel, PlaceholderTableView, configure_table, export_button, find_source
 from workbench.ui.merge_worker import BackgroundJob
 
 WORD_PRETOKENIZER = "whitespace"  # words and punctuation runs, whitespace dropped
@@ -361,10 +361,7 @@ class RunDiffView(QWidget):
 
     @Slot(int, int, str)
     def _on_progress(self, done: int, total: int, what: str) -> None:
-        if total > 0:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(int(1000 * done / total))
-        self.progress.setFormat(f"{what} %p%")
+        show_job_progress(self.progress, done, total, what)
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
@@ -426,13 +423,8 @@ class RunDiffView(QWidget):
     def _export_dialog(self, selection: bool) -> None:
         if self.result is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export comparison as CSV", f"diff-{self.current_key()}.csv",
-                                              "CSV files (*.csv)")
-        if path:
-            try:
-                self.export_csv(path, selection=selection)
-            except WorkbenchError as exc:
-                self.error.show_message(str(exc))
+        ask_and_export_csv(self, "Export comparison as CSV", f"diff-{self.current_key()}.csv",
+                           lambda path: self.export_csv(path, selection=selection), self.error)
 
     def shutdown(self) -> None:
         self.job.shutdown()

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal, Slot
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton,
                                QVBoxLayout, QWidget)
 
 from workbench.analysis import VocabUsage, corpus_sources, corpus_word_counts, vocab_usage, write_vocab_csv
 from workbench.errors import WorkbenchError
 from workbench.ui.merge_source import Source, TextFilter, VocabQuery, VocabSource
-from workbench.ui.merge_widgets import ErrorLabel, FilterEdit, PlaceholderTableView, configure_table, export_button
+from workbench.ui.merge_widgets import ask_and_export_csv, show_job_progress, ErrorLabel, FilterEdit, PlaceholderTableView, configure_table, export_button
 from workbench.ui.merge_worker import BackgroundJob
 from workbench.ui.vocab_model import VocabTableModel
 
@@ -229,10 +229,7 @@ class VocabView(QWidget):
 
     @Slot(int, int, str)
     def _on_progress(self, done: int, total: int, what: str) -> None:
-        if total > 0:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(int(1000 * done / total))
-        self.progress.setFormat(f"{what} %p%")
+        show_job_progress(self.progress, done, total, what)
 
     @Slot(object)
     def _on_usage(self, result: Any) -> None:
@@ -364,12 +361,8 @@ class VocabView(QWidget):
     def _export_dialog(self, selection: bool) -> None:
         if self._source is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export vocabulary as CSV", "vocabulary.csv", "CSV files (*.csv)")
-        if path:
-            try:
-                self.export_csv(path, selection=selection)
-            except WorkbenchError as exc:
-                self.error.show_message(str(exc))
+        ask_and_export_csv(self, "Export vocabulary as CSV", "vocabulary.csv",
+                           lambda path: self.export_csv(path, selection=selection), self.error)
 
     def shutdown(self) -> None:
         self.job.shutdown()

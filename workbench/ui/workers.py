@@ -463,7 +463,7 @@ class TrainingProcess(QObject):
     def pause(self) -> bool:
         if self._proc is None or self.state in ("paused", "stopping") or not self.can_pause() or not self.pid:
             return False
-        os.kill(self.pid, signal.SIGSTOP)
+        _signal_tree(self.pid, signal.SIGSTOP)
         self._resume_state = self.state
         self._set_state("paused")
         return True
@@ -471,7 +471,7 @@ class TrainingProcess(QObject):
     def resume(self) -> bool:
         if self._proc is None or self.state != "paused" or not self.pid:
             return False
-        os.kill(self.pid, signal.SIGCONT)
+        _signal_tree(self.pid, signal.SIGCONT)
         self._set_state(getattr(self, "_resume_state", "training"))
         return True
 
@@ -481,7 +481,7 @@ class TrainingProcess(QObject):
             return
         self.cancel_requested = True
         if self.state == "paused" and self.pid:
-            os.kill(self.pid, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+            _signal_tree(self.pid, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
         self._set_state("stopping")
         self._proc.terminate()
         self._kill_timer.start(self.KILL_AFTER_MS)
@@ -588,3 +588,28 @@ class TrainingProcess(QObject):
         proc.deleteLater()
         self._set_state("idle")
         self.finished.emit(outcome)
+
+
+def _signal_tree(pid: int, signum: int) -> None:
+    """Signal the training process and its children (the corpus-counting workers) alike.
+
+    Children are found through /proc where there is one; elsewhere only the process itself.
+    """
+    children: list[int] = []
+    proc = Path("/proc")
+    if proc.is_dir():
+        for entry in proc.iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                # fields after the ")" that closes the command name: state, ppid, …
+                fields = stat[stat.rfind(")") + 2:].split()
+                if len(fields) > 1 and fields[1] == str(pid):
+                    children.append(int(entry.name))
+    for target in (pid, *children):
+        try:
+            os.kill(target, signum)
+        except ProcessLookupError:
+            pass

@@ -59,6 +59,8 @@ BAD_CALLS = [
     (["runs", "missing.tokproj"], "missing.tokproj"),
     (["import", "missing.tiktoken", "--project", "p.tokproj"], "missing.tiktoken"),
     (["stats", "bin.txt"], "binary"),
+    (["train", "good.txt", "--project", "p.tokproj", "--merges", "3", "--field", "text"], "--field does not apply"),
+    (["train", "good.txt", "--project", "p.tokproj", "--merges", "3", "--special", ""], "cannot be empty"),
 ]
 
 

@@ -54,6 +54,11 @@ def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: s
     if field or column or encoding:
         # Reader options name one format: apply them to exactly the files given.
         sources, rejected = [open_source(p, field=field, column=column, encoding=encoding) for p in paths], []
+        for src in sources:
+            if field and src.kind != "jsonl" or column and src.kind not in ("csv", "tsv", "parquet"):
+                option = "--field" if field and src.kind != "jsonl" else "--column"
+                raise WorkbenchError(f"{src.path}: {option} does not apply to a {src.kind} file: "
+                                     "train files that need different options separately")
     else:
         sources, rejected = expand_paths(list(paths))
     if rejected:

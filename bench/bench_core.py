@@ -12,6 +12,7 @@ from the standard library ("code"). Not a test: timings never decide pass/fail.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -69,7 +70,9 @@ def measure_ours_train(path: Path, vocab: int) -> dict:
     counts, _ = gather_word_counts([str(path)], config)
     t1 = time.perf_counter()
     trainer = BpeTrainer(counts, config)
+    gc.disable()  # as workbench.training does around the merge loop
     merges = sum(1 for _ in trainer.run())
+    gc.enable()
     t2 = time.perf_counter()
     return {"seconds": t2 - t0, "count_s": t1 - t0, "merge_s": t2 - t1, "merges": merges, "peak_mb": peak_mb()}
 

@@ -16,6 +16,7 @@ Targets (issue): writing adds < 5 % to training; open + any page well under a se
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import string
 import subprocess
@@ -70,6 +71,7 @@ def child(mode: str, n_merges: int, n_words: int, path: str) -> float:
 
     cfg = TrainConfig(units="bytes", merges=n_merges, pretokenizer="none")
     trainer = BpeTrainer(word_table(n_words), cfg)
+    gc.disable()  # as workbench.training does around the merge loop, in both modes
     if mode == "alone":
         t = time.perf_counter()
         for _ in trainer.run():

@@ -259,3 +259,20 @@ def test_up_to_four_columns(qtbot, panel, project):
     assert panel.counts.columnCount() == 4
     panel.remove_pane(panel.panes[-1])
     assert len(panel.panes) == 3 and panel.add_button.isEnabled()
+
+
+def test_texts_are_kept_in_the_project_and_come_back(qtbot, panel, project):
+    panel.set_project(project)
+    panel.set_text("naïve café 中文 👋\nsecond line")
+    panel.save_text("sample")
+    panel.set_text("something else")
+    panel.save_text("other")
+    panel.set_text("replaced")
+    panel.save_text("sample")  # the same name replaces the kept text
+    with ProjectStore.open(project, readonly=True) as store:
+        assert [(name, text) for _id, name, text in store.texts()] == [("sample", "replaced"), ("other", "something else")]
+    panel._fill_texts_menu()
+    actions = [a for a in panel.texts_menu.actions() if a.text() == "other"]
+    assert len(actions) == 1
+    actions[0].trigger()
+    assert panel.text() == "something else"

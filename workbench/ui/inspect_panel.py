@@ -20,8 +20,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter,
-                               QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMenu,
+                               QPushButton, QSplitter, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from workbench.errors import WorkbenchError
 from workbench.ui.inspect_pane import SourceInfo, TokenPane
@@ -135,12 +135,21 @@ class InspectPanel(QWidget):
                                       "reference tokenizer (nothing is downloaded)")
         self.import_button.clicked.connect(self._on_import_clicked)
 
+        self.texts_button = QToolButton()
+        self.texts_button.setText("Texts")
+        self.texts_button.setToolTip("Keep this text in the project, or bring back one kept earlier")
+        self.texts_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.texts_menu = QMenu(self.texts_button)
+        self.texts_menu.aboutToShow.connect(self._fill_texts_menu)
+        self.texts_button.setMenu(self.texts_menu)
+
         toolbar = QHBoxLayout()
         toolbar.setContentsMargins(0, 0, 0, 0)
         for widget in (self.show_whitespace, self.whole_graphemes, self.special_mode, self.colour_mode,
                        self.line_breaks, self.mark_differences):
             toolbar.addWidget(widget)
         toolbar.addStretch(1)
+        toolbar.addWidget(self.texts_button)
         toolbar.addWidget(self.add_button)
         toolbar.addWidget(self.import_button)
 
@@ -254,6 +263,55 @@ class InspectPanel(QWidget):
                 return
             return  # the new split arrives with the next result; marks are applied then
         self._apply_selection()
+
+    # ---- texts kept in the project ------------------------------------------------------------
+    def saved_texts(self) -> list[tuple[int, str, str]]:
+        """(id, name, text) of the texts kept in the project, oldest first."""
+        if self.project is None:
+            return []
+        from workbench.store import ProjectStore
+
+        with ProjectStore.open(self.project, readonly=True) as store:
+            return store.texts()
+
+    def save_text(self, name: str) -> None:
+        """Keep the current text in the project under ``name`` (the same name replaces it)."""
+        if self.project is None:
+            raise WorkbenchError("open or create a project first: texts are kept in the project file")
+        from workbench.store import ProjectStore
+
+        with ProjectStore.open(self.project) as store:
+            if store.read_only:
+                raise WorkbenchError(store.note or f"{self.project.name} is read-only")
+            store.save_text(name, self.text())
+
+    def _fill_texts_menu(self) -> None:
+        menu = self.texts_menu
+        menu.clear()
+        save = menu.addAction("Keep this text in the project…")
+        save.setEnabled(self.project is not None)
+        save.triggered.connect(self._on_save_text_clicked)
+        try:
+            kept = self.saved_texts()
+        except WorkbenchError as exc:
+            menu.addAction(str(exc)).setEnabled(False)
+            return
+        if kept:
+            menu.addSeparator()
+        for _text_id, name, text in kept:
+            action = menu.addAction(name)
+            action.setToolTip(text[:200])
+            action.triggered.connect(lambda _checked=False, t=text: self.set_text(t))
+
+    @Slot()
+    def _on_save_text_clicked(self) -> None:
+        name, ok = QInputDialog.getText(self, "Keep this text", "Name:", text=self.text().split("\n", 1)[0][:40])
+        if ok and name.strip():
+            try:
+                self.save_text(name.strip())
+                self.status.setText(f"Kept “{name.strip()}” in the project.")
+            except WorkbenchError as exc:
+                self.status.setText(str(exc))
 
     # ---- text ---------------------------------------------------------------------------------
     def set_text(self, text: str) -> None:

@@ -25,7 +25,7 @@ from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 
 _LONG_PIECE = 48  # above this many symbols the quadratic scan gives way to a heap
-_SHORT_BYTES = 10  # the same for the byte-rank rule, whose scan concatenates bytes
+_SHORT_BYTES = 32  # below this the byte-rank rule scans (min over a short list, in C); above, a heap
 _SPLIT_MIN = 12  # pieces longer than this (in bytes) are first cut where no token can cross
 
 
@@ -435,21 +435,30 @@ def _bpe_heap(symbols: list[int], pair_rank: dict[tuple[int, int], tuple[int, in
     return out
 
 
+_NO_RANK = 1 << 62
+
+
 def _bytes_rule_scan(data: bytes, ranks: dict[bytes, int]) -> list[bytes]:
-    """tiktoken's loop as written: rescan all adjacent parts, merge the lowest-ranked, leftmost."""
-    parts = [data[i : i + 1] for i in range(len(data))]
+    """tiktoken's own loop: part boundaries with the rank of each adjacent pair, kept up to date.
+
+    Only the two pairs next to a merge change, so each merge costs two lookups and a ``min`` in C
+    over a short list; the leftmost of equal ranks wins, as in tiktoken.
+    """
     get = ranks.get
-    while len(parts) > 1:
-        best_rank = None
-        best_index = -1
-        for i in range(len(parts) - 1):
-            rank = get(parts[i] + parts[i + 1])
-            if rank is not None and (best_rank is None or rank < best_rank):
-                best_rank, best_index = rank, i
-        if best_rank is None:
+    starts = list(range(len(data) + 1))  # part i is data[starts[i]:starts[i + 1]]
+    pair = [get(data[i : i + 2], _NO_RANK) for i in range(len(data) - 1)]
+    while pair:
+        best = min(pair)
+        if best == _NO_RANK:
             break
-        parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
-    return parts
+        i = pair.index(best)
+        del starts[i + 1]
+        del pair[i]
+        if i < len(pair):
+            pair[i] = get(data[starts[i] : starts[i + 2]], _NO_RANK)
+        if i > 0:
+            pair[i - 1] = get(data[starts[i - 1] : starts[i + 1]], _NO_RANK)
+    return [data[starts[i] : starts[i + 1]] for i in range(len(starts) - 1)]
 
 
 def _bytes_rule_heap(data: bytes, ranks: dict[bytes, int]) -> list[bytes]:

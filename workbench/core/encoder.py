@@ -70,6 +70,7 @@ class Encoder:
         self._cache: dict[str, tuple[int, ...]] = {}
         self._segment_cache: dict[bytes, tuple[int, ...]] = {}
         self._cross_table: bytearray | None = None
+        self._two_byte: list[int] | None = None
         self._missing_bytes = b""
         # Byte b is id b in our own byte-level runs without specials; otherwise look the ids up.
         self._byte_ids: list[int] | None = None
@@ -293,7 +294,10 @@ class Encoder:
         if len(data) > _SHORT_BYTES:
             parts = _bytes_rule_heap(data, ranks)
         else:
-            parts = _bytes_rule_scan(data, ranks)
+            two = self._two_byte
+            if two is None:
+                two = self._two_byte = two_byte_ranks(ranks)
+            parts = _bytes_rule_scan(data, ranks, two)
         try:
             return [ranks[p] for p in parts]
         except KeyError as exc:
@@ -436,9 +440,14 @@ def _bpe_heap(symbols: list[int], pair_rank: dict[tuple[int, int], tuple[int, in
 
 
 _NO_RANK = 1 << 62
+def two_byte_ranks(ranks: dict[bytes, int]) -> list[int]:
+    """Rank of every two-byte sequence (65,536 entries): the first round of pair ranks is then
+    list indexing instead of slicing and hashing."""
+    get = ranks.get
+    return [get(bytes((a, b)), _NO_RANK) for a in range(256) for b in range(256)]
 
 
-def _bytes_rule_scan(data: bytes, ranks: dict[bytes, int]) -> list[bytes]:
+def _bytes_rule_scan(data: bytes, ranks: dict[bytes, int], two: list[int]) -> list[bytes]:
     """tiktoken's own loop: part boundaries with the rank of each adjacent pair, kept up to date.
 
     Only the two pairs next to a merge change, so each merge costs two lookups and a ``min`` in C
@@ -446,7 +455,7 @@ def _bytes_rule_scan(data: bytes, ranks: dict[bytes, int]) -> list[bytes]:
     """
     get = ranks.get
     starts = list(range(len(data) + 1))  # part i is data[starts[i]:starts[i + 1]]
-    pair = [get(data[i : i + 2], _NO_RANK) for i in range(len(data) - 1)]
+    pair = [two[(a << 8) | b] for a, b in zip(data, data[1:])]
     while pair:
         best = min(pair)
         if best == _NO_RANK:

@@ -148,7 +148,16 @@ def test_sigkill_during_training_leaves_a_valid_project(corpora, tmp_path):
             event = json.loads(line)
             if event["event"] == "merges" and event.get("step", 0) > 300:
                 break
-        time.sleep(0.3)  # let at least one ~100 ms batch land after that step
+        # Kill only once merges of the second run are committed to the file (polled, not slept).
+        while time.monotonic() < deadline:
+            probe = sqlite3.connect(f"file:{project}?mode=ro", uri=True)
+            try:
+                landed = probe.execute("SELECT count(*) FROM merges WHERE run_id = 2").fetchone()[0]
+            finally:
+                probe.close()
+            if landed > 0:
+                break
+            time.sleep(0.02)
         os.kill(child.pid, signal.SIGKILL)
         child.wait(timeout=30)
     finally:
@@ -182,14 +191,20 @@ def test_cancel_while_counting_a_large_corpus_ends_promptly(corpora, tmp_path):
         if child.poll() is None:
             child.kill()
     assert child.returncode is not None
-    time.sleep(0.5)  # give killed workers a moment to be reaped by init
     marker = str(tmp_path / "c.tokproj").encode()
-    stray = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker in (entry / "cmdline").read_bytes():
-                    stray.append(entry.name)
-            except OSError:
-                pass
-    assert stray == [], "a counting worker outlived the training process"
+
+    def stray() -> list[str]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if marker in (entry / "cmdline").read_bytes():
+                        found.append(entry.name)
+                except OSError:
+                    pass
+        return found
+
+    deadline = time.monotonic() + 10  # workers that got SIGTERM exit within moments
+    while stray() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stray() == [], "a counting worker outlived the training process"

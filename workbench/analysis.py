@@ -30,10 +30,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
-from workbench.core.count import count_pretokens, rechunk
+from workbench.core.count import count_pretokens
 from workbench.core.encoder import Encoder
 from workbench.core.model import Tokenizer
-from workbench.core.normalize import make_normalizer
 from workbench.errors import WorkbenchError
 
 ShouldStop = Callable[[], bool]
@@ -237,33 +236,12 @@ def corpus_word_counts(sources: Sequence, *, pretokenizer: str, normalizer: Sequ
     Running text goes through the normalizer and pre-tokenizer; word-count tables are normalized
     and added as they are (their words are already pre-tokens), as :mod:`workbench.training` does.
     """
-    from workbench.corpus import iter_text, iter_word_counts
+    from workbench.training import count_sources
 
     stop = should_stop or (lambda: False)
-    total = sum(getattr(s, "size", 0) for s in sources) or 1
-    done = [0]
-
-    def on_chunk(n: int) -> None:
-        done[0] += n
-        if progress is not None:
-            progress(min(done[0], total), total, "reading the corpus")
-
-    text_sources = [s for s in sources if s.kind != "wordcounts"]
-    counts: dict[str, int] = {}
-    if text_sources:
-        def chunks() -> Iterator[str]:
-            for src in text_sources:
-                yield from iter_text(src, should_stop=stop)
-
-        counts = count_pretokens(rechunk(chunks()), pretokenizer=pretokenizer,
-                                 normalizer=tuple(normalizer), on_chunk=on_chunk, should_stop=stop)
-    normalize = make_normalizer(tuple(normalizer))
-    for src in sources:
-        if src.kind == "wordcounts":
-            for word, n in iter_word_counts(src, should_stop=stop):
-                word = normalize(word)
-                counts[word] = counts.get(word, 0) + n
-            on_chunk(src.size)
+    report = None if progress is None else (lambda done, total: progress(done, total, "reading the corpus"))
+    counts = count_sources(sources, pretokenizer=pretokenizer, normalizer=normalizer, progress=report,
+                           should_stop=stop)
     return None if stop() else counts
 
 

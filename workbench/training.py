@@ -50,7 +50,7 @@ def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: s
                        report: Callable[[Progress], None] | None = None,
                        should_stop: Callable[[], bool] | None = None):
     """Word-frequency table over all files, plus the corpus sources (for the project file)."""
-    from workbench.corpus import expand_paths, iter_text, iter_word_counts, open_source
+    from workbench.corpus import expand_paths, open_source
 
     if field or column or encoding:
         # Reader options name one format: apply them to exactly the files given.
@@ -67,16 +67,43 @@ def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: s
     if not sources:
         raise WorkbenchError("no corpus files given: name .txt/.jsonl/.csv/.tsv/.gz files or folders")
     total = sum(src.size for src in sources) or 1
-    done = 0
     last = 0.0
 
-    def on_bytes(n: int) -> None:
-        nonlocal done, last
-        done += n
+    def on_bytes(done: int, total: int) -> None:
+        nonlocal last
         now = time.monotonic()
         if report is not None and (now - last > 0.1 or done >= total):
             last = now
-            report(Progress("reading", bytes_read=min(done, total), bytes_total=total))
+            report(Progress("reading", bytes_read=done, bytes_total=total))
+
+    workers = 2 if total >= PARALLEL_COUNT_BYTES and (os.cpu_count() or 1) > 1 else 1
+    counts = count_sources(sources, pretokenizer=config.pretokenizer, normalizer=config.normalizer,
+                           workers=workers, progress=on_bytes, should_stop=should_stop)
+    if not counts:
+        raise WorkbenchError("the corpus is empty after pre-tokenization: nothing to train on")
+    return counts, sources
+
+
+def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[str] = (), workers: int = 1,
+                  progress: Callable[[int, int], None] | None = None,
+                  should_stop: Callable[[], bool] | None = None) -> dict[str, int]:
+    """``{pre-token: count}`` over corpus sources, as training counts them.
+
+    Running text is normalized, cut where the pre-tokenizer allows (so chunking changes nothing)
+    and pre-tokenized; word-count tables are normalized and added as they are (their words are
+    already pre-tokens). ``progress(bytes_done, bytes_total)`` follows the reading. Used by
+    training and by the merge browser's corpus statistics, so both see the same table.
+    """
+    from workbench.corpus import iter_text, iter_word_counts
+
+    total = sum(getattr(src, "size", 0) for src in sources) or 1
+    done = 0
+
+    def on_bytes(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(min(done, total), total)
 
     text_sources = [s for s in sources if s.kind != "wordcounts"]
     counts: dict[str, int] = {}
@@ -86,20 +113,17 @@ def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: s
                 yield from iter_text(src, should_stop=should_stop)
 
         # Characters ≈ bytes for progress purposes; exact bytes are reported per file at the end.
-        workers = 2 if total >= PARALLEL_COUNT_BYTES and (os.cpu_count() or 1) > 1 else 1
-        counts = count_pretokens(chunks_for(config.pretokenizer, chunks()), pretokenizer=config.pretokenizer,
-                                 normalizer=config.normalizer, workers=workers,
-                                 on_chunk=lambda n: on_bytes(n), should_stop=should_stop)
-    normalize = make_normalizer(config.normalizer)
+        counts = count_pretokens(chunks_for(pretokenizer, chunks()), pretokenizer=pretokenizer,
+                                 normalizer=tuple(normalizer), workers=workers, on_chunk=on_bytes,
+                                 should_stop=should_stop)
+    normalize = make_normalizer(tuple(normalizer))
     for src in sources:
         if src.kind == "wordcounts":
-            for word, count in iter_word_counts(src):
+            for word, count in iter_word_counts(src, should_stop=should_stop):
                 word = normalize(word)
                 counts[word] = counts.get(word, 0) + count
             on_bytes(src.size)
-    if not counts:
-        raise WorkbenchError("the corpus is empty after pre-tokenization: nothing to train on")
-    return counts, sources
+    return counts
 
 
 def train_into_project(paths: Sequence[str], project: str | Path, config: TrainConfig, *, name: str = "",

@@ -15,7 +15,6 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import json
 import sys
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Iterator
@@ -292,10 +291,7 @@ def _jsonl_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> It
             if not line.strip():
                 continue
             where = f"{src.path}:{number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise WorkbenchError(f"{where}: not valid JSON ({exc.msg}): fix the line or remove it") from None
+            record = records.parse_json_line(line, where)
             doc = records.field_text(record, src.field, where)
             docs.append(doc)
             size += len(doc) + 1

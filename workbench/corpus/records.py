@@ -7,6 +7,7 @@ record while streaming (so a bad line deep in the file still names its line numb
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -40,6 +41,14 @@ def _keys_hint(record: Any) -> str:
         keys = ", ".join(str(k) for k in list(record)[:12])
         return f"fields: {keys}" if keys else "the object is empty"
     return f"the line is a JSON {type(record).__name__}, not an object"
+
+
+def parse_json_line(line: str, where: str) -> Any:
+    """One JSONL record; a line that is not JSON is an error naming ``where`` (file:line)."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise WorkbenchError(f"{where}: not valid JSON ({exc.msg}): fix the line or remove it") from None
 
 
 def choose_field(record: Any, field: str | None, where: str) -> str | None:

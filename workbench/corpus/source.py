@@ -12,7 +12,6 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,10 +153,7 @@ def _with_jsonl_field(src: CorpusSource, text: str, field: str | None) -> Corpus
         if not line.strip():
             continue
         where = f"{src.path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise WorkbenchError(f"{where}: not valid JSON ({exc.msg}): fix the line or remove it") from None
+        record = records.parse_json_line(line, where)
         resolved = records.choose_field(record, field, where)
         records.field_text(record, resolved, where)
         return CorpusSource(src.path, src.kind, src.size, src.compressed, resolved, None, src.encoding)

@@ -75,3 +75,21 @@ def assemble_vocab(pieces: Mapping[int, bytes], specials: Mapping[str, int], sou
             )
         vocab[token_id] = name.encode("utf-8")
     return tuple(vocab)
+
+
+def text_vocab(tokenizer: Tokenizer, *, with_specials: bool, label: str) -> tuple[dict[str, int], dict[int, str]]:
+    """``({piece text: id}, {id: piece text})`` for a JSON vocabulary; unused ids are skipped and a
+    piece that two ids share is refused (``label`` names the file that needs each piece once)."""
+    vocab: dict[str, int] = {}
+    text_of: dict[int, str] = {}
+    specials = tokenizer.special_ids
+    for token_id, piece in enumerate(tokenizer.vocab):
+        special = token_id in specials
+        if (special and not with_specials) or (not piece and not special):
+            continue
+        text = piece_to_text(tokenizer, token_id)
+        if text in vocab:
+            raise WorkbenchError(f"ids {vocab[text]} and {token_id} are both {text!r}: {label} needs each piece once")
+        vocab[text] = token_id
+        text_of[token_id] = text
+    return vocab, text_of

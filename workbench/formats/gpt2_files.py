@@ -20,7 +20,7 @@ from workbench.core.model import Tokenizer
 from workbench.core.pretokenize import make_pretokenizer
 from workbench.errors import WorkbenchError
 from workbench.formats.bytes_unicode import byte_decoder, byte_encoder, is_byte_level_text
-from workbench.formats.common import assemble_vocab, piece_to_text, read_text
+from workbench.formats.common import assemble_vocab, read_text, text_vocab
 
 MERGES_HEADER = "#version: 0.2"
 
@@ -28,18 +28,7 @@ MERGES_HEADER = "#version: 0.2"
 def render_gpt2(tokenizer: Tokenizer) -> tuple[bytes, bytes, list[str]]:
     """``(vocab.json, merges.txt, notes)``."""
     notes: list[str] = []
-    vocab: dict[str, int] = {}
-    text_of: dict[int, str] = {}
-    for token_id, piece in enumerate(tokenizer.vocab):
-        if not piece and token_id not in tokenizer.special_ids:
-            continue
-        text = piece_to_text(tokenizer, token_id)
-        if text in vocab:
-            raise WorkbenchError(
-                f"ids {vocab[text]} and {token_id} are both {text!r}: vocab.json needs each piece once"
-            )
-        vocab[text] = token_id
-        text_of[token_id] = text
+    vocab, text_of = text_vocab(tokenizer, with_specials=True, label="vocab.json")
     lines = [MERGES_HEADER]
     for rank, (left, right, _new) in enumerate(tokenizer.merges):
         a, b = text_of[left], text_of[right]

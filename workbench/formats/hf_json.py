@@ -34,7 +34,7 @@ from workbench.core.model import Tokenizer
 from workbench.core.pretokenize import METASPACE, PRESET_PATTERNS, make_pretokenizer
 from workbench.errors import WorkbenchError
 from workbench.formats.bytes_unicode import byte_decoder, is_byte_level_text
-from workbench.formats.common import assemble_vocab, piece_to_text, read_bytes
+from workbench.formats.common import assemble_vocab, read_bytes, text_vocab
 
 # Our metaspace split (a piece starts at each run of ▁ that follows something else) as a regex.
 METASPACE_SPLIT = f"{METASPACE}+[^{METASPACE}]*|[^{METASPACE}]+"
@@ -68,21 +68,7 @@ def render_hf_json(tokenizer: Tokenizer, *, legacy_merges: bool = False) -> tupl
     notes: list[str] = []
     byte_level = tokenizer.units == "bytes"
     pre = make_pretokenizer(tokenizer.pretokenizer)
-    vocab: dict[str, int] = {}
-    text_of: dict[int, str] = {}
-    specials = tokenizer.special_ids
-    for token_id, piece in enumerate(tokenizer.vocab):
-        if token_id in specials:
-            continue
-        if not piece:
-            continue  # an unused id
-        text = piece_to_text(tokenizer, token_id)
-        if text in vocab:
-            raise WorkbenchError(
-                f"ids {vocab[text]} and {token_id} are both {piece!r}: a tokenizer.json vocab needs each piece once"
-            )
-        vocab[text] = token_id
-        text_of[token_id] = text
+    vocab, text_of = text_vocab(tokenizer, with_specials=False, label="a tokenizer.json vocab")
     merges: list[tuple[str, str]] = []
     for rank, (left, right, new) in enumerate(tokenizer.merges):
         if tokenizer.vocab[new] != tokenizer.vocab[left] + tokenizer.vocab[right]:

@@ -57,12 +57,18 @@ def render_wordpiece(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     return ("\n".join(lines) + "\n").encode("utf-8"), notes
 
 
-def read_wordpiece(path: Path) -> tuple[Tokenizer, list[str]]:
-    """A vocabulary-only tokenizer from ``vocab.txt`` (units ``chars``, no merges)."""
-    path = Path(path)
+def _lines(path: Path) -> list[str]:
+    """The file's lines (one piece each); a final newline does not make an extra empty line."""
     lines = read_text(path).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    return lines
+
+
+def read_wordpiece(path: Path) -> tuple[Tokenizer, list[str]]:
+    """A vocabulary-only tokenizer from ``vocab.txt`` (units ``chars``, no merges)."""
+    path = Path(path)
+    lines = _lines(path)
     pieces: dict[int, bytes] = {}
     specials: dict[str, int] = {}
     seen: dict[str, int] = {}
@@ -127,9 +133,7 @@ def render_spm_vocab(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
 def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
     """Pieces from a ``.vocab``; byte-level files (all 256 ``<0xNN>``) get merges recovered."""
     path = Path(path)
-    lines = read_text(path).split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+    lines = _lines(path)
     pieces: dict[int, bytes] = {}
     specials: dict[str, int] = {}
     seen: dict[bytes, int] = {}

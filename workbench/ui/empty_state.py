@@ -41,7 +41,6 @@ class EmptyState(QWidget):
         self.body.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.body.setWordWrap(True)
         self.body.setTextFormat(Qt.TextFormat.PlainText)
-        self.body.setMaximumWidth(560)
         self.body.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.buttons = QHBoxLayout()
         self.buttons.addStretch(1)
@@ -78,6 +77,12 @@ class EmptyState(QWidget):
     def set_text(self, title: str, body: str = "") -> None:
         self.title.setText(title)
         self.body.setText(body)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        # A word-wrapped QLabel between stretches takes its narrowest width; give it the line
+        # length a reader expects (up to 560 px), never wider than the pane.
+        super().resizeEvent(event)
+        self.body.setFixedWidth(max(120, min(560, self.width() - 48)))
 
     def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().changeEvent(event)

@@ -14,7 +14,6 @@ GUI-thread signal for tests and the benchmark to wait on.
 
 from __future__ import annotations
 
-import html
 import time
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
                                QPushButton, QSplitter, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from workbench.errors import WorkbenchError
+from workbench.ui.empty_state import EmptyState
 from workbench.ui.inspect_pane import SourceInfo, TokenPane
 from workbench.ui.inspect_side import CountsTable, DecodeBox, IdsPanel, replace_lines
 from workbench.ui.inspect_worker import (ImportOutcome, ImportRequest, InspectJob, JobResult, Source,
@@ -186,26 +186,11 @@ class InspectPanel(QWidget):
         box.addWidget(splitter, 1)
         box.addWidget(self.status)
 
-        self.empty_label = QLabel()
-        self.empty_label.setWordWrap(True)
-        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_label.setTextFormat(Qt.TextFormat.RichText)
-        self.empty_label.setMaximumWidth(620)
-        self.empty_import = QPushButton("Import a tokenizer file…")
-        self.empty_import.clicked.connect(self._on_import_clicked)
-        empty = QWidget()
-        empty_box = QVBoxLayout(empty)
-        empty_box.addStretch(1)
-        empty_box.addWidget(self.empty_label, 0, Qt.AlignmentFlag.AlignHCenter)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(self.empty_import)
-        row.addStretch(1)
-        empty_box.addLayout(row)
-        empty_box.addStretch(2)
+        self.empty = EmptyState("No project is open", symbol="🔍")
+        self.empty_import = self.empty.add_button("Import a tokenizer file…", self._on_import_clicked)
 
         self.stack = QStackedWidget()
-        self.stack.addWidget(empty)
+        self.stack.addWidget(self.empty)
         self.stack.addWidget(main)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -615,29 +600,26 @@ class InspectPanel(QWidget):
     # ---- empty state ------------------------------------------------------------------------------------
     def _update_empty_state(self, error: str | None = None) -> None:
         if self.project is None:
-            message = ("<h3>No project is open</h3><p>Open or create a project (File menu) to inspect text with "
-                       "its trained runs and imported tokenizers.<br>The text you type here is kept.</p>")
-            self.empty_import.setVisible(False)
+            title, body = ("No project is open", "Open or create a project (File menu) to inspect text with its "
+                           "trained runs and imported tokenizers. The text you type here is kept.")
         elif error is not None:
-            message = f"<h3>Cannot read this project</h3><p>{_escape(error)}</p>"
-            self.empty_import.setVisible(False)
+            title, body = "Cannot read this project", error
         elif not self.sources:
-            message = ("<h3>No tokenizer yet</h3><p>Train a run on a corpus (Train tab), or import a tokenizer "
-                       "file — <code>.tiktoken</code> (e.g. cl100k_base), <code>tokenizer.json</code> or GPT-2 "
-                       "<code>vocab.json</code> + <code>merges.txt</code>. It is kept in the project; nothing is "
-                       "downloaded.</p>")
-            self.empty_import.setVisible(True)
+            title, body = ("No tokenizer yet", "Train a run on a corpus (Train tab), or import a tokenizer file — "
+                           ".tiktoken (e.g. cl100k_base), tokenizer.json or GPT-2 vocab.json + merges.txt. It is "
+                           "kept in the project; nothing is downloaded.")
         else:
             self.stack.setCurrentIndex(1)
             return
-        self.empty_label.setText(message)
+        self.empty.set_text(title, body)
+        self.empty_import.setVisible(self.project is not None and error is None)
         self.stack.setCurrentIndex(0)
 
     def is_empty_state(self) -> bool:
         return self.stack.currentIndex() == 0
 
     def empty_message(self) -> str:
-        return self.empty_label.text()
+        return f"{self.empty.title.text()}\n{self.empty.body.text()}"
 
     def _default_source(self) -> Source | None:
         runs = [s for s in self.sources if s.source[0] == "run"]
@@ -675,7 +657,4 @@ def list_sources(project: Path) -> list[SourceInfo]:
                                   ("ref", ref.sha256, ref.vocab_size, ref.merge_count)))
     return out
 
-
-def _escape(text: str) -> str:
-    return html.escape(text)
 

@@ -26,7 +26,7 @@ from PySide6.QtGui import QBrush, QFont, QGuiApplication
 
 from workbench.analysis import piece_chars, piece_hex, piece_text
 from workbench.errors import WorkbenchError
-from workbench.ui.merge_source import MergeEntry, MergeQuery, MergeSource
+from workbench.ui.merge_source import MergeEntry
 
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1  # the row's entry object (MergeEntry / VocabEntry)
 KEY_ROLE = Qt.ItemDataRole.UserRole + 2  # the row's key (rank / id)
@@ -397,9 +397,6 @@ class MergeTableModel(LazyKeyedModel):
     )
     NATURAL = "rank"
     PIECE_COLUMNS = (1, 2, 3)
-
-    def set_source(self, source: MergeSource | None, query: MergeQuery | None = None) -> None:
-        super().set_source(source, query)
 
     def entry(self, row: int) -> MergeEntry | None:
         return super().entry(row)

@@ -291,16 +291,21 @@ class MainWindow(QMainWindow):
             QMessageBox.information(self, "Training in progress",
                                     "A training run is in progress. Wait for it to finish or cancel it first.")
             return False
-        if self.session.is_modified():
-            answer = ask(self, "Save the untitled project?",
-                         "This untitled project holds training runs. Save it before continuing?",
-                         QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard |
-                         QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
-            if answer == QMessageBox.StandardButton.Cancel:
-                return False
-            if answer == QMessageBox.StandardButton.Save:
-                return self.save_as()
-            self.session.discard()
+        return self._keep_or_discard_untitled("continuing")
+
+    def _keep_or_discard_untitled(self, before: str) -> bool:
+        """For an untitled project with runs: Save (as), Discard or Cancel; False means stay."""
+        if not self.session.is_modified():
+            return True
+        answer = ask(self, "Save the untitled project?",
+                     f"This untitled project holds training runs. Save it before {before}?",
+                     QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard |
+                     QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
+        if answer == QMessageBox.StandardButton.Cancel:
+            return False
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save_as()
+        self.session.discard()
         return True
 
     def start_demo(self) -> None:
@@ -584,19 +589,9 @@ class MainWindow(QMainWindow):
                 return
             self.statusBar().showMessage("Stopping the run…")
             self.training.stop_and_wait()
-        if self.session.is_modified():
-            answer = ask(self, "Save the untitled project?",
-                         "This untitled project holds training runs. Save it before closing?",
-                         QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard |
-                         QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
-            if answer == QMessageBox.StandardButton.Cancel:
-                event.ignore()
-                return
-            if answer == QMessageBox.StandardButton.Save and not self.save_as():
-                event.ignore()
-                return
-            if answer == QMessageBox.StandardButton.Discard:
-                self.session.discard()
+        if not self._keep_or_discard_untitled("closing"):
+            event.ignore()
+            return
         self.save_layout()
         self.shutdown()
         event.accept()

@@ -5,9 +5,11 @@
 1. Trains byte-level BPE (``workbench.core.bpe``) on a synthetic word table to ``--merges`` merges,
    alone and while writing every event through a ``RunWriter``, each in a fresh child process
    (in one process the second training inherits the first one's heap and GC work, which once
-   inflated the "overhead" six-fold), alternating ``--repeat`` times; prints the best time of each
-   and the overhead. It also times the writer alone on recorded events (the store's own cost).
-   Falls back to synthetic events when the trainer is not importable.
+   inflated the "overhead" six-fold), alternating ``--repeat`` times; prints the median and best
+   wall time of each and the overheads, and the same for the training thread's CPU time (less
+   noisy: the writer thread's work on the other core is not in it, the trainer's share of the
+   writing is). It also times the writer alone on recorded events (the store's own cost, all of
+   it, waiting for each commit). Falls back to synthetic events when the trainer is not importable.
 2. Reopens the project and times ``open`` plus pages of 200 rows: first, middle, last, sorted by
    frequency (descending) deep in the table, a text filter and a length filter.
 Targets (issue): writing adds < 5 % to training; open + any page well under a second.
@@ -17,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import random
+import statistics
 import string
 import subprocess
 import sys
@@ -26,7 +30,7 @@ import time
 from pathlib import Path
 
 from workbench.core.model import MergeEvent, base_vocab
-from workbench.store import MergeFilter, ProjectStore
+from workbench.store import MergeFilter, ProjectStore, RunWriter
 
 
 def word_table(n: int, seed: int = 1) -> dict[str, int]:
@@ -65,43 +69,72 @@ def train_events(n_merges: int, n_words: int):
     return events, pieces, initial, alone, (words, cfg)
 
 
-def child(mode: str, n_merges: int, n_words: int, path: str) -> float:
-    """Time one training in this (fresh) process: ``alone`` or with the ``store`` writing."""
+def child(mode: str, n_merges: int, n_words: int, path: str) -> tuple[float, float]:
+    """Wall and thread CPU seconds of one training in this (fresh) process: ``alone`` or with
+    the ``store`` writing."""
     from workbench.core.bpe import BpeTrainer, TrainConfig
 
     cfg = TrainConfig(units="bytes", merges=n_merges, pretokenizer="none")
     trainer = BpeTrainer(word_table(n_words), cfg)
     gc.disable()  # as workbench.training does around the merge loop, in both modes
+    # Both modes run the loop of workbench.training.train_into_project, which looks at the clock
+    # after every merge for its progress lines; only the store's part differs.
     if mode == "alone":
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
+        last = 0.0
         for _ in trainer.run():
-            pass
-        return time.perf_counter() - t
+            now = time.monotonic()
+            if now - last >= 0.1:
+                last = now
+        return time.perf_counter() - t, time.thread_time() - c
     with ProjectStore.open(path, create=True) as store:
         run = store.create_run("bench", cfg.settings(), [], trainer.vocab,
                                ["base"] * len(trainer.vocab))
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
+        log = (trainer.merges, trainer.frequencies, trainer.token_counts, trainer.vocab)
+        last = 0.0
         with store.run_writer(run) as w:
-            for e in trainer.run():
-                w.add(e, trainer.vocab[e.new_id])
+            for _ in trainer.run():
+                now = time.monotonic()
+                if now - last >= w.interval:
+                    last = now
+                    w.add_log(*log)
+            w.add_log(*log)
         store.finish_run(run, "finished")
-        return time.perf_counter() - t
+        return time.perf_counter() - t, time.thread_time() - c
 
 
-def timed_children(args, tmp: Path) -> dict[str, float]:
-    best = {"alone": float("inf"), "store": float("inf")}
+def timed_children(args, tmp: Path) -> dict[str, list[tuple[float, float]]]:
+    """Per mode, the (wall, thread CPU) seconds of each child, the modes alternating."""
+    times: dict[str, list[tuple[float, float]]] = {"alone": [], "store": []}
     for i in range(args.repeat):
-        for mode in ("alone", "store"):
+        for mode in ("alone", "store") if i % 2 == 0 else ("store", "alone"):
             out = subprocess.run(
                 [sys.executable, __file__, "--child", mode, "--merges", str(args.merges),
                  "--words", str(args.words), "--path", str(tmp / f"child{i}.tokproj")],
                 check=True, capture_output=True, text=True).stdout
-            best[mode] = min(best[mode], float(out.split()[-1]))
-            print(f"  training {mode:<5} (child {i + 1}): {float(out.split()[-1]):.2f} s")
-    return best
+            wall, cpu = map(float, out.split()[-2:])
+            times[mode].append((wall, cpu))
+            print(f"  training {mode:<5} (child {i + 1}): {wall:.2f} s wall, {cpu:.2f} s CPU")
+    return times
 
 
-def write_only(path: Path, events, pieces, initial) -> tuple[float, int]:
+def overheads(times: dict[str, list[tuple[float, float]]], which: int, label: str) -> None:
+    """Overhead three ways. This VM's speed drifts by 5-15 % between minutes, so the figure to
+    trust is the median of the ratios of the two runs of each pair, which ran back to back."""
+    alone = [t[which] for t in times["alone"]]
+    store = [t[which] for t in times["store"]]
+    a_med, s_med = statistics.median(alone), statistics.median(store)
+    a_min, s_min = min(alone), min(store)
+    paired = statistics.median(s / a for s, a in zip(store, alone))
+    print(f"{label}: alone median {a_med:.2f} s, best {a_min:.2f} s; with the store median "
+          f"{s_med:.2f} s, best {s_min:.2f} s; overhead {100 * (paired - 1):+.1f} % (median of "
+          f"{len(alone)} back-to-back pairs), {100 * (s_med - a_med) / a_med:+.1f} % (medians), "
+          f"{100 * (s_min - a_min) / a_min:+.1f} % (best)")
+
+
+def write_only(path: Path, events, pieces, initial) -> tuple[float, float, int]:
+    """(seconds waiting for every commit, seconds of the caller's share alone, transactions)."""
     with ProjectStore.open(path, create=True) as store:
         run = store.create_run("bench", {"units": "bytes"}, [], initial, ["base"] * len(initial))
         t = time.perf_counter()
@@ -112,7 +145,17 @@ def write_only(path: Path, events, pieces, initial) -> tuple[float, int]:
                 if i % 1000 == 0:
                     w.flush()
         store.finish_run(run, "finished")
-        return time.perf_counter() - t, w.batches
+        total = time.perf_counter() - t
+        # The same, handing over every 1000 merges without waiting: what the trainer's thread pays.
+        run = store.create_run("bench 2", {"units": "bytes"}, [], initial, ["base"] * len(initial))
+        w = RunWriter(store, run, interval=1000, clock=itertools.count().__next__)
+        t = time.perf_counter()
+        for e, p in zip(events, pieces):
+            w.add(e, p)
+        caller = time.perf_counter() - t
+        w.close()
+        store.finish_run(run, "finished")
+        return total, caller, w.batches
 
 
 def read_pages(path: Path) -> None:
@@ -151,26 +194,28 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--merges", type=int, default=100_000)
     ap.add_argument("--words", type=int, default=150_000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--child", choices=("alone", "store"), help=argparse.SUPPRESS)
     ap.add_argument("--path", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(child(args.child, args.merges, args.words, args.path))
+        print(*child(args.child, args.merges, args.words, args.path))
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         events, pieces, initial, alone, _job = train_events(args.merges, args.words)
         print(f"{len(events)} merge events")
-        w_time, batches = write_only(tmp / "w.tokproj", events, pieces, initial)
+        w_time, caller, batches = write_only(tmp / "w.tokproj", events, pieces, initial)
+        n = max(1, len(events))
         print(f"writer alone: {w_time:.3f} s for {len(events)} merges in {batches} transactions "
-              f"({w_time / max(1, len(events)) * 1e6:.1f} µs per merge)")
+              f"({w_time / n * 1e6:.1f} µs per merge); the caller's share without waiting: "
+              f"{caller:.3f} s ({caller / n * 1e6:.2f} µs per merge)")
         if alone is not None:
-            best = timed_children(args, tmp)
-            a, s = best["alone"], best["store"]
-            print(f"training alone: {a:.2f} s; training + store: {s:.2f} s (best of "
-                  f"{args.repeat}): overhead {100 * (s - a) / a:+.1f} %; writer alone is "
-                  f"{100 * w_time / a:.1f} % of training time")
+            times = timed_children(args, tmp)
+            overheads(times, 0, f"wall time over {args.repeat} children")
+            overheads(times, 1, "training thread CPU")
+            print(f"writer alone, waiting for each commit, would be {100 * w_time / alone:.1f} % "
+                  "of training time")
         read_pages(tmp / "w.tokproj")
     return 0
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from store_helpers import synthetic_run
+from workbench.core.model import MergeEvent
 from workbench.store import ProjectStore
 
 
@@ -44,13 +45,15 @@ def test_writer_commits_when_the_interval_has_passed_and_on_close(tmp_path):
             writer.add(e, p)
         assert (writer.batches, writer.pending, committed(path, run)) == (0, 10, 0)
         clock.now = 0.1
-        writer.add(events[10], pieces[10])  # the 100 ms have passed: all 11 in one commit
+        writer.add(events[10], pieces[10])  # the 100 ms have passed: all 11 handed over at once
+        writer.wait()  # the writer thread commits them in one transaction
         assert (writer.batches, writer.pending, committed(path, run)) == (1, 0, 11)
         for e, p in zip(events[11:20], pieces[11:20]):
             writer.add(e, p)
         clock.now = 0.15
         writer.add(events[20], pieces[20])  # only 50 ms since the last commit
-        assert (writer.batches, committed(path, run)) == (1, 11)
+        writer.wait()
+        assert (writer.batches, writer.pending, committed(path, run)) == (1, 10, 11)
         writer.flush()
         assert (writer.batches, committed(path, run)) == (2, 21)
         writer.flush()  # nothing pending: no empty transaction
@@ -122,3 +125,124 @@ def test_sigkill_during_training_leaves_a_valid_file(tmp_path):
     raw = sqlite3.connect(path)
     assert raw.execute("SELECT status FROM runs WHERE id = ?", (run,)).fetchone()[0] == "interrupted"
     raw.close()
+
+
+def _tables(path: Path, run: int) -> tuple[list, list]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        merges = conn.execute("SELECT * FROM merges WHERE run_id = ? ORDER BY rank", (run,)).fetchall()
+        vocab = conn.execute("SELECT * FROM vocab WHERE run_id = ? ORDER BY id", (run,)).fetchall()
+        return merges, vocab
+    finally:
+        conn.close()
+
+
+def test_the_writer_thread_and_the_row_by_row_fallback_store_the_same_rows(tmp_path):
+    """The JSON batch insert must write exactly what binding each row writes, reused ids included."""
+    initial, kinds, events, pieces = synthetic_run(3000, seed=5)
+    # A merge that recreates an existing piece keeps that piece's id: no second vocabulary row.
+    events[1500] = MergeEvent(1501, events[10].left, events[10].right, events[10].new_id,
+                              events[1500].frequency, events[1499].vocab_size,
+                              events[1500].token_count)
+    pieces[1500] = pieces[10]
+    tables = []
+    for background in (True, False):
+        path = tmp_path / f"{background}.tokproj"
+        with ProjectStore.open(path, create=True) as store:
+            run = store.create_run("r", {}, [], initial, kinds)
+            with store.run_writer(run, interval=0.0, background=background) as writer:
+                assert (writer._thread is not None) == background
+                for e, p in zip(events, pieces):
+                    writer.add(e, p, extra={"i": e.step} if e.step % 1000 == 0 else None)
+            assert writer.batches > 100  # interval 0: many small transactions
+            tables.append(_tables(path, run))
+    assert tables[0] == tables[1]
+    merges, vocab = tables[0]
+    assert [m[1:9] for m in merges] == [
+        (e.step - 1, e.left, e.right, e.new_id, e.frequency, len(p), e.vocab_size, e.token_count)
+        for e, p in zip(events, pieces)]
+    assert merges[1500][7] == merges[1499][7]  # the reused id did not grow the vocabulary
+    assert [m[9] for m in merges if m[9]] == ['{"i": 1000}', '{"i": 2000}', '{"i": 3000}']
+    assert len(vocab) == len(initial) + 3000 - 1
+    assert {i: p for _, i, p, _ in vocab} == {**dict(enumerate(initial)),
+                                              **{e.new_id: p for e, p in zip(events, pieces)}}
+
+
+def test_batches_commit_on_the_writer_thread_without_the_trainer_waiting(tmp_path):
+    path = tmp_path / "p.tokproj"
+    initial, kinds, events, pieces = synthetic_run(500)
+    with ProjectStore.open(path, create=True) as store:
+        run = store.create_run("r", {}, [], initial, kinds)
+        with store.run_writer(run, interval=0.0) as writer:
+            for e, p in zip(events, pieces):
+                writer.add(e, p)
+            deadline = time.monotonic() + 10
+            while committed(path, run) < 500:  # no flush() or wait(): the thread gets there alone
+                assert time.monotonic() < deadline, "the writer thread did not commit"
+                time.sleep(0.01)
+            assert writer.pending == 0
+        assert not writer._thread.is_alive()
+
+
+def test_a_failed_batch_stops_the_writer_and_reaches_the_trainer(tmp_path):
+    path = tmp_path / "p.tokproj"
+    initial, kinds, events, pieces = synthetic_run(40)
+    with ProjectStore.open(path, create=True) as store:
+        run = store.create_run("r", {}, [], initial, kinds)
+        writer = store.run_writer(run, interval=float("inf"))
+        for e, p in zip(events[:20], pieces[:20]):
+            writer.add(e, p)
+        writer.flush()
+        writer.add(events[5], pieces[5])  # rank 5 again: the primary key refuses the batch
+        writer.add(events[20], pieces[20])
+        try:
+            writer.flush()
+        except sqlite3.IntegrityError:
+            pass
+        else:
+            raise AssertionError("a refused batch went unnoticed")
+        try:
+            writer.add(events[21], pieces[21])  # the writer stays stopped
+        except sqlite3.IntegrityError:
+            pass
+        else:
+            raise AssertionError("add() after a failed batch went unnoticed")
+        assert committed(path, run) == 20  # the refused transaction left nothing behind
+        try:
+            writer.close()
+        except sqlite3.IntegrityError:
+            pass
+        assert writer.closed and not writer._thread.is_alive()
+        store.finish_run(run, "failed", error="test")
+    assert committed(path, run) == 20
+
+
+def test_a_trainers_log_taken_in_bulk_is_stored_as_merge_by_merge_adds_store_it(tmp_path):
+    """add_log reads the trainer's own lists every so often; add() gets each event: same file."""
+    from workbench.core.bpe import BpeTrainer, TrainConfig
+    from workbench.corpus.demo import demo_corpus_files  # real text, several scripts
+
+    text = "".join(p.read_text(encoding="utf-8") for p in demo_corpus_files())[:60_000]
+    words: dict[str, int] = {}
+    for w in text.split():
+        words[w] = words.get(w, 0) + 1
+    tables = []
+    for bulk in (True, False):
+        trainer = BpeTrainer(words, TrainConfig(units="bytes", merges=700, pretokenizer="none"))
+        path = tmp_path / f"{bulk}.tokproj"
+        with ProjectStore.open(path, create=True) as store:
+            run = store.create_run("r", {}, [], list(trainer.vocab), ["base"] * 256)
+            with store.run_writer(run, interval=float("inf")) as writer:
+                log = (trainer.merges, trainer.frequencies, trainer.token_counts, trainer.vocab)
+                for event in trainer.run():
+                    if bulk:
+                        if event.step % 97 == 0:
+                            writer.add_log(*log)
+                    else:
+                        writer.add(event, trainer.vocab[event.new_id])
+                if bulk:
+                    writer.add_log(*log)
+            assert writer.batches == (8 if bulk else 1)
+            tables.append(_tables(path, run))
+    assert tables[0] == tables[1]
+    assert len(tables[0][0]) == 700 and len(tables[0][1]) == 256 + 700

@@ -102,8 +102,10 @@ class BpeTrainer:
         self.vocab: list[bytes] = base_vocab(config.units, alphabet, specials, eow)
         self.special_tokens = {s: i for i, s in enumerate(specials)}
         self.initial_size = len(self.vocab)
+        # The merge log, one entry per step: what a RunWriter stores, read in bulk (add_log).
         self.merges: list[tuple[int, int, int]] = []
         self.frequencies: list[int] = []
+        self.token_counts: list[int] = []  # tokens in the corpus after each merge
         if config.vocab_size is not None and config.vocab_size < self.initial_size:
             what = "256 bytes" if config.units == "bytes" else f"an alphabet of {len(alphabet)} characters"
             raise WorkbenchError(
@@ -300,6 +302,7 @@ class BpeTrainer:
             step += 1
             self.merges.append((a, b, new))
             self.frequencies.append(frequency)
+            self.token_counts.append(token_count)
             self.token_count = token_count
             yield MergeEvent(step, a, b, new, frequency, len(vocab), token_count)
 

@@ -325,11 +325,13 @@ class ProjectStore:
         self._owned_runs.add(run_id)
         return run_id
 
-    def run_writer(self, run_id: int, *, interval: float = 0.1) -> RunWriter:
+    def run_writer(self, run_id: int, *, interval: float = 0.1,
+                   background: bool | None = None) -> RunWriter:
+        """A batched writer for a running run's merges (``background``: see :class:`RunWriter`)."""
         self._require_run(run_id)
         if self.read_only:
             raise WorkbenchError(f"{self.path} is open read-only; training needs a writable project.")
-        writer = RunWriter(self, run_id, interval=interval)
+        writer = RunWriter(self, run_id, interval=interval, background=background)
         self._writers.add(writer)
         return writer
 

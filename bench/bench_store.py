@@ -3,13 +3,15 @@
     python bench/bench_store.py [--merges 100000] [--words 150000]
 
 1. Trains byte-level BPE (``workbench.core.bpe``) on a synthetic word table to ``--merges`` merges,
-   alone and while writing every event through a ``RunWriter``, each in a fresh child process
-   (in one process the second training inherits the first one's heap and GC work, which once
-   inflated the "overhead" six-fold), alternating ``--repeat`` times; prints the median and best
-   wall time of each and the overheads, and the same for the training thread's CPU time (less
-   noisy: the writer thread's work on the other core is not in it, the trainer's share of the
-   writing is). It also times the writer alone on recorded events (the store's own cost, all of
-   it, waiting for each commit). Falls back to synthetic events when the trainer is not importable.
+   alone and while a ``RunWriter`` stores every merge (the loop of ``workbench.training``: the
+   merge log handed over every 100 ms), each in a fresh child process (in one process the second
+   training inherits the first one's heap and GC work, which once inflated the "overhead"
+   six-fold), in back-to-back pairs ``--repeat`` times; prints the overhead as the median of the
+   pairs' ratios, and from medians and best times, for wall time and for the training thread's
+   CPU time (the writer process's work on the other core is not in the latter, the trainer's
+   share of the writing is). It also times the writer on recorded events: everything, waiting for
+   each commit, and the trainer's share alone. Falls back to synthetic events when the trainer is
+   not importable.
 2. Reopens the project and times ``open`` plus pages of 200 rows: first, middle, last, sorted by
    frequency (descending) deep in the table, a text filter and a length filter.
 Targets (issue): writing adds < 5 % to training; open + any page well under a second.
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import itertools
 import random
 import statistics
 import string
@@ -30,7 +31,7 @@ import time
 from pathlib import Path
 
 from workbench.core.model import MergeEvent, base_vocab
-from workbench.store import MergeFilter, ProjectStore, RunWriter
+from workbench.store import MergeFilter, ProjectStore
 
 
 def word_table(n: int, seed: int = 1) -> dict[str, int]:
@@ -146,14 +147,24 @@ def write_only(path: Path, events, pieces, initial) -> tuple[float, float, int]:
                     w.flush()
         store.finish_run(run, "finished")
         total = time.perf_counter() - t
-        # The same, handing over every 1000 merges without waiting: what the trainer's thread pays.
+        # What the trainer's thread pays: the merge log handed over every 1000 merges with
+        # add_log, as workbench.training does every 100 ms, without waiting for the commits.
         run = store.create_run("bench 2", {"units": "bytes"}, [], initial, ["base"] * len(initial))
-        w = RunWriter(store, run, interval=1000, clock=itertools.count().__next__)
-        t = time.perf_counter()
+        vocab = list(initial)
         for e, p in zip(events, pieces):
-            w.add(e, p)
-        caller = time.perf_counter() - t
-        w.close()
+            if e.new_id == len(vocab):
+                vocab.append(p)
+        log: tuple[list, list, list, list] = ([], [], [], vocab)
+        caller = 0.0
+        with store.run_writer(run) as w:
+            for i, e in enumerate(events, 1):
+                log[0].append((e.left, e.right, e.new_id))
+                log[1].append(e.frequency)
+                log[2].append(e.token_count)
+                if i % 1000 == 0 or i == len(events):
+                    t = time.perf_counter()
+                    w.add_log(*log)
+                    caller += time.perf_counter() - t
         store.finish_run(run, "finished")
         return total, caller, w.batches
 
@@ -208,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         w_time, caller, batches = write_only(tmp / "w.tokproj", events, pieces, initial)
         n = max(1, len(events))
         print(f"writer alone: {w_time:.3f} s for {len(events)} merges in {batches} transactions "
-              f"({w_time / n * 1e6:.1f} µs per merge); the caller's share without waiting: "
+              f"({w_time / n * 1e6:.1f} µs per merge); the trainer's share (add_log, not waiting): "
               f"{caller:.3f} s ({caller / n * 1e6:.2f} µs per merge)")
         if alone is not None:
             times = timed_children(args, tmp)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from store_helpers import synthetic_run
 from workbench.core.model import MergeEvent
+from workbench.errors import WorkbenchError
 from workbench.store import ProjectStore
 
 
@@ -46,7 +47,7 @@ def test_writer_commits_when_the_interval_has_passed_and_on_close(tmp_path):
         assert (writer.batches, writer.pending, committed(path, run)) == (0, 10, 0)
         clock.now = 0.1
         writer.add(events[10], pieces[10])  # the 100 ms have passed: all 11 handed over at once
-        writer.wait()  # the writer thread commits them in one transaction
+        writer.wait()  # the writer process commits them in one transaction
         assert (writer.batches, writer.pending, committed(path, run)) == (1, 0, 11)
         for e, p in zip(events[11:20], pieces[11:20]):
             writer.add(e, p)
@@ -84,6 +85,20 @@ _CHILD = textwrap.dedent("""
     """)
 
 
+def writer_processes(path: Path) -> list[int]:
+    """Pids of live writer processes for ``path`` (Linux /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmd = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+            state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0] if cmd else ""
+        except OSError:
+            continue
+        if b"workbench.store.writer_process" in cmd and os.fsencode(path) in cmd and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
 def test_sigkill_during_training_leaves_a_valid_file(tmp_path):
     path = tmp_path / "p.tokproj"
     code = _CHILD.format(helpers=str(Path(__file__).parent), path=str(path))
@@ -100,6 +115,11 @@ def test_sigkill_during_training_leaves_a_valid_file(tmp_path):
         child.kill()
         child.wait()
     assert child.returncode == -signal.SIGKILL
+    # Its writer process commits the complete batches it was sent, then ends on end-of-file.
+    deadline = time.monotonic() + 20
+    while writer_processes(path):
+        assert time.monotonic() < deadline, "the writer process outlived the trainer"
+        time.sleep(0.02)
 
     # A read-only open reports the dead run as interrupted but writes nothing.
     with ProjectStore.open(path, readonly=True) as store:
@@ -137,8 +157,8 @@ def _tables(path: Path, run: int) -> tuple[list, list]:
         conn.close()
 
 
-def test_the_writer_thread_and_the_row_by_row_fallback_store_the_same_rows(tmp_path):
-    """The JSON batch insert must write exactly what binding each row writes, reused ids included."""
+def test_the_writer_process_and_writing_on_the_callers_thread_store_the_same_rows(tmp_path):
+    """Batches sent through the pipe must land exactly as written directly, reused ids included."""
     initial, kinds, events, pieces = synthetic_run(3000, seed=5)
     # A merge that recreates an existing piece keeps that piece's id: no second vocabulary row.
     events[1500] = MergeEvent(1501, events[10].left, events[10].right, events[10].new_id,
@@ -151,7 +171,7 @@ def test_the_writer_thread_and_the_row_by_row_fallback_store_the_same_rows(tmp_p
         with ProjectStore.open(path, create=True) as store:
             run = store.create_run("r", {}, [], initial, kinds)
             with store.run_writer(run, interval=0.0, background=background) as writer:
-                assert (writer._thread is not None) == background
+                assert (writer._proc is not None) == background
                 for e, p in zip(events, pieces):
                     writer.add(e, p, extra={"i": e.step} if e.step % 1000 == 0 else None)
             assert writer.batches > 100  # interval 0: many small transactions
@@ -168,7 +188,7 @@ def test_the_writer_thread_and_the_row_by_row_fallback_store_the_same_rows(tmp_p
                                               **{e.new_id: p for e, p in zip(events, pieces)}}
 
 
-def test_batches_commit_on_the_writer_thread_without_the_trainer_waiting(tmp_path):
+def test_batches_commit_in_the_writer_process_without_the_trainer_waiting(tmp_path):
     path = tmp_path / "p.tokproj"
     initial, kinds, events, pieces = synthetic_run(500)
     with ProjectStore.open(path, create=True) as store:
@@ -177,11 +197,11 @@ def test_batches_commit_on_the_writer_thread_without_the_trainer_waiting(tmp_pat
             for e, p in zip(events, pieces):
                 writer.add(e, p)
             deadline = time.monotonic() + 10
-            while committed(path, run) < 500:  # no flush() or wait(): the thread gets there alone
-                assert time.monotonic() < deadline, "the writer thread did not commit"
+            while committed(path, run) < 500:  # no flush() or wait(): the process gets there alone
+                assert time.monotonic() < deadline, "the writer process did not commit"
                 time.sleep(0.01)
-            assert writer.pending == 0
-        assert not writer._thread.is_alive()
+            assert writer._proc.pid != os.getpid() and writer._proc.poll() is None
+        assert writer._proc.returncode == 0 and writer.pending == 0
 
 
 def test_a_failed_batch_stops_the_writer_and_reaches_the_trainer(tmp_path):
@@ -212,7 +232,7 @@ def test_a_failed_batch_stops_the_writer_and_reaches_the_trainer(tmp_path):
             writer.close()
         except sqlite3.IntegrityError:
             pass
-        assert writer.closed and not writer._thread.is_alive()
+        assert writer.closed and writer._proc.returncode == 1
         store.finish_run(run, "failed", error="test")
     assert committed(path, run) == 20
 
@@ -246,3 +266,62 @@ def test_a_trainers_log_taken_in_bulk_is_stored_as_merge_by_merge_adds_store_it(
             tables.append(_tables(path, run))
     assert tables[0] == tables[1]
     assert len(tables[0][0]) == 700 and len(tables[0][1]) == 256 + 700
+
+
+def test_the_writer_process_commits_whole_frames_and_drops_a_torn_one(tmp_path):
+    """The trainer killed mid-write leaves half a frame: the complete ones are kept, it is not.
+
+    Started as a frozen app starts it (``workbench --run-writer``), fed frames by hand.
+    """
+    from workbench.store.writer import Batch
+
+    path = tmp_path / "p.tokproj"
+    initial, kinds, events, pieces = synthetic_run(30)
+    with ProjectStore.open(path, create=True) as store:
+        run = store.create_run("r", {}, [], initial, kinds)
+
+    def frame(lo: int, hi: int) -> bytes:
+        part = events[lo:hi]
+        return Batch([e.step - 1 for e in part], [x for e in part for x in (e.left, e.right, e.new_id)],
+                     [e.frequency for e in part], [e.token_count for e in part], pieces[lo:hi],
+                     [(lo, '{"x": 1}')]).encode()
+
+    torn = frame(20, 30)
+    out = subprocess.run([sys.executable, "-m", "workbench", "--run-writer", str(path), str(run)],
+                         input=frame(0, 12) + frame(12, 20) + torn[:len(torn) // 2],
+                         capture_output=True, timeout=60)
+    assert (out.returncode, out.stdout, out.stderr) == (0, b"ok\nok\n", b"")
+    merges, vocab = _tables(path, run)
+    assert [m[1:9] for m in merges] == [
+        (e.step - 1, e.left, e.right, e.new_id, e.frequency, len(p), e.vocab_size, e.token_count)
+        for e, p in zip(events[:20], pieces[:20])]
+    assert [m[9] for m in merges if m[9]] == ['{"x": 1}', '{"x": 1}']
+    assert [v[2] for v in vocab[len(initial):]] == pieces[:20]
+
+
+def test_a_writer_process_that_dies_is_reported_in_a_sentence(tmp_path):
+    path = tmp_path / "p.tokproj"
+    initial, kinds, events, pieces = synthetic_run(50)
+    with ProjectStore.open(path, create=True) as store:
+        run = store.create_run("r", {}, [], initial, kinds)
+        writer = store.run_writer(run, interval=float("inf"))
+        for e, p in zip(events[:25], pieces[:25]):
+            writer.add(e, p)
+        writer.flush()
+        writer._proc.kill()
+        writer._proc.wait()
+        for e, p in zip(events[25:], pieces[25:]):
+            writer.add(e, p)
+        try:
+            writer.flush()
+        except WorkbenchError as exc:
+            assert "The process writing merges to" in str(exc) and "are kept" in str(exc)
+        else:
+            raise AssertionError("a dead writer process went unnoticed")
+        try:
+            writer.close()
+        except WorkbenchError:
+            pass
+        assert writer.closed
+        store.finish_run(run, "failed", error="test")
+    assert committed(path, run) == 25

@@ -326,7 +326,7 @@ class ProjectStore:
         return run_id
 
     def run_writer(self, run_id: int, *, interval: float = 0.1,
-                   background: bool | None = None) -> RunWriter:
+                   background: bool = True) -> RunWriter:
         """A batched writer for a running run's merges (``background``: see :class:`RunWriter`)."""
         self._require_run(run_id)
         if self.read_only:

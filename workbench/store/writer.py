@@ -1,82 +1,144 @@
-"""Batched writing of a training run, off the trainer's thread: what keeps the store's cost small.
+"""Batched writing of a training run, in a writer process: what keeps the store's cost small.
 
 The trainer makes a merge every 20–100 µs; committing each one would cost an fsync-sized pause per
-merge. :class:`RunWriter` collects merges and hands them over as one batch, which is committed as
-one transaction (merges, step metrics and new vocabulary together): a crash or ``kill -9`` loses
-at most the batches not yet committed (about the last 100 ms), and everything committed stays
+merge. :class:`RunWriter` collects merges and hands them over as one batch, committed as one
+transaction (merges, step metrics and new vocabulary together): a crash or ``kill -9`` loses at
+most the batches not yet committed (about the last 100 ms), and everything committed stays
 consistent.
 
-Where the time goes, and why it is done this way. Binding parameters row by row with
-``executemany`` holds the GIL for about 3 µs per merge (~10 % of a fast trainer's time), and a
-thread doing it would fight the trainer for the GIL on every row. So:
+Where the time goes, and why it is done this way (``bench/bench_store.py`` measures it):
 
-* the trainer keeps its own merge log anyway (``BpeTrainer.merges``, ``frequencies``,
-  ``token_counts``, ``vocab``); :meth:`RunWriter.add_log`, called about every 100 ms, reads the new
-  entries of those lists in bulk — nothing is done per merge on the trainer's behalf;
-* a batch becomes one compact JSON text (C code, about 0.5 µs per merge) plus one blob of the new
-  pieces concatenated;
-* a writer thread with its own connection runs one ``INSERT … SELECT … FROM json_each(?)`` per
-  table: SQLite parses, inserts and commits in C with the GIL released, on the other core, while
-  training goes on.
+* Binding parameters row by row with ``executemany`` costs about 3 µs per merge, ~10 % of a fast
+  trainer's time. In a thread of the trainer's process it still holds the trainer's GIL; a JSON
+  batch insert run by a thread (SQLite parsing with the GIL released) cut that to about 1.5 µs
+  per merge of serialising, plus GIL hand-overs: +4.5 % in all.
+* So the SQL runs in a separate process (``python -m workbench.store.writer_process``), with its
+  own interpreter, on the other core. The trainer's thread packs each batch into a few machine
+  arrays — no per-value formatting — and writes them to the process's stdin (about 0.6 µs per
+  merge, most of it reading the trainer's log from memory).
+* The trainer keeps a merge log anyway (``BpeTrainer.merges``, ``frequencies``,
+  ``token_counts``, ``vocab``): :meth:`RunWriter.add_log`, called about every 100 ms, reads the
+  new entries of those lists in bulk, so nothing is done per merge on the store's behalf.
 
-:meth:`RunWriter.add` takes one merge at a time for callers without such a log (tests, imports).
-Where SQLite lacks the JSON functions (builds older than 3.38 may omit them) batches are written
-with ``executemany`` on the caller's thread instead.
+The writer process answers each batch with ``ok`` once committed, or ``error <Class> <message>``,
+on its stdout; a thread here reads the answers (it needs the GIL once per batch). If the trainer
+is killed, the writer process reads end-of-file, commits the complete batches it was sent and
+exits. ``background=False`` writes on the caller's thread instead (also the fallback when no
+process can be started).
 """
 
 from __future__ import annotations
 
+import array
+import itertools
 import json
-import queue
+import os
 import sqlite3
+import struct
+import subprocess
+import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Mapping, Sequence
 
 from workbench.core.model import MergeEvent
-from workbench.store import opening
+from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.store.project import ProjectStore
 
-# A batch is a JSON array of rows ``[rank, [left, right, new], frequency, token_count, length]``
-# (``?2``) and the batch's pieces concatenated in row order (``?3``). The vocabulary size after a
-# merge is one more than the largest id so far (ids are handed out in order), so it is derived.
-_BATCH_ROWS = (
-    "SELECT key, json_extract(value, '$[0]') AS rank, json_extract(value, '$[1][0]') AS a, "
-    "json_extract(value, '$[1][1]') AS b, json_extract(value, '$[1][2]') AS n, "
-    "json_extract(value, '$[2]') AS f, json_extract(value, '$[3]') AS t, "
-    "json_extract(value, '$[4]') AS len FROM json_each(?2)")
-_MERGES_FROM_JSON = (
-    "INSERT INTO merges (run_id, rank, left_id, right_id, new_id, frequency, length, vocab_size, "
-    "token_count) SELECT ?1, rank, a, b, n, f, len, "
-    "max((SELECT coalesce(max(id), -1) FROM vocab WHERE run_id = ?1), "
-    f"max(n) OVER (ORDER BY key)) + 1, t FROM ({_BATCH_ROWS})")
-# A merge that recreates an existing piece reuses its id (as ``tokenizers`` does): its vocabulary
-# row exists already, holding the same bytes, so OR IGNORE skips it. A piece ends where the
-# running sum of the batch's piece lengths says.
-_VOCAB_FROM_JSON = (
-    "INSERT OR IGNORE INTO vocab (run_id, id, piece, kind) "
-    "SELECT ?1, n, substr(?3, ends - len + 1, len), 'merge' FROM ("
-    f"SELECT n, len, sum(len) OVER (ORDER BY key) AS ends FROM ({_BATCH_ROWS}))")
+# A batch on the wire: a header (rows, bytes of pieces, bytes of extras JSON), then the int64
+# columns ranks, (left, right, new) × rows, frequencies, token counts and piece lengths, then
+# the pieces concatenated, then the extras as a JSON list of [rank, JSON text]. A header of
+# zero rows and zero bytes says "no more batches": end-of-file without it means the trainer died.
+_HEADER = struct.Struct("<III")
+_INT = "q"
+_INT_SIZE = array.array(_INT).itemsize
+
 _MERGES_ROWS = ("INSERT INTO merges (run_id, rank, left_id, right_id, new_id, frequency, length, "
-                "vocab_size, token_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                "vocab_size, token_count, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+# A merge that recreates an existing piece reuses its id (as ``tokenizers`` does): its vocabulary
+# row exists already, holding the same bytes, so OR IGNORE skips it.
 _VOCAB_ROWS = "INSERT OR IGNORE INTO vocab (run_id, id, piece, kind) VALUES (?, ?, ?, 'merge')"
 _LARGEST_ID = "SELECT coalesce(max(id), -1) FROM vocab WHERE run_id = ?"
-_EXTRA = "UPDATE merges SET extra = ? WHERE run_id = ? AND rank = ?"
 _TOUCH_RUN = "UPDATE runs SET updated = ? WHERE id = ?"
-# No cycle check (the rows are tuples of ints) and no spaces: a fifth faster than json.dumps.
-_ROWS_TO_JSON = json.JSONEncoder(check_circular=False, separators=(",", ":")).encode
 
 
-def json_functions_available(conn: sqlite3.Connection) -> bool:
-    """Whether this SQLite can run the JSON batch insert (json_each, window functions)."""
-    try:
-        conn.execute("SELECT sum(json_extract(value, '$[0]')) OVER (ORDER BY key) "
-                     "FROM json_each('[[1]]')").fetchall()
-        return True
-    except sqlite3.OperationalError:
-        return False
+@dataclass
+class Batch:
+    """Merges in column form: what a batch holds on both sides of the pipe."""
+
+    ranks: Sequence[int]
+    merges: Sequence[int]  # left, right, new of each merge, flattened
+    frequencies: Sequence[int]
+    token_counts: Sequence[int]
+    pieces: Sequence[bytes]
+    extras: Sequence[tuple[int, str]]  # (rank, JSON text), rare
+
+    def encode(self) -> bytes:
+        """The batch as one frame; reads each value once, formats none."""
+        pieces = b"".join(self.pieces)
+        extras = json.dumps(list(self.extras)).encode() if self.extras else b""
+        return b"".join((
+            _HEADER.pack(len(self.ranks), len(pieces), len(extras)),
+            array.array(_INT, self.ranks).tobytes(), array.array(_INT, self.merges).tobytes(),
+            array.array(_INT, self.frequencies).tobytes(),
+            array.array(_INT, self.token_counts).tobytes(),
+            array.array(_INT, map(len, self.pieces)).tobytes(), pieces, extras))
+
+    @classmethod
+    def read(cls, stream: BinaryIO) -> "Batch | None":
+        """The next frame's batch; None at the closing frame or at end-of-file (even mid-frame)."""
+        header = _read_exact(stream, _HEADER.size)
+        if header is None:
+            return None
+        n, pieces_size, extras_size = _HEADER.unpack(header)
+        if n == 0 and pieces_size == 0 and extras_size == 0:
+            return None
+        body = _read_exact(stream, 7 * n * _INT_SIZE + pieces_size + extras_size)
+        if body is None:
+            return None  # the sender died while writing: this batch was never complete
+        columns = array.array(_INT)
+        columns.frombytes(body[:7 * n * _INT_SIZE])
+        lengths = columns[6 * n:]
+        blob = body[7 * n * _INT_SIZE:7 * n * _INT_SIZE + pieces_size]
+        ends = list(itertools.accumulate(lengths))
+        pieces = [blob[e - k:e] for e, k in zip(ends, lengths)]
+        extras = [tuple(x) for x in json.loads(body[-extras_size:])] if extras_size else []
+        return cls(columns[:n], columns[n:4 * n], columns[4 * n:5 * n], columns[5 * n:6 * n],
+                   pieces, extras)
+
+    def write(self, conn: sqlite3.Connection, run_id: int) -> None:
+        """Insert the batch's rows; the caller holds the transaction.
+
+        The vocabulary size after a merge is one more than the largest id so far (ids are handed
+        out in order), so it is derived here rather than sent.
+        """
+        top = conn.execute(_LARGEST_ID, (run_id,)).fetchone()[0]
+        extras = dict(self.extras)
+        merge_rows, vocab_rows = [], []
+        m = self.merges
+        for i, (rank, f, t, piece) in enumerate(zip(self.ranks, self.frequencies,
+                                                    self.token_counts, self.pieces)):
+            new = m[3 * i + 2]
+            top = max(top, new)
+            merge_rows.append((run_id, rank, m[3 * i], m[3 * i + 1], new, f, len(piece), top + 1,
+                               t, extras.get(rank)))
+            vocab_rows.append((run_id, new, piece))
+        conn.executemany(_MERGES_ROWS, merge_rows)
+        conn.executemany(_VOCAB_ROWS, vocab_rows)
+        conn.execute(_TOUCH_RUN, (time.time(), run_id))
+
+
+def closing_frame() -> bytes:
+    return _HEADER.pack(0, 0, 0)
+
+
+def _read_exact(stream: BinaryIO, size: int) -> bytes | None:
+    data = stream.read(size) if size else b""
+    return data if len(data) == size else None
 
 
 class RunWriter:
@@ -87,40 +149,32 @@ class RunWriter:
     """
 
     def __init__(self, store: "ProjectStore", run_id: int, *, interval: float = 0.1,
-                 clock: Callable[[], float] = time.monotonic, background: bool | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, background: bool = True) -> None:
         self._store = store
         self.run_id = run_id
         self.interval = interval  # add() hands over when the last hand-over is this old
         self._clock = clock
         self._last = clock()
-        # The batch being collected, column by column.
-        self._ranks: list[int] = []
-        self._merges: list[tuple[int, int, int]] = []
-        self._frequencies: list[int] = []
-        self._token_counts: list[int] = []
-        self._pieces: list[bytes] = []
-        self._extras: list[tuple[str, int, int]] = []  # rare: (JSON, run, rank) for _EXTRA
-        self._log_taken = 0  # entries of the trainer's log already collected by add_log()
+        self._clear()
+        self._log_taken = 0  # entries of the trainer's log already taken by add_log()
         self.batches = 0  # transactions committed, for tests and progress display
         self.closed = False
-        self._handed_over = 0  # merges given to the writer thread and not yet committed
+        self._in_flight: list[int] = []  # rows of each batch sent and not yet answered
         self._error: BaseException | None = None
-        self._idle = threading.Condition()
-        self._queue: queue.SimpleQueue[tuple[str, bytes, list, int] | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        if background is None:
-            background = json_functions_available(store.connection)
+        self._answered = threading.Condition()
+        self._proc: subprocess.Popen | None = None
         if background:
-            self._conn = opening.connect(store.path, "rw")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._thread = threading.Thread(target=self._commit_batches, daemon=True,
-                                            name=f"RunWriter-{run_id}")
-            self._thread.start()
+            self._proc = _start_writer_process(store.path, run_id)
+        if self._proc is not None:
+            self._reader = threading.Thread(target=self._read_answers, daemon=True,
+                                            name=f"RunWriter-{run_id} answers")
+            self._reader.start()
 
     @property
     def pending(self) -> int:
         """Merges added but not yet committed."""
-        return len(self._ranks) + self._handed_over
+        with self._answered:
+            return len(self._ranks) + sum(self._in_flight)
 
     def add(self, event: MergeEvent, piece: bytes,
             extra: Mapping[str, Any] | None = None) -> None:
@@ -131,12 +185,12 @@ class RunWriter:
         """
         self._check_open()
         self._ranks.append(event.step - 1)
-        self._merges.append((event.left, event.right, event.new_id))
+        self._merges.extend((event.left, event.right, event.new_id))
         self._frequencies.append(event.frequency)
         self._token_counts.append(event.token_count)
         self._pieces.append(piece)
         if extra:
-            self._extras.append((json.dumps(dict(extra)), self.run_id, event.step - 1))
+            self._extras.append((event.step - 1, json.dumps(dict(extra))))
         if self._clock() - self._last >= self.interval:
             self._hand_over()
 
@@ -153,7 +207,7 @@ class RunWriter:
             return
         new = merges[start:end]
         self._ranks.extend(range(start, end))
-        self._merges.extend(new)
+        self._merges.extend(itertools.chain.from_iterable(new))
         self._frequencies.extend(frequencies[start:end])
         self._token_counts.extend(token_counts[start:end])
         self._pieces.extend([vocab[n] for _, _, n in new])
@@ -170,13 +224,13 @@ class RunWriter:
 
     def wait(self) -> None:
         """Block until every batch handed over so far is committed (or has failed)."""
-        if self._thread is not None:
-            with self._idle:
-                self._idle.wait_for(lambda: self._handed_over == 0 or self._error is not None)
+        if self._proc is not None:
+            with self._answered:
+                self._answered.wait_for(lambda: not self._in_flight or self._error is not None)
         self._raise_error()
 
     def close(self) -> None:
-        """Flush, stop the writer thread and detach from the store; safe to call twice."""
+        """Flush, let the writer process finish and detach from the store; safe to call twice."""
         if self.closed:
             return
         try:
@@ -184,10 +238,15 @@ class RunWriter:
         finally:
             self.closed = True
             self._store._writers.discard(self)
-            if self._thread is not None:
-                self._queue.put(None)
-                self._thread.join()
-                self._conn.close()
+            if self._proc is not None:
+                try:
+                    self._proc.stdin.write(closing_frame())
+                    self._proc.stdin.close()
+                except OSError:
+                    pass  # it has stopped already; its answer said why
+                self._proc.wait()
+                self._reader.join()
+                self._proc.stderr.close()
 
     def __enter__(self) -> "RunWriter":
         return self
@@ -195,77 +254,75 @@ class RunWriter:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # ---- the hand-over and the writer thread ---------------------------------------------------
+    # ---- the hand-over ----------------------------------------------------------------------
+    def _clear(self) -> None:
+        self._ranks: list[int] = []
+        self._merges: list[int] = []
+        self._frequencies: list[int] = []
+        self._token_counts: list[int] = []
+        self._pieces: list[bytes] = []
+        self._extras: list[tuple[int, str]] = []
+
+    def _take_batch(self) -> Batch:
+        batch = Batch(self._ranks, self._merges, self._frequencies, self._token_counts,
+                      self._pieces, self._extras)
+        self._clear()
+        return batch
+
     def _check_open(self) -> None:
         if self.closed:
             raise RuntimeError("RunWriter used after close()")
         if self._error is not None:  # stop the trainer at once, not at the next hand-over
             self._raise_error()
 
-    def _take_batch(self) -> tuple[list[tuple], list[bytes], list[tuple[str, int, int]]]:
-        rows = list(zip(self._ranks, self._merges, self._frequencies, self._token_counts,
-                        map(len, self._pieces)))
-        batch = rows, self._pieces, self._extras
-        self._ranks, self._merges, self._frequencies, self._token_counts = [], [], [], []
-        self._pieces, self._extras = [], []
-        return batch
-
     def _hand_over(self) -> None:
         self._last = self._clock()
         self._raise_error()
         if not self._ranks:
             return
-        if self._thread is None:
-            self._write_rows()
+        if self._proc is None:
+            with self._store._write() as conn:
+                self._take_batch().write(conn, self.run_id)
+            self.batches += 1
             return
-        rows, pieces, extras = self._take_batch()
-        with self._idle:
-            self._handed_over += len(rows)
-        self._queue.put((_ROWS_TO_JSON(rows), b"".join(pieces), extras, len(rows)))
-
-    def _commit_batches(self) -> None:
-        conn = self._conn
-        while (batch := self._queue.get()) is not None:
-            rows_json, pieces, extras, n = batch
-            if self._error is None:
-                try:
-                    conn.execute("BEGIN IMMEDIATE")
-                    try:
-                        conn.execute(_MERGES_FROM_JSON, (self.run_id, rows_json))
-                        conn.execute(_VOCAB_FROM_JSON, (self.run_id, rows_json, pieces))
-                        conn.executemany(_EXTRA, extras)
-                        conn.execute(_TOUCH_RUN, (time.time(), self.run_id))
-                        conn.execute("COMMIT")
-                    except BaseException:
-                        if conn.in_transaction:  # some errors (a full disk) roll back already
-                            conn.execute("ROLLBACK")
-                        raise
-                except Exception as exc:  # noqa: BLE001 - handed to the trainer's thread
-                    self._error = exc
-                else:
-                    self.batches += 1
-            with self._idle:
+        n = len(self._ranks)
+        frame = self._take_batch().encode()
+        with self._answered:
+            self._in_flight.append(n)
+        try:
+            self._proc.stdin.write(frame)
+            self._proc.stdin.flush()
+        except OSError:  # the writer process has stopped: its answer (or its death) says why
+            self._proc.wait()
+            self._reader.join()
+            with self._answered:
                 if self._error is None:
-                    self._handed_over -= n
-                self._idle.notify_all()
+                    self._error = self._stopped_error()
+            self._raise_error()
 
-    def _write_rows(self) -> None:
-        """Without JSON functions: bind every row on this thread, in one transaction."""
-        run = self.run_id
-        with self._store._write() as conn:
-            top = conn.execute(_LARGEST_ID, (run,)).fetchone()[0]
-            merge_rows, vocab_rows = [], []
-            for rank, (a, b, n), f, t, piece in zip(self._ranks, self._merges, self._frequencies,
-                                                    self._token_counts, self._pieces):
-                top = max(top, n)
-                merge_rows.append((run, rank, a, b, n, f, len(piece), top + 1, t))
-                vocab_rows.append((run, n, piece))
-            conn.executemany(_MERGES_ROWS, merge_rows)
-            conn.executemany(_VOCAB_ROWS, vocab_rows)
-            conn.executemany(_EXTRA, self._extras)
-            conn.execute(_TOUCH_RUN, (time.time(), run))
-        self._take_batch()
-        self.batches += 1
+    def _read_answers(self) -> None:
+        """On a thread: one line per batch from the writer process; blocking reads drop the GIL."""
+        for line in self._proc.stdout:
+            with self._answered:
+                if line.startswith(b"ok"):
+                    self.batches += 1
+                    self._in_flight.pop(0)
+                else:
+                    self._error = _answer_error(line.decode("utf-8", "replace"))
+                self._answered.notify_all()
+        self._proc.stdout.close()
+        with self._answered:
+            if self._in_flight and self._error is None:
+                self._error = self._stopped_error()
+            self._answered.notify_all()
+
+    def _stopped_error(self) -> WorkbenchError:
+        """Why the writer process ended without an answer, from its stderr (a crash's last line)."""
+        self._proc.wait()
+        detail = self._proc.stderr.read().decode("utf-8", "replace").strip()
+        last = detail.splitlines()[-1] if detail else f"exit status {self._proc.returncode}"
+        return WorkbenchError(f"The process writing merges to {self._store.path} stopped "
+                              f"({last}); the merges committed before it stopped are kept.")
 
     def _raise_error(self) -> None:
         if self._error is not None:
@@ -273,3 +330,44 @@ class RunWriter:
             if isinstance(exc, sqlite3.OperationalError):
                 exc = self._store._explain(exc)
             raise exc
+
+
+def _answer_error(line: str) -> BaseException:
+    """The exception an ``error <Class> <message>`` answer stands for."""
+    _, kind, message = (line.rstrip("\n").split(" ", 2) + ["", ""])[:3]
+    cls = {"OperationalError": sqlite3.OperationalError, "IntegrityError": sqlite3.IntegrityError,
+           "DatabaseError": sqlite3.DatabaseError}.get(kind)
+    return cls(message) if cls else WorkbenchError(message or kind)
+
+
+#: How a frozen app (PyInstaller and the like, which has no ``-m``) starts its writer process.
+WRITER_FLAG = "--run-writer"
+
+
+def _start_writer_process(path: os.PathLike, run_id: int) -> subprocess.Popen | None:
+    """The writer process, or None where none can be started (then the caller writes itself)."""
+    env = None
+    if getattr(sys, "frozen", False):
+        command = [sys.executable, WRITER_FLAG]
+    else:
+        command = [sys.executable, "-m", "workbench.store.writer_process"]
+        # The same workbench as this process's, even if it was put on sys.path by hand.
+        root = str(Path(__file__).resolve().parents[2])
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    try:
+        proc = subprocess.Popen(
+            [*command, os.fspath(path), str(run_id)], env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            # Its own session: a Ctrl+C in the terminal stops the trainer, which then closes the
+            # pipe properly, instead of killing the writer with its last batch.
+            start_new_session=os.name == "posix")
+    except OSError:
+        return None
+    try:  # Linux: a 1 MB pipe holds several batches, so the trainer never waits on a slow start
+        import fcntl
+
+        fcntl.fcntl(proc.stdin.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except (ImportError, OSError):
+        pass
+    return proc

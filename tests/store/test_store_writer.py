@@ -11,6 +11,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from store_helpers import synthetic_run
 from workbench.core.model import MergeEvent
 from workbench.errors import WorkbenchError
@@ -204,36 +206,33 @@ def test_batches_commit_in_the_writer_process_without_the_trainer_waiting(tmp_pa
         assert writer._proc.returncode == 0 and writer.pending == 0
 
 
+def first_20_committed(path: Path, n: int):
+    """A store, its running run, a writer with 20 of ``n`` synthetic merges committed, the rest."""
+    initial, kinds, events, pieces = synthetic_run(n)
+    store = ProjectStore.open(path, create=True)
+    run = store.create_run("r", {}, [], initial, kinds)
+    writer = store.run_writer(run, interval=float("inf"))
+    for e, p in zip(events[:20], pieces[:20]):
+        writer.add(e, p)
+    writer.flush()
+    return store, run, writer, events, pieces
+
+
 def test_a_failed_batch_stops_the_writer_and_reaches_the_trainer(tmp_path):
     path = tmp_path / "p.tokproj"
-    initial, kinds, events, pieces = synthetic_run(40)
-    with ProjectStore.open(path, create=True) as store:
-        run = store.create_run("r", {}, [], initial, kinds)
-        writer = store.run_writer(run, interval=float("inf"))
-        for e, p in zip(events[:20], pieces[:20]):
-            writer.add(e, p)
+    store, run, writer, events, pieces = first_20_committed(path, 40)
+    writer.add(events[5], pieces[5])  # rank 5 again: the primary key refuses the batch
+    writer.add(events[20], pieces[20])
+    with pytest.raises(sqlite3.IntegrityError):
         writer.flush()
-        writer.add(events[5], pieces[5])  # rank 5 again: the primary key refuses the batch
-        writer.add(events[20], pieces[20])
-        try:
-            writer.flush()
-        except sqlite3.IntegrityError:
-            pass
-        else:
-            raise AssertionError("a refused batch went unnoticed")
-        try:
-            writer.add(events[21], pieces[21])  # the writer stays stopped
-        except sqlite3.IntegrityError:
-            pass
-        else:
-            raise AssertionError("add() after a failed batch went unnoticed")
-        assert committed(path, run) == 20  # the refused transaction left nothing behind
-        try:
-            writer.close()
-        except sqlite3.IntegrityError:
-            pass
-        assert writer.closed and writer._proc.returncode == 1
-        store.finish_run(run, "failed", error="test")
+    with pytest.raises(sqlite3.IntegrityError):
+        writer.add(events[21], pieces[21])  # the writer stays stopped
+    assert committed(path, run) == 20  # the refused transaction left nothing behind
+    with pytest.raises(sqlite3.IntegrityError):
+        writer.close()
+    assert writer.closed and writer._proc.returncode == 1
+    store.finish_run(run, "failed", error="test")
+    store.close()
     assert committed(path, run) == 20
 
 
@@ -301,27 +300,16 @@ def test_the_writer_process_commits_whole_frames_and_drops_a_torn_one(tmp_path):
 
 def test_a_writer_process_that_dies_is_reported_in_a_sentence(tmp_path):
     path = tmp_path / "p.tokproj"
-    initial, kinds, events, pieces = synthetic_run(50)
-    with ProjectStore.open(path, create=True) as store:
-        run = store.create_run("r", {}, [], initial, kinds)
-        writer = store.run_writer(run, interval=float("inf"))
-        for e, p in zip(events[:25], pieces[:25]):
-            writer.add(e, p)
+    store, run, writer, events, pieces = first_20_committed(path, 50)
+    writer._proc.kill()
+    writer._proc.wait()
+    for e, p in zip(events[20:], pieces[20:]):
+        writer.add(e, p)
+    with pytest.raises(WorkbenchError, match="The process writing merges to .* are kept"):
         writer.flush()
-        writer._proc.kill()
-        writer._proc.wait()
-        for e, p in zip(events[25:], pieces[25:]):
-            writer.add(e, p)
-        try:
-            writer.flush()
-        except WorkbenchError as exc:
-            assert "The process writing merges to" in str(exc) and "are kept" in str(exc)
-        else:
-            raise AssertionError("a dead writer process went unnoticed")
-        try:
-            writer.close()
-        except WorkbenchError:
-            pass
-        assert writer.closed
-        store.finish_run(run, "failed", error="test")
-    assert committed(path, run) == 25
+    with pytest.raises(WorkbenchError):
+        writer.close()
+    assert writer.closed
+    store.finish_run(run, "failed", error="test")
+    store.close()
+    assert committed(path, run) == 20

@@ -357,7 +357,7 @@ def _start_writer_process(path: os.PathLike, run_id: int) -> subprocess.Popen | 
             p for p in (root, os.environ.get("PYTHONPATH")) if p))
     try:
         proc = subprocess.Popen(
-            [*command, os.fspath(path), str(run_id)], env=env,
+            [*command, os.path.abspath(path), str(run_id)], env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             # Its own session: a Ctrl+C in the terminal stops the trainer, which then closes the
             # pipe properly, instead of killing the writer with its last batch.

@@ -1,36 +1,60 @@
 """The process that commits a training run's batches: ``python -m workbench.store.writer_process``.
 
 Started by :class:`workbench.store.writer.RunWriter` with the project path and the run id; reads
-batch frames on stdin, commits each in one transaction and answers ``ok`` (or ``error <Class>
-<message>`` and exits) on stdout. It ignores SIGINT and SIGTERM: it ends when its stdin does, so
-it never dies with a batch the trainer handed over. End-of-file without the closing frame means
-the trainer was killed; the complete batches already read are committed all the same.
+batch frames on stdin (on a thread, so the pipe never fills while SQLite works), commits each in
+one transaction and answers ``ok`` (or ``error <Class> <message>`` and exits) on stdout. It
+ignores SIGINT and SIGTERM: it ends when its stdin does, so it never dies with a batch the
+trainer handed over. End-of-file without the closing frame means the trainer was killed; the
+complete batches already read are committed all the same.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import sqlite3
 import sys
+import threading
+import traceback
 from pathlib import Path
+from typing import BinaryIO, NoReturn
 
 from workbench.store import opening
 from workbench.store.writer import Batch
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Write, then end the process at once: a normal interpreter exit would abort on the reading
+    thread, which may sit in a read of stdin (the trainer's pipe) that nothing else will end."""
+    try:
+        code = _write(argv if argv is not None else sys.argv[1:])
+    except BaseException:  # noqa: BLE001 - the trainer reports the last line of stderr
+        traceback.print_exc()
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:
+            pass
+    os._exit(code)
+
+
+def _write(argv: list[str]) -> int:
     for name in ("SIGINT", "SIGTERM"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
-    path, run_id = (argv if argv is not None else sys.argv[1:])[:2]
+    path, run_id = argv[:2]
     run = int(run_id)
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    stdout = sys.stdout.buffer
     conn = opening.connect(Path(path), "rw")
+    frames: queue.SimpleQueue[Batch | None] = queue.SimpleQueue()
+    sys.setswitchinterval(0.001)  # hand the GIL to the reading thread soon after each chunk
+    threading.Thread(target=_read_frames, args=(sys.stdin.buffer, frames), daemon=True).start()
     try:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA cache_size=-16000")
-        while (batch := Batch.read(stdin)) is not None:
+        while (batch := frames.get()) is not None:
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -53,10 +77,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _read_frames(stdin: BinaryIO, frames: "queue.SimpleQueue[Batch | None]") -> None:
+    """On a thread: keep the pipe drained while the main thread commits, so the trainer never
+    waits on a full pipe (64 KB on macOS, less on Windows; Linux gets 1 MB)."""
+    try:
+        while (batch := Batch.read(stdin)) is not None:
+            frames.put(batch)
+    finally:
+        frames.put(None)
+
+
 def _answer(stdout, line: str) -> None:
     stdout.write(line.encode("utf-8") + b"\n")
     stdout.flush()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -209,8 +209,10 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
             gc.enable()
             if writer is not None:
                 try:
-                    writer.add_log(*log)  # a run stopped by Ctrl+C keeps every merge it made
-                    writer.close()
+                    try:
+                        writer.add_log(*log)  # a run stopped by Ctrl+C keeps every merge it made
+                    finally:
+                        writer.close()
                 except Exception as exc:  # noqa: BLE001 - the status below matters more
                     status, error = "failed", error or f"could not write the last merges: {exc}"
             store.finish_run(run_id, status, error=error, timings=_timings(started, counted, t0))

@@ -17,6 +17,7 @@ from store_helpers import synthetic_run
 from workbench.core.model import MergeEvent
 from workbench.errors import WorkbenchError
 from workbench.store import ProjectStore
+from workbench.store.writer import is_writer_command
 
 
 class FakeClock:
@@ -96,7 +97,7 @@ def writer_processes(path: Path) -> list[int]:
             state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0] if cmd else ""
         except OSError:
             continue
-        if b"workbench.store.writer_process" in cmd and os.fsencode(path) in cmd and state != "Z":
+        if is_writer_command(cmd) and os.fsencode(path) in cmd and state != "Z":
             pids.append(int(entry.name))
     return pids
 
@@ -313,3 +314,112 @@ def test_a_writer_process_that_dies_is_reported_in_a_sentence(tmp_path):
     store.finish_run(run, "failed", error="test")
     store.close()
     assert committed(path, run) == 20
+
+
+def test_a_training_whose_writer_dies_ends_failed_with_the_reason(tmp_path):
+    """The run must not be left 'running': it ends failed, saying why, with what was committed."""
+    from workbench.core.bpe import TrainConfig
+    from workbench.corpus.demo import demo_corpus_files
+    from workbench.training import train_into_project
+
+    path = tmp_path / "p.tokproj"
+    killed = []
+
+    def report(progress):
+        if progress.event == "merges" and progress.step > 200 and not killed:
+            for pid in writer_processes(path):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+    files = [str(p) for p in demo_corpus_files()]
+    with pytest.raises(WorkbenchError, match="The process writing merges to .* stopped"):
+        train_into_project(files, path, TrainConfig(vocab_size=6000), report=report)
+    assert killed
+    with ProjectStore.open(path) as store:
+        (info,) = store.runs()
+        run = info.id
+        assert info.status == "failed" and "The process writing merges to" in info.error
+        assert info.timings and store.integrity_check() == "ok"
+        assert 0 < info.merge_count < 6000 - 256
+        assert len(store.load_tokenizer(run).merges) == info.merge_count  # consistent as stored
+
+
+def test_a_tokenize_py_in_the_working_folder_does_not_reach_the_writer(tmp_path):
+    """The writer process runs isolated: a user's tokenize.py (imported by the stdlib) is ignored."""
+    (tmp_path / "tokenize.py").write_text("raise SystemExit('user script ran')\n")
+    (tmp_path / "corpus.txt").write_text("low lower lowest newer wider " * 200)
+    # The installed command, as a user runs it (``python -m`` would import tokenize.py itself).
+    command = Path(sys.executable).with_name("workbench")
+    assert command.exists(), "the test extras install the workbench command beside this python"
+    out = subprocess.run([str(command), "train", "corpus.txt", "--project", "p.tokproj",
+                          "--vocab-size", "270"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    with ProjectStore.open(tmp_path / "p.tokproj") as store:
+        (info,) = store.runs()
+        assert (info.status, info.vocab_size, info.merge_count) == ("finished", 270, 14)
+
+
+def test_the_writer_process_keeps_committing_after_the_trainer_stops_reading(tmp_path):
+    """Killed trainer, answers unread: every complete batch it had sent is still committed."""
+    from workbench.store.writer import Batch
+
+    path = tmp_path / "p.tokproj"
+    initial, kinds, events, pieces = synthetic_run(500)
+    with ProjectStore.open(path, create=True) as store:
+        run = store.create_run("r", {}, [], initial, kinds)
+    frames = b"".join(
+        Batch([e.step - 1 for e in part], [x for e in part for x in (e.left, e.right, e.new_id)],
+              [e.frequency for e in part], [e.token_count for e in part],
+              pieces[lo:lo + 100], []).encode()
+        for lo in range(0, 500, 100) for part in [events[lo:lo + 100]])
+    proc = subprocess.Popen([sys.executable, "-m", "workbench.store.writer_process", str(path),
+                             str(run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # the answers now go nowhere: the first one meets a broken pipe
+    proc.stdin.write(frames)
+    proc.stdin.close()  # end-of-file without the closing frame, as when the trainer dies
+    assert proc.wait(timeout=60) == 0
+    assert proc.stderr.read() == b""
+    proc.stderr.close()
+    assert committed(path, run) == 500
+
+
+def test_an_interrupted_hand_over_is_sent_again_whole(tmp_path, monkeypatch):
+    """Ctrl+C while a batch is being packed: add_log sends those merges again next time."""
+    from workbench.store import writer as writer_module
+
+    path = tmp_path / "p.tokproj"
+    initial, kinds, events, pieces = synthetic_run(300)
+    log = ([], [], [], list(initial))
+    encode, calls = writer_module.Batch.encode, []
+
+    def flaky_encode(batch):
+        calls.append(len(batch.ranks))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return encode(batch)
+
+    monkeypatch.setattr(writer_module.Batch, "encode", flaky_encode)
+    with ProjectStore.open(path, create=True) as store:
+        run = store.create_run("r", {}, [], initial, kinds)
+        with store.run_writer(run) as writer:
+            for i, (e, p) in enumerate(zip(events, pieces), 1):
+                log[0].append((e.left, e.right, e.new_id))
+                log[1].append(e.frequency)
+                log[2].append(e.token_count)
+                log[3].append(p)
+                if i % 100 == 0:
+                    with pytest.raises(KeyboardInterrupt) if len(calls) == 1 else _nothing():
+                        writer.add_log(*log)
+        assert calls == [100, 100, 200]  # the interrupted 100 went again with the next 100
+    merges, _ = _tables(path, run)
+    assert [m[1] for m in merges] == list(range(300))
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

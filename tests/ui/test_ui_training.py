@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
 from workbench.store import ProjectStore
+from workbench.store.writer import is_writer_command
 from ui_helpers import proc_state
 
 
@@ -53,6 +55,18 @@ def test_a_run_trains_to_completion_and_the_plots_hold_the_stored_steps(make_win
     np.testing.assert_array_equal(again.training.plots.curve_data(run_id, "vocab")[0], [s.step for s in steps])
 
 
+def child_pids(pid: int) -> list[int]:
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _ppid(p) == pid]
+
+
+def _ppid(entry: Path) -> int:
+    try:
+        stat = (entry / "stat").read_text()
+    except OSError:
+        return -1
+    return int(stat[stat.rfind(")") + 2:].split()[1])
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process state from /proc")
 def test_pause_resume_and_cancel_a_run(make_window, qtbot, project, long_corpus):
     window = make_window(project, [long_corpus])
@@ -68,6 +82,10 @@ def test_pause_resume_and_cancel_a_run(make_window, qtbot, project, long_corpus)
     qtbot.waitUntil(lambda: proc_state(pid) == "T", timeout=5000)  # really stopped (SIGSTOP)
     assert panel.pause_button.text() == "Resume"
     assert "Paused" in panel.state_label.text()
+    # Its writer process is left running: stopped mid-commit it would hold the write lock.
+    writers = [c for c in child_pids(pid) if is_writer_command(
+        Path(f"/proc/{c}/cmdline").read_bytes().split(b"\0"))]
+    assert len(writers) == 1 and proc_state(writers[0]) not in ("T", "t")
 
     assert panel.resume()
     qtbot.waitUntil(lambda: proc_state(pid) != "T", timeout=5000)

@@ -205,7 +205,10 @@ class ProjectStore:
             return
         try:
             for w in list(self._writers):
-                w.close()
+                try:
+                    w.close()
+                except Exception:  # noqa: BLE001 - its run is marked interrupted just below
+                    pass
             if not self.read_only:
                 if self._owned_runs:
                     self._interrupt(sorted(self._owned_runs))
@@ -341,8 +344,12 @@ class ProjectStore:
             raise ValueError(f"finish_run status must be one of {RUN_STATUSES[1:]}, not {status!r}")
         self._require_run(run_id)
         for w in list(self._writers):
-            if w.run_id == run_id:
-                w.flush()
+            if w.run_id == run_id:  # the run ends: its writer's last batches first
+                try:
+                    w.close()
+                except Exception as exc:  # noqa: BLE001 - the run's status must still be set
+                    if status != "failed":
+                        status, error = "failed", f"could not write the last merges: {exc}"
         now = time.time()
         with self._write() as c:
             c.execute("UPDATE runs SET status = ?, error = ?, ended = ?, updated = ?, "
@@ -363,9 +370,11 @@ class ProjectStore:
         if row[0] == "running" and run_id not in self._owned_runs and opening.owner_alive(row[1], row[2]):
             raise WorkbenchError(f"run {run_id} is still training: cancel it first, then delete it")
         for w in list(self._writers):
-            if w.run_id == run_id:
-                w.closed = True  # its rows would have nowhere to go
-                self._writers.discard(w)
+            if w.run_id == run_id:  # let its last batches land first, so none land after the delete
+                try:
+                    w.close()
+                except Exception:  # noqa: BLE001 - those rows are being deleted anyway
+                    pass
         with self._write() as c:
             for table in ("merges", "vocab", "run_corpora"):
                 c.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))

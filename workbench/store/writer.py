@@ -155,11 +155,13 @@ class RunWriter:
         self.interval = interval  # add() hands over when the last hand-over is this old
         self._clock = clock
         self._last = clock()
-        self._clear()
-        self._log_taken = 0  # entries of the trainer's log already taken by add_log()
+        # add()'s merges, one tuple each: (rank, left, right, new, frequency, tokens, piece).
+        self._rows: list[tuple[int, int, int, int, int, int, bytes]] = []
+        self._extras: list[tuple[int, str]] = []  # (rank, JSON text), rare
+        self._log_taken = 0  # entries of the trainer's log already handed over by add_log()
         self.batches = 0  # transactions committed, for tests and progress display
         self.closed = False
-        self._in_flight: list[int] = []  # rows of each batch sent and not yet answered
+        self._in_flight: list[int] = []  # merges in each batch sent and not yet answered
         self._error: BaseException | None = None
         self._answered = threading.Condition()
         self._proc: subprocess.Popen | None = None
@@ -174,7 +176,7 @@ class RunWriter:
     def pending(self) -> int:
         """Merges added but not yet committed."""
         with self._answered:
-            return len(self._ranks) + sum(self._in_flight)
+            return len(self._rows) + sum(self._in_flight)
 
     def add(self, event: MergeEvent, piece: bytes,
             extra: Mapping[str, Any] | None = None) -> None:
@@ -184,13 +186,10 @@ class RunWriter:
         is handed over when the last hand-over is ``interval`` seconds old.
         """
         self._check_open()
-        self._ranks.append(event.step - 1)
-        self._merges.extend((event.left, event.right, event.new_id))
-        self._frequencies.append(event.frequency)
-        self._token_counts.append(event.token_count)
-        self._pieces.append(piece)
         if extra:
             self._extras.append((event.step - 1, json.dumps(dict(extra))))
+        self._rows.append((event.step - 1, event.left, event.right, event.new_id, event.frequency,
+                           event.token_count, piece))  # one append: never half a merge queued
         if self._clock() - self._last >= self.interval:
             self._hand_over()
 
@@ -199,20 +198,18 @@ class RunWriter:
         """Hand over the log entries added since the last call, rank = index in the log.
 
         The arguments are a trainer's growing lists (``BpeTrainer.merges`` …); only their new
-        tail is read, so the trainer does nothing per merge for the store.
+        tail is read, so the trainer does nothing per merge for the store. The entries count as
+        handed over only once their batch is sent: an interruption sends them again next time.
         """
         self._check_open()
         start, end = self._log_taken, len(merges)
         if end == start:
             return
         new = merges[start:end]
-        self._ranks.extend(range(start, end))
-        self._merges.extend(itertools.chain.from_iterable(new))
-        self._frequencies.extend(frequencies[start:end])
-        self._token_counts.extend(token_counts[start:end])
-        self._pieces.extend([vocab[n] for _, _, n in new])
+        self._send(Batch(range(start, end), list(itertools.chain.from_iterable(new)),
+                         frequencies[start:end], token_counts[start:end],
+                         [vocab[n] for _, _, n in new], []))
         self._log_taken = end
-        self._hand_over()
 
     def flush(self) -> None:
         """Commit everything added so far and wait for it (a no-op when nothing is pending).
@@ -239,11 +236,7 @@ class RunWriter:
             self.closed = True
             self._store._writers.discard(self)
             if self._proc is not None:
-                try:
-                    self._proc.stdin.write(closing_frame())
-                    self._proc.stdin.close()
-                except OSError:
-                    pass  # it has stopped already; its answer said why
+                self._end_stream(closing_frame())
                 self._proc.wait()
                 self._reader.join()
                 self._proc.stderr.close()
@@ -255,20 +248,6 @@ class RunWriter:
         self.close()
 
     # ---- the hand-over ----------------------------------------------------------------------
-    def _clear(self) -> None:
-        self._ranks: list[int] = []
-        self._merges: list[int] = []
-        self._frequencies: list[int] = []
-        self._token_counts: list[int] = []
-        self._pieces: list[bytes] = []
-        self._extras: list[tuple[int, str]] = []
-
-    def _take_batch(self) -> Batch:
-        batch = Batch(self._ranks, self._merges, self._frequencies, self._token_counts,
-                      self._pieces, self._extras)
-        self._clear()
-        return batch
-
     def _check_open(self) -> None:
         if self.closed:
             raise RuntimeError("RunWriter used after close()")
@@ -276,19 +255,28 @@ class RunWriter:
             self._raise_error()
 
     def _hand_over(self) -> None:
+        """Send add()'s queued merges as one batch."""
         self._last = self._clock()
         self._raise_error()
-        if not self._ranks:
+        if not self._rows:
             return
+        rows, extras = self._rows, self._extras
+        ranks, lefts, rights, news, frequencies, tokens, pieces = zip(*rows)
+        merges = [x for triple in zip(lefts, rights, news) for x in triple]
+        self._send(Batch(ranks, merges, frequencies, tokens, pieces, extras))
+        self._rows, self._extras = [], []
+
+    def _send(self, batch: Batch) -> None:
+        """Commit ``batch``: through the writer process, or here when there is none."""
+        self._raise_error()
         if self._proc is None:
             with self._store._write() as conn:
-                self._take_batch().write(conn, self.run_id)
+                batch.write(conn, self.run_id)
             self.batches += 1
             return
-        n = len(self._ranks)
-        frame = self._take_batch().encode()
+        frame = batch.encode()
         with self._answered:
-            self._in_flight.append(n)
+            self._in_flight.append(len(batch.ranks))
         try:
             self._proc.stdin.write(frame)
             self._proc.stdin.flush()
@@ -299,6 +287,23 @@ class RunWriter:
                 if self._error is None:
                     self._error = self._stopped_error()
             self._raise_error()
+        except BaseException:
+            # Interrupted mid-frame (Ctrl+C while the pipe was full): the stream is torn, so end
+            # it. The writer process drops the torn frame and commits every batch before it.
+            with self._answered:
+                self._error = WorkbenchError(
+                    "Writing merges was interrupted; the merges committed before it are kept.")
+                self._answered.notify_all()
+            self._end_stream(b"")
+            raise
+
+    def _end_stream(self, last: bytes) -> None:
+        try:
+            if last:
+                self._proc.stdin.write(last)
+            self._proc.stdin.close()
+        except OSError:
+            pass  # it has stopped already; its answer said why
 
     def _read_answers(self) -> None:
         """On a thread: one line per batch from the writer process; blocking reads drop the GIL."""
@@ -343,31 +348,39 @@ def _answer_error(line: str) -> BaseException:
 #: How a frozen app (PyInstaller and the like, which has no ``-m``) starts its writer process.
 WRITER_FLAG = "--run-writer"
 
+# Isolated (-I): no current folder, PYTHONPATH or user site on sys.path, so a stray tokenize.py
+# or an older workbench in the folder training was started from cannot stand in for ours.
+_ISOLATED_MAIN = ("import sys; sys.path.append(sys.argv.pop(1)); "
+                  "from workbench.store.writer_process import main; main()")
+
+
+def is_writer_command(args: Sequence[bytes]) -> bool:
+    """Whether a process's command line (from /proc/PID/cmdline) is a run writer's."""
+    return any(b"workbench.store.writer_process" in a for a in args) or (
+        WRITER_FLAG.encode() in args[1:2])
+
 
 def _start_writer_process(path: os.PathLike, run_id: int) -> subprocess.Popen | None:
     """The writer process, or None where none can be started (then the caller writes itself)."""
-    env = None
     if getattr(sys, "frozen", False):
         command = [sys.executable, WRITER_FLAG]
     else:
-        command = [sys.executable, "-m", "workbench.store.writer_process"]
-        # The same workbench as this process's, even if it was put on sys.path by hand.
-        root = str(Path(__file__).resolve().parents[2])
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            p for p in (root, os.environ.get("PYTHONPATH")) if p))
+        root = str(Path(__file__).resolve().parents[2])  # the folder holding this workbench
+        command = [sys.executable, "-I", "-c", _ISOLATED_MAIN, root]
     try:
         proc = subprocess.Popen(
-            [*command, os.path.abspath(path), str(run_id)], env=env,
+            [*command, os.path.abspath(path), str(run_id)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             # Its own session: a Ctrl+C in the terminal stops the trainer, which then closes the
             # pipe properly, instead of killing the writer with its last batch.
             start_new_session=os.name == "posix")
-    except OSError:
+    except (OSError, TypeError, ValueError):  # TypeError: no sys.executable (embedded Python)
         return None
-    try:  # Linux: a 1 MB pipe holds several batches, so the trainer never waits on a slow start
+    if sys.platform.startswith("linux"):  # a 1 MB pipe holds several batches
         import fcntl
 
-        fcntl.fcntl(proc.stdin.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
-    except (ImportError, OSError):
-        pass
+        try:
+            fcntl.fcntl(proc.stdin.fileno(), 1031, 1 << 20)  # F_SETPIPE_SZ
+        except OSError:
+            pass
     return proc

@@ -23,6 +23,8 @@ from typing import BinaryIO, NoReturn
 from workbench.store import opening
 from workbench.store.writer import Batch
 
+_BUSY_ATTEMPTS = 6  # × opening.BUSY_TIMEOUT_S (5 s) each
+
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Write, then end the process at once: a normal interpreter exit would abort on the reading
@@ -54,27 +56,55 @@ def _write(argv: list[str]) -> int:
     try:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA cache_size=-16000")
+        answering = True
         while (batch := frames.get()) is not None:
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    batch.write(conn, run)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:  # some errors (a full disk) roll back already
-                        conn.execute("ROLLBACK")
-                    raise
-            except sqlite3.Error as exc:
-                message = " ".join(str(exc).split())
-                _answer(stdout, f"error {type(exc).__name__} {message}")
+            failure = _commit(conn, batch, run)
+            if failure is not None:
+                message = " ".join(str(failure).split())
+                if answering:
+                    try:
+                        _answer(stdout, f"error {type(failure).__name__} {message}")
+                    except OSError:
+                        pass
                 return 1
-            _answer(stdout, "ok")
-    except BrokenPipeError:  # the trainer is gone; everything it sent and we read is committed
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # quiet exit, no flush error
-        return 0
+            try:
+                if answering:
+                    _answer(stdout, "ok")
+            except OSError:
+                # The trainer is gone (broken pipe; EINVAL on Windows). Nobody reads answers any
+                # more, but every complete batch it sent is still committed, up to end-of-file.
+                answering = False
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         conn.close()
     return 0
+
+
+def _commit(conn: sqlite3.Connection, batch: Batch, run: int) -> sqlite3.Error | None:
+    """Commit one batch in one transaction; None, or the error that refused it.
+
+    A busy file (another program writing it) is retried for about half a minute, as each
+    attempt waits out the connection's busy timeout: training goes on meanwhile, its batches wait.
+    """
+    for attempt in range(_BUSY_ATTEMPTS):
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                batch.write(conn, run)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:  # some errors (a full disk) roll back already
+                    conn.execute("ROLLBACK")
+                raise
+            return None
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" in text or "busy" in text) and attempt + 1 < _BUSY_ATTEMPTS:
+                continue
+            return exc
+        except sqlite3.Error as exc:
+            return exc
+    return None  # not reached
 
 
 def _read_frames(stdin: BinaryIO, frames: "queue.SimpleQueue[Batch | None]") -> None:

@@ -32,6 +32,7 @@ from typing import Any, Callable, Sequence
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QRunnable, QThread, QThreadPool, QTimer, Signal, Slot
 
 from workbench.errors import WorkbenchError
+from workbench.store.writer import is_writer_command
 
 # ---------------------------------------------------------------------------------------------------
 # corpus scanning
@@ -590,10 +591,19 @@ class TrainingProcess(QObject):
         self.finished.emit(outcome)
 
 
+def _is_run_writer(proc_entry: Path) -> bool:
+    try:
+        return is_writer_command((proc_entry / "cmdline").read_bytes().split(b"\0"))
+    except OSError:
+        return False
+
+
 def _signal_tree(pid: int, signum: int) -> None:
     """Signal the training process and its children (the corpus-counting workers) alike.
 
     Children are found through /proc where there is one; elsewhere only the process itself.
+    The run's writer process is never stopped: it is idle while the trainer is, and stopped in
+    the middle of a commit it would hold the project's write lock for the whole pause.
     """
     children: list[int] = []
     proc = Path("/proc")
@@ -607,6 +617,8 @@ def _signal_tree(pid: int, signum: int) -> None:
                 # fields after the ")" that closes the command name: state, ppid, …
                 fields = stat[stat.rfind(")") + 2:].split()
                 if len(fields) > 1 and fields[1] == str(pid):
+                    if signum == getattr(signal, "SIGSTOP", None) and _is_run_writer(entry):
+                        continue
                     children.append(int(entry.name))
     for target in (pid, *children):
         try:

@@ -12,8 +12,8 @@ Where the time goes, and why it is done this way (``bench/bench_store.py`` measu
   trainer's time. In a thread of the trainer's process it still holds the trainer's GIL; a JSON
   batch insert run by a thread (SQLite parsing with the GIL released) cut that to about 1.5 µs
   per merge of serialising, plus GIL hand-overs: +4.5 % in all.
-* So the SQL runs in a separate process (``python -m workbench.store.writer_process``), with its
-  own interpreter, on the other core. The trainer's thread packs each batch into a few machine
+* So the SQL runs in a separate process (:mod:`workbench.store.writer_process`, started with
+  ``python -I``), with its own interpreter, on the other core. The trainer's thread packs each batch into a few machine
   arrays — no per-value formatting — and writes them to the process's stdin (about 0.6 µs per
   merge, most of it reading the trainer's log from memory).
 * The trainer keeps a merge log anyway (``BpeTrainer.merges``, ``frequencies``,
@@ -23,7 +23,7 @@ Where the time goes, and why it is done this way (``bench/bench_store.py`` measu
 The writer process answers each batch with ``ok`` once committed, or ``error <Class> <message>``,
 on its stdout; a thread here reads the answers (it needs the GIL once per batch). If the trainer
 is killed, the writer process reads end-of-file, commits the complete batches it was sent and
-exits. ``background=False`` writes on the caller's thread instead (also the fallback when no
+exits; a project busy in another program is retried for about half a minute. ``background=False`` writes on the caller's thread instead (also the fallback when no
 process can be started).
 """
 

@@ -33,7 +33,7 @@ from workbench.ui.merge_detail import MergeDetail
 from workbench.ui.merge_model import MergeTableModel
 from workbench.ui.merge_source import (FIELDS, MergeQuery, MergeSource, Source, SourceInfo, TextFilter,
                                        list_sources, store_connection)
-from workbench.ui.merge_widgets import (ask_and_export_csv, ErrorLabel, FilterEdit, PlaceholderTableView, configure_table, export_button,
+from workbench.ui.merge_widgets import (ask_and_export_csv, shown_entries, ErrorLabel, FilterEdit, PlaceholderTableView, configure_table, export_button,
                                         find_source)
 from workbench.ui.run_diff import RunDiffView, _label
 from workbench.ui.vocab_view import VocabView
@@ -525,12 +525,9 @@ class MergePanel(QWidget):
             self.merge_selected.emit(self._source, token_id)
 
     # ---- export -------------------------------------------------------------------------------------
-    def selected_rows(self) -> list[int]:
-        return sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-
     def export_csv(self, path: str | Path, *, selection: bool) -> int:
         """Write the selected merges (or every merge the filter shows, in view order); returns how many."""
-        rows = self.model.entries(self.selected_rows()) if selection else list(self.model.iter_all())
+        rows = shown_entries(self.table, self.model, selection=selection)
         write_merges_csv(path, rows)
         return len(rows)
 

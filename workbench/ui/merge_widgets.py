@@ -174,6 +174,16 @@ def export_button(on_selected: Callable[[], None], on_all: Callable[[], None]) -
     return button, selected, everything
 
 
+def selected_rows(table) -> list[int]:
+    """The rows selected in ``table`` (a QTableView), each once, in order."""
+    return sorted({i.row() for i in table.selectionModel().selectedRows()})
+
+
+def shown_entries(table, model, *, selection: bool) -> list:
+    """What a CSV export writes: the selected rows' entries, or every row the filter shows."""
+    return model.entries(selected_rows(table)) if selection else list(model.iter_all())
+
+
 def ask_and_export_csv(parent: QWidget, title: str, default_name: str, export: Callable[[str], object],
                        error: "ErrorLabel") -> None:
     """Ask where to save, then run ``export(path)``; a failure shows in ``error`` as one line."""

@@ -26,7 +26,7 @@ from workbench.analysis import (SplitReport, VocabDiff, corpus_sources, corpus_w
 
 from workbench.ui.merge_model import _LEFT, _RIGHT, mono_font, muted_brush, piece_tooltip
 from workbench.ui.merge_source import Source, SourceInfo
-from workbench.ui.merge_widgets import ask_and_export_csv, show_job_progress, ErrorLabel, PlaceholderTableView, configure_table, export_button, find_source
+from workbench.ui.merge_widgets import ask_and_export_csv, selected_rows, show_job_progress, ErrorLabel, PlaceholderTableView, configure_table, export_button, find_source
 from workbench.ui.merge_worker import BackgroundJob
 
 WORD_PRETOKENIZER = "whitespace"  # words and punctuation runs, whitespace dropped
@@ -413,10 +413,7 @@ class RunDiffView(QWidget):
     def export_csv(self, path: str | Path, *, selection: bool, key: str | None = None) -> int:
         key = key or self.current_key()
         model = self.models[key]
-        rows = None
-        if selection:
-            rows = sorted({i.row() for i in self.tables[key].selectionModel().selectedRows()})
-        data = model.csv_rows(rows)
+        data = model.csv_rows(selected_rows(self.tables[key]) if selection else None)
         write_table_csv(path, [c.title for c in model.columns], data)
         return len(data)
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QProgr
 from workbench.analysis import VocabUsage, corpus_sources, corpus_word_counts, vocab_usage, write_vocab_csv
 from workbench.errors import WorkbenchError
 from workbench.ui.merge_source import Source, TextFilter, VocabQuery, VocabSource
-from workbench.ui.merge_widgets import ask_and_export_csv, show_job_progress, ErrorLabel, FilterEdit, PlaceholderTableView, configure_table, export_button
+from workbench.ui.merge_widgets import ask_and_export_csv, shown_entries, show_job_progress, ErrorLabel, FilterEdit, PlaceholderTableView, configure_table, export_button
 from workbench.ui.merge_worker import BackgroundJob
 from workbench.ui.vocab_model import VocabTableModel
 
@@ -346,15 +346,9 @@ class VocabView(QWidget):
             self._syncing = False
         return True
 
-    def selected_rows(self) -> list[int]:
-        return sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-
     def export_csv(self, path: str | Path, *, selection: bool) -> int:
         """Write the selected rows (or every row the filter shows); returns how many."""
-        if selection:
-            rows = self.model.entries(self.selected_rows())
-        else:
-            rows = list(self.model.iter_all())
+        rows = shown_entries(self.table, self.model, selection=selection)
         write_vocab_csv(path, rows)
         return len(rows)
 

@@ -17,7 +17,7 @@ import csv
 import io
 import sys
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from workbench.corpus import records, sniff
 from workbench.corpus.source import CorpusSource, content_stream
@@ -285,25 +285,33 @@ def _jsonl_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> It
     with content_stream(src) as (stream, pos):
         if stop():
             return
-        docs: list[str] = []
-        size = 0
-        for number, line in _decoded_lines(src, stream):
-            if not line.strip():
-                continue
-            where = f"{src.path}:{number}"
-            record = records.parse_json_line(line, where)
-            doc = records.field_text(record, src.field, where)
-            docs.append(doc)
-            size += len(doc) + 1
-            if size >= CHUNK_BYTES:
-                yield _join(docs)
-                docs, size = [], 0
-                progress(pos(), src.size)
-                if stop():
-                    return
-        if docs:
+
+        def documents() -> Iterator[str]:
+            for number, line in _decoded_lines(src, stream):
+                if line.strip():
+                    where = f"{src.path}:{number}"
+                    yield records.field_text(records.parse_json_line(line, where), src.field, where)
+
+        yield from _document_chunks(documents(), src, pos, progress, stop)
+
+
+def _document_chunks(documents: Iterable[str], src: CorpusSource, pos: Callable[[], int],
+                     progress: Progress, stop: ShouldStop) -> Iterator[Chunk]:
+    """Documents (JSONL records, CSV cells) joined into chunks of about CHUNK_BYTES, one per line."""
+    docs: list[str] = []
+    size = 0
+    for doc in documents:
+        docs.append(doc)
+        size += len(doc) + 1
+        if size >= CHUNK_BYTES:
             yield _join(docs)
-        progress(src.size, src.size)
+            docs, size = [], 0
+            progress(pos(), src.size)
+            if stop():
+                return
+    if docs:
+        yield _join(docs)
+    progress(src.size, src.size)
 
 
 def _join(docs: list[str]) -> Chunk:
@@ -322,27 +330,19 @@ def _csv_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iter
             header = next(reader)
             index = records.choose_column(header, src.column, f"{src.path}:1")
             name = header[index]
-            docs: list[str] = []
-            size = 0
-            for row in reader:
-                if not row:
-                    continue
-                if len(row) <= index:
-                    raise WorkbenchError(
-                        f"{src.path}:{reader.line_num}: the row has {len(row)} column(s), but the text "
-                        f"column {name!r} is column {index + 1}: fix the row"
-                    )
-                docs.append(row[index])
-                size += len(row[index]) + 1
-                if size >= CHUNK_BYTES:
-                    yield _join(docs)
-                    docs, size = [], 0
-                    progress(pos(), src.size)
-                    if stop():
-                        return
-            if docs:
-                yield _join(docs)
-            progress(src.size, src.size)
+
+            def documents() -> Iterator[str]:
+                for row in reader:
+                    if not row:
+                        continue
+                    if len(row) <= index:
+                        raise WorkbenchError(
+                            f"{src.path}:{reader.line_num}: the row has {len(row)} column(s), but the text "
+                            f"column {name!r} is column {index + 1}: fix the row"
+                        )
+                    yield row[index]
+
+            yield from _document_chunks(documents(), src, pos, progress, stop)
         except UnicodeDecodeError:
             raise find_decode_error(src) from None
         except csv.Error as exc:

@@ -38,6 +38,26 @@ from workbench.errors import WorkbenchError
 ShouldStop = Callable[[], bool]
 Progress = Callable[[int, int, str], None]  # done, total, what
 
+
+class _Pacer:
+    """For long loops: stop when asked, and report progress at most every 50 ms."""
+
+    def __init__(self, total: int, what: str, should_stop: ShouldStop | None,
+                 progress: Progress | None) -> None:
+        self.total, self.what = total, what
+        self.should_stop, self.progress = should_stop, progress
+        self.last = time.monotonic()
+
+    def stopped(self, done: int) -> bool:
+        if self.should_stop is not None and self.should_stop():
+            return True
+        now = time.monotonic()
+        if self.progress is not None and now - self.last > 0.05:
+            self.last = now
+            self.progress(done, self.total, self.what)
+        return False
+
+
 # ---------------------------------------------------------------------------------------------------
 # pieces as text
 
@@ -311,16 +331,11 @@ def vocab_usage(tokenizer: Tokenizer, word_counts: Mapping[str, int], *,
     encoder = Encoder(tokenizer)
     freq = [0] * len(tokenizer.vocab)
     total = len(word_counts)
+    pace = _Pacer(total, "encoding", should_stop, progress)
     tokens = 0
-    last = time.monotonic()
     for index, (word, n) in enumerate(word_counts.items()):
-        if index % 512 == 0:
-            if should_stop is not None and should_stop():
-                return None
-            now = time.monotonic()
-            if progress is not None and now - last > 0.05:
-                last = now
-                progress(index, total, "encoding")
+        if index % 512 == 0 and pace.stopped(index):
+            return None
         ids = encode_pretoken(encoder, word)
         for token_id in ids:
             freq[token_id] += n
@@ -456,17 +471,12 @@ def split_differences(a: Tokenizer, b: Tokenizer, word_counts: Mapping[str, int]
     ea, eb = Encoder(a), Encoder(b)
     words = sorted(word_counts.items(), key=lambda kv: (-kv[1], kv[0]))
     total = len(words)
+    pace = _Pacer(total, "comparing splits", should_stop, progress)
     diffs: list[SplitDifference] = []
     occurrences = differing = 0
-    last = time.monotonic()
     for index, (word, n) in enumerate(words):
-        if index % 256 == 0:
-            if should_stop is not None and should_stop():
-                return None
-            now = time.monotonic()
-            if progress is not None and now - last > 0.05:
-                last = now
-                progress(index, total, "comparing splits")
+        if index % 256 == 0 and pace.stopped(index):
+            return None
         occurrences += n
         sa = surface_split(ea, word, after_space=after_space)
         sb = surface_split(eb, word, after_space=after_space)

@@ -264,8 +264,16 @@ class MergeSource:
             # Match the text once per vocabulary entry, then keep merges whose pieces are hits:
             # one pass over the vocabulary instead of three piece joins per merge.
             cond, cparams = query.text.sql("piece")
-            ctes.append(f"hit(id) AS MATERIALIZED (SELECT id FROM {t.vocab} WHERE {t.owner} = ? AND {cond})")
-            params += [t.id, *cparams]
+            if after is None:
+                ctes.append(f"hit(id) AS MATERIALIZED (SELECT id FROM {t.vocab} WHERE {t.owner} = ? AND {cond})")
+                params += [t.id, *cparams]
+            else:  # a live refresh: only the pieces of the new merges can match
+                ctes.append(f"fresh AS (SELECT new_id, left_id, right_id FROM {t.merges} "
+                            f"WHERE {t.owner} = ? AND rank > ?)")
+                ctes.append(f"hit(id) AS MATERIALIZED (SELECT id FROM {t.vocab} WHERE {t.owner} = ? AND id IN "
+                            "(SELECT new_id FROM fresh UNION SELECT left_id FROM fresh "
+                            f"UNION SELECT right_id FROM fresh) AND {cond})")
+                params += [t.id, int(after), t.id, *cparams]
             columns = {"result": ["new_id"], "left": ["left_id"], "right": ["right_id"]}.get(
                 query.field, ["new_id", "left_id", "right_id"])
             where.append("(" + " OR ".join(f"m.{c} IN hit" for c in columns) + ")")

@@ -45,7 +45,25 @@ def mono_font() -> QFont:
         return font
 
 
+_BRUSHES: dict = {}
+
+
+def _cached_brush(name: str, make) -> QBrush:
+    """One brush per palette (a theme switch makes a new palette, hence a new cache key)."""
+    key = (name, QGuiApplication.palette().cacheKey())
+    brush = _BRUSHES.get(key)
+    if brush is None:
+        if len(_BRUSHES) > 16:
+            _BRUSHES.clear()
+        brush = _BRUSHES[key] = make()
+    return brush
+
+
 def muted_brush() -> QBrush:
+    return _cached_brush("muted", _make_muted_brush)
+
+
+def _make_muted_brush() -> QBrush:
     try:
         from workbench.ui.style import muted
         return QBrush(muted(QGuiApplication.palette()))
@@ -397,9 +415,6 @@ class MergeTableModel(LazyKeyedModel):
     )
     NATURAL = "rank"
     PIECE_COLUMNS = (1, 2, 3)
-
-    def entry(self, row: int) -> MergeEntry | None:
-        return super().entry(row)
 
     def cell(self, e: MergeEntry, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:

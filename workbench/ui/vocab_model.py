@@ -15,11 +15,15 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QGuiApplication
 
 from workbench.analysis import piece_hex, piece_text
-from workbench.ui.merge_model import _LEFT, _RIGHT, LazyKeyedModel, muted_brush, piece_tooltip
-from workbench.ui.merge_source import VocabEntry, VocabQuery, VocabSource
+from workbench.ui.merge_model import _LEFT, _RIGHT, LazyKeyedModel, _cached_brush, muted_brush, piece_tooltip
+from workbench.ui.merge_source import VocabEntry
 
 
 def warning_brush() -> QBrush:
+    return _cached_brush("warning", _make_warning_brush)
+
+
+def _make_warning_brush() -> QBrush:
     """Orange that reads on light and dark backgrounds (never-used entries)."""
     dark = QGuiApplication.palette().window().color().lightness() < 128
     return QBrush(QColor("#f0a04b") if dark else QColor("#b35900"))
@@ -36,12 +40,6 @@ class VocabTableModel(LazyKeyedModel):
                                      "merges or bytes the corpus lacks — candidates for under-trained tokens"),
     )
     NATURAL = "id"
-
-    def set_source(self, source: VocabSource | None, query: VocabQuery | None = None) -> None:
-        super().set_source(source, query)
-
-    def entry(self, row: int) -> VocabEntry | None:
-        return super().entry(row)
 
     def usage_changed(self) -> None:
         """Frequencies arrived (or were cleared): re-read the rows (a reset keeps it simple)."""

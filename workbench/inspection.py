@@ -575,9 +575,11 @@ class TextLayout:
     def boundaries(self) -> set[int]:
         """Where one displayed token ends and the next begins (and both ends of what is covered)."""
         out: set[int] = set()
+        add = out.add
         for chunk, base, *_ in self._parts:
-            out.update(g[0] + base for g in chunk.groups)
-            out.update(g[1] + base for g in chunk.groups)
+            for g in chunk.groups:
+                add(g[0] + base)
+                add(g[1] + base)
         return out
 
     def _ref(self, part_index: int, k: int) -> GroupRef:
@@ -859,8 +861,9 @@ def disagreement_spans(boundary_sets: Sequence[set[int]]) -> list[tuple[int, int
     """Stretches between boundaries every tokenizer shares that hold a boundary some do not."""
     if len(boundary_sets) < 2:
         return []
-    common = set.intersection(*map(set, boundary_sets))
-    union = set.union(*map(set, boundary_sets))
+    sets = [s if isinstance(s, set) else set(s) for s in boundary_sets]
+    common = set.intersection(*sets)
+    union = set.union(*sets)
     if common == union:
         return []
     cuts = sorted(common)

@@ -272,6 +272,8 @@ class DecodeBox(QWidget):
         box.addWidget(self.output, 1)
 
     def set_encoder(self, encoder, name: str) -> None:
+        if encoder is self.encoder and name == self.name:
+            return
         self.encoder = encoder
         self.name = name
         self.title.setText(f"Decode with {name}" if name else "Decode")

@@ -159,10 +159,13 @@ class InspectWorker(QObject):
             return job.generation < self.latest
 
         try:
+            done: dict = {}
             for spec in job.panes:
                 if job.generation < self.latest:
                     return
-                result.panes.append(self._pane(job, spec, should_stop))
+                if spec not in done:
+                    done[spec] = self._pane(job, spec, should_stop)
+                result.panes.append(done[spec])
         except ins.Stopped:
             return  # a newer text is waiting: this one would be dropped anyway
         layouts = [p.layout for p in result.panes if p.layout is not None]

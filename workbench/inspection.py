@@ -543,10 +543,6 @@ class TextLayout:
         """Pieces this vocabulary cannot encode (shown with id ``UNKNOWN_ID``)."""
         return sum(part[0].unknown for part in self._parts)
 
-    @property
-    def n_groups(self) -> int:
-        return sum(len(p[0].groups) for p in self._parts)
-
     def ids(self) -> list[int]:
         out: list[int] = []
         for part in self._parts:
@@ -907,12 +903,6 @@ class BlockMap:
             lengths16[k] = table[-1]
         self.doc_starts = [0] + list(accumulate(n + 1 for n in lengths16[:-1]))
         self.length = self.cp_starts[-1] + lengths[-1]
-
-    @classmethod
-    def from_text(cls, text: str) -> "BlockMap":
-        """Split a text the way the editor will hold it (``\\r\\n`` kept as one line break)."""
-        separator = "\r\n" if "\r\n" in text else "\n"
-        return cls(text.split(separator) if separator == "\r\n" else text.split("\n"), separator)
 
     def text(self) -> str:
         return self.separator.join(self.blocks)

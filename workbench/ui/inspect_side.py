@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
 
 from workbench import inspection as ins
 from workbench.errors import WorkbenchError
-from workbench.ui.token_editor import editor_font
+from workbench.ui.token_editor import editor_font, visible_block_range
 from workbench.ui.token_highlighter import FormatCache, TokenHighlighter, is_dark
 
 
@@ -96,9 +96,7 @@ class IdsView(QPlainTextEdit):
         self.highlighter.set_spans(layout.ids_spans, lines)
 
     def visible_block_range(self) -> tuple[int, int]:
-        first = self.firstVisibleBlock()
-        last = self.cursorForPosition(self.viewport().rect().bottomLeft()).block()
-        return first.blockNumber(), max(first.blockNumber(), last.blockNumber())
+        return visible_block_range(self)
 
     def all_ids(self) -> list[int]:
         return self.layout_.ids() if self.layout_ is not None else []

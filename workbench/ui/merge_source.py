@@ -347,13 +347,6 @@ class MergeSource:
             raise sql_error(exc) from None
         return [r[0] for r in rows], [r[1] for r in rows]
 
-    def matching_count(self, query: MergeQuery | None) -> int:
-        sql, params = self._select(query, "rank", after=None, upto=None, what="count(*)")
-        try:
-            return self.conn.execute(sql, params).fetchone()[0]
-        except sqlite3.Error as exc:
-            raise sql_error(exc) from None
-
     def _rows_sql(self, where: str) -> str:
         t = self.t
         return (f"SELECT m.rank, m.left_id, m.right_id, m.new_id, {t.frequency}, lv.piece, rv.piece, nv.piece "

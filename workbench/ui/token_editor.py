@@ -30,6 +30,13 @@ _SHOWN = {" ": "⋅", "\t": "→", "\u00a0": "⍽"}
 MAX_MARKED = 5000  # occurrences marked at once; beyond this the count is still reported
 
 
+def visible_block_range(edit: QPlainTextEdit) -> tuple[int, int]:
+    """First and last block numbers on screen: what a highlighter colours first."""
+    first = edit.firstVisibleBlock()
+    last = edit.cursorForPosition(edit.viewport().rect().bottomLeft()).block()
+    return first.blockNumber(), max(first.blockNumber(), last.blockNumber())
+
+
 class TokenEditor(QPlainTextEdit):
     """Plain text with token colours. ``hovered``/``clicked`` carry a GroupRef (or None)."""
 
@@ -92,9 +99,6 @@ class TokenEditor(QPlainTextEdit):
         self._selected = list(groups)[:MAX_MARKED]
         self._apply_selections()
 
-    def selected_groups(self) -> list[ins.GroupRef]:
-        return list(self._selected)
-
     def set_linked_hover(self, group: ins.GroupRef | None) -> None:
         if group != self._linked:
             self._linked = group
@@ -115,10 +119,7 @@ class TokenEditor(QPlainTextEdit):
             self.update_theme()
 
     def visible_block_range(self) -> tuple[int, int]:
-        """First and last block numbers on screen."""
-        first = self.firstVisibleBlock()
-        last = self.cursorForPosition(self.viewport().rect().bottomLeft()).block()
-        return first.blockNumber(), max(first.blockNumber(), last.blockNumber())
+        return visible_block_range(self)
 
     # ---- positions ----------------------------------------------------------------------------------
     def doc_range(self, start: int, end: int) -> tuple[int, int] | None:

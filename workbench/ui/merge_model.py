@@ -27,6 +27,7 @@ from PySide6.QtGui import QBrush, QFont, QGuiApplication
 from workbench.analysis import piece_chars, piece_hex, piece_text
 from workbench.errors import WorkbenchError
 from workbench.ui.merge_source import MergeEntry
+from workbench.ui.style import muted
 
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1  # the row's entry object (MergeEntry / VocabEntry)
 KEY_ROLE = Qt.ItemDataRole.UserRole + 2  # the row's key (rank / id)
@@ -64,11 +65,7 @@ def muted_brush() -> QBrush:
 
 
 def _make_muted_brush() -> QBrush:
-    try:
-        from workbench.ui.style import muted
-        return QBrush(muted(QGuiApplication.palette()))
-    except ImportError:  # pragma: no cover
-        return QBrush(QGuiApplication.palette().placeholderText().color())
+    return QBrush(muted(QGuiApplication.palette()))
 
 
 def piece_tooltip(piece: bytes | None, heading: str = "") -> str:

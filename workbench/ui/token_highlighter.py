@@ -21,7 +21,10 @@ from PySide6.QtGui import QColor, QFont, QPalette, QSyntaxHighlighter, QTextChar
 
 from workbench import inspection as ins
 
+
 def is_dark(palette: QPalette) -> bool:
+    """Whether the *text background* (Base, which token colours sit on) is dark; the window's
+    own darkness, which can differ in some system themes, is ``style.is_dark``."""
     return palette.color(QPalette.ColorRole.Base).lightness() < 128
 
 

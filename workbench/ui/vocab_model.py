@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QGuiApplication
+from PySide6.QtGui import QBrush, QColor
 
 from workbench.analysis import piece_hex, piece_text
 from workbench.ui.merge_model import _LEFT, _RIGHT, LazyKeyedModel, _cached_brush, muted_brush, piece_tooltip
 from workbench.ui.merge_source import VocabEntry
+from workbench.ui.style import is_dark
 
 
 def warning_brush() -> QBrush:
@@ -25,8 +26,7 @@ def warning_brush() -> QBrush:
 
 def _make_warning_brush() -> QBrush:
     """Orange that reads on light and dark backgrounds (never-used entries)."""
-    dark = QGuiApplication.palette().window().color().lightness() < 128
-    return QBrush(QColor("#f0a04b") if dark else QColor("#b35900"))
+    return QBrush(QColor("#f0a04b") if is_dark() else QColor("#b35900"))
 
 
 class VocabTableModel(LazyKeyedModel):

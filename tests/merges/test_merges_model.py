@@ -160,3 +160,22 @@ def test_sql_ancestry_handles_recreated_pieces_and_low_ids(tmp_path):
         assert [piece.piece for piece in source.ancestry(7).leaves()] == [b"a", b"b", b"c"]
         rows, total = source.children(4)
         assert total == 1 and rows[0].rank == 3
+
+
+def test_the_comparison_greys_missing_values_not_tokens_that_read_like_them(qapp):
+    """A base token's merge # ("base") and a missing shift ("—") are greyed; a token whose text
+    happens to be "base" or "—" is not."""
+    from workbench.analysis import TokenDiff
+    from workbench.ui.run_diff import SHARED_COLUMNS, ListTableModel
+
+    model = ListTableModel(SHARED_COLUMNS)
+    model.set_rows([TokenDiff(b"base", 300, 301, 12, None), TokenDiff("—".encode(), 302, 303, 14, 20)])
+    role = Qt.ItemDataRole.ForegroundRole
+
+    def greyed(row: int, title: str) -> bool:
+        column = [c.title for c in SHARED_COLUMNS].index(title)
+        return model.data(model.index(row, column), role) is not None
+
+    assert model.data(model.index(0, 0)) == "base" and not greyed(0, "piece")
+    assert not greyed(1, "piece") and not greyed(1, "rank shift")
+    assert greyed(0, "merge # B") and greyed(0, "rank shift") and not greyed(0, "merge # A")

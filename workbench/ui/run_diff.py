@@ -87,7 +87,7 @@ class ListTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return col.tooltip(row) if col.tooltip else None
         if role == Qt.ItemDataRole.ForegroundRole:
-            return muted_brush() if col.text(row) in ("—", "base") else None
+            return muted_brush() if col.key(row) is None else None  # shown as "—" or "base"
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:

@@ -63,14 +63,14 @@ def peak_mb() -> float:
 # ---- single measurements (run in a child process) -------------------------------------------------
 def measure_ours_train(path: Path, vocab: int) -> dict:
     from workbench.core.bpe import BpeTrainer, TrainConfig
-    from workbench.training import gather_word_counts
+    from workbench.tasks.train import gather_word_counts
 
     t0 = time.perf_counter()
     config = TrainConfig(vocab_size=vocab, tie_break="hf")
     counts, _ = gather_word_counts([str(path)], config)
     t1 = time.perf_counter()
     trainer = BpeTrainer(counts, config)
-    gc.disable()  # as workbench.training does around the merge loop
+    gc.disable()  # as workbench.tasks.train does around the merge loop
     merges = sum(1 for _ in trainer.run())
     gc.enable()
     t2 = time.perf_counter()
@@ -82,7 +82,7 @@ def measure_ours_project(path: Path, vocab: int) -> dict:
     import tempfile
 
     from workbench.core.bpe import TrainConfig
-    from workbench.training import train_into_project
+    from workbench.tasks.train import train_into_project
 
     with tempfile.TemporaryDirectory() as folder:
         t0 = time.perf_counter()
@@ -113,7 +113,7 @@ def measure_textbook(path: Path, vocab: int, first: int = 12) -> dict:
     """Time the first merges of the full-recount loop on the full word table, then extrapolate."""
     from workbench.core.bpe import BpeTrainer, TrainConfig
     from workbench.core.bpe_reference import train_reference
-    from workbench.training import gather_word_counts
+    from workbench.tasks.train import gather_word_counts
 
     config = TrainConfig(merges=first, tie_break="hf")
     counts, _ = gather_word_counts([str(path)], config)

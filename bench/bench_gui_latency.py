@@ -28,7 +28,16 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEventLoop, QObject, QSettings, QThread, Qt, QTimer, Signal, Slot  # noqa: E402
+from PySide6.QtCore import (  # noqa: E402
+    QEventLoop,
+    QObject,
+    QSettings,
+    Qt,
+    QThread,
+    QTimer,
+    Signal,
+    Slot,
+)
 
 TICK_MS = 10
 
@@ -89,7 +98,7 @@ class _InProcessWorker(QObject):
 
     @Slot()
     def run(self) -> None:
-        from workbench.training import train_into_project
+        from workbench.tasks.train import train_into_project
 
         def report(progress) -> None:
             if progress.event == "started":

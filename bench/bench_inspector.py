@@ -59,7 +59,7 @@ def make_document(kb: int) -> str:
 
 def build_project(folder: Path, with_cl100k: bool) -> tuple[Path, list[tuple[str, tuple]]]:
     from workbench.core.bpe import TrainConfig
-    from workbench.training import train_into_project
+    from workbench.tasks.train import train_into_project
 
     corpus = folder / "corpus.txt"
     corpus.write_text(make_document(300), encoding="utf-8")
@@ -75,7 +75,7 @@ def build_project(folder: Path, with_cl100k: bool) -> tuple[Path, list[tuple[str
             cl100k_path = None  # noqa: N806
         path = cl100k_path() if cl100k_path else None
         if path is not None:
-            from workbench.ui.inspect_worker import import_reference
+            from workbench.ui.inspect.worker import import_reference
 
             outcome = import_reference(project, path)
             sources.append(("cl100k_base (imported)", ("ref", outcome.ref_id)))
@@ -241,7 +241,7 @@ def main(argv=None) -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
-    from workbench.ui.inspect_panel import InspectPanel
+    from workbench.ui.inspect.panel import InspectPanel
 
     with tempfile.TemporaryDirectory() as tmp:
         project, sources = build_project(Path(tmp), not args.no_cl100k)

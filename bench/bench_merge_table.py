@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tests" / "merges"))  # merge_helpers: the synthet
 def build(path: Path, merges: int, train: bool) -> str:
     if train:
         from workbench.core.bpe import TrainConfig
-        from workbench.training import train_into_project
+        from workbench.tasks.train import train_into_project
 
         corpora = sorted((ROOT.parent / "shared" / "corpora").glob("*.txt"))
         if not corpora:
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from workbench.store import ProjectStore
-    from workbench.ui.merge_panel import MergePanel
+    from workbench.ui.merges.panel import MergePanel
 
     app = QApplication.instance() or QApplication([])
     with tempfile.TemporaryDirectory() as tmp:

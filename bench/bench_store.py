@@ -3,7 +3,7 @@
     python bench/bench_store.py [--merges 100000] [--words 150000]
 
 1. Trains byte-level BPE (``workbench.core.bpe``) on a synthetic word table to ``--merges`` merges,
-   alone and while a ``RunWriter`` stores every merge (the loop of ``workbench.training``: the
+   alone and while a ``RunWriter`` stores every merge (the loop of ``workbench.tasks.train``: the
    merge log handed over every 100 ms), each in a fresh child process (in one process the second
    training inherits the first one's heap and GC work, which once inflated the "overhead"
    six-fold), in back-to-back pairs ``--repeat`` times; prints the overhead as the median of the
@@ -77,8 +77,8 @@ def child(mode: str, n_merges: int, n_words: int, path: str) -> tuple[float, flo
 
     cfg = TrainConfig(units="bytes", merges=n_merges, pretokenizer="none")
     trainer = BpeTrainer(word_table(n_words), cfg)
-    gc.disable()  # as workbench.training does around the merge loop, in both modes
-    # Both modes run the loop of workbench.training.train_into_project, which looks at the clock
+    gc.disable()  # as workbench.tasks.train does around the merge loop, in both modes
+    # Both modes run the loop of workbench.tasks.train.train_into_project, which looks at the clock
     # after every merge for its progress lines; only the store's part differs.
     if mode == "alone":
         t, c = time.perf_counter(), time.thread_time()
@@ -148,7 +148,7 @@ def write_only(path: Path, events, pieces, initial) -> tuple[float, float, int]:
         store.finish_run(run, "finished")
         total = time.perf_counter() - t
         # What the trainer's thread pays: the merge log handed over every 1000 merges with
-        # add_log, as workbench.training does every 100 ms. Only add_log is timed, and the
+        # add_log, as workbench.tasks.train does every 100 ms. Only add_log is timed, and the
         # commits are waited for between hand-overs (as training's 100 ms give them time), so
         # a full pipe never counts. The log is hot in cache here; in training it is not
         # (measured there: about 0.6 µs per merge).

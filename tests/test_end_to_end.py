@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from workbench.core.encoder import Encoder
-from workbench.sources import load_tokenizer
 from workbench.store import ProjectStore
+from workbench.tasks.sources import load_tokenizer
 
 HARD = "👩‍👩‍👧‍👦 🇩🇪 e\u0301 中文字符 한국어 1234567 \r\n\t  x  \n<|endoftext|> I'm"
 

@@ -1,43 +1,50 @@
-"""The domain packages must run without Qt: walk their imports and fail on a GUI/numpy import."""
+"""The shape of the code, checked: import-linter's contracts in ``pyproject.toml`` (layers, independent
+tabs, no Qt below the window), run on the real tree; and a planted violation that must be caught."""
 
 from __future__ import annotations
 
-import ast
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
-FORBIDDEN = ("PySide6", "pyqtgraph", "numpy", "shiboken6")
-QT_FREE = ["core", "corpus", "formats", "store", "cli.py", "errors.py", "sources.py", "training.py", "project_io.py",
-           "inspection.py", "analysis.py"]
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"]
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.extend((node.lineno, alias.name) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.lineno, node.module))
-    return found
+def _lint(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    pytest.importorskip("importlinter")
+    env = {"PYTHONPATH": str(cwd), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    return subprocess.run([*LINT, "--no-cache", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
 
 
-def test_domain_packages_import_no_qt():
-    files = []
-    for entry in QT_FREE:
-        target = PACKAGE / entry
-        files.extend(sorted(target.rglob("*.py")) if target.is_dir() else [target])
-    assert len(files) >= 8, "the layer check found too few files to be meaningful"
-    violations = [
-        f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}"
-        for path in files
-        for line, module in _imports(path)
-        if module.split(".")[0] in FORBIDDEN or module.startswith("workbench.ui")
-    ]
-    assert violations == []
+def test_the_tree_keeps_its_layer_contracts():
+    result = _lint(ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "3 kept, 0 broken" in result.stdout
 
 
-def test_layer_check_catches_a_violation(tmp_path):
-    bad = tmp_path / "bad.py"
-    bad.write_text("import os\nfrom PySide6.QtCore import QObject\n", encoding="utf-8")
-    assert (2, "PySide6.QtCore") in _imports(bad)
+def test_a_planted_upward_import_breaks_a_contract(tmp_path):
+    pkg = tmp_path / "workbench"
+    for sub in ("core", "ui"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core" / "bad.py").write_text("from workbench.ui import widget\n")
+    (pkg / "ui" / "widget.py").write_text("X = 1\n")
+    (tmp_path / ".importlinter").write_text(textwrap.dedent("""\
+        [importlinter]
+        root_package = workbench
+
+        [importlinter:contract:layers]
+        name = layers
+        type = layers
+        layers =
+            workbench.ui
+            workbench.core
+        """))
+    result = _lint(tmp_path, "--config", str(tmp_path / ".importlinter"))
+    assert result.returncode != 0
+    assert "workbench.core.bad -> workbench.ui.widget" in result.stdout

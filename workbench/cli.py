@@ -97,7 +97,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from workbench.core.bpe import TrainConfig
     from workbench.core.normalize import parse_normalizer
     from workbench.core.pretokenize import make_pretokenizer
-    from workbench.training import train_into_project
+    from workbench.tasks.train import train_into_project
 
     if args.vocab_size is None and args.merges is None:
         raise WorkbenchError("say how far to train: --vocab-size N or --merges N")
@@ -219,7 +219,7 @@ def _when(value) -> str:
 
 def cmd_encode(args: argparse.Namespace) -> int:
     from workbench.core.encoder import Encoder
-    from workbench.sources import load_tokenizer
+    from workbench.tasks.sources import load_tokenizer
 
     tokenizer = load_tokenizer(args.tokenizer, pattern=args.pattern)
     if args.file is not None:
@@ -255,7 +255,7 @@ def _read_text(path: str) -> str:
 
 def parse_ids(text: str) -> list[int]:
     """``"1,2,3"``, ``"1 2 3"`` or ``"[1, 2, 3]"`` → ids (the inspector's decode box rules)."""
-    from workbench.inspection import parse_ids as parse
+    from workbench.core.display import parse_ids as parse
 
     try:
         ids = parse(text)
@@ -268,7 +268,7 @@ def parse_ids(text: str) -> list[int]:
 
 def cmd_decode(args: argparse.Namespace) -> int:
     from workbench.core.encoder import Encoder
-    from workbench.sources import load_tokenizer
+    from workbench.tasks.sources import load_tokenizer
 
     ids = parse_ids(args.ids)
     tokenizer = load_tokenizer(args.tokenizer, pattern=args.pattern)
@@ -278,7 +278,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from workbench.project_io import export_run
+    from workbench.tasks.import_export import export_run
 
     result = export_run(_existing(args.project), args.run, args.format, args.out, force=args.force,
                         legacy_merges=args.legacy_merges)
@@ -288,7 +288,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from workbench.project_io import import_reference
+    from workbench.tasks.import_export import import_reference
 
     ref = import_reference(args.path, args.project, name=args.name, pattern=args.pattern)
     pre = ref.pretokenizer if len(ref.pretokenizer) < 20 else "custom"
@@ -302,7 +302,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from workbench.core.encoder import Encoder
     from workbench.corpus import expand_paths, file_stats, iter_text
-    from workbench.sources import load_tokenizer
+    from workbench.tasks.sources import load_tokenizer
 
     sources, rejected = expand_paths(list(args.files))
     if not sources:

@@ -6,8 +6,8 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
 from fmt_helpers import BYTE_PAIRS, build
+
 from workbench.core.model import Tokenizer
 
 

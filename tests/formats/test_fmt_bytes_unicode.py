@@ -1,5 +1,9 @@
 from workbench.formats.bytes_unicode import (
-    byte_decoder, byte_encoder, bytes_to_unicode_str, is_byte_level_text, unicode_str_to_bytes,
+    byte_decoder,
+    byte_encoder,
+    bytes_to_unicode_str,
+    is_byte_level_text,
+    unicode_str_to_bytes,
 )
 
 

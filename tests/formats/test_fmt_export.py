@@ -6,10 +6,16 @@ import json
 import os
 
 import pytest
-
 from fmt_helpers import HARD_TEXTS, build
+
 from workbench.errors import WorkbenchError
-from workbench.formats import FORMATS, detect_format, export_tokenizer, import_tokenizer, load_tokenizer_file
+from workbench.formats import (
+    FORMATS,
+    detect_format,
+    export_tokenizer,
+    import_tokenizer,
+    load_tokenizer_file,
+)
 from workbench.formats import export as export_module
 from workbench.formats.merges_csv import read_merges_csv
 

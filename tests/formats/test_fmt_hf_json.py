@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from fmt_helpers import HARD_TEXTS, build, corpus_lines
+
 from workbench.errors import WorkbenchError
 from workbench.formats import export_tokenizer, import_tokenizer, load_tokenizer_file
 
@@ -47,8 +47,8 @@ def test_real_split_pattern_and_normalizer_are_read(tmp_path):
     from tokenizers import Regex, normalizers, pre_tokenizers
 
     from workbench.core.encoder import Encoder
-    from workbench.formats.hf_json import hf_pattern
     from workbench.core.pretokenize import CL100K_PATTERN
+    from workbench.formats.hf_json import hf_pattern
 
     pre = pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(hf_pattern(CL100K_PATTERN)), behavior="isolated", invert=False),
@@ -65,8 +65,9 @@ def test_real_split_pattern_and_normalizer_are_read(tmp_path):
 
 @pytest.mark.parametrize("pretokenizer", ["gpt2", "cl100k", "o200k", "digits", "none", "metaspace"])
 def test_export_loads_in_tokenizers_with_identical_ids(tmp_path, pretokenizer):
-    from workbench.core.encoder import Encoder
     from fmt_helpers import BYTE_PAIRS
+
+    from workbench.core.encoder import Encoder
 
     tok = build("bytes", BYTE_PAIRS, specials=("<|endoftext|>",), pretokenizer=pretokenizer)
     out = tmp_path / "tokenizer.json"

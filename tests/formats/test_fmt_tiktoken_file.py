@@ -7,8 +7,8 @@ import json
 import os
 
 import pytest
-
 from fmt_helpers import CORPORA, HARD_TEXTS, build, corpus_lines
+
 from workbench.errors import WorkbenchError
 from workbench.formats import export_tokenizer, import_tokenizer, load_tokenizer_file
 
@@ -50,11 +50,11 @@ def test_cl100k_is_recognised_by_sha256(cl100k_path, cl100k):
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CORPORA.glob("*.txt")) or ["missing.txt"])
 def test_cl100k_ids_equal_tiktoken_on_corpora(cl100k, name, no_tiktoken_cache):
-    from workbench.core.encoder import Encoder
-    from workbench.formats.tiktoken_file import tiktoken_pattern
-
     import importlib.util
     from pathlib import Path
+
+    from workbench.core.encoder import Encoder
+    from workbench.formats.tiktoken_file import tiktoken_pattern
 
     data = Path(list(importlib.util.find_spec("tiktoken_ext").submodule_search_locations)[0]) / "data"
     side = {"name": "cl100k_base", "pat_str": tiktoken_pattern("cl100k"), "special_tokens": dict(cl100k.special_tokens)}

@@ -11,7 +11,7 @@ import pytest
 
 from workbench.core.bpe import TrainConfig
 from workbench.store import ProjectStore
-from workbench.training import train_into_project
+from workbench.tasks.train import train_into_project
 
 CORPUS = (
     "The quick brown fox jumps over the lazy dog. The lower the lowest, the newer the newest.\n"
@@ -45,7 +45,7 @@ def base_project(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def base_cl100k_project(tmp_path_factory, base_project, cl100k_file) -> Path:
     """The base project plus the real cl100k_base.tiktoken imported as reference 1."""
-    from workbench.ui.inspect_worker import import_reference
+    from workbench.ui.inspect.worker import import_reference
 
     folder = tmp_path_factory.mktemp("inspect_cl100k")
     path = folder / "cl.tokproj"
@@ -81,7 +81,7 @@ def empty_project(tmp_path) -> Path:
 
 @pytest.fixture
 def panel(qtbot):
-    from workbench.ui.inspect_panel import InspectPanel
+    from workbench.ui.inspect.panel import InspectPanel
 
     widget = InspectPanel()
     qtbot.addWidget(widget)

@@ -5,10 +5,17 @@ trained run the boundary disagreements are marked."""
 from __future__ import annotations
 
 import pytest
+from inspect_helpers import (
+    coloured_spans,
+    join_graphemes,
+    oracle_groups,
+    settle,
+    type_text,
+    visible_parts,
+)
 
-from inspect_helpers import coloured_spans, join_graphemes, oracle_groups, settle, type_text, visible_parts
-from workbench import inspection as ins
 from workbench.core.pretokenize import CL100K_PATTERN
+from workbench.tasks import token_colours
 
 tiktoken = pytest.importorskip("tiktoken")
 
@@ -63,7 +70,7 @@ def test_ids_and_coloured_spans_equal_tiktoken(qtbot, panel, cl_project, oracle,
     if recognise:
         assert 100257 in ids
         (_a, _b, fmt), = special
-        assert fmt.fontWeight() == 700 and fmt.background().color().name() == ins.SPECIAL_COLOURS[False][0]
+        assert fmt.fontWeight() == 700 and fmt.background().color().name() == token_colours.SPECIAL_COLOURS[False][0]
     else:
         assert 100257 not in ids and not special  # split into ordinary pieces like "<|", "endo", …
 

@@ -4,9 +4,9 @@ typed emoji ZWJ sequences, combining marks, CJK, and CRLF text never shift a spa
 from __future__ import annotations
 
 import pytest
+from inspect_helpers import coloured_spans, expected_spans, settle, type_text
 from PySide6.QtCore import QMimeData
 
-from inspect_helpers import coloured_spans, expected_spans, settle, type_text
 from workbench.core.encoder import Encoder
 from workbench.store import ProjectStore
 

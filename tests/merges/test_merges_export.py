@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import csv
 
-from PySide6.QtCore import QItemSelectionModel, Qt
-
 from merge_helpers import diff_project
+from PySide6.QtCore import QItemSelectionModel, Qt
 
 
 def read(path):

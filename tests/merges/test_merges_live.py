@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from merge_helpers import synthetic_run
 from PySide6.QtCore import QPersistentModelIndex, Qt
 
-from merge_helpers import synthetic_run
 from workbench.store import ProjectStore
 
 # Synthetic pieces are random bytes: a character of a script the test machine has no shaping

@@ -7,11 +7,18 @@ import re
 import pytest
 from PySide6.QtCore import QPersistentModelIndex, Qt
 
-from workbench.analysis import piece_text
+from workbench.core.display import piece_text
 from workbench.store import ProjectStore
-from workbench.ui.merge_model import ENTRY_ROLE, MergeTableModel, insert_position
-from workbench.ui.merge_source import MergeQuery, MergeSource, TextFilter, VocabQuery, VocabSource, store_connection
-from workbench.ui.vocab_model import VocabTableModel
+from workbench.store.browse import (
+    MergeQuery,
+    MergeSource,
+    TextFilter,
+    VocabQuery,
+    VocabSource,
+    store_connection,
+)
+from workbench.ui.merges.merge_model import ENTRY_ROLE, MergeTableModel, insert_position
+from workbench.ui.merges.vocab_model import VocabTableModel
 
 # Synthetic pieces are random bytes: a character of a script the test machine has no shaping
 # support for makes Qt's font database log a warning while painting. It is not ours to fix.
@@ -142,7 +149,7 @@ def test_insert_position_matches_sqlite_order():
 
 def test_sql_ancestry_handles_recreated_pieces_and_low_ids(tmp_path):
     """Rank 3 re-makes "abc" (id 5, first made at rank 2); rank 1 makes an id below rank 0's."""
-    from workbench.analysis import ancestry
+    from workbench.core.ancestry import ancestry
     from workbench.core.model import Tokenizer
 
     tok = Tokenizer(vocab=(b"x", b"a", b"b", b"c", b"ab", b"xa", b"bc", b"abc"),
@@ -165,8 +172,8 @@ def test_sql_ancestry_handles_recreated_pieces_and_low_ids(tmp_path):
 def test_the_comparison_greys_missing_values_not_tokens_that_read_like_them(qapp):
     """A base token's merge # ("base") and a missing shift ("—") are greyed; a token whose text
     happens to be "base" or "—" is not."""
-    from workbench.analysis import TokenDiff
-    from workbench.ui.run_diff import SHARED_COLUMNS, ListTableModel
+    from workbench.core.vocab_diff import TokenDiff
+    from workbench.ui.merges.run_diff import SHARED_COLUMNS, ListTableModel
 
     model = ListTableModel(SHARED_COLUMNS)
     model.set_rows([TokenDiff(b"base", 300, 301, 12, None), TokenDiff("—".encode(), 302, 303, 14, 20)])

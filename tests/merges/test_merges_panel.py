@@ -3,9 +3,9 @@ counted in a background job, references, and comparing two tokenizers."""
 
 from __future__ import annotations
 
+from merge_helpers import WORKED_CONFIG, diff_project, hand_pair
 from PySide6.QtCore import Qt
 
-from merge_helpers import WORKED_CONFIG, diff_project, hand_pair
 from workbench.store import ProjectStore
 
 
@@ -94,7 +94,7 @@ def test_never_used_entries_are_counted_in_the_background(panel, worked_project,
 
 
 def test_counting_can_be_cancelled(panel, tmp_path, qtbot):
-    from workbench.training import train_into_project
+    from workbench.tasks.train import train_into_project
 
     corpus = tmp_path / "big.txt"
     corpus.write_text(" ".join(f"w{i % 5000}x{i % 37}" for i in range(300_000)), encoding="utf-8")

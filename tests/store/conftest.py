@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from store_helpers import write_run
+
 from workbench.store import ProjectStore
 
 

@@ -6,8 +6,8 @@ import shutil
 import sqlite3
 
 import pytest
-
 from store_helpers import DATA, sha256, side_files
+
 from workbench.errors import WorkbenchError
 from workbench.store import ProjectStore, schema
 

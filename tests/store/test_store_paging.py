@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from store_helpers import write_run
+
 from workbench.store import MergeFilter, MergeRow, ProjectStore
 
 N = 3000

@@ -5,14 +5,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import sqlite3
+from pathlib import Path
 
 import pytest
-from pathlib import Path
+from store_helpers import side_files, synthetic_run, write_run
 
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 from workbench.store import APPLICATION_ID, ProjectStore, current_version
-from store_helpers import side_files, synthetic_run, write_run
 
 
 def test_create_then_reopen_keeps_everything_and_leaves_one_file(tmp_path):

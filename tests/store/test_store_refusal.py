@@ -7,11 +7,10 @@ import shutil
 import sqlite3
 
 import pytest
-
 from store_helpers import DATA, sha256, side_files
+
 from workbench.errors import WorkbenchError
-from workbench.store import ProjectStore, current_version
-from workbench.store import opening
+from workbench.store import ProjectStore, current_version, opening
 
 
 def _foreign_sqlite(path):

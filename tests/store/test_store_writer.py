@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from store_helpers import synthetic_run
+
 from workbench.core.model import MergeEvent
 from workbench.errors import WorkbenchError
 from workbench.store import ProjectStore
@@ -320,7 +320,7 @@ def test_a_training_whose_writer_dies_ends_failed_with_the_reason(tmp_path):
     """The run must not be left 'running': it ends failed, saying why, with what was committed."""
     from workbench.core.bpe import TrainConfig
     from workbench.corpus.demo import demo_corpus_files
-    from workbench.training import train_into_project
+    from workbench.tasks.train import train_into_project
 
     path = tmp_path / "p.tokproj"
     killed = []

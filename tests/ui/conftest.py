@@ -18,7 +18,6 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pyqtgraph")
 
 from PySide6.QtCore import QSettings  # noqa: E402
-
 from ui_helpers import BoxAnswerer  # noqa: E402
 
 SMALL_TEXT = (

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from workbench.ui.corpus_panel import CorpusPanel, option_candidates
+from workbench.ui.corpus.panel import CorpusPanel, option_candidates
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from pathlib import Path
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QMessageBox
-
 from ui_helpers import proc_state, train_cli
+
 from workbench.store import ProjectStore
 
 B = QMessageBox.StandardButton

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from ui_helpers import proc_state
 
 from workbench.store import ProjectStore
 from workbench.store.writer import is_writer_command
-from ui_helpers import proc_state
 
 
 def test_a_run_trains_to_completion_and_the_plots_hold_the_stored_steps(make_window, qtbot, project, small_corpus):

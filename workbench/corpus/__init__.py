@@ -8,8 +8,21 @@ the CLI trainer and the window's corpus panel. Every problem a user can cause is
 from workbench.corpus.demo import DEMO_DIR, demo_corpus_files
 from workbench.corpus.fingerprint import fingerprint, fingerprint_matches
 from workbench.corpus.readers import Chunk, iter_chunks, iter_text, iter_word_counts
-from workbench.corpus.source import KINDS, SUPPORTED, CorpusSource, detect_kind, expand_paths, open_source
-from workbench.corpus.stats import SCRIPTS, CorpusStats, corpus_stats, count_scripts, file_stats
+from workbench.corpus.source import (
+    KINDS,
+    SUPPORTED,
+    CorpusSource,
+    detect_kind,
+    expand_paths,
+    open_source,
+)
+from workbench.corpus.stats import (
+    SCRIPTS,
+    CorpusStats,
+    corpus_stats,
+    count_scripts,
+    file_stats,
+)
 
 __all__ = [
     "DEMO_DIR",

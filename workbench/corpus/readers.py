@@ -21,7 +21,13 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from workbench.corpus import records, sniff
 from workbench.corpus.source import CorpusSource, content_stream
-from workbench.corpus.streams import CHUNK_BYTES, GZIP_ERRORS, gzip_error, os_error, read_block
+from workbench.corpus.streams import (
+    CHUNK_BYTES,
+    GZIP_ERRORS,
+    gzip_error,
+    os_error,
+    read_block,
+)
 from workbench.errors import WorkbenchError
 
 Progress = Callable[[int, int], None]

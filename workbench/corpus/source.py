@@ -13,9 +13,9 @@ import codecs
 import csv
 import io
 import os
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from contextlib import AbstractContextManager
 from typing import Any, BinaryIO, Callable, Iterable
 
 from workbench.corpus import records, sniff

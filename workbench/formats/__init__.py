@@ -6,7 +6,13 @@ are verified against those libraries and our encoder before they are reported do
 a :class:`~workbench.core.model.Tokenizer`. Plain Python: no Qt, no numpy.
 """
 
-from workbench.formats.detect import FORMATS, ImportResult, detect_format, import_tokenizer, load_tokenizer_file
+from workbench.formats.detect import (
+    FORMATS,
+    ImportResult,
+    detect_format,
+    import_tokenizer,
+    load_tokenizer_file,
+)
 from workbench.formats.export import SAMPLE_TEXTS, ExportResult, export_tokenizer
 
 __all__ = [

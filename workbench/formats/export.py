@@ -29,7 +29,12 @@ from workbench.formats.gpt2_files import read_gpt2, render_gpt2
 from workbench.formats.hf_json import hf_pattern, read_hf_json, render_hf_json
 from workbench.formats.merges_csv import read_merges_csv, render_merges_csv
 from workbench.formats.tiktoken_file import read_tiktoken, render_tiktoken, sidecar_path
-from workbench.formats.vocab_lists import read_spm_vocab, read_wordpiece, render_spm_vocab, render_wordpiece
+from workbench.formats.vocab_lists import (
+    read_spm_vocab,
+    read_wordpiece,
+    render_spm_vocab,
+    render_wordpiece,
+)
 
 # Hard cases every byte-level export must survive: ZWJ emoji, flags, skin tones, combining
 # marks, CJK and Hangul, digit runs, CRLF, tabs, long and trailing spaces, contractions.

@@ -19,7 +19,11 @@ from pathlib import Path
 from workbench.core.model import Tokenizer
 from workbench.core.pretokenize import make_pretokenizer
 from workbench.errors import WorkbenchError
-from workbench.formats.bytes_unicode import byte_decoder, byte_encoder, is_byte_level_text
+from workbench.formats.bytes_unicode import (
+    byte_decoder,
+    byte_encoder,
+    is_byte_level_text,
+)
 from workbench.formats.common import assemble_vocab, read_text, text_vocab
 
 MERGES_HEADER = "#version: 0.2"

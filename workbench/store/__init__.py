@@ -7,8 +7,15 @@ never open the same file), no numpy. Modules: ``schema`` (identity, version, mig
 """
 
 from workbench.store.project import ProjectStore
-from workbench.store.rows import (RUN_STATUSES, CorpusRef, MergeFilter, MergeRow, ReferenceInfo,
-                                  RunInfo, StepRow)
+from workbench.store.rows import (
+                                  RUN_STATUSES,
+                                  CorpusRef,
+                                  MergeFilter,
+                                  MergeRow,
+                                  ReferenceInfo,
+                                  RunInfo,
+                                  StepRow,
+)
 from workbench.store.schema import APPLICATION_ID, current_version
 from workbench.store.writer import RunWriter
 

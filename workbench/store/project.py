@@ -34,8 +34,15 @@ from typing import Any, Iterator, Sequence
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 from workbench.store import opening, queries, schema
-from workbench.store.rows import (RUN_STATUSES, CorpusRef, MergeFilter, MergeRow,
-                                  ReferenceInfo, RunInfo, StepRow)
+from workbench.store.rows import (
+    RUN_STATUSES,
+    CorpusRef,
+    MergeFilter,
+    MergeRow,
+    ReferenceInfo,
+    RunInfo,
+    StepRow,
+)
 from workbench.store.writer import RunWriter
 
 _KINDS = ("special", "base", "merge")

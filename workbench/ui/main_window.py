@@ -1,7 +1,7 @@
 """The main window: menus, the four panels as tabbed docks, the title, the status bar, closing.
 
-Corpus and Train are built here; Inspect and Merges come from ``workbench.ui.inspect_panel`` and
-``workbench.ui.merge_panel`` when those modules are installed (an explanatory empty state stands in
+Corpus and Train are built here; Inspect and Merges come from ``workbench.ui.inspect.panel`` and
+``workbench.ui.merges.panel`` when those modules are installed (an explanatory empty state stands in
 otherwise). The window wires them together — a token picked in Inspect selects its merge, a merge
 picked in Merges highlights the token, both refresh while a run trains (at most every 0.5 s) and
 when runs change — and owns the project lifecycle: New, Open, Open Recent, Save As, Import,
@@ -19,18 +19,26 @@ from typing import Callable
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
-                               QTabWidget, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QTabWidget,
+    QWidget,
+)
 
 from workbench.errors import WorkbenchError
 from workbench.ui import style
-from workbench.ui.corpus_panel import CorpusPanel
+from workbench.ui.corpus.panel import CorpusPanel
 from workbench.ui.dialogs import ExportDialog, shortcuts_dialog
 from workbench.ui.empty_state import EmptyState
+from workbench.ui.jobs import TaskRunner
 from workbench.ui.project_session import ProjectSession
 from workbench.ui.settings import AppSettings
-from workbench.ui.training_panel import TrainingPanel, ask
-from workbench.ui.workers import TaskRunner
+from workbench.ui.train.panel import TrainingPanel, ask
 
 APP_NAME = "Tokenizer Workbench"
 PROJECT_FILTER = "Tokenizer Workbench projects (*.tokproj);;All files (*)"
@@ -69,8 +77,8 @@ class MainWindow(QMainWindow):
 
         self.corpus = CorpusPanel(self.settings)
         self.training = TrainingPanel(self.session, self.corpus, self.settings)
-        self.inspect, self.inspect_reason = self._make_optional("workbench.ui.inspect_panel", "InspectPanel")
-        self.merges, self.merges_reason = self._make_optional("workbench.ui.merge_panel", "MergePanel")
+        self.inspect, self.inspect_reason = self._make_optional("workbench.ui.inspect.panel", "InspectPanel")
+        self.merges, self.merges_reason = self._make_optional("workbench.ui.merges.panel", "MergePanel")
 
         self.docks: dict[str, QDockWidget] = {}
         self._add_dock("corpus", "Corpus", self.corpus)
@@ -424,7 +432,7 @@ class MainWindow(QMainWindow):
         project = self.session.path
 
         def work():
-            from workbench.project_io import import_reference
+            from workbench.tasks.import_export import import_reference
 
             ref = import_reference(path, project)
             return f"Imported “{ref.name}” as reference {ref.ref_id} ({ref.vocab_size:,} ids, {ref.merge_count:,} merges)."
@@ -456,7 +464,7 @@ class MainWindow(QMainWindow):
         project = self.session.path
 
         def work():
-            from workbench.project_io import export_run
+            from workbench.tasks.import_export import export_run
 
             result = export_run(project, run_id, fmt, out, force=force)
             checks = f" (verified: {'; '.join(result.checks)})" if result.checks else ""

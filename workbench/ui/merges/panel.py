@@ -22,21 +22,55 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QItemSelectionModel, QModelIndex, Qt, Signal, Slot
+from PySide6.QtCore import (
+    QCoreApplication,
+    QItemSelectionModel,
+    QModelIndex,
+    Qt,
+    Signal,
+    Slot,
+)
 from PySide6.QtGui import QIntValidator
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
-                               QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
-from workbench.analysis import write_merges_csv
 from workbench.errors import WorkbenchError
-from workbench.ui.merge_detail import MergeDetail
-from workbench.ui.merge_model import MergeTableModel
-from workbench.ui.merge_source import (FIELDS, MergeQuery, MergeSource, Source, SourceInfo, TextFilter,
-                                       list_sources, store_connection)
-from workbench.ui.merge_widgets import (ask_and_export_csv, shown_entries, ErrorLabel, FilterEdit, PlaceholderTableView, configure_table, export_button,
-                                        find_source)
-from workbench.ui.run_diff import RunDiffView, _label
-from workbench.ui.vocab_view import VocabView
+from workbench.formats.tables import write_merges_csv
+from workbench.store.browse import (
+    FIELDS,
+    MergeQuery,
+    MergeSource,
+    Source,
+    SourceInfo,
+    TextFilter,
+    list_sources,
+    store_connection,
+)
+from workbench.ui.merges.detail import MergeDetail
+from workbench.ui.merges.merge_model import MergeTableModel
+from workbench.ui.merges.run_diff import RunDiffView, _label
+from workbench.ui.merges.vocab_view import VocabView
+from workbench.ui.merges.widgets import (
+    ErrorLabel,
+    FilterEdit,
+    PlaceholderTableView,
+    ask_and_export_csv,
+    configure_table,
+    export_button,
+    find_source,
+    shown_entries,
+)
 
 try:
     from workbench.ui.empty_state import EmptyState

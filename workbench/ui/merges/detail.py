@@ -4,19 +4,28 @@ The ancestry tree goes down to base bytes or characters (each node: piece, id, m
 children list shows the later merges that take the token as their left or right part, so a user
 can walk a token's history both ways. Double-clicking any token there emits
 ``token_activated(id)`` and the panel selects that token's merge. Data comes from
-:class:`~workbench.ui.merge_source.MergeSource` (a few indexed SQL reads per selection).
+:class:`~workbench.store.browse.MergeSource` (a few indexed SQL reads per selection).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QStackedWidget, QTreeWidget, QTreeWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QStackedWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
-from workbench.analysis import AncestryNode, piece_chars, piece_hex, piece_text
-from workbench.ui.merge_model import mono_font, muted_brush
-from workbench.ui.merge_source import MergeEntry, MergeSource
+from workbench.core.ancestry import AncestryNode
+from workbench.core.display import piece_chars, piece_hex, piece_text
+from workbench.store.browse import MergeEntry, MergeSource
+from workbench.ui.merges.merge_model import mono_font, muted_brush
 
 CHILDREN_SHOWN = 500
 _ID_ROLE = Qt.ItemDataRole.UserRole + 10

@@ -1,24 +1,11 @@
-"""What the token inspector shows, computed without Qt: spans, display groups, colours, counts.
+"""What the token inspector shows, computed without Qt: a text split for display, in chunks.
 
 The inspector's editor only *applies* what this module computes (the Frescobaldi pattern: the
-highlighter never tokenizes). Everything here is plain Python so it runs in a worker thread, the
-CLI and tests alike:
-
-* :class:`SpanEncoder` — an :class:`~workbench.core.encoder.Encoder` that caches each pre-token's
-  token offsets; its spans are exactly ``Encoder.encode_with_offsets``'s (tests hold it to that).
-* :class:`Inspector` → :class:`TextLayout` — a text split for display. The text is cut into
-  chunks of whole lines at line starts no pre-token straddles; a chunk's tokens depend only on its
-  own pieces, so it is cached and a keystroke re-splits one chunk. Offsets are moved back onto the
-  original text when the tokenizer normalizes (NFKC, lowercase …) first.
-* display groups (:func:`group_tokens`): tokens holding part of a character are grouped until
-  whole characters decode (the tiktokenizer rule), and optionally until whole grapheme clusters
-  (emoji sequences, flags, accents), which a renderer cannot draw in several colours; marked.
-* colours (:func:`assign_colours`, :func:`palette`): soft colours for light and dark themes,
-  neighbours never equal, a stable colour per id as an option; every line starts afresh, so an
-  edit repaints only its own lines.
-* :class:`BlockMap` — the Qt boundary: code points of the inspected text ↔ UTF-16 positions of
-  the editor's lines (an emoji is two UTF-16 units and one code point).
-* readable pieces, whitespace glyphs, counts, parsing pasted ids, boundary disagreements.
+highlighter never tokenizes). :class:`Inspector` → :class:`TextLayout`: the text is cut into chunks
+of whole lines at line starts no pre-token straddles; a chunk's tokens depend only on its own
+pieces, so it is cached and a keystroke re-splits one chunk. :class:`BlockMap` is the Qt boundary:
+code points of the inspected text ↔ UTF-16 positions of the editor's lines (an emoji is two UTF-16
+units and one code point). Also: counts, boundary disagreements between panes.
 
 Left out on purpose: anything that draws, threads, or reads the project file.
 """
@@ -26,320 +13,24 @@ Left out on purpose: anything that draws, threads, or reads the project file.
 from __future__ import annotations
 
 import bisect
-import json
 import re
-import unicodedata
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Callable, Iterable, NamedTuple, Sequence
+from typing import Callable, Sequence
 
-import regex
+from workbench.core.offsets import (
+    ASTRAL,
+    UNKNOWN_ID,
+    Group,
+    Span,
+    SpanEncoder,
+    group_tokens,
+    offset_map,
+    remap_spans,
+)
+from workbench.tasks.token_colours import PARTIAL, SPECIAL, UNKNOWN, assign_colours
 
-from workbench.core.encoder import EncodedToken, Encoder
-from workbench.core.model import Tokenizer
-from workbench.errors import WorkbenchError
-
-# ---- display constants ---------------------------------------------------------------------------
-WHITESPACE_GLYPHS = {" ": "⋅", "\t": "→", "\n": "↵", "\r": "␍"}
-# Style bits of a coloured span: the low byte is the colour index, the flags sit above it.
-COLOUR_MASK = 0xFF
-PARTIAL = 0x100  # several tokens share these characters (byte-level BPE inside a character)
-SPECIAL = 0x200  # a recognised special token
-UNKNOWN = 0x800  # a piece this vocabulary cannot encode (shown, counted apart, never given an id)
-UNKNOWN_ID = -1
-
-# Soft backgrounds, ordered so that consecutive entries differ in hue by far (blue, amber, green,
-# pink, …). Light ones under dark text, dark ones under light text; both pass WCAG AA (4.5:1).
-LIGHT_PALETTE = ("#c7dcfb", "#fbe5a1", "#c3f0d2", "#f9cfe4", "#b5ecf3", "#fbd5b3", "#ddd6fb", "#dcf0ac")
-DARK_PALETTE = ("#24436b", "#5b4a14", "#1d5234", "#64284a", "#17535a", "#643818", "#42357a", "#3f5418")
-TEXT_ON_LIGHT = "#1b1b1b"
-TEXT_ON_DARK = "#ececec"
-SPECIAL_COLOURS = {False: ("#6d28d9", "#ffffff"), True: ("#c4b5fd", "#1e1b4b")}  # (background, text)
-MARK_COLOURS = {  # the other marks, per theme (dark = True)
-    "partial": {False: "#57534e", True: "#d6d3d1"},
-    "disagree": {False: "#dc2626", True: "#f87171"},
-    "selected": {False: "#f59e0b", True: "#fbbf24"},
-    "hover": {False: "#1d4ed8", True: "#93c5fd"},
-    "glyph": {False: "#8a8a8a", True: "#9a9a9a"},
-}
-
-_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
 _WORD = re.compile(r"\S+")
-
-
-# ---- encoding with cached spans ----------------------------------------------------------------
-Span = tuple  # (id, start, end, partial): one token, code points of the text it was computed on
-
-
-class SpanEncoder(Encoder):
-    """An Encoder that remembers each pre-token's token offsets (relative to the pre-token).
-
-    Natural text repeats its pieces, and a keystroke changes only a few, so after the first pass
-    colouring a 100 KB text is a dictionary lookup per piece. :meth:`spans` returns the same
-    offsets as :meth:`Encoder.encode_with_offsets`, as plain tuples (cheaper than dataclasses).
-    """
-
-    _SPAN_CACHE_LIMIT = 300_000
-
-    def __init__(self, tokenizer: Tokenizer, **kwargs):
-        super().__init__(tokenizer, **kwargs)
-        self.max_merges: int | None = kwargs.get("max_merges")
-        self._span_cache: dict[str, tuple[tuple[int, int, int, bool], ...]] = {}
-
-    def normalized(self, text: str) -> str:
-        return self._normalize(text) if self._normalize is not None else text
-
-    def spans(self, text: str, *, allow_special: bool = False, normalized: bool = False) -> list[Span]:
-        """``(id, start, end, partial)`` per token; code points of the normalized text."""
-        if not normalized:
-            text = self.normalized(text)
-        out: list[Span] = []
-        append = out.append
-        cache = self._span_cache
-        for seg_start, seg_end, special in self.special_segments(text, allow_special):
-            if special is not None:
-                append((special, seg_start, seg_end, False))
-                continue
-            if seg_end <= seg_start:
-                continue
-            segment = text[seg_start:seg_end]
-            for a, b in self._pre.spans(segment):
-                piece = segment[a:b]
-                rel = cache.get(piece)
-                if rel is None:
-                    rel = self.piece_spans(piece)
-                base = seg_start + a
-                if len(rel) == 1:
-                    token_id, s, e, p = rel[0]
-                    append((token_id, base + s, base + e, p))
-                else:
-                    for token_id, s, e, p in rel:
-                        append((token_id, base + s, base + e, p))
-        return out
-
-    def piece_spans(self, piece: str) -> tuple[tuple[int, int, int, bool], ...]:
-        """The tokens of one pre-token with offsets relative to it (cached).
-
-        A piece the vocabulary cannot encode (a character-level vocabulary without an unknown
-        token meeting a new character) becomes one pseudo-token with id :data:`UNKNOWN_ID`, so
-        the rest of the text still shows; :meth:`Encoder.encode` raises for it instead.
-        """
-        rel = self._span_cache.get(piece)
-        if rel is None:
-            try:
-                ids = self._cache.get(piece) or self._encode_piece(piece)
-            except WorkbenchError:
-                rel = ((UNKNOWN_ID, 0, len(piece), False),)
-            else:
-                rel = tuple((t.id, t.start, t.end, t.partial) for t in self._offsets_in_piece(piece, ids, 0))
-            if len(self._span_cache) < self._SPAN_CACHE_LIMIT:
-                self._span_cache[piece] = rel
-        return rel
-
-
-# ---- normalization: offsets in the normalized text → offsets in the original ---------------------
-_SPACE_CHUNK = re.compile(r"\S+|\s+")
-
-
-def offset_map(text: str, normalized: str, normalize: Callable[[str], str]) -> tuple[list[int], list[int]] | None:
-    """Where each character of ``normalized`` came from in ``text``; ``None`` when unchanged.
-
-    Returns ``(starts, ends)``: normalized character ``p`` comes from ``text[starts[p]:ends[p]]``.
-    Found by normalizing the text piece by piece (whitespace-separated chunks, then characters
-    with their combining marks) and checking that the pieces add up to the whole; where a
-    normalizer reaches across pieces, the whole chunk (or the whole text) is the source.
-    """
-    if normalized == text:
-        return None
-    starts: list[int] = []
-    ends: list[int] = []
-    chunks = [m.group() for m in _SPACE_CHUNK.finditer(text) if m.group()]
-    normed = [normalize(c) for c in chunks]
-    if "".join(normed) != normalized:
-        return [0] * len(normalized), [len(text)] * len(normalized)
-    pos = 0
-    for chunk, out in zip(chunks, normed):
-        if out == chunk:
-            starts.extend(range(pos, pos + len(chunk)))
-            ends.extend(range(pos + 1, pos + len(chunk) + 1))
-        else:
-            _map_chunk(chunk, out, pos, normalize, starts, ends)
-        pos += len(chunk)
-    return starts, ends
-
-
-def _map_chunk(chunk: str, out: str, pos: int, normalize, starts: list[int], ends: list[int]) -> None:
-    pieces: list[str] = []
-    for ch in chunk:
-        if pieces and unicodedata.combining(ch):
-            pieces[-1] += ch
-        else:
-            pieces.append(ch)
-    normed = [normalize(p) for p in pieces]
-    if "".join(normed) != out:
-        if len(out) == len(chunk):  # a context rule such as the final sigma: same places
-            starts.extend(range(pos, pos + len(chunk)))
-            ends.extend(range(pos + 1, pos + len(chunk) + 1))
-            return
-        starts.extend([pos] * len(out))
-        ends.extend([pos + len(chunk)] * len(out))
-        return
-    for piece, n in zip(pieces, normed):
-        if len(n) == len(piece):
-            starts.extend(range(pos, pos + len(piece)))
-            ends.extend(range(pos + 1, pos + len(piece) + 1))
-        else:
-            starts.extend([pos] * len(n))
-            ends.extend([pos + len(piece)] * len(n))
-        pos += len(piece)
-
-
-def _remap(spans: list[Span], mapping: tuple[list[int], list[int]], length: int) -> list[Span]:
-    starts, ends = mapping
-    size = len(starts)
-    out = []
-    for token_id, s, e, p in spans:
-        if e > s:
-            out.append((token_id, starts[s], ends[e - 1], p))
-        else:
-            at = starts[s] if s < size else length
-            out.append((token_id, at, at, p))
-    return out
-
-
-# ---- display groups ---------------------------------------------------------------------------------
-class Group(NamedTuple):
-    """What the editor colours as one token: ``tokens[first:last]`` covering ``text[start:end]``.
-
-    More than one token when tokens hold parts of the same character(s) (``partial``): the
-    tiktokenizer rule groups them until whole characters decode.
-    """
-
-    start: int
-    end: int
-    first: int
-    last: int
-    partial: bool
-    special: bool
-
-
-def group_tokens(spans: Sequence[Span | EncodedToken], special_ids: Iterable[int] = (),
-                 text: str | None = None) -> list[Group]:
-    """Consecutive tokens whose character spans overlap form one group (they share a character).
-
-    The core gives a token that holds part of a character the span of the whole character, so
-    the tokens of one emoji or CJK character overlap, and spans that merely touch never do.
-    With ``text``, groups are also joined where a token boundary falls inside a grapheme cluster
-    (a flag, an emoji ZWJ sequence or skin tone, a letter and its combining accent): a text
-    renderer cannot draw a cluster whose parts have different colours, so it is shown whole, as
-    one group marked ``partial``, and the hover lists its tokens.
-    """
-    specials = frozenset(special_ids)
-    groups: list[Group] = []
-    n = len(spans)
-    i = 0
-    while i < n:
-        token_id, start, end, partial = _fields(spans[i])
-        j = i + 1
-        while j < n:
-            _nid, ns, ne, _np = _fields(spans[j])
-            if ns >= end:
-                break
-            end = max(end, ne)
-            j += 1
-        groups.append(Group(start, end, i, j, partial or j - i > 1, j - i == 1 and token_id in specials))
-        i = j
-    if text is not None and groups:
-        groups = _join_inside_graphemes(groups, text)
-    return groups
-
-
-_GRAPHEME = regex.compile(r"\X")
-
-
-def grapheme_starts(text: str) -> set[int] | None:
-    """Where grapheme clusters begin, or None when every character is its own cluster."""
-    if text.isascii() and "\r\n" not in text:
-        return None
-    return {m.start() for m in _GRAPHEME.finditer(text)} | {len(text)}
-
-
-def _join_inside_graphemes(groups: list[Group], text: str) -> list[Group]:
-    starts = grapheme_starts(text)
-    if starts is None:
-        return groups
-    out = [groups[0]]
-    for g in groups[1:]:
-        last = out[-1]
-        if g.start not in starts and last.end > last.start and g.end > g.start and not (g.special or last.special):
-            out[-1] = Group(last.start, max(last.end, g.end), last.first, g.last, True, False)
-        else:
-            out.append(g)
-    return out
-
-
-def _fields(span) -> tuple[int, int, int, bool]:
-    if isinstance(span, EncodedToken):
-        return span.id, span.start, span.end, span.partial
-    return span
-
-
-# ---- colours ----------------------------------------------------------------------------------------
-def palette(dark: bool) -> tuple[str, ...]:
-    """The token backgrounds for a light or dark theme (hex ``#rrggbb``)."""
-    return DARK_PALETTE if dark else LIGHT_PALETTE
-
-
-def stable_colour(token_id: int, n: int) -> int:
-    """The same colour for the same id everywhere (Knuth's multiplicative hash)."""
-    return ((token_id * 2654435761) & 0xFFFFFFFF) % n
-
-
-def assign_colours(groups: Sequence[Group], tokens: Sequence[Span], text: str, n: int,
-                   stable: bool = False, *, prev: int = -1, restart: bool = True) -> list[int]:
-    """A colour index per group; two neighbouring groups never get the same one.
-
-    By position (default): colours cycle within a line and restart at 0 after a group holding a
-    line break (which itself never takes 0), so an edit changes the colours of its own line only. ``stable``: a colour per token id,
-    moved to the next colour where it would equal its left neighbour's. ``prev`` is the colour of
-    the group before the first (``-1``: none); ``restart``: the first group begins a line.
-    """
-    if n < 2:
-        raise ValueError("need at least two colours to keep neighbours apart")
-    out: list[int] = []
-    append = out.append
-    find = text.find
-    for g in groups:
-        start, end, first = g[0], g[1], g[2]  # plain tuples in the caches (the GC skips those)
-        line_break = find("\n", start, end) != -1 or find("\r", start, end) != -1
-        if stable:
-            colour = stable_colour(tokens[first][0], n)
-            if colour == prev:
-                colour = (colour + 1) % n
-        else:
-            if restart:
-                colour = 1 if prev == 0 else 0
-            else:
-                colour = prev + 1 if prev + 1 < n else 0
-            if line_break and colour == 0 and n > 2:
-                # A line's last group never takes colour 0, so every line starts with 0 and a
-                # line's colours never depend on the line above.
-                colour = 1 if prev != 1 else 2
-        append(colour)
-        prev = colour
-        restart = line_break
-    return out
-
-
-def contrast_ratio(fg: str, bg: str) -> float:
-    """WCAG 2 contrast ratio of two ``#rrggbb`` colours (1 … 21)."""
-    def luminance(colour: str) -> float:
-        channels = [int(colour[k:k + 2], 16) / 255 for k in (1, 3, 5)]
-        lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
-        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
-
-    a, b = sorted((luminance(fg), luminance(bg)), reverse=True)
-    return (a + 0.05) / (b + 0.05)
 
 
 # ---- one text under one tokenizer, incrementally -----------------------------------------------------
@@ -409,7 +100,7 @@ class _Chunk:
         self.u16: dict[int, list[int]] = {}
         for n, start in enumerate(starts):
             line = text[start:start + lens[n]]
-            if _ASTRAL.search(line):
+            if ASTRAL.search(line):
                 table = [0]
                 for ch in line:
                     table.append(table[-1] + (2 if ord(ch) > 0xFFFF else 1))
@@ -839,7 +530,7 @@ class Inspector:
         if orig is not None and orig != norm:
             mapping = offset_map(orig, norm, encoder.tok.normalize)
             if mapping is not None:
-                spans = _remap(spans, mapping, len(orig))
+                spans = remap_spans(spans, mapping, len(orig))
             text = orig
         groups = [tuple(g) for g in group_tokens(spans, self._specials, text if self.whole_graphemes else None)]
         return _Chunk(text, spans, groups, sep_len)
@@ -890,7 +581,7 @@ class BlockMap:
         if u16 is None:
             u16 = {}
             for k, block in enumerate(self.blocks):
-                if _ASTRAL.search(block):
+                if ASTRAL.search(block):
                     table = [0]
                     for ch in block:
                         table.append(table[-1] + (2 if ord(ch) > 0xFFFF else 1))
@@ -960,116 +651,3 @@ class BlockMap:
                         per[b].append((a, z - a, code))
                 b += 1
         return [tuple(p) for p in per]
-
-
-# ---- text for people --------------------------------------------------------------------------------
-_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", "\x00": "\\0"}
-
-
-def escape_piece(raw: bytes) -> str:
-    """A piece as readable text: control, format and odd space characters as ``\\n``, ``\\u200d``;
-    bytes that are not UTF-8 on their own as ``\\xNN``; a leading combining mark on ``◌``."""
-    text = raw.decode("utf-8", "surrogateescape")
-    out = []
-    for k, ch in enumerate(text):
-        if "\udc80" <= ch <= "\udcff":  # a byte that is not UTF-8 on its own
-            out.append(f"\\x{ord(ch) - 0xDC00:02x}")
-            continue
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-            continue
-        cat = unicodedata.category(ch)
-        if cat[0] == "C" or (cat[0] == "Z" and ch != " "):
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-        elif k == 0 and cat[0] == "M":
-            out.append("◌" + ch)
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def show_whitespace(text: str) -> str:
-    """``⋅`` for a space, ``→`` for a tab, ``↵`` for a line break (``\\r\\n`` is one break)."""
-    text = text.replace("\r\n", "\n")
-    return "".join(WHITESPACE_GLYPHS.get(ch, ch) for ch in text)
-
-
-def hex_bytes(raw: bytes) -> str:
-    return " ".join(f"{b:02x}" for b in raw)
-
-
-@dataclass(frozen=True)
-class TokenInfo:
-    """What hovering a token explains."""
-
-    id: int
-    piece: str  # escaped, see escape_piece
-    hex: str
-    kind: str  # special / base / merge
-    rank: int | None = None  # merge rank (0-based) for merge-made tokens
-    left: tuple[int, str] | None = None  # (id, escaped piece) of the pair it was merged from
-    right: tuple[int, str] | None = None
-    frequency: int | None = None  # the pair's count when it was merged (runs only)
-
-
-def token_info(tokenizer: Tokenizer, token_id: int, frequencies: Sequence[int] | None = None) -> TokenInfo:
-    raw = tokenizer.vocab[token_id]
-    kind = tokenizer.kind(token_id)
-    merged = tokenizer.merge_of_id.get(token_id)
-    if merged is None:
-        return TokenInfo(token_id, escape_piece(raw), hex_bytes(raw), kind)
-    rank, left, right = merged
-    freq = frequencies[rank] if frequencies is not None and rank < len(frequencies) else None
-    return TokenInfo(token_id, escape_piece(raw), hex_bytes(raw), kind, rank,
-                     (left, escape_piece(tokenizer.vocab[left])), (right, escape_piece(tokenizer.vocab[right])),
-                     freq)
-
-
-# ---- pasted ids -----------------------------------------------------------------------------------
-_SEPARATORS = re.compile(r"[\s,;]+")
-
-
-def parse_ids(text: str) -> list[int]:
-    """Ids from ``1, 2 3`` or ``[1, 2, 3]``; a bad item raises WorkbenchError naming it."""
-    text = text.strip()
-    if not text:
-        return []
-    if text.startswith("[") or text.startswith("{"):
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise WorkbenchError(f"not a valid JSON list of ids ({exc.msg} at character {exc.pos + 1})") from None
-        if isinstance(value, dict) and isinstance(value.get("ids"), list):
-            value = value["ids"]  # `workbench encode --json` output pasted whole
-        if not isinstance(value, list):
-            raise WorkbenchError("expected a JSON list of ids such as [15339, 1917]")
-        items = value
-    else:
-        items = [item for item in _SEPARATORS.split(text) if item]
-    ids = []
-    for position, item in enumerate(items, start=1):
-        if isinstance(item, bool) or not isinstance(item, (int, str)):
-            raise WorkbenchError(f"item {position} ({json.dumps(item)}) is not an id: ids are whole numbers")
-        if isinstance(item, str):
-            stripped = item.strip()
-            if not re.fullmatch(r"-?\d+", stripped):
-                shown = stripped if len(stripped) <= 20 else stripped[:20] + "…"
-                raise WorkbenchError(f"item {position} ({shown!r}) is not an id: ids are whole numbers")
-            item = int(stripped)
-        if item < 0:
-            raise WorkbenchError(f"item {position} ({item}) is negative: ids start at 0")
-        ids.append(item)
-    return ids
-
-
-def decode_ids(encoder: Encoder, ids: Sequence[int]) -> str:
-    """The text of ``ids``; an unknown id raises WorkbenchError naming it and its position."""
-    size = len(encoder.tok.vocab)
-    for position, token_id in enumerate(ids, start=1):
-        try:
-            encoder.decode_bytes([token_id])
-        except WorkbenchError:
-            raise WorkbenchError(f"item {position}: id {token_id} is not in this tokenizer's vocabulary "
-                                 f"(valid ids: 0 to {size - 1})") from None
-    return encoder.decode(ids)

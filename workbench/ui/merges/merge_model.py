@@ -21,12 +21,18 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QBrush, QFont, QGuiApplication
 
-from workbench.analysis import piece_chars, piece_hex, piece_text
+from workbench.core.display import piece_chars, piece_hex, piece_text
 from workbench.errors import WorkbenchError
-from workbench.ui.merge_source import MergeEntry
+from workbench.store.browse import MergeEntry
 from workbench.ui.style import muted
 
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1  # the row's entry object (MergeEntry / VocabEntry)

@@ -26,7 +26,8 @@ from typing import Iterator, Sequence
 
 import regex
 
-from workbench.analysis import AncestryNode, build_ancestry, piece_chars
+from workbench.core.ancestry import AncestryNode, build_ancestry
+from workbench.core.display import piece_chars
 from workbench.errors import WorkbenchError
 
 Source = tuple[str, int]  # ("run", run_id) or ("ref", ref_id)

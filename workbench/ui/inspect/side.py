@@ -18,13 +18,28 @@ from typing import Sequence
 
 from PySide6.QtCore import QEvent, Qt, Signal, Slot
 from PySide6.QtGui import QColor, QGuiApplication, QTextCursor, QTextDocument
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QTableWidget,
-                               QTableWidgetItem, QTextEdit, QVBoxLayout, QWidget, QHeaderView)
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
-from workbench import inspection as ins
+from workbench.core import display
 from workbench.errors import WorkbenchError
-from workbench.ui.token_editor import editor_font, visible_block_range
-from workbench.ui.token_highlighter import FormatCache, TokenHighlighter, is_dark
+from workbench.tasks import inspection, token_colours
+from workbench.ui.inspect.token_editor import editor_font, visible_block_range
+from workbench.ui.inspect.token_highlighter import (
+    FormatCache,
+    TokenHighlighter,
+    is_dark,
+)
 
 
 def replace_lines(document: QTextDocument, old: Sequence[str], new: Sequence[str]) -> None:
@@ -74,11 +89,11 @@ class IdsView(QPlainTextEdit):
         self.formats = FormatCache(is_dark(self.palette()))
         self.highlighter = TokenHighlighter(self.document(), self.formats)
         self.highlighter.visible_blocks = self.visible_block_range
-        self.layout_: ins.TextLayout | None = None
+        self.layout_: inspection.TextLayout | None = None
         self._lines: list[str] = []
         self._hovered = -1
 
-    def set_layout(self, layout: ins.TextLayout | None) -> None:
+    def set_layout(self, layout: inspection.TextLayout | None) -> None:
         self.layout_ = layout
         lines = list(layout.ids_lines) if layout is not None else []
         if not lines:
@@ -143,7 +158,7 @@ class IdsView(QPlainTextEdit):
                         cursor.setPosition(block.position() + start + length, QTextCursor.MoveMode.KeepAnchor)
                         selection = QTextEdit.ExtraSelection()
                         selection.cursor = cursor
-                        selection.format.setBackground(QColor(ins.MARK_COLOURS["selected"][self.formats.dark]))
+                        selection.format.setBackground(QColor(token_colours.MARK_COLOURS["selected"][self.formats.dark]))
                         selection.format.setForeground(QColor("#111111"))
                         selections.append(selection)
                 if selections:
@@ -214,7 +229,7 @@ class CountsTable(QTableWidget):
         self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
 
-    def set_counts(self, columns: Sequence[tuple[str, ins.Counts | None]]) -> None:
+    def set_counts(self, columns: Sequence[tuple[str, inspection.Counts | None]]) -> None:
         self.setColumnCount(len(columns))
         self.setHorizontalHeaderLabels([name for name, _c in columns])
         for col, (_name, counts) in enumerate(columns):
@@ -293,14 +308,14 @@ class DecodeBox(QWidget):
             self._show("", "Choose a tokenizer above first.", error=True)
             return
         try:
-            ids = ins.parse_ids(raw)
-            text = ins.decode_ids(self.encoder, ids)
+            ids = display.parse_ids(raw)
+            text = display.decode_ids(self.encoder, ids)
         except WorkbenchError as exc:
             self._show("", str(exc), error=True)
             return
         self._text = text
         self.use_button.setEnabled(True)
-        shown = ins.show_whitespace(text) if self.show_whitespace else text
+        shown = display.show_whitespace(text) if self.show_whitespace else text
         self._show(shown, f"{len(ids):,} ids → {len(text):,} characters")
 
     def _show(self, text: str, message: str, error: bool = False) -> None:

@@ -8,10 +8,20 @@ from typing import Callable
 
 from PySide6.QtCore import QRect, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QPainter
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMenu,
-                               QTableView, QToolButton, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QTableView,
+    QToolButton,
+    QWidget,
+)
 
-from workbench.ui.merge_model import muted_brush
+from workbench.ui.merges.merge_model import muted_brush
 
 try:
     from workbench.ui.style import error_colour

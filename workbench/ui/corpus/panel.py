@@ -1,6 +1,6 @@
 """The Corpus panel: add files and folders, see what is in them, and which ones were refused.
 
-Files are validated and scanned by :class:`~workbench.ui.workers.CorpusScanWorker` in its own
+Files are validated and scanned by :class:`~workbench.ui.jobs.CorpusScanWorker` in its own
 thread (streaming, ~1 MB at a time; a progress bar with bytes/s and Cancel). A bad file is listed
 with the reason and ``file:line`` from :mod:`workbench.corpus` — the others stay loaded — and
 where the reader suggested an encoding the list offers to retry with it. JSONL fields and CSV/TSV
@@ -21,18 +21,44 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, QSize, Qt, Signal, Slot
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSize,
+    Qt,
+    Signal,
+    Slot,
+)
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QInputDialog, QLabel,
-                               QListWidget, QListWidgetItem, QMenu, QPlainTextEdit, QProgressBar, QPushButton,
-                               QSplitter, QStackedWidget, QStyle, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QStyle,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from workbench.corpus import SUPPORTED, CorpusSource, CorpusStats, detect_kind
 from workbench.errors import WorkbenchError
 from workbench.ui import style, text
 from workbench.ui.empty_state import EmptyState
+from workbench.ui.jobs import CorpusFile, CorpusScanWorker, ScanThread
 from workbench.ui.settings import AppSettings
-from workbench.ui.workers import CorpusFile, CorpusScanWorker, ScanThread
 
 FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.csv *.tsv *.parquet *.counts *.gz);;"
                "Text (*.txt *.text *.gz);;JSON lines (*.jsonl *.ndjson);;CSV / TSV (*.csv *.tsv);;"

@@ -1,6 +1,6 @@
 """Inspect: type text, see how it splits under the project's tokenizers, as you type.
 
-The panel owns the columns (:class:`~workbench.ui.inspect_pane.TokenPane`, one to four tokenizers
+The panel owns the columns (:class:`~workbench.ui.inspect.pane.TokenPane`, one to four tokenizers
 side by side), the panels below them (ids, counts, decode) and the worker thread. Data flow:
 
     keystroke ─▶ debounce (50 ms) ─▶ InspectJob(generation) ─▶ worker thread
@@ -19,15 +19,35 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMenu,
-                               QPushButton, QSplitter, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from workbench.errors import WorkbenchError
 from workbench.ui.empty_state import EmptyState
-from workbench.ui.inspect_pane import SourceInfo, TokenPane
-from workbench.ui.inspect_side import CountsTable, DecodeBox, IdsPanel, replace_lines
-from workbench.ui.inspect_worker import (ImportOutcome, ImportRequest, InspectJob, JobResult, Source,
-                                         WorkerThread)
+from workbench.ui.inspect.pane import SourceInfo, TokenPane
+from workbench.ui.inspect.side import CountsTable, DecodeBox, IdsPanel, replace_lines
+from workbench.ui.inspect.worker import (
+    ImportOutcome,
+    ImportRequest,
+    InspectJob,
+    JobResult,
+    Source,
+    WorkerThread,
+)
 
 SAMPLE_TEXT = (
     "Tokenizers split text into pieces. Type here to see how yours does it.\n"

@@ -17,9 +17,16 @@ import time
 from typing import Callable, Sequence
 
 from PySide6.QtCore import QTimer, Slot
-from PySide6.QtGui import QColor, QFont, QPalette, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QPalette,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextDocument,
+)
 
-from workbench import inspection as ins
+from workbench.tasks import token_colours
 
 
 def is_dark(palette: QPalette) -> bool:
@@ -31,7 +38,7 @@ def is_dark(palette: QPalette) -> bool:
 class FormatCache:
     """Style code → QTextCharFormat for one theme."""
 
-    def __init__(self, dark: bool = False, n_colours: int = len(ins.LIGHT_PALETTE)):
+    def __init__(self, dark: bool = False, n_colours: int = len(token_colours.LIGHT_PALETTE)):
         self.dark = dark
         self.n_colours = n_colours
         self._formats: dict[int, QTextCharFormat] = {}
@@ -45,7 +52,7 @@ class FormatCache:
         return True
 
     def colour(self, code: int) -> QColor:
-        return QColor(ins.palette(self.dark)[(code & ins.COLOUR_MASK) % self.n_colours])
+        return QColor(token_colours.palette(self.dark)[(code & token_colours.COLOUR_MASK) % self.n_colours])
 
     def format(self, code: int) -> QTextCharFormat:
         fmt = self._formats.get(code)
@@ -57,19 +64,19 @@ class FormatCache:
         dark = self.dark
         fmt = QTextCharFormat()
         fmt.setBackground(self.colour(code))
-        fmt.setForeground(QColor(ins.TEXT_ON_DARK if dark else ins.TEXT_ON_LIGHT))
-        if code & ins.SPECIAL:
-            background, foreground = ins.SPECIAL_COLOURS[dark]
+        fmt.setForeground(QColor(token_colours.TEXT_ON_DARK if dark else token_colours.TEXT_ON_LIGHT))
+        if code & token_colours.SPECIAL:
+            background, foreground = token_colours.SPECIAL_COLOURS[dark]
             fmt.setBackground(QColor(background))
             fmt.setForeground(QColor(foreground))
             fmt.setFontWeight(QFont.Weight.Bold)
-        if code & ins.PARTIAL:
+        if code & token_colours.PARTIAL:
             fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DotLine)
-            fmt.setUnderlineColor(QColor(ins.MARK_COLOURS["partial"][dark]))
-        if code & ins.UNKNOWN:
+            fmt.setUnderlineColor(QColor(token_colours.MARK_COLOURS["partial"][dark]))
+        if code & token_colours.UNKNOWN:
             fmt.setBackground(QColor("#7f1d1d" if dark else "#fecaca"))
             fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-            fmt.setUnderlineColor(QColor(ins.MARK_COLOURS["disagree"][dark]))
+            fmt.setUnderlineColor(QColor(token_colours.MARK_COLOURS["disagree"][dark]))
         return fmt
 
 

@@ -17,17 +17,53 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal, Slot
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QTabWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+    Slot,
+)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
-from workbench.analysis import (SplitReport, VocabDiff, corpus_sources, corpus_word_counts, diff_vocab, piece_hex,
-                                piece_text, split_differences, write_table_csv)
-
-from workbench.ui.merge_model import _LEFT, _RIGHT, mono_font, muted_brush, piece_tooltip
-from workbench.ui.merge_source import Source, SourceInfo
-from workbench.ui.merge_widgets import ask_and_export_csv, selected_rows, show_job_progress, ErrorLabel, PlaceholderTableView, configure_table, export_button, find_source
-from workbench.ui.merge_worker import BackgroundJob
+from workbench.core.display import piece_hex, piece_text
+from workbench.core.vocab_diff import (
+    SplitReport,
+    VocabDiff,
+    diff_vocab,
+    split_differences,
+)
+from workbench.corpus.counts import corpus_sources, corpus_word_counts
+from workbench.formats.tables import write_table_csv
+from workbench.store.browse import Source, SourceInfo
+from workbench.ui.merges.merge_model import (
+    _LEFT,
+    _RIGHT,
+    mono_font,
+    muted_brush,
+    piece_tooltip,
+)
+from workbench.ui.merges.widgets import (
+    ErrorLabel,
+    PlaceholderTableView,
+    ask_and_export_csv,
+    configure_table,
+    export_button,
+    find_source,
+    selected_rows,
+    show_job_progress,
+)
+from workbench.ui.merges.worker import BackgroundJob
 
 WORD_PRETOKENIZER = "whitespace"  # words and punctuation runs, whitespace dropped
 

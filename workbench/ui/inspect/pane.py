@@ -2,8 +2,8 @@
 
 The first pane's editor is where the user types; the others show the same text read-only (the
 panel copies edits into their documents), each under its own tokenizer. A pane never computes a
-split itself: it sends its :class:`~workbench.ui.inspect_worker.PaneSpec` with the panel's job and
-draws the :class:`~workbench.ui.inspect_worker.PaneOutcome` that comes back.
+split itself: it sends its :class:`~workbench.ui.inspect.worker.PaneSpec` with the panel's job and
+draws the :class:`~workbench.ui.inspect.worker.PaneOutcome` that comes back.
 """
 
 from __future__ import annotations
@@ -12,12 +12,22 @@ import html
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, Qt, Signal, Slot
-from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QSlider, QToolButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QSlider,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from workbench import inspection as ins
-from workbench.ui.inspect_worker import LoadedTokenizer, PaneOutcome, PaneSpec, Source
-from workbench.ui.token_editor import TokenEditor
+from workbench.core import display, offsets
+from workbench.tasks import inspection, token_colours
+from workbench.ui.inspect.token_editor import TokenEditor
+from workbench.ui.inspect.worker import LoadedTokenizer, PaneOutcome, PaneSpec, Source
 
 
 @dataclass(frozen=True)
@@ -43,7 +53,7 @@ class TokenPane(QFrame):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.sources: list[SourceInfo] = []
         self.loaded: LoadedTokenizer | None = None
-        self.layout_: ins.TextLayout | None = None
+        self.layout_: inspection.TextLayout | None = None
         self.error: str | None = None
 
         self.chooser = QComboBox()
@@ -215,7 +225,7 @@ class TokenPane(QFrame):
     # ---- the tooltip --------------------------------------------------------------------------------
     MAX_TOOLTIP_ROWS = 12
 
-    def describe(self, group: ins.GroupRef) -> str:
+    def describe(self, group: inspection.GroupRef) -> str:
         loaded = self.loaded
         if loaded is None:
             return ""
@@ -224,7 +234,7 @@ class TokenPane(QFrame):
             return "<qt>" + self._describe_id(tok, group.ids[0]) + "</qt>"
         shown = self.layout_.text[group.start:group.end] if self.layout_ is not None else ""
         head = (f"<p><b>{len(group.ids)} tokens share these characters</b> "
-                f"<code>{_code(ins.escape_piece(shown.encode('utf-8', 'surrogatepass')))}</code><br>"
+                f"<code>{_code(display.escape_piece(shown.encode('utf-8', 'surrogatepass')))}</code><br>"
                 "pieces of one character, or of one emoji / accent cluster, shown together so it is drawn "
                 "whole</p>")
         rows = []
@@ -232,7 +242,7 @@ class TokenPane(QFrame):
             if not 0 <= token_id < len(tok.vocab):
                 rows.append(f"<tr><td>{token_id}</td><td colspan=3>not in this vocabulary</td></tr>")
                 continue
-            info = ins.token_info(tok, token_id, loaded.frequencies)
+            info = display.token_info(tok, token_id, loaded.frequencies)
             made = "special" if info.kind == "special" else "base" if info.rank is None else f"merge rank {info.rank:,}"
             rows.append(f"<tr><td align=right><b>{info.id}</b></td><td><code>{_code(info.piece)}</code></td>"
                         f"<td><code>{html.escape(info.hex)}</code></td><td style='color:gray'>{made}</td></tr>")
@@ -243,12 +253,12 @@ class TokenPane(QFrame):
         return f"<qt>{head}<table cellspacing=3 cellpadding=0 style='white-space:nowrap'>{header}{''.join(rows)}</table></qt>"
 
     def _describe_id(self, tok, token_id: int) -> str:
-        if token_id == ins.UNKNOWN_ID:
+        if token_id == offsets.UNKNOWN_ID:
             return ("<p><b>not encodable</b>: this character-level vocabulary has no entry for these "
                     "characters and no unknown token.</p>")
         if not 0 <= token_id < len(tok.vocab):
             return f"<p>id {token_id} (not in this vocabulary)</p>"
-        info = ins.token_info(tok, token_id, self.loaded.frequencies if self.loaded else None)
+        info = display.token_info(tok, token_id, self.loaded.frequencies if self.loaded else None)
         rows = [("id", f"<b>{info.id}</b>"),
                 ("piece", f"<code>{_code(info.piece)}</code>"),
                 ("bytes", f"<code>{html.escape(info.hex)}</code> ({len(tok.vocab[token_id])})")]

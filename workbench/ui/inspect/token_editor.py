@@ -3,7 +3,7 @@
 :class:`TokenEditor` is a ``QPlainTextEdit`` that holds a :class:`~workbench.inspection.TextLayout`
 (computed off the GUI thread) and only draws from it:
 
-* colours through :class:`~workbench.ui.token_highlighter.TokenHighlighter`;
+* colours through :class:`~workbench.ui.inspect.token_highlighter.TokenHighlighter`;
 * on top, painted per visible line: whitespace glyphs (``⋅`` ``→`` ``↵``) when asked, and always
   inside the token under the mouse; an outline around that token; a red line under the stretches
   where tokenizers shown side by side split differently;
@@ -20,11 +20,25 @@ import bisect
 from typing import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QMouseEvent, QPainter, QPen, QTextCursor, QTextFormat, QTextLine
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QMouseEvent,
+    QPainter,
+    QPen,
+    QTextCursor,
+    QTextFormat,
+    QTextLine,
+)
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
-from workbench import inspection as ins
-from workbench.ui.token_highlighter import FormatCache, TokenHighlighter, is_dark
+from workbench.tasks import inspection, token_colours
+from workbench.ui.inspect.token_highlighter import (
+    FormatCache,
+    TokenHighlighter,
+    is_dark,
+)
 
 _SHOWN = {" ": "⋅", "\t": "→", "\u00a0": "⍽"}
 MAX_MARKED = 5000  # occurrences marked at once; beyond this the count is still reported
@@ -54,18 +68,18 @@ class TokenEditor(QPlainTextEdit):
         self.formats = FormatCache(is_dark(self.palette()))
         self.highlighter = TokenHighlighter(self.document(), self.formats)
         self.highlighter.visible_blocks = self.visible_block_range
-        self.layout_: ins.TextLayout | None = None
+        self.layout_: inspection.TextLayout | None = None
         self.show_whitespace = False
-        self.describe: Callable[[ins.GroupRef], str] | None = None
-        self._hover: ins.GroupRef | None = None
-        self._linked: ins.GroupRef | None = None  # hovered from elsewhere (the ids panel)
-        self._selected: list[ins.GroupRef] = []
+        self.describe: Callable[[inspection.GroupRef], str] | None = None
+        self._hover: inspection.GroupRef | None = None
+        self._linked: inspection.GroupRef | None = None  # hovered from elsewhere (the ids panel)
+        self._selected: list[inspection.GroupRef] = []
         self._disagree: list[tuple[int, int]] = []
         self._disagree_starts: list[int] = []
         self._press_pos = None
 
     # ---- what to draw -----------------------------------------------------------------------------
-    def set_layout(self, layout: ins.TextLayout | None) -> int:
+    def set_layout(self, layout: inspection.TextLayout | None) -> int:
         """Show a new layout; returns the number of lines repainted."""
         self.layout_ = layout
         if layout is None:
@@ -94,17 +108,17 @@ class TokenEditor(QPlainTextEdit):
         self.highlighter.enabled = on
         self.highlighter.rehighlight()
 
-    def select_groups(self, groups: Sequence[ins.GroupRef]) -> None:
+    def select_groups(self, groups: Sequence[inspection.GroupRef]) -> None:
         """Mark these groups (the occurrences of a selected token)."""
         self._selected = list(groups)[:MAX_MARKED]
         self._apply_selections()
 
-    def set_linked_hover(self, group: ins.GroupRef | None) -> None:
+    def set_linked_hover(self, group: inspection.GroupRef | None) -> None:
         if group != self._linked:
             self._linked = group
             self.viewport().update()
 
-    def hovered_group(self) -> ins.GroupRef | None:
+    def hovered_group(self) -> inspection.GroupRef | None:
         return self._hover
 
     def update_theme(self) -> None:
@@ -129,7 +143,7 @@ class TokenEditor(QPlainTextEdit):
         bm = self.layout_.blockmap
         return bm.doc_pos(start), bm.doc_pos(end)
 
-    def group_at_point(self, point) -> ins.GroupRef | None:
+    def group_at_point(self, point) -> inspection.GroupRef | None:
         """The group under a viewport point, or None over margins and past line ends."""
         layout = self.layout_
         if layout is None:
@@ -232,7 +246,7 @@ class TokenEditor(QPlainTextEdit):
         selections = []
         if self._selected and self.layout_ is not None:
             dark = self.formats.dark
-            colour = QColor(ins.MARK_COLOURS["selected"][dark])
+            colour = QColor(token_colours.MARK_COLOURS["selected"][dark])
             bm = self.layout_.blockmap
             document = self.document()
             for group in self._selected:
@@ -284,7 +298,7 @@ class TokenEditor(QPlainTextEdit):
             rects.append(QRectF(geometry.left() + x1, geometry.top() + line.y(), max(x2 - x1, 2.0), line.height()))
         return rects
 
-    def _group_rects(self, group: ins.GroupRef) -> list[QRectF]:
+    def _group_rects(self, group: inspection.GroupRef) -> list[QRectF]:
         if self.layout_ is None:
             return []
         bm = self.layout_.blockmap
@@ -317,14 +331,14 @@ class TokenEditor(QPlainTextEdit):
         finally:
             painter.end()
 
-    def _paint_marks(self, painter: QPainter, layout: ins.TextLayout) -> None:
+    def _paint_marks(self, painter: QPainter, layout: inspection.TextLayout) -> None:
         dark = self.formats.dark
         bm = layout.blockmap
-        glyph_pen = QPen(QColor(ins.MARK_COLOURS["glyph"][dark]))
-        disagree_colour = QColor(ins.MARK_COLOURS["disagree"][dark])
+        glyph_pen = QPen(QColor(token_colours.MARK_COLOURS["glyph"][dark]))
+        disagree_colour = QColor(token_colours.MARK_COLOURS["disagree"][dark])
         disagree_colour.setAlpha(170)
         disagree_pen = QPen(disagree_colour, 1.5)
-        hover_pen = QPen(QColor(ins.MARK_COLOURS["hover"][dark]), 1.5)
+        hover_pen = QPen(QColor(token_colours.MARK_COLOURS["hover"][dark]), 1.5)
         font_metrics = self.fontMetrics()
         focus = [g for g in (self._hover, self._linked) if g is not None]
         painter.setFont(self.font())

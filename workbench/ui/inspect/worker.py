@@ -22,9 +22,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from workbench import inspection as ins
+from workbench.core import offsets
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
+from workbench.tasks import inspection
 
 Source = tuple  # ("run", run_id) | ("ref", ref_id)
 
@@ -58,13 +59,13 @@ class LoadedTokenizer:
     name: str
     tokenizer: Tokenizer
     frequencies: list[int] | None  # per merge rank, runs only
-    encoder: ins.SpanEncoder
+    encoder: offsets.SpanEncoder
 
 
 @dataclass
 class PaneOutcome:
     spec: PaneSpec
-    layout: ins.TextLayout | None = None
+    layout: inspection.TextLayout | None = None
     loaded: LoadedTokenizer | None = None
     error: str | None = None
     seconds: float = 0.0
@@ -109,12 +110,12 @@ def load_source(project: Path, source: Source) -> LoadedTokenizer:
             name = tokenizer.name
         else:
             raise WorkbenchError(f"unknown tokenizer source {source!r}")
-    return LoadedTokenizer(source, name or f"{kind} {number}", tokenizer, frequencies, ins.SpanEncoder(tokenizer))
+    return LoadedTokenizer(source, name or f"{kind} {number}", tokenizer, frequencies, offsets.SpanEncoder(tokenizer))
 
 
 def import_reference(project: Path, path: Path, name: str = "") -> ImportOutcome:
     """Load a tokenizer file and keep it in the project as a reference (what `workbench import` does)."""
-    from workbench.project_io import import_reference as import_into_project
+    from workbench.tasks.import_export import import_reference as import_into_project
 
     ref = import_into_project(path, project, name=name)
     return ImportOutcome(ref.ref_id, ref.name, ref.notes)
@@ -136,7 +137,7 @@ class InspectWorker(QObject):
         super().__init__()
         self.latest = 0  # written by the GUI thread before it posts a job
         self._tokenizers: OrderedDict[tuple, LoadedTokenizer] = OrderedDict()
-        self._inspectors: OrderedDict[tuple, ins.Inspector] = OrderedDict()
+        self._inspectors: OrderedDict[tuple, inspection.Inspector] = OrderedDict()
 
     @Slot(object)
     def run_job(self, job: InspectJob) -> None:
@@ -166,11 +167,11 @@ class InspectWorker(QObject):
                 if spec not in done:
                     done[spec] = self._pane(job, spec, should_stop)
                 result.panes.append(done[spec])
-        except ins.Stopped:
+        except inspection.Stopped:
             return  # a newer text is waiting: this one would be dropped anyway
         layouts = [p.layout for p in result.panes if p.layout is not None]
         if len(layouts) >= 2:
-            result.disagreements = ins.disagreement_spans([layout.boundaries() for layout in layouts])
+            result.disagreements = inspection.disagreement_spans([layout.boundaries() for layout in layouts])
         result.seconds = time.perf_counter() - t0
         self.finished.emit(result)
 
@@ -185,7 +186,7 @@ class InspectWorker(QObject):
             outcome.layout.blockmap  # noqa: B018 (built here, off the GUI thread)
         except WorkbenchError as exc:
             outcome.error = str(exc)
-        except ins.Stopped:
+        except inspection.Stopped:
             raise
         except Exception as exc:  # a bug must not kill the worker thread; show it in the pane
             outcome.error = f"{type(exc).__name__}: {exc}"
@@ -204,14 +205,14 @@ class InspectWorker(QObject):
         self._tokenizers.move_to_end(key)
         return loaded
 
-    def _inspector(self, job: InspectJob, spec: PaneSpec, loaded: LoadedTokenizer) -> ins.Inspector:
+    def _inspector(self, job: InspectJob, spec: PaneSpec, loaded: LoadedTokenizer) -> inspection.Inspector:
         full = spec.max_merges is None or spec.max_merges >= len(loaded.tokenizer.merges)
         key = (str(job.project), spec.source, spec.version, None if full else spec.max_merges,
                job.allow_special, job.stable_colours, job.whole_graphemes)
         inspector = self._inspectors.get(key)
         if inspector is None:
             encoder = loaded.encoder if full else self._partial_encoder(loaded, spec.max_merges)
-            inspector = ins.Inspector(encoder, allow_special=job.allow_special, stable_colours=job.stable_colours,
+            inspector = inspection.Inspector(encoder, allow_special=job.allow_special, stable_colours=job.stable_colours,
                                       whole_graphemes=job.whole_graphemes)
             self._inspectors[key] = inspector
             while len(self._inspectors) > self.INSPECTORS_KEPT:
@@ -219,12 +220,12 @@ class InspectWorker(QObject):
         self._inspectors.move_to_end(key)
         return inspector
 
-    def _partial_encoder(self, loaded: LoadedTokenizer, max_merges: int) -> ins.SpanEncoder:
+    def _partial_encoder(self, loaded: LoadedTokenizer, max_merges: int) -> offsets.SpanEncoder:
         for inspector in self._inspectors.values():  # same encoder, other options: share its caches
             encoder = inspector.encoder
             if encoder.tok is loaded.tokenizer and encoder.max_merges == max_merges:
                 return encoder
-        return ins.SpanEncoder(loaded.tokenizer, max_merges=max_merges)
+        return offsets.SpanEncoder(loaded.tokenizer, max_merges=max_merges)
 
     @Slot(object)
     def run_import(self, request: ImportRequest) -> None:

@@ -15,15 +15,34 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal, Slot
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from workbench.analysis import VocabUsage, corpus_sources, corpus_word_counts, vocab_usage, write_vocab_csv
+from workbench.core.metrics import VocabUsage, vocab_usage
+from workbench.corpus.counts import corpus_sources, corpus_word_counts
 from workbench.errors import WorkbenchError
-from workbench.ui.merge_source import Source, TextFilter, VocabQuery, VocabSource
-from workbench.ui.merge_widgets import ask_and_export_csv, shown_entries, show_job_progress, ErrorLabel, FilterEdit, PlaceholderTableView, configure_table, export_button
-from workbench.ui.merge_worker import BackgroundJob
-from workbench.ui.vocab_model import VocabTableModel
+from workbench.formats.tables import write_vocab_csv
+from workbench.store.browse import Source, TextFilter, VocabQuery, VocabSource
+from workbench.ui.merges.vocab_model import VocabTableModel
+from workbench.ui.merges.widgets import (
+    ErrorLabel,
+    FilterEdit,
+    PlaceholderTableView,
+    ask_and_export_csv,
+    configure_table,
+    export_button,
+    show_job_progress,
+    shown_entries,
+)
+from workbench.ui.merges.worker import BackgroundJob
 
 #: (project path, source, vocabulary size, corpus fingerprints) → (usage, warnings)
 _USAGE_CACHE: dict[tuple, tuple[VocabUsage, list[str]]] = {}

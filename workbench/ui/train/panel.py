@@ -1,7 +1,7 @@
 """The Train panel: settings form, Start/Pause/Resume/Cancel, live plots and the run history.
 
 A run is a child process of the app's own entry point (``workbench train … --progress json``,
-see :class:`~workbench.ui.workers.TrainingProcess`). Its JSON lines give the run id and the
+see :class:`~workbench.ui.jobs.TrainingProcess`). Its JSON lines give the run id and the
 progress bar's numbers; the plotted points are read back from the project file
 (``ProjectStore.steps(run_id, since_step=last)``) on a 100 ms timer, so what the plots show is
 exactly what is stored. Selecting runs in the history overlays their curves.
@@ -15,9 +15,28 @@ import html
 import time
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtWidgets import (QButtonGroup, QComboBox, QFormLayout, QFrame, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QMessageBox, QProgressBar, QPushButton, QRadioButton, QScrollArea,
-                               QSizePolicy, QSpinBox, QSplitter, QStackedWidget, QStyle, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QFormLayout,
+    QFrame,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QScrollArea,
+    QSizePolicy,
+    QSpinBox,
+    QSplitter,
+    QStackedWidget,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
 
 from workbench.core.normalize import parse_normalizer
 from workbench.core.pretokenize import PRESETS, make_pretokenizer
@@ -25,11 +44,17 @@ from workbench.errors import WorkbenchError
 from workbench.store import RunInfo
 from workbench.ui import style, text
 from workbench.ui.empty_state import EmptyState
-from workbench.ui.plots import TrainingPlots
+from workbench.ui.jobs import (
+    SplitPreviewer,
+    TrainingProcess,
+    TrainOptions,
+    TrainOutcome,
+    train_command,
+)
 from workbench.ui.project_session import ProjectSession
-from workbench.ui.run_history import RunHistory
 from workbench.ui.settings import AppSettings
-from workbench.ui.workers import SplitPreviewer, TrainingProcess, TrainOptions, TrainOutcome, train_command
+from workbench.ui.train.plots import TrainingPlots
+from workbench.ui.train.run_history import RunHistory
 
 PRESET_LABELS = {
     "gpt2": "GPT-2 — words, numbers, punctuation; spaces kept",

@@ -14,9 +14,16 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
-from workbench.analysis import piece_hex, piece_text
-from workbench.ui.merge_model import _LEFT, _RIGHT, LazyKeyedModel, _cached_brush, muted_brush, piece_tooltip
-from workbench.ui.merge_source import VocabEntry
+from workbench.core.display import piece_hex, piece_text
+from workbench.store.browse import VocabEntry
+from workbench.ui.merges.merge_model import (
+    _LEFT,
+    _RIGHT,
+    LazyKeyedModel,
+    _cached_brush,
+    muted_brush,
+    piece_tooltip,
+)
 from workbench.ui.style import is_dark
 
 

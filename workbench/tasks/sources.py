@@ -31,8 +31,8 @@ def load_tokenizer(src: str, *, pattern: str | None = None) -> Tokenizer:
     if not path.exists():
         raise WorkbenchError(f"{path}: no such file or folder (give a .tokproj, tokenizer.json, .tiktoken or vocab.json)")
     if path.suffix == PROJECT_SUFFIX:
-        from workbench.project_io import latest_usable_run
         from workbench.store import ProjectStore
+        from workbench.tasks.import_export import latest_usable_run
 
         with ProjectStore.open(path, readonly=True) as store:
             if ref is not None and ref.startswith("ref:"):

@@ -13,11 +13,10 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 from workbench.core.bpe import BpeTrainer, TrainConfig
-from workbench.core.count import chunks_for, count_pretokens
-from workbench.core.normalize import make_normalizer
+from workbench.corpus.counts import count_sources
 from workbench.errors import WorkbenchError
 
 PARALLEL_COUNT_BYTES = 8 << 20  # below this a second process costs more than it saves
@@ -82,48 +81,6 @@ def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: s
     if not counts:
         raise WorkbenchError("the corpus is empty after pre-tokenization: nothing to train on")
     return counts, sources
-
-
-def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[str] = (), workers: int = 1,
-                  progress: Callable[[int, int], None] | None = None,
-                  should_stop: Callable[[], bool] | None = None) -> dict[str, int]:
-    """``{pre-token: count}`` over corpus sources, as training counts them.
-
-    Running text is normalized, cut where the pre-tokenizer allows (so chunking changes nothing)
-    and pre-tokenized; word-count tables are normalized and added as they are (their words are
-    already pre-tokens). ``progress(bytes_done, bytes_total)`` follows the reading. Used by
-    training and by the merge browser's corpus statistics, so both see the same table.
-    """
-    from workbench.corpus import iter_text, iter_word_counts
-
-    total = sum(getattr(src, "size", 0) for src in sources) or 1
-    done = 0
-
-    def on_bytes(n: int) -> None:
-        nonlocal done
-        done += n
-        if progress is not None:
-            progress(min(done, total), total)
-
-    text_sources = [s for s in sources if s.kind != "wordcounts"]
-    counts: dict[str, int] = {}
-    if text_sources:
-        def chunks() -> Iterator[str]:
-            for src in text_sources:
-                yield from iter_text(src, should_stop=should_stop)
-
-        # Characters ≈ bytes for progress purposes; exact bytes are reported per file at the end.
-        counts = count_pretokens(chunks_for(pretokenizer, chunks()), pretokenizer=pretokenizer,
-                                 normalizer=tuple(normalizer), workers=workers, on_chunk=on_bytes,
-                                 should_stop=should_stop)
-    normalize = make_normalizer(tuple(normalizer))
-    for src in sources:
-        if src.kind == "wordcounts":
-            for word, count in iter_word_counts(src, should_stop=should_stop):
-                word = normalize(word)
-                counts[word] = counts.get(word, 0) + count
-            on_bytes(src.size)
-    return counts
 
 
 def train_into_project(paths: Sequence[str], project: str | Path, config: TrainConfig, *, name: str = "",

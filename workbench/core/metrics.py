@@ -1,0 +1,111 @@
+"""How a vocabulary is used on a corpus: each entry's frequency when the corpus is fully encoded,
+and the entries that never occur (under-trained token candidates).
+
+Long loops take ``should_stop`` / ``progress`` hooks (paced by :class:`Pacer`) and return ``None``
+when stopped, so a worker can drive them off the GUI thread and cancel between two words.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+from workbench.core.encoder import Encoder
+from workbench.core.model import Tokenizer
+
+ShouldStop = Callable[[], bool]
+
+
+Progress = Callable[[int, int, str], None]  # done, total, what
+
+
+class Pacer:
+    """For long loops: stop when asked, and report progress at most every 50 ms."""
+
+    def __init__(self, total: int, what: str, should_stop: ShouldStop | None,
+                 progress: Progress | None) -> None:
+        self.total, self.what = total, what
+        self.should_stop, self.progress = should_stop, progress
+        self.last = time.monotonic()
+
+    def stopped(self, done: int) -> bool:
+        if self.should_stop is not None and self.should_stop():
+            return True
+        now = time.monotonic()
+        if self.progress is not None and now - self.last > 0.05:
+            self.last = now
+            self.progress(done, self.total, self.what)
+        return False
+
+
+@dataclass(frozen=True)
+class VocabUsage:
+    """Occurrences of every id when the corpus is encoded with the tokenizer.
+
+    ``never_used`` lists entries that never occur: they were only stepping stones of later merges
+    (or bytes the corpus does not contain) — the candidates for under-trained tokens. Special
+    tokens are left out of the flag and of its share: corpus text never contains them as tokens.
+    Ids an imported vocabulary leaves empty are left out too.
+    """
+
+    frequencies: tuple[int, ...]
+    counted: tuple[bool, ...]  # which ids take part in the never-used share
+    total_tokens: int
+    word_types: int
+
+    @property
+    def never_used(self) -> list[int]:
+        return [i for i, (f, c) in enumerate(zip(self.frequencies, self.counted)) if c and f == 0]
+
+    @property
+    def eligible(self) -> int:
+        return sum(self.counted)
+
+    @property
+    def never_used_share(self) -> float:
+        """Never-used entries as a fraction of the (non-special) vocabulary."""
+        return len(self.never_used) / self.eligible if self.eligible else 0.0
+
+    def is_never_used(self, token_id: int) -> bool:
+        return (0 <= token_id < len(self.frequencies) and self.counted[token_id]
+                and self.frequencies[token_id] == 0)
+
+
+def encode_pretoken(encoder: Encoder, piece: str) -> Sequence[int]:
+    """Ids of one pre-token, exactly as :meth:`Encoder.encode` produces them inside a text.
+
+    Uses the encoder's per-pre-token step (what ``encode`` calls after splitting), because
+    splitting a pre-token again is not guaranteed to give it back unchanged.
+    """
+    step = getattr(encoder, "_encode_piece", None)
+    if step is not None:
+        return step(piece)
+    return encoder.encode(piece)
+
+
+def vocab_usage(tokenizer: Tokenizer, word_counts: Mapping[str, int], *,
+                should_stop: ShouldStop | None = None,
+                progress: Progress | None = None) -> VocabUsage | None:
+    """Frequencies of every id over a ``{pre-token: count}`` table (None if stopped).
+
+    Each distinct pre-token is encoded once and weighted by its count — the same ids as encoding
+    the whole corpus, in a fraction of the time.
+    """
+    encoder = Encoder(tokenizer)
+    freq = [0] * len(tokenizer.vocab)
+    total = len(word_counts)
+    pace = Pacer(total, "encoding", should_stop, progress)
+    tokens = 0
+    for index, (word, n) in enumerate(word_counts.items()):
+        if index % 512 == 0 and pace.stopped(index):
+            return None
+        ids = encode_pretoken(encoder, word)
+        for token_id in ids:
+            freq[token_id] += n
+        tokens += n * len(ids)
+    specials = tokenizer.special_ids
+    counted = tuple(i not in specials and bool(p) for i, p in enumerate(tokenizer.vocab))
+    if progress is not None:
+        progress(total, total, "encoding")
+    return VocabUsage(tuple(freq), counted, tokens, total)

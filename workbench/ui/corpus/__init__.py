@@ -1,0 +1,1 @@
+"""The Corpus tab: add files, pick reader options, scan them."""

@@ -1,0 +1,1 @@
+"""The Merges tab: the lazy merge and vocabulary tables, ancestry, run diffs."""

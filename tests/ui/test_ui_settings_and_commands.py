@@ -10,8 +10,9 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from workbench.errors import WorkbenchError
-from workbench.ui.jobs import CorpusFile, TrainOptions, train_command
+from workbench.tasks.spec import CorpusFile
 from workbench.ui.settings import AppSettings
+from workbench.ui.train.process import TrainOptions, train_command
 
 
 def test_settings_are_typed_when_read_back_in_a_new_process(tmp_path):

@@ -21,6 +21,7 @@ from workbench.core.normalize import make_normalizer
 from workbench.core.pretokenize import PreTokenizer, make_pretokenizer
 
 Units = Literal["bytes", "chars"]
+ModelKind = Literal["bpe", "wordpiece", "unigram"]
 TokenKind = Literal["special", "base", "merge"]
 
 
@@ -41,6 +42,14 @@ class Tokenizer:
     # "bytes": merge the adjacent pair whose concatenation has the lowest rank (tiktoken's rule,
     # used for imported .tiktoken files, which carry ranks but no merge list).
     merge_rule: str = "pairs"
+    # Which model family decides the split of a pre-token. BPE applies ``merges``; WordPiece is
+    # greedy longest match with ``continuing_prefix`` on non-initial pieces; Unigram is Viterbi
+    # over ``scores`` (one log probability per id; specials score 0.0).
+    model: ModelKind = "bpe"
+    scores: tuple[float, ...] = ()
+    continuing_prefix: str = ""
+    max_input_chars_per_word: int = 100
+    byte_fallback: bool = False
 
     # ---- derived views (computed once; the dataclass is frozen) -------------------------------
     @cached_property
@@ -103,6 +112,10 @@ class Tokenizer:
             "end_of_word": self.end_of_word,
             "unk_token": self.unk_token,
             "merge_rule": self.merge_rule,
+            "model": self.model,
+            "continuing_prefix": self.continuing_prefix,
+            "max_input_chars_per_word": self.max_input_chars_per_word,
+            "byte_fallback": self.byte_fallback,
         }
 
 

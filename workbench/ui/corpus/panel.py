@@ -1,6 +1,6 @@
 """The Corpus panel: add files and folders, see what is in them, and which ones were refused.
 
-Files are validated and scanned by :class:`~workbench.ui.jobs.CorpusScanWorker` in its own
+Files are validated and scanned by :class:`~workbench.ui.corpus.scan.CorpusScanWorker` in its own
 thread (streaming, ~1 MB at a time; a progress bar with bytes/s and Cancel). A bad file is listed
 with the reason and ``file:line`` from :mod:`workbench.corpus` — the others stay loaded — and
 where the reader suggested an encoding the list offers to retry with it. JSONL fields and CSV/TSV
@@ -55,9 +55,10 @@ from PySide6.QtWidgets import (
 
 from workbench.corpus import SUPPORTED, CorpusSource, CorpusStats, detect_kind
 from workbench.errors import WorkbenchError
+from workbench.tasks.spec import CorpusFile
 from workbench.ui import style, text
+from workbench.ui.corpus.scan import CorpusScanWorker, ScanThread
 from workbench.ui.empty_state import EmptyState
-from workbench.ui.jobs import CorpusFile, CorpusScanWorker, ScanThread
 from workbench.ui.settings import AppSettings
 
 FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.csv *.tsv *.parquet *.counts *.gz);;"

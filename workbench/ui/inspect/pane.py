@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import display, offsets
-from workbench.tasks import inspection, token_colours
+from workbench.tasks import inspection
 from workbench.ui.inspect.token_editor import TokenEditor
 from workbench.ui.inspect.worker import LoadedTokenizer, PaneOutcome, PaneSpec, Source
 

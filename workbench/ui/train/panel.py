@@ -1,7 +1,7 @@
 """The Train panel: settings form, Start/Pause/Resume/Cancel, live plots and the run history.
 
 A run is a child process of the app's own entry point (``workbench train … --progress json``,
-see :class:`~workbench.ui.jobs.TrainingProcess`). Its JSON lines give the run id and the
+see :class:`~workbench.ui.train.process.TrainingProcess`). Its JSON lines give the run id and the
 progress bar's numbers; the plotted points are read back from the project file
 (``ProjectStore.steps(run_id, since_step=last)``) on a 100 ms timer, so what the plots show is
 exactly what is stored. Selecting runs in the history overlays their curves.
@@ -44,16 +44,16 @@ from workbench.errors import WorkbenchError
 from workbench.store import RunInfo
 from workbench.ui import style, text
 from workbench.ui.empty_state import EmptyState
-from workbench.ui.jobs import (
-    SplitPreviewer,
+from workbench.ui.jobs import SplitPreviewer
+from workbench.ui.project_session import ProjectSession
+from workbench.ui.settings import AppSettings
+from workbench.ui.train.plots import TrainingPlots
+from workbench.ui.train.process import (
     TrainingProcess,
     TrainOptions,
     TrainOutcome,
     train_command,
 )
-from workbench.ui.project_session import ProjectSession
-from workbench.ui.settings import AppSettings
-from workbench.ui.train.plots import TrainingPlots
 from workbench.ui.train.run_history import RunHistory
 
 PRESET_LABELS = {

@@ -1,0 +1,149 @@
+"""Corpus scans off the GUI thread: :class:`CorpusScanWorker` is a ``QObject`` living in its own
+``QThread`` that validates and scans corpus files (:func:`workbench.corpus.expand_paths`,
+:func:`workbench.corpus.file_stats`) one job after another, reporting per file; cancel takes effect
+between ~1 MB chunks. Signals go only to ``@Slot`` methods of GUI-thread objects (STYLE.md trap 2).
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from PySide6.QtCore import (
+    QObject,
+    QThread,
+    Signal,
+    Slot,
+)
+
+from workbench.errors import WorkbenchError
+
+# ---------------------------------------------------------------------------------------------------
+# corpus scanning
+
+
+@dataclass(frozen=True)
+class ScanJob:
+    """Files or folders to add, with the reader options chosen for them."""
+
+    job_id: int
+    paths: tuple[str, ...]
+    field: str | None = None
+    column: str | None = None
+    encoding: str | None = None
+
+
+class CorpusScanWorker(QObject):
+    """Validates and scans corpus files in its own thread, one job at a time.
+
+    Lives in a ``QThread``; :meth:`submit` and :meth:`cancel` are called from the GUI thread and
+    only touch thread-safe state (a ``queue.Queue`` and an int compared atomically under the GIL).
+    """
+
+    file_added = Signal(int, object)          # job id, CorpusSource (validated, not scanned yet)
+    file_rejected = Signal(int, str, str)     # job id, path, one-line reason
+    file_progress = Signal(str, int, int)     # key (resolved path), bytes done, file size
+    file_scanned = Signal(str, object)        # key, CorpusStats
+    file_failed = Signal(str, str)            # key, one-line reason found while reading
+    job_finished = Signal(int, bool)          # job id, cancelled
+
+    def __init__(self, splitter: Callable[[str], Sequence[str]] | None = None):
+        super().__init__()
+        self._jobs: queue.Queue[ScanJob | None] = queue.Queue()
+        self._cancel_below = 0  # jobs with a smaller id are cancelled
+        self._next_id = 1
+        self._split = splitter
+
+    def submit(self, paths: Sequence[str | Path], *, field: str | None = None, column: str | None = None,
+               encoding: str | None = None) -> int:
+        job = ScanJob(self._next_id, tuple(str(p) for p in paths), field or None, column or None, encoding or None)
+        self._next_id += 1
+        self._jobs.put(job)
+        return job.job_id
+
+    def cancel(self) -> None:
+        """Stop the running job between two chunks and drop the queued ones."""
+        self._cancel_below = self._next_id
+
+    def stop(self) -> None:
+        self.cancel()
+        self._jobs.put(None)
+
+    @Slot()
+    def run(self) -> None:
+        """The thread's loop (started by ``QThread.started``)."""
+        from workbench.corpus import expand_paths, file_stats
+
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            stopped = lambda job_id=job.job_id: job_id < self._cancel_below  # noqa: E731
+            if stopped():
+                self.job_finished.emit(job.job_id, True)
+                continue
+            try:
+                sources, rejected = expand_paths(list(job.paths), field=job.field, column=job.column,
+                                                 encoding=job.encoding)
+            except Exception as exc:  # noqa: BLE001 - a bug here must not kill the thread
+                self.file_rejected.emit(job.job_id, ", ".join(job.paths), f"cannot read: {exc}")
+                self.job_finished.emit(job.job_id, False)
+                continue
+            for message in rejected:
+                self.file_rejected.emit(job.job_id, _path_of(message), message)
+            for src in sources:
+                self.file_added.emit(job.job_id, src)
+            for src in sources:
+                if stopped():
+                    break
+                key = str(Path(src.path).resolve())
+                last = [0.0]
+
+                def progress(done: int, total: int, key: str = key, last: list = last) -> None:
+                    now = time.monotonic()
+                    if now - last[0] >= 0.05 or done >= total:
+                        last[0] = now
+                        self.file_progress.emit(key, int(done), int(total))
+
+                try:
+                    stats = file_stats(src, split=self._split, progress=progress, should_stop=stopped)
+                except WorkbenchError as exc:
+                    self.file_failed.emit(key, str(exc))
+                    continue
+                except Exception as exc:  # noqa: BLE001
+                    self.file_failed.emit(key, f"{src.path}: cannot read it ({exc})")
+                    continue
+                self.file_scanned.emit(key, stats)
+            self.job_finished.emit(job.job_id, stopped())
+
+
+def _path_of(message: str) -> str:
+    """The file a corpus error message names (messages start with ``path:`` or ``path:line:``)."""
+    head = message.split(": ", 1)[0]
+    parts = head.rsplit(":", 1)
+    if len(parts) == 2 and parts[1].isdigit():
+        return parts[0]
+    return head
+
+
+class ScanThread:
+    """Owns a :class:`CorpusScanWorker` and its ``QThread``; :meth:`shutdown` joins it."""
+
+    def __init__(self, worker: CorpusScanWorker):
+        self.worker = worker
+        self.qthread = QThread()
+        self.qthread.setObjectName("corpus-scan")
+        worker.moveToThread(self.qthread)
+        self.qthread.started.connect(worker.run)
+        self.qthread.start()
+
+    def shutdown(self, timeout_ms: int = 5000) -> None:
+        if self.qthread.isRunning():
+            self.worker.stop()
+            self.qthread.quit()
+            self.qthread.wait(timeout_ms)
+
+

@@ -1,0 +1,350 @@
+"""The training run as a child process: ``workbench train … --progress json`` in a ``QProcess``.
+
+:class:`TrainingProcess` reads the JSON progress lines, pauses, resumes and cancels (the child marks
+its run cancelled between two merges). A child process, not a thread: a pure-Python trainer in a
+thread competes with the GUI for the GIL (STYLE.md measured 2–3× the idle jitter).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from PySide6.QtCore import (
+    QObject,
+    QProcess,
+    QProcessEnvironment,
+    QTimer,
+    Signal,
+    Slot,
+)
+
+from workbench.errors import WorkbenchError
+from workbench.store.writer import is_writer_command
+from workbench.tasks.spec import CorpusFile
+
+# ---------------------------------------------------------------------------------------------------
+# the training process
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """The training form's values, as the ``workbench train`` command takes them."""
+
+    vocab_size: int | None = 1000
+    merges: int | None = None
+    units: str = "bytes"
+    end_of_word: str = ""
+    pretokenizer: str = "gpt2"
+    normalize: str = "none"
+    min_frequency: int = 1
+    special: tuple[str, ...] = ()
+    tie_break: str = "first-seen"
+    name: str = ""
+
+
+def entry_point() -> list[str]:
+    """How to start this app's own ``workbench`` entry point (a frozen app *is* the entry point)."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable]
+    return [sys.executable, "-m", "workbench"]
+
+
+def train_command(files: Sequence[CorpusFile], project: str | Path, options: TrainOptions) -> list[str]:
+    """The full argv of the child; raises WorkbenchError when the files need conflicting options.
+
+    ``workbench train`` applies ``--field``/``--column``/``--encoding`` to every file it is given,
+    so files needing different values cannot go into one run: the message says which.
+    """
+    if not files:
+        raise WorkbenchError("add corpus files first (Corpus panel): there is nothing to train on")
+
+    def one(name: str, values: dict[str, set]) -> str | None:
+        distinct = {v for v in values.get(name, set()) if v is not None}
+        if len(distinct) > 1:
+            shown = ", ".join(sorted(map(str, distinct)))
+            raise WorkbenchError(f"the corpus files need different {name}s ({shown}); one run reads all files "
+                                 f"with one {name}: remove the files that differ, or train on them separately")
+        return str(next(iter(distinct))) if distinct else None
+
+    seen: dict[str, set] = {"field": set(), "column": set(), "encoding": set()}
+    for f in files:
+        if f.kind == "jsonl":
+            seen["field"].add(f.field)
+        if f.kind in ("csv", "tsv", "parquet"):
+            seen["column"].add(f.column)
+        seen["encoding"].add(f.encoding)
+    field_, column, encoding = one("field", seen), one("column", seen), one("encoding", seen)
+    if encoding is not None and None in seen["encoding"] and len(seen["encoding"]) > 1:
+        raise WorkbenchError(f"some corpus files are read as {encoding} and others as UTF-8; one run reads all files "
+                             "with one encoding: train on them separately")
+    o = options
+    argv = [*entry_point(), "train", *[f.path for f in files], "--project", str(project)]
+    if o.vocab_size is not None:
+        argv += ["--vocab-size", str(o.vocab_size)]
+    if o.merges is not None:
+        argv += ["--merges", str(o.merges)]
+    argv += ["--model", "bpe", "--units", o.units]
+    if o.units == "chars" and o.end_of_word:
+        argv += ["--end-of-word", o.end_of_word]
+    argv += ["--pretokenizer", o.pretokenizer, "--normalize", o.normalize or "none",
+             "--min-frequency", str(o.min_frequency), "--tie-break", o.tie_break]
+    for token in o.special:
+        argv += ["--special", token]
+    if o.name:
+        argv += ["--name", o.name]
+    if field_ is not None:
+        argv += ["--field", field_]
+    if column is not None:
+        argv += ["--column", column]
+    if encoding is not None:
+        argv += ["--encoding", encoding]
+    argv += ["--progress", "json", "--json"]
+    return argv
+
+
+@dataclass
+class TrainOutcome:
+    """How a child run ended."""
+
+    run_id: int | None
+    status: str            # finished | cancelled | failed | error (bad input) | crashed
+    exit_code: int
+    message: str = ""
+    result: dict = field(default_factory=dict)
+
+
+class TrainingProcess(QObject):
+    """One ``workbench train`` child at a time, driven from the GUI thread."""
+
+    event = Signal(dict)             # every JSON progress line
+    run_started = Signal(int, int)   # run id, target merges
+    state_changed = Signal(str)      # idle | starting | reading | training | paused | stopping
+    finished = Signal(object)        # TrainOutcome
+
+    KILL_AFTER_MS = 10000
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._proc: QProcess | None = None
+        self._buffer = b""
+        self._errors: list[str] = []
+        self._other: list[str] = []
+        self._stdout = b""
+        self.run_id: int | None = None
+        self.state = "idle"
+        self.cancel_requested = False
+        self.started_at = 0.0
+        self._kill_timer = QTimer(self)
+        self._kill_timer.setSingleShot(True)
+        self._kill_timer.timeout.connect(self._kill)
+
+    # ---- state ---------------------------------------------------------------------------------
+    def is_active(self) -> bool:
+        return self._proc is not None
+
+    @property
+    def pid(self) -> int | None:
+        return int(self._proc.processId()) if self._proc is not None and self._proc.processId() else None
+
+    @staticmethod
+    def can_pause() -> bool:
+        return hasattr(signal, "SIGSTOP")
+
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state = state
+            self.state_changed.emit(state)
+
+    # ---- control -------------------------------------------------------------------------------
+    def start(self, argv: Sequence[str]) -> None:
+        if self._proc is not None:
+            raise WorkbenchError("a training run is already in progress")
+        self._buffer, self._stdout, self._errors, self._other = b"", b"", [], []
+        self.run_id = None
+        self.cancel_requested = False
+        proc = QProcess(self)
+        env = QProcessEnvironment.systemEnvironment()
+        env.insert("PYTHONUNBUFFERED", "1")
+        env.insert("PYTHONIOENCODING", "utf-8")
+        proc.setProcessEnvironment(env)
+        proc.readyReadStandardError.connect(self._on_stderr)
+        proc.readyReadStandardOutput.connect(self._on_stdout)
+        proc.finished.connect(self._on_finished)
+        proc.errorOccurred.connect(self._on_error)
+        self._proc = proc
+        self.started_at = time.monotonic()
+        self._set_state("starting")
+        proc.start(argv[0], list(argv[1:]))
+
+    def pause(self) -> bool:
+        if self._proc is None or self.state in ("paused", "stopping") or not self.can_pause() or not self.pid:
+            return False
+        _signal_tree(self.pid, signal.SIGSTOP)
+        self._resume_state = self.state
+        self._set_state("paused")
+        return True
+
+    def resume(self) -> bool:
+        if self._proc is None or self.state != "paused" or not self.pid:
+            return False
+        _signal_tree(self.pid, signal.SIGCONT)
+        self._set_state(getattr(self, "_resume_state", "training"))
+        return True
+
+    def cancel(self) -> None:
+        """SIGTERM: the child stops between two merges and marks its run cancelled."""
+        if self._proc is None:
+            return
+        self.cancel_requested = True
+        if self.state == "paused" and self.pid:
+            _signal_tree(self.pid, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+        self._set_state("stopping")
+        self._proc.terminate()
+        self._kill_timer.start(self.KILL_AFTER_MS)
+
+    def wait(self, timeout_ms: int = 15000) -> bool:
+        """Block until the child has exited (used when the window closes)."""
+        if self._proc is None:
+            return True
+        ok = self._proc.waitForFinished(timeout_ms)
+        if not ok:
+            self._kill()
+            ok = self._proc.waitForFinished(3000) if self._proc is not None else True
+        return ok
+
+    @Slot()
+    def _kill(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+
+    # ---- output --------------------------------------------------------------------------------
+    @Slot()
+    def _on_stderr(self) -> None:
+        if self._proc is None:
+            return
+        self._buffer += bytes(self._proc.readAllStandardError().data())
+        *lines, self._buffer = self._buffer.split(b"\n")
+        for raw in lines:
+            self._line(raw.decode("utf-8", "replace").strip())
+
+    @Slot()
+    def _on_stdout(self) -> None:
+        if self._proc is not None:
+            self._stdout += bytes(self._proc.readAllStandardOutput().data())
+
+    def _line(self, line: str) -> None:
+        if not line:
+            return
+        if line.startswith("{"):
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError:
+                data = None
+            if isinstance(data, dict) and "event" in data:
+                self._event(data)
+                return
+        if line.startswith("workbench train: error:"):
+            self._errors.append(line.split("error:", 1)[1].strip())
+        else:
+            self._other.append(line)
+            del self._other[:-20]
+
+    def _event(self, data: dict) -> None:
+        kind = data.get("event")
+        if kind == "reading" and self.state in ("starting", "reading"):
+            self._set_state("reading")
+        elif kind == "started":
+            self.run_id = int(data["run_id"])
+            if self.state != "paused" and self.state != "stopping":
+                self._set_state("training")
+            self.run_started.emit(self.run_id, int(data.get("target", 0)))
+        self.event.emit(data)
+
+    @Slot(QProcess.ProcessError)
+    def _on_error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart and self._proc is not None:
+            message = f"cannot start the training process ({self._proc.errorString()})"
+            self._proc.deleteLater()
+            self._proc = None
+            self._set_state("idle")
+            self.finished.emit(TrainOutcome(None, "crashed", -1, message))
+
+    @Slot(int, QProcess.ExitStatus)
+    def _on_finished(self, code: int, exit_status: QProcess.ExitStatus) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        self._kill_timer.stop()
+        self._buffer += bytes(proc.readAllStandardError().data())
+        self._stdout += bytes(proc.readAllStandardOutput().data())
+        for raw in self._buffer.split(b"\n"):
+            self._line(raw.decode("utf-8", "replace").strip())
+        self._buffer = b""
+        result: dict = {}
+        for raw in self._stdout.decode("utf-8", "replace").splitlines():
+            if raw.startswith("{"):
+                try:
+                    result = json.loads(raw)
+                except json.JSONDecodeError:
+                    pass
+        run_id = result.get("run_id", self.run_id)
+        crashed = exit_status == QProcess.ExitStatus.CrashExit
+        if result.get("status"):
+            outcome = TrainOutcome(run_id, str(result["status"]), code, "", result)
+        elif self.cancel_requested:  # before errors: a cancel while reading is not a failure
+            outcome = TrainOutcome(run_id, "cancelled", code, "cancelled before the run started"
+                                   if run_id is None else "")
+        elif self._errors:
+            outcome = TrainOutcome(run_id, "error", code, self._errors[-1])
+        else:
+            last = self._other[-1] if self._other else ""
+            how = "was killed" if crashed else f"exited with code {code}"
+            outcome = TrainOutcome(run_id, "crashed", code, f"the training process {how}" + (f": {last}" if last else ""))
+        self._proc = None
+        proc.deleteLater()
+        self._set_state("idle")
+        self.finished.emit(outcome)
+
+
+def _is_run_writer(proc_entry: Path) -> bool:
+    try:
+        return is_writer_command((proc_entry / "cmdline").read_bytes().split(b"\0"))
+    except OSError:
+        return False
+
+
+def _signal_tree(pid: int, signum: int) -> None:
+    """Signal the training process and its children (the corpus-counting workers) alike.
+
+    Children are found through /proc where there is one; elsewhere only the process itself.
+    The run's writer process is never stopped: it is idle while the trainer is, and stopped in
+    the middle of a commit it would hold the project's write lock for the whole pause.
+    """
+    children: list[int] = []
+    proc = Path("/proc")
+    if proc.is_dir():
+        for entry in proc.iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                # fields after the ")" that closes the command name: state, ppid, …
+                fields = stat[stat.rfind(")") + 2:].split()
+                if len(fields) > 1 and fields[1] == str(pid):
+                    if signum == getattr(signal, "SIGSTOP", None) and _is_run_writer(entry):
+                        continue
+                    children.append(int(entry.name))
+    for target in (pid, *children):
+        try:
+            os.kill(target, signum)
+        except ProcessLookupError:
+            pass
+

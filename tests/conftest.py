@@ -10,9 +10,7 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPORA = ROOT.parent / "shared" / "corpora"
-CORPUS_FILES = sorted(CORPORA.glob("*.txt"))
+from shared_corpora import CORPUS_FILES, require_corpora  # noqa: E402 - after the Qt platform is chosen
 
 
 def cl100k_path() -> Path | None:
@@ -29,8 +27,7 @@ def cl100k_path() -> Path | None:
 
 @pytest.fixture(scope="session")
 def corpora() -> list[Path]:
-    if not CORPUS_FILES:
-        pytest.skip("../shared/corpora is not beside the checkout")
+    require_corpora()
     return CORPUS_FILES
 
 

@@ -6,8 +6,7 @@ import gzip
 from pathlib import Path
 
 import pytest
-
-CORPORA = Path("/work/shared/corpora")
+from shared_corpora import CORPORA, require_corpora
 
 
 def _write(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> Path:
@@ -23,8 +22,8 @@ def _write(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> Path:
 
 @pytest.fixture
 def corpora() -> Path:
-    if not CORPORA.is_dir():
-        pytest.skip("shared corpora not available")
+    """The shared corpora folder (fails under CI=true when it is missing, see tests/conftest.py)."""
+    require_corpora()
     return CORPORA
 
 

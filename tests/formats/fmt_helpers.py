@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
+from shared_corpora import CORPORA, require_corpora
 
 from workbench.core.model import Tokenizer, base_vocab
-
-CORPORA = Path("/work/shared/corpora")
 
 # Hard Unicode every byte-level export must survive in the real libraries.
 HARD_TEXTS = [
@@ -44,8 +40,7 @@ BYTE_PAIRS = [
 
 
 def corpus_lines(name: str, count: int) -> list[str]:
+    require_corpora()
     path = CORPORA / name
-    if not path.exists():
-        pytest.skip(f"{path} is not available")
     with open(path, encoding="utf-8", newline="") as handle:
         return [line for _, line in zip(range(count), handle)]

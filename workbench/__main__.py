@@ -9,6 +9,7 @@ in a frozen app the training's writer process is this entry point too (``--run-w
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sys
 
 from workbench.cli import COMMANDS, run_cli
@@ -24,6 +25,15 @@ def main(argv: list[str] | None = None) -> int:
         return write_run(args[1:])
     if args and (args[0] in COMMANDS or args[0] in ("-h", "--help")):
         return run_cli(args)
+    unknown = [a for a in args if not a.startswith("-") and not os.path.exists(a)]
+    if unknown:  # a typo of a command must not open a window (or abort inside Qt without a display)
+        print(f"workbench: unknown command or file: {unknown[0]} (commands: {', '.join(COMMANDS)}; "
+              "or give a .tokproj project or corpus files to open the window)", file=sys.stderr)
+        return 2
+    if _no_display():
+        print("workbench: no display to open the window on: use the headless commands (workbench --help), "
+              "or set QT_QPA_PLATFORM=offscreen", file=sys.stderr)
+        return 2
     try:
         from workbench.ui.app import run_app
     except ImportError as exc:
@@ -32,6 +42,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"workbench: the window is not available ({exc}); headless commands work:", file=sys.stderr)
         return run_cli(["--help"])
     return run_app(args)
+
+
+def _no_display() -> bool:
+    """On X11/Wayland systems, no display and no platform chosen: Qt would abort ("could not connect")."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return False
+    return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 if __name__ == "__main__":

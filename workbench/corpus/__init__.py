@@ -5,7 +5,7 @@ the CLI trainer and the window's corpus panel. Every problem a user can cause is
 :class:`workbench.errors.WorkbenchError` with the file (and line) and what to do.
 """
 
-from workbench.corpus.demo import DEMO_DIR, demo_corpus_files
+from workbench.corpus.demo import demo_corpus_files
 from workbench.corpus.fingerprint import fingerprint, fingerprint_matches
 from workbench.corpus.readers import Chunk, iter_chunks, iter_text, iter_word_counts
 from workbench.corpus.source import (
@@ -25,7 +25,6 @@ from workbench.corpus.stats import (
 )
 
 __all__ = [
-    "DEMO_DIR",
     "KINDS",
     "SCRIPTS",
     "SUPPORTED",

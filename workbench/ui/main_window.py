@@ -534,7 +534,7 @@ class MainWindow(QMainWindow):
                           "while the vocabulary grows, browse the merges and export vocab files that "
                           "Hugging Face <code>tokenizers</code>, <code>tiktoken</code> and GPT-2 loaders read as they are.</p>"
                           "<p>Everything in the window is also a <code>workbench</code> command.</p>"
-                          "<p>MIT licence. Demo corpus sources: <code>resources/demo/SOURCES.md</code>.</p>")
+                          "<p>MIT licence. Demo corpus sources: <code>workbench/resources/demo/SOURCES.md</code>.</p>")
 
     # ---- state ----------------------------------------------------------------------------------------
     def _update_title(self) -> None:

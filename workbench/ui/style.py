@@ -3,7 +3,7 @@ plot colours and the small icons the window draws itself.
 
 The palette follows ``QStyleHints.colorScheme()`` unless the user picked Light or Dark in the View
 menu; widgets that paint with their own colours (the plots) listen for ``PaletteChange``. Icons
-are drawn with ``QPainter`` (status dots) or loaded from ``resources/icons`` (the app icon), so
+are drawn with ``QPainter`` (status dots) or loaded from ``workbench/resources/icons`` (the app icon), so
 nothing depends on an icon theme being installed. What it leaves out: per-widget style sheets
 beyond a few accents — the palette does the work, so both schemes stay consistent.
 """
@@ -11,6 +11,7 @@ beyond a few accents — the palette does the work, so both schemes stay consist
 from __future__ import annotations
 
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -27,7 +28,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
-ICON_DIR = Path(__file__).resolve().parents[2] / "resources" / "icons"
+ICON_DIR = Path(str(files("workbench.resources") / "icons"))
 
 # Run status → (colour, glyph). Colours read on light and dark backgrounds alike.
 STATUS_STYLE = {
@@ -140,7 +141,7 @@ def status_icon(status: str, size: int = 16) -> QIcon:
 
 
 def app_icon() -> QIcon:
-    """The app icon from ``resources/icons`` (SVG, with PNG fallbacks), else a drawn one."""
+    """The app icon from ``workbench/resources/icons`` (SVG, with PNG fallbacks), else a drawn one."""
     icon = QIcon()
     svg = ICON_DIR / "tokenizer-workbench.svg"
     if svg.exists():

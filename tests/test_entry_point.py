@@ -40,4 +40,4 @@ def test_no_display_gets_one_line_not_a_qt_abort(tmp_path):
 def test_the_demo_corpus_and_icons_ship_inside_the_package():
     files = demo_corpus_files()
     assert len(files) >= 4 and all(f.suffix == ".txt" and f.stat().st_size > 1000 for f in files)
-    assert (resource_dir("icons") / "tokenizer-workbench.svg").is_file()
+    assert (resource_dir("icons") / "io.github.tokenizer_workbench.Workbench.svg").is_file()

@@ -143,7 +143,7 @@ def status_icon(status: str, size: int = 16) -> QIcon:
 def app_icon() -> QIcon:
     """The app icon from ``workbench/resources/icons`` (SVG, with PNG fallbacks), else a drawn one."""
     icon = QIcon()
-    svg = ICON_DIR / "tokenizer-workbench.svg"
+    svg = ICON_DIR / "io.github.tokenizer_workbench.Workbench.svg"  # the freedesktop icon name too
     if svg.exists():
         icon.addFile(str(svg))
     for png in sorted(ICON_DIR.glob("tokenizer-workbench-*.png")):

@@ -229,7 +229,9 @@ def cmd_encode(args: argparse.Namespace) -> int:
     encoder = Encoder(tokenizer, greedy=args.greedy)
     ids = encoder.encode(text, allow_special=args.allow_special)
     if args.json:
-        tokens = [tokenizer.piece_text(i) for i in ids]
+        from workbench.core.display import piece_text
+
+        tokens = [piece_text(tokenizer.vocab[i]) for i in ids]
         print(json.dumps({"ids": ids, "tokens": tokens, "count": len(ids)}, ensure_ascii=False))
     else:
         print(" ".join(map(str, ids)))

@@ -280,10 +280,12 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from workbench.formats.atomic import terminate_raises
     from workbench.tasks.import_export import export_run
 
-    result = export_run(_existing(args.project), args.run, args.format, args.out, force=args.force,
-                        legacy_merges=args.legacy_merges)
+    with terminate_raises():  # a kill mid-export unwinds through the writers' cleanup
+        result = export_run(_existing(args.project), args.run, args.format, args.out, force=args.force,
+                            legacy_merges=args.legacy_merges)
     checks = f" (verified: {'; '.join(result.checks)})" if result.checks else ""
     print(f"wrote {', '.join(str(p) for p in result.paths)}{checks}")
     return 0

@@ -117,7 +117,11 @@ class Staging:
 
     def stage(self, name: str, data: bytes) -> Path:
         path = self.folder / name
-        write_synced(path, data)
+        try:
+            write_synced(path, data)
+        except OSError as exc:  # full disk, quota, file-size limit: name the output, not the temporary
+            raise WorkbenchError(f"cannot write {name} in {self.folder.parent} ({exc.strerror or exc}): "
+                                 "free some space or choose another folder; nothing was written") from None
         return path
 
     def commit(self, moves: dict[Path, Path]) -> None:
@@ -179,7 +183,7 @@ def _make_folders(folder: Path) -> list[Path]:
         if probe.parent == probe:
             break
         probe = probe.parent
-    created = []
+    created: list[Path] = []
     try:
         for path in reversed(missing):
             os.mkdir(path)

@@ -42,7 +42,7 @@ def _small_files() -> None:  # runs in the child before exec
 
 def test_failed_gpt2_export_leaves_no_folder(project, tmp_path):
     out = tmp_path / "models" / "gpt2"  # neither folder exists yet
-    done = subprocess.run(export_args(project, "gpt2", out), preexec_fn=_small_files, capture_output=True,
+    done = subprocess.run(export_args(project, "gpt2", out), preexec_fn=_small_files, capture_output=True, check=False,
                           text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
@@ -90,18 +90,18 @@ def test_sigterm_during_forced_replacement_keeps_the_old_file(project, tmp_path)
 def test_force_replaces_by_rename_and_keeps_other_files_in_a_gpt2_folder(project, tmp_path):
     csv_out, folder = tmp_path / "merges.csv", tmp_path / "gpt2"
     for fmt, out in (("merges-csv", csv_out), ("gpt2", folder)):
-        first = subprocess.run(export_args(project, fmt, out), capture_output=True, text=True, timeout=120)
+        first = subprocess.run(export_args(project, fmt, out), capture_output=True, check=False, text=True, timeout=120)
         assert first.returncode == 0, first.stderr
     (folder / "README.md").write_text("the user's own notes\n", encoding="utf-8")
     old_csv = open(csv_out, "rb")  # noqa: SIM115 - held across the replacement on purpose
     old_vocab_inode = (folder / "vocab.json").stat().st_ino
     try:
         old_inode = os.fstat(old_csv.fileno()).st_ino
-        refused = subprocess.run(export_args(project, "merges-csv", csv_out), capture_output=True, text=True,
+        refused = subprocess.run(export_args(project, "merges-csv", csv_out), capture_output=True, check=False, text=True,
                                  timeout=120)
         assert refused.returncode == 2 and "--force" in refused.stderr
         for fmt, out in (("merges-csv", csv_out), ("gpt2", folder)):
-            forced = subprocess.run(export_args(project, fmt, out, "--force"), capture_output=True, text=True,
+            forced = subprocess.run(export_args(project, fmt, out, "--force"), capture_output=True, check=False, text=True,
                                     timeout=120)
             assert forced.returncode == 0, forced.stderr
         # A new file took the name; the old one was never truncated under a reader.

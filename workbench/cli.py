@@ -229,7 +229,9 @@ def cmd_encode(args: argparse.Namespace) -> int:
     encoder = Encoder(tokenizer, greedy=args.greedy)
     ids = encoder.encode(text, allow_special=args.allow_special)
     if args.json:
-        tokens = [tokenizer.piece_text(i) for i in ids]
+        from workbench.core.display import piece_text
+
+        tokens = [piece_text(tokenizer.vocab[i]) for i in ids]
         print(json.dumps({"ids": ids, "tokens": tokens, "count": len(ids)}, ensure_ascii=False))
     else:
         print(" ".join(map(str, ids)))
@@ -278,10 +280,12 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from workbench.formats.atomic import terminate_raises
     from workbench.tasks.import_export import export_run
 
-    result = export_run(_existing(args.project), args.run, args.format, args.out, force=args.force,
-                        legacy_merges=args.legacy_merges)
+    with terminate_raises():  # a kill mid-export unwinds through the writers' cleanup
+        result = export_run(_existing(args.project), args.run, args.format, args.out, force=args.force,
+                            legacy_merges=args.legacy_merges)
     checks = f" (verified: {'; '.join(result.checks)})" if result.checks else ""
     print(f"wrote {', '.join(str(p) for p in result.paths)}{checks}")
     return 0

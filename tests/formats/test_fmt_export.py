@@ -67,7 +67,7 @@ def test_wordpiece_and_spm_vocab_round_trip(tmp_path, byte_tokenizer):
     assert lines[0] == "<|endoftext|>" and lines[1 + ord(" ")] == "Ġ" and lines[-1] == ""
     wp = load_tokenizer_file(tmp_path / "vocab.txt")
     assert wp.units == "chars" and wp.merges == () and len(wp.vocab) == len(byte_tokenizer.vocab)
-    assert wp.special_tokens == {"<|endoftext|>": 0} and wp.piece_text(byte_tokenizer.id_of_piece[b" the"]) == "Ġthe"
+    assert wp.special_tokens == {"<|endoftext|>": 0} and wp.vocab[byte_tokenizer.id_of_piece[b" the"]] == "Ġthe".encode()
 
     export_tokenizer(byte_tokenizer, "spm-vocab", tmp_path / "t.vocab")
     rows = [line.split("\t") for line in (tmp_path / "t.vocab").read_text("utf-8").splitlines()]

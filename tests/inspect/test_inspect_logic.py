@@ -200,14 +200,16 @@ def test_decode_names_an_unknown_id():
 
 
 def test_readable_pieces_and_whitespace():
-    assert display.escape_piece(b" hello\n") == " hello\\n"
-    assert display.escape_piece(b"\t\r\\") == "\\t\\r\\\\"
-    assert display.escape_piece("\u200d".encode()) == "\\u200d"
-    assert display.escape_piece(b"\xe4\xb8") == "\\xe4\\xb8"
-    assert display.escape_piece("\u0301x".encode()) == "◌\u0301x"
-    assert display.escape_piece("\u00a0".encode()) == "\\u00a0"
+    # The inspector's form of the one renderer: plain spaces (the editor draws whitespace itself).
+    assert display.piece_text(b" hello\n") == " hello\\n"
+    assert display.piece_text(b"\t\r\\") == "\\t\\r\\\\"
+    assert display.piece_text("\u200d".encode()) == "\\u200d"
+    assert display.piece_text(b"\xe4\xb8") == "\\xe4\\xb8"
+    assert display.piece_text("\u0301x".encode()) == "◌\u0301x"
+    assert display.piece_text("\u00a0".encode()) == "\\u00a0"
+    assert display.piece_text("␣".encode()) == "␣"  # no ␣ for spaces here, so no escape either
     assert display.show_whitespace("a b\tc\r\nd\n") == "a⋅b→c↵d↵"
-    assert display.hex_bytes(b"\x00\xff") == "00 ff"
+    assert display.piece_hex(b"\x00\xff") == "00 ff"
 
 
 def test_token_info_explains_a_merge():
@@ -217,7 +219,7 @@ def test_token_info_explains_a_merge():
     info = display.token_info(tok, new_id, freqs)
     assert info.kind == "merge" and info.rank == 1 and info.frequency == freqs[1]
     left, right = tok.merges[1][0], tok.merges[1][1]
-    assert info.left == (left, display.escape_piece(tok.vocab[left])) and info.right[0] == right
+    assert info.left == (left, display.piece_text(tok.vocab[left])) and info.right[0] == right
     assert display.token_info(tok, ord("l"), freqs).kind == "base"
 
 

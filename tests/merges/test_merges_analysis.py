@@ -111,10 +111,17 @@ def test_split_comparison_ignores_end_of_word_spelling(worked):
 @pytest.mark.parametrize("raw,shown", [
     (b" the", "␣the"), (b"\n\t\r", "\\n\\t\\r"), (b"\\", "\\\\"), (b"\xe4\xb8", "\\xe4\\xb8"),
     ("é".encode(), "é"), ("\u00a0".encode(), "\\u00a0"), ("\u200b".encode(), "\\u200b"),
-    (b"\x00\x1b", "\\x00\\x1b"), ("␣".encode(), "\\u2423"), ("Ġ".encode(), "Ġ"),
+    (b"\x00\x1b\x7f", "\\x00\\x1b\\x7f"), ("␣".encode(), "\\u2423"), ("Ġ".encode(), "Ġ"),
+    ("\x85".encode(), "\\u0085"),  # a C1 control is a character: \u, so \x85 always means a stray byte
+    (b"\xed\xa0\x80", "\\xed\\xa0\\x80"),  # an encoded surrogate is not UTF-8: three stray bytes
+    ("\ue000\U000f0000".encode(), "\\ue000\\U000f0000"),  # private use
+    ("\u0378".encode(), "\\u0378"),  # unassigned
+    ("\u2028\u3000".encode(), "\\u2028\\u3000"),  # line separator, ideographic space
+    ("\u0301a".encode(), "◌\u0301a"), ("◌\u0301".encode(), "\\u25cc\u0301"),  # a leading mark
+    ("👩\u200d💻".encode(), "👩\\u200d💻"), ("👍🏽".encode(), "👍🏽"),
 ])
 def test_pieces_read_as_escaped_text(raw, shown):
-    assert piece_text(raw) == shown
+    assert piece_text(raw, visible_space=True) == shown
 
 
 def test_piece_chars_counts_stray_bytes_once_each():

@@ -8,7 +8,7 @@ import re
 import pytest
 from PySide6.QtCore import Qt
 
-from workbench.core.display import piece_text
+from workbench.ui.merges.merge_model import browser_piece
 
 # Synthetic pieces are random bytes: a character of a script the test machine has no shaping
 # support for makes Qt's font database log a warning while painting. It is not ours to fix.
@@ -28,7 +28,7 @@ def test_open_jump_to_last_row_filter_and_sort(panel, big_project, qtbot):
     qtbot.waitUntil(lambda: panel.table.rowAt(panel.table.viewport().height() - 2) >= 99_990)
     last = model.rowCount() - 1
     assert model.data(model.index(last, 0)) == "99999"
-    assert model.data(model.index(last, 3)) == piece_text(data.pieces[-1])
+    assert model.data(model.index(last, 3)) == browser_piece(data.pieces[-1])
     assert model.fetches <= 4  # the first and the last pages, not the 500 in between
     panel.table.selectRow(last)
     assert panel.detail.token_id == data.events[-1].new_id

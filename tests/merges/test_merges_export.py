@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 
+from hostile_run import HOSTILE_PAIRS, write_hostile_project
 from merge_helpers import diff_project
 from PySide6.QtCore import QItemSelectionModel, Qt
 
@@ -76,3 +77,15 @@ def test_diff_export(panel, tmp_path, qtbot):
     assert ["bc", "5", "2", "3", "0", "-2", "2"] in rows
     panel.diff.export_csv(out, selection=False, key="words")
     assert read(out)[1] == ["abc", "5", "1", "abc", "2", "a | bc"]
+
+
+def test_a_lone_carriage_return_stays_in_its_row(panel, tmp_path):
+    # The browser's CSV holds the cells as shown (the one renderer, spaces as ␣), bytes in hex.
+    panel.set_project(write_hostile_project(tmp_path / "hostile.tokproj"))
+    out = tmp_path / "merges.csv"
+    assert panel.export_csv(out, selection=False) == len(HOSTILE_PAIRS)
+    rows = read(out)
+    assert len(rows) == 1 + len(HOSTILE_PAIRS)
+    assert rows[1] == ["0", "\\r", "x", "\\rx", "99", "2", "2", "256", "0d 78"]
+    assert rows[6][1:4] == ["␣the\\x00", "\\xe4", "␣the\\x00\\xe4"]
+    assert out.read_bytes().count(b"\r\n") == len(rows)  # RFC 4180 row ends

@@ -7,7 +7,6 @@ import re
 import pytest
 from PySide6.QtCore import QPersistentModelIndex, Qt
 
-from workbench.core.display import piece_text
 from workbench.store import ProjectStore
 from workbench.store.browse import (
     MergeQuery,
@@ -17,7 +16,12 @@ from workbench.store.browse import (
     VocabSource,
     store_connection,
 )
-from workbench.ui.merges.merge_model import ENTRY_ROLE, MergeTableModel, insert_position
+from workbench.ui.merges.merge_model import (
+    ENTRY_ROLE,
+    MergeTableModel,
+    browser_piece,
+    insert_position,
+)
 from workbench.ui.merges.vocab_model import VocabTableModel
 
 # Synthetic pieces are random bytes: a character of a script the test machine has no shaping
@@ -78,7 +82,7 @@ def test_cells_show_readable_pieces_and_hex_tooltips(small_source):
     for row in (0, 700, 1499):
         e = data.events[row]
         assert model.data(model.index(row, 0)) == str(row)
-        assert model.data(model.index(row, 3)) == piece_text(data.pieces[row])
+        assert model.data(model.index(row, 3)) == browser_piece(data.pieces[row])
         assert model.data(model.index(row, 4)) == f"{e.frequency:,}"
         assert model.data(model.index(row, 5)) == str(len(data.pieces[row]))
         assert model.data(model.index(row, 7)) == str(e.new_id)

@@ -1,7 +1,42 @@
 """Tokens as text a person can read: the one piece renderer, whitespace glyphs, hex, id parsing.
 
-Every place that shows a piece (the CLI's JSON, the inspector, the merge browser, CSV tables) renders
-it here, so they agree. Left out: colours and widgets.
+Every place that shows a piece renders it with :func:`piece_text` — the CLI's ``encode --json``
+``tokens``, the inspector (hover, decode box), the merge browser (tables, detail, ancestry) and the
+browser's CSV exports — so one token reads the same everywhere. The rules, applied per character
+of the piece's UTF-8 decoding (bytes that are not part of a whole character stay bytes):
+
+=============================================  ==========================  =====================
+what the piece holds                           shown as                    example
+=============================================  ==========================  =====================
+printable characters (letters, marks, emoji,   themselves                  ``é`` ``中`` ``👍🏽``
+symbols, ``␣`` unless ``visible_space``)
+a space U+0020                                 itself, or ``␣`` with       ``" the"`` / ``␣the``
+                                               ``visible_space=True``
+a literal ``␣`` with ``visible_space=True``    ``\\u2423``                  (so ``␣`` means space)
+line feed, tab, carriage return, backslash     ``\\n`` ``\\t`` ``\\r`` ``\\\\``
+other C0 controls, DEL (Cc below U+0080)       ``\\xNN``                    NUL → ``\\x00``
+C1 controls, format characters (Cf: ZWSP,      ``\\uNNNN`` / ``\\UNNNNNNNN``  ``\\u200b`` ``\\ufeff``
+ZWJ, BOM, bidi marks, tags), line/paragraph
+separators (Zl, Zp), spaces other than U+0020
+(Zs: NBSP, ideographic space), private use
+(Co) and unassigned code points (Cn)
+a byte that is not part of a whole UTF-8       ``\\xNN`` (always ≥ 80)      ``b"\\xe4"`` → ``\\xe4``
+character (a split character, an encoded
+surrogate, an overlong form)
+a combining mark at the start of the piece     on a dotted circle ``◌``    ``◌́``; a literal
+                                                                           leading ``◌`` → ``\\u25cc``
+=============================================  ==========================  =====================
+
+Why these choices: ``\\xNN`` below U+0080 is both the byte and the character, so it is never
+ambiguous, and a C1 control (valid UTF-8 ``c2 80``…) reads ``\\u0080`` so that ``\\x80`` always means
+a stray byte. Private use and unassigned characters draw as nothing or as a box in most fonts, so
+they are named rather than drawn. Surrogates cannot occur: Python's strict UTF-8 decoder refuses
+encoded surrogates, so their bytes show as ``\\xed\\xa0\\x80``. The rendering maps back to exactly one
+byte string (a backslash is always doubled), which is what makes a piece searchable and quotable.
+
+Left out: unassigned code points follow the ``unicodedata`` of the running Python; default
+ignorable letters such as U+115F (category Lo) are drawn, not escaped; machine-read files use
+their own cell rule (:mod:`workbench.formats.merges_csv`), not this one; colours and widgets.
 """
 
 from __future__ import annotations
@@ -19,33 +54,77 @@ from workbench.errors import WorkbenchError
 
 # ---- display constants ---------------------------------------------------------------------------
 WHITESPACE_GLYPHS = {" ": "⋅", "\t": "→", "\n": "↵", "\r": "␍"}
+VISIBLE_SPACE = "\u2423"  # ␣
+DOTTED_CIRCLE = "\u25cc"  # ◌, the base Unicode charts draw a lone combining mark on
+
+# ---- the piece renderer ----------------------------------------------------------------------------
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
+# Unicode categories shown as escapes (see the table above). Cs is listed for completeness only.
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
 
 
-# ---- text for people --------------------------------------------------------------------------------
-_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", "\x00": "\\0"}
+def _escape_code(code: int) -> str:
+    # \xNN only below 0x80, so it never looks like a stray byte of a split character.
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def escape_piece(raw: bytes) -> str:
-    """A piece as readable text: control, format and odd space characters as ``\\n``, ``\\u200d``;
-    bytes that are not UTF-8 on their own as ``\\xNN``; a leading combining mark on ``◌``."""
-    text = raw.decode("utf-8", "surrogateescape")
+@lru_cache(maxsize=65536)
+def piece_text(piece: bytes, *, visible_space: bool = False) -> str:
+    """A piece for display, by the rules in the module docstring.
+
+    ``b" the\\x00\\xe4"`` → ``" the\\\\x00\\\\xe4"``, or ``"␣the\\\\x00\\\\xe4"`` with ``visible_space``
+    (the merge browser, whose cells would otherwise hide a leading space; the inspector's editor
+    draws whitespace glyphs itself and its hover shows the plain space inside quotes).
+    """
+    data = bytes(piece)
+    if data.isascii() and data.isalnum():
+        return data.decode("ascii")  # the common case, no scan
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        # str.isprintable() is False exactly for the _INVISIBLE categories (the space excepted):
+        # a piece with nothing to escape needs no per-character loop (25x faster on cl100k).
+        lead = text[:1]
+        if text.isprintable() and "\\" not in text and lead != DOTTED_CIRCLE \
+                and not (lead and unicodedata.category(lead)[0] == "M"):
+            if not visible_space:
+                return text
+            if VISIBLE_SPACE not in text:
+                return text.replace(" ", VISIBLE_SPACE)
     out = []
-    for k, ch in enumerate(text):
-        if "\udc80" <= ch <= "\udcff":  # a byte that is not UTF-8 on its own
-            out.append(f"\\x{ord(ch) - 0xDC00:02x}")
-            continue
-        if ch in _ESCAPES:
+    for k, ch in enumerate(data.decode("utf-8", "surrogateescape")):
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's stand-in for a byte that is not UTF-8 here
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif ch in _ESCAPES:
             out.append(_ESCAPES[ch])
-            continue
-        cat = unicodedata.category(ch)
-        if cat[0] == "C" or (cat[0] == "Z" and ch != " "):
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-        elif k == 0 and cat[0] == "M":
-            out.append("◌" + ch)
+        elif ch == " ":
+            out.append(VISIBLE_SPACE if visible_space else " ")
+        elif ch == VISIBLE_SPACE and visible_space:
+            out.append(_escape_code(code))
+        elif k == 0 and ch == DOTTED_CIRCLE:
+            out.append(_escape_code(code))  # keeps "◌" + mark meaning "a leading mark" only
         else:
-            out.append(ch)
+            category = unicodedata.category(ch)
+            if category in _INVISIBLE:
+                out.append(_escape_code(code))
+            elif k == 0 and category[0] == "M":
+                out.append(DOTTED_CIRCLE + ch)
+            else:
+                out.append(ch)
     return "".join(out)
+
+
+def piece_chars(piece: bytes) -> int:
+    """Characters of a piece: whole UTF-8 characters plus one per stray byte."""
+    return len(bytes(piece).decode("utf-8", "surrogateescape"))
+
+
+def piece_hex(piece: bytes) -> str:
+    """``b"\\x00\\xff"`` → ``"00 ff"``: the exact bytes beside the rendered text."""
+    return " ".join(f"{b:02x}" for b in bytes(piece))
 
 
 def show_whitespace(text: str) -> str:
@@ -54,20 +133,16 @@ def show_whitespace(text: str) -> str:
     return "".join(WHITESPACE_GLYPHS.get(ch, ch) for ch in text)
 
 
-def hex_bytes(raw: bytes) -> str:
-    return " ".join(f"{b:02x}" for b in raw)
-
-
 @dataclass(frozen=True)
 class TokenInfo:
     """What hovering a token explains."""
 
     id: int
-    piece: str  # escaped, see escape_piece
+    piece: str  # rendered by piece_text (plain spaces)
     hex: str
     kind: str  # special / base / merge
     rank: int | None = None  # merge rank (0-based) for merge-made tokens
-    left: tuple[int, str] | None = None  # (id, escaped piece) of the pair it was merged from
+    left: tuple[int, str] | None = None  # (id, rendered piece) of the pair it was merged from
     right: tuple[int, str] | None = None
     frequency: int | None = None  # the pair's count when it was merged (runs only)
 
@@ -77,11 +152,11 @@ def token_info(tokenizer: Tokenizer, token_id: int, frequencies: Sequence[int] |
     kind = tokenizer.kind(token_id)
     merged = tokenizer.merge_of_id.get(token_id)
     if merged is None:
-        return TokenInfo(token_id, escape_piece(raw), hex_bytes(raw), kind)
+        return TokenInfo(token_id, piece_text(raw), piece_hex(raw), kind)
     rank, left, right = merged
     freq = frequencies[rank] if frequencies is not None and rank < len(frequencies) else None
-    return TokenInfo(token_id, escape_piece(raw), hex_bytes(raw), kind, rank,
-                     (left, escape_piece(tokenizer.vocab[left])), (right, escape_piece(tokenizer.vocab[right])),
+    return TokenInfo(token_id, piece_text(raw), piece_hex(raw), kind, rank,
+                     (left, piece_text(tokenizer.vocab[left])), (right, piece_text(tokenizer.vocab[right])),
                      freq)
 
 
@@ -132,55 +207,3 @@ def decode_ids(encoder: Encoder, ids: Sequence[int]) -> str:
             raise WorkbenchError(f"item {position}: id {token_id} is not in this tokenizer's vocabulary "
                                  f"(valid ids: 0 to {size - 1})") from None
     return encoder.decode(ids)
-
-
-VISIBLE_SPACE = "\u2423"  # ␣
-
-
-_VISIBLE_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", " ": VISIBLE_SPACE,
-            VISIBLE_SPACE: "\\u2423", "\x0b": "\\v", "\x0c": "\\f"}
-
-
-# Unicode categories shown as escapes: controls, format characters (zero-width joiners, BOM),
-# separators other than the plain space, surrogates, private use and unassigned code points.
-_INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Cs", "Co", "Cn"})
-
-
-@lru_cache(maxsize=65536)
-def piece_text(piece: bytes) -> str:
-    """A piece for display: ``b" the\\n"`` → ``"␣the\\\\n"``, ``b"\\xe4\\xb8"`` → ``"\\\\xe4\\\\xb8"``.
-
-    Every byte stays visible and distinguishable: a literal backslash reads ``\\\\``, a literal ``␣``
-    reads ``\\u2423``, so the text maps back to exactly one byte string.
-    """
-    data = bytes(piece)
-    if data.isascii() and data.isalnum():
-        return data.decode("ascii")  # the common case, no scan
-    out = []
-    for ch in data.decode("utf-8", "surrogateescape"):
-        code = ord(ch)
-        if 0xDC80 <= code <= 0xDCFF:  # a byte that is not part of a whole UTF-8 character
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif ch in _VISIBLE_ESCAPES:
-            out.append(_VISIBLE_ESCAPES[ch])
-        elif unicodedata.category(ch) in _INVISIBLE:
-            # \xNN only below 0x80, so it never looks like a stray byte of a split character.
-            out.append(f"\\x{code:02x}" if code < 0x80 else
-                       f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def piece_chars(piece: bytes) -> int:
-    """Characters of a piece: whole UTF-8 characters plus one per stray byte."""
-    return len(bytes(piece).decode("utf-8", "surrogateescape"))
-
-
-def piece_hex(piece: bytes) -> str:
-    return " ".join(f"{b:02x}" for b in bytes(piece))
-
-
-def csv_piece(piece: bytes | None) -> str:
-    """Pieces in CSV files, as ``workbench export --format merges-csv`` writes them."""
-    return "" if piece is None else bytes(piece).decode("utf-8", "backslashreplace")

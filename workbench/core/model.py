@@ -98,10 +98,6 @@ class Tokenizer:
             return "special"
         return "merge" if token_id in self.merge_of_id else "base"
 
-    def piece_text(self, token_id: int) -> str:
-        """The piece as text for display: invalid UTF-8 bytes read ``\\xNN``."""
-        return self.vocab[token_id].decode("utf-8", "backslashreplace")
-
     def settings(self) -> dict:
         """The JSON-able description the project file and exports keep beside the vocabulary."""
         return {

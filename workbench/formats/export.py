@@ -27,7 +27,7 @@ from workbench.formats.common import piece_to_text
 from workbench.formats.detect import FORMATS
 from workbench.formats.gpt2_files import read_gpt2, render_gpt2
 from workbench.formats.hf_json import hf_pattern, read_hf_json, render_hf_json
-from workbench.formats.merges_csv import read_merges_csv, render_merges_csv
+from workbench.formats.merges_csv import cell, read_merges_csv, render_merges_csv
 from workbench.formats.tiktoken_file import read_tiktoken, render_tiktoken, sidecar_path
 from workbench.formats.vocab_lists import (
     read_spm_vocab,
@@ -115,10 +115,15 @@ def export_tokenizer(
     else:
         files = [render_merges_csv(tokenizer, frequencies)]
     texts = _sample_texts(tokenizer, sample)
-    with Staging(finals[0].parent) as staging:
+    # The GPT-2 pair is a folder of its own: it is staged whole beside out_path and renamed into
+    # place, so a failed export leaves neither an empty folder nor a temporary one.
+    with Staging(out_path.parent if fmt == "gpt2" else finals[0].parent) as staging:
         staged = [staging.stage(final.name, data) for final, data in zip(finals, files)]
         checks = _VERIFIERS[fmt](tokenizer, staged, texts, notes)
-        staging.commit(dict(zip(staged, finals)))
+        if fmt == "gpt2":
+            staging.commit_folder(out_path)
+        else:
+            staging.commit(dict(zip(staged, finals)))
     return ExportResult(fmt, tuple(finals), tuple(checks), tuple(notes))
 
 
@@ -306,7 +311,7 @@ def _verify_wordpiece(tokenizer: Tokenizer, staged: list[Path], texts: list[str]
         if not tokenizer.vocab[token_id] and token_id not in tokenizer.special_ids:
             continue
         expected = piece_to_text(tokenizer, token_id)
-        if written[token_id] != expected or reloaded.piece_text(token_id) != expected:
+        if written[token_id] != expected or piece_to_text(reloaded, token_id) != expected:
             raise WorkbenchError(f"wordpiece export failed verification: line {token_id + 1} is not id {token_id}'s piece")
     checks = [f"workbench reader: {len(written)} lines, line n = id n - 1 for every piece"]
     lib = _try_import("tokenizers")
@@ -335,9 +340,9 @@ def _verify_csv(tokenizer: Tokenizer, staged: list[Path], texts: list[str], note
     rows = read_merges_csv(staged[0])
     if len(rows) != len(tokenizer.merges):
         raise WorkbenchError("merges-csv export failed verification: row count differs from the merge count")
-    text = tokenizer.piece_text
+    vocab = tokenizer.vocab
     for (rank, left, right, merged, _freq), (a, b, new) in zip(rows, tokenizer.merges):
-        if (left, right, merged) != (text(a), text(b), text(new)):
+        if (left, right, merged) != (cell(vocab[a]), cell(vocab[b]), cell(vocab[new])):
             raise WorkbenchError(f"merges-csv export failed verification: rank {rank} reads back differently")
     return [f"csv reader: {len(rows)} merges read back in rank order"]
 

@@ -1,8 +1,15 @@
 """The merge table as CSV: ``rank,left,right,merged,frequency`` — for spreadsheets and pandas.
 
-Pieces are ``piece_bytes.decode("utf-8", "backslashreplace")`` so a partial UTF-8 character reads
-``\\xe4``; frequency is the pair count when it was merged, empty when unknown (imported files).
+Pieces are ``piece_bytes.decode("utf-8", "backslashreplace")`` (:func:`cell`) so a partial UTF-8
+character reads ``\\xe4``; frequency is the pair count when it was merged, empty when unknown
+(imported files). The file is written by the one CSV writer (:func:`workbench.formats.tables.csv_text`).
 It is a report, not a tokenizer: it is read back only to verify an export.
+
+Why this cell rule differs from the display renderer (:func:`workbench.core.display.piece_text`):
+PRODUCT.md fixes it as a contract that scripts parse, and it is the plain Python one-liner a
+reader can reproduce — whole characters as they are (a space, a NUL, a tab stay themselves; the
+CSV quoting carries line breaks), only invalid bytes escaped. The display renderer instead makes
+invisible characters visible for people, and may change with what people need to see.
 """
 
 from __future__ import annotations
@@ -15,8 +22,14 @@ from typing import Sequence
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 from workbench.formats.common import read_text
+from workbench.formats.tables import csv_text
 
 HEADER = ["rank", "left", "right", "merged", "frequency"]
+
+
+def cell(piece: bytes) -> str:
+    """A piece as this format writes it (the contract in PRODUCT.md)."""
+    return bytes(piece).decode("utf-8", "backslashreplace")
 
 
 def render_merges_csv(tokenizer: Tokenizer, frequencies: Sequence[int] | None = None) -> bytes:
@@ -25,16 +38,11 @@ def render_merges_csv(tokenizer: Tokenizer, frequencies: Sequence[int] | None = 
         raise WorkbenchError(
             f"{len(frequencies)} frequencies for {len(tokenizer.merges)} merges: pass one per merge or none"
         )
-    text = tokenizer.piece_text
-    buffer = io.StringIO()
-    # "\r\n" rows, not "\n": the csv module quotes a field only for characters of the row
-    # terminator, so with "\n" a piece holding a lone "\r" would be written bare and break the row.
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(HEADER)
-    for rank, (left, right, new) in enumerate(tokenizer.merges):
-        freq = "" if frequencies is None else str(int(frequencies[rank]))
-        writer.writerow([rank, text(left), text(right), text(new), freq])
-    return buffer.getvalue().encode("utf-8")
+    vocab = tokenizer.vocab
+    rows = ((rank, cell(vocab[left]), cell(vocab[right]), cell(vocab[new]),
+             "" if frequencies is None else str(int(frequencies[rank])))
+            for rank, (left, right, new) in enumerate(tokenizer.merges))
+    return csv_text(HEADER, rows).encode("utf-8")
 
 
 def read_merges_csv(path: Path) -> list[tuple[int, str, str, str, int | None]]:

@@ -33,6 +33,7 @@ from typing import Any, Iterator, Sequence
 
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
+from workbench.formats.atomic import replacing
 from workbench.store import opening, queries, schema
 from workbench.store.rows import (
     RUN_STATUSES,
@@ -547,20 +548,17 @@ class ProjectStore:
                                  "overwriting it.")
         for w in list(self._writers):
             w.flush()
-        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.partial")
         try:
-            out = sqlite3.connect(str(tmp), isolation_level=None)
-            try:
-                self._conn.backup(out)
-                out.execute("PRAGMA journal_mode=DELETE")
-            finally:
-                out.close()
-            for suffix in opening.SIDE_FILES:
-                Path(f"{dest}{suffix}").unlink(missing_ok=True)
-            os.replace(tmp, dest)
+            with replacing(dest, side_suffixes=opening.SIDE_FILES) as tmp:
+                out = sqlite3.connect(str(tmp), isolation_level=None)
+                try:
+                    self._conn.backup(out)
+                    out.execute("PRAGMA journal_mode=DELETE")
+                finally:
+                    out.close()
+                for suffix in opening.SIDE_FILES:
+                    Path(f"{dest}{suffix}").unlink(missing_ok=True)
         except (OSError, sqlite3.Error) as e:
-            for suffix in ("", *opening.SIDE_FILES):
-                Path(f"{tmp}{suffix}").unlink(missing_ok=True)
             raise WorkbenchError(f"Cannot save a copy to {dest} ({e}); choose a writable "
                                  "folder with free space.") from None
         return dest

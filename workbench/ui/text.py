@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import time
 
-# Whitespace made visible in pieces: a token " the" reads as "␣the".
-VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
+from workbench.core.display import piece_text
 
 
 def human_bytes(n: float) -> str:
@@ -47,11 +46,9 @@ def when(timestamp: float | None) -> str:
 
 
 def piece(data: bytes, *, marks: bool = True) -> str:
-    """A token piece for display: UTF-8 where it decodes, ``\\xNN`` for partial bytes."""
-    text = bytes(data).decode("utf-8", "backslashreplace")
-    if marks:
-        text = "".join(VISIBLE.get(ch, ch) for ch in text)
-    return text
+    """A token piece as the rest of the window shows it: the one renderer,
+    :func:`workbench.core.display.piece_text` (``marks``: a space reads ``␣``)."""
+    return piece_text(data, visible_space=marks)
 
 
 def script_mix(scripts: dict[str, int], limit: int = 3) -> str:

@@ -234,7 +234,7 @@ class TokenPane(QFrame):
             return "<qt>" + self._describe_id(tok, group.ids[0]) + "</qt>"
         shown = self.layout_.text[group.start:group.end] if self.layout_ is not None else ""
         head = (f"<p><b>{len(group.ids)} tokens share these characters</b> "
-                f"<code>{_code(display.escape_piece(shown.encode('utf-8', 'surrogatepass')))}</code><br>"
+                f"<code>{_code(display.piece_text(shown.encode('utf-8', 'surrogatepass')))}</code><br>"
                 "pieces of one character, or of one emoji / accent cluster, shown together so it is drawn "
                 "whole</p>")
         rows = []

@@ -23,16 +23,16 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.ancestry import AncestryNode
-from workbench.core.display import piece_chars, piece_hex, piece_text
+from workbench.core.display import piece_chars, piece_hex
 from workbench.store.browse import MergeEntry, MergeSource
-from workbench.ui.merges.merge_model import mono_font, muted_brush
+from workbench.ui.merges.merge_model import browser_piece, mono_font, muted_brush
 
 CHILDREN_SHOWN = 500
 _ID_ROLE = Qt.ItemDataRole.UserRole + 10
 
 
 def _node_label(node: AncestryNode) -> str:
-    return piece_text(node.piece) if node.piece else "(empty)"
+    return browser_piece(node.piece) if node.piece else "(empty)"
 
 
 class MergeDetail(QWidget):
@@ -145,12 +145,12 @@ class MergeDetail(QWidget):
         root = source.ancestry(token_id)
         self.tree_root = root
         piece = root.piece
-        self.title.setText(piece_text(piece) if piece else "(empty piece)")
+        self.title.setText(browser_piece(piece) if piece else "(empty piece)")
         self.title.setToolTip("bytes: " + piece_hex(piece))
         parts = [f"token {token_id}"]
         if entry is not None:
-            parts.append(f"merge #{entry.rank}: {piece_text(entry.left_piece or b'')} + "
-                         f"{piece_text(entry.right_piece or b'')}")
+            parts.append(f"merge #{entry.rank}: {browser_piece(entry.left_piece or b'')} + "
+                         f"{browser_piece(entry.right_piece or b'')}")
             if entry.frequency is not None:
                 parts.append(f"pair frequency {entry.frequency:,} when merged")
         else:
@@ -208,8 +208,8 @@ class MergeDetail(QWidget):
         mono = mono_font()
         items = []
         for e in rows:
-            item = QTreeWidgetItem([str(e.rank), f"{piece_text(e.left_piece or b'')} + {piece_text(e.right_piece or b'')}",
-                                    piece_text(e.piece or b""), "—" if e.frequency is None else f"{e.frequency:,}"])
+            item = QTreeWidgetItem([str(e.rank), f"{browser_piece(e.left_piece or b'')} + {browser_piece(e.right_piece or b'')}",
+                                    browser_piece(e.piece or b""), "—" if e.frequency is None else f"{e.frequency:,}"])
             item.setData(0, _ID_ROLE, e.new_id)
             item.setFont(1, mono)
             item.setFont(2, mono)

@@ -74,11 +74,17 @@ def _make_muted_brush() -> QBrush:
     return QBrush(muted(QGuiApplication.palette()))
 
 
+def browser_piece(piece: bytes) -> str:
+    """A piece as every view of the browser shows it: the one renderer, a space drawn as ``␣``
+    (a leading space would otherwise vanish in a table cell)."""
+    return piece_text(piece, visible_space=True)
+
+
 def piece_tooltip(piece: bytes | None, heading: str = "") -> str:
     if piece is None:
         return "(missing from the vocabulary)"
     lines = [heading] if heading else []
-    text = piece_text(piece)
+    text = browser_piece(piece)
     lines.append(text if len(text) <= 200 else text[:200] + "…")
     lines.append(f"{len(piece)} bytes, {piece_chars(piece)} characters")
     hexed = piece_hex(piece)
@@ -425,7 +431,7 @@ class MergeTableModel(LazyKeyedModel):
                 return str(e.rank)
             if column in self.PIECE_COLUMNS:
                 piece = (e.left_piece, e.right_piece, e.piece)[column - 1]
-                return "?" if piece is None else piece_text(piece)
+                return "?" if piece is None else browser_piece(piece)
             if column == 4:
                 return "—" if e.frequency is None else f"{e.frequency:,}"
             if column == 5:
@@ -439,7 +445,7 @@ class MergeTableModel(LazyKeyedModel):
                 piece = (e.left_piece, e.right_piece, e.piece)[column - 1]
                 heading = f"token {ids[column - 1]}"
                 if column == 3:
-                    heading += f" = {piece_text(e.left_piece or b'')} + {piece_text(e.right_piece or b'')}"
+                    heading += f" = {browser_piece(e.left_piece or b'')} + {browser_piece(e.right_piece or b'')}"
                 return piece_tooltip(piece, heading)
             if column == 4 and e.frequency is None:
                 return "Imported tokenizers do not record merge frequencies"

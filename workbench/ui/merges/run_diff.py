@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.display import piece_hex, piece_text
+from workbench.core.display import piece_hex
 from workbench.core.vocab_diff import (
     SplitReport,
     VocabDiff,
@@ -44,11 +44,12 @@ from workbench.core.vocab_diff import (
     split_differences,
 )
 from workbench.corpus.counts import corpus_sources, corpus_word_counts
-from workbench.formats.tables import write_table_csv
+from workbench.formats.tables import write_csv
 from workbench.store.browse import Source, SourceInfo
 from workbench.ui.merges.merge_model import (
     _LEFT,
     _RIGHT,
+    browser_piece,
     mono_font,
     muted_brush,
     piece_tooltip,
@@ -152,12 +153,11 @@ def _rank(value: int | None) -> str:
 def _split_text(split: tuple[bytes, ...] | None) -> str:
     if split is None:
         return "(cannot encode: a character is not in the vocabulary)"
-    return " | ".join(piece_text(p) for p in split)
+    return " | ".join(browser_piece(p) for p in split)
 
 
 def _piece_col(title: str = "piece") -> Column:
-    return Column(title, lambda e: piece_text(e.piece), lambda e: e.piece, mono=True,
-                  csv=lambda e: e.piece.decode("utf-8", "backslashreplace"),
+    return Column(title, lambda e: browser_piece(e.piece), lambda e: e.piece, mono=True,
                   tooltip=lambda e: piece_tooltip(e.piece))
 
 
@@ -184,7 +184,7 @@ SHARED_COLUMNS = [
 ]
 
 WORD_COLUMNS = [
-    Column("word", lambda d: piece_text(d.word.encode("utf-8", "surrogatepass")), lambda d: d.word, mono=True,
+    Column("word", lambda d: browser_piece(d.word.encode("utf-8", "surrogatepass")), lambda d: d.word, mono=True,
            csv=lambda d: d.word),
     Column("count", lambda d: f"{d.count:,}", lambda d: d.count, numeric=True, csv=lambda d: d.count),
     Column("tokens A", lambda d: "—" if d.split_a is None else str(len(d.split_a)),
@@ -450,7 +450,7 @@ class RunDiffView(QWidget):
         key = key or self.current_key()
         model = self.models[key]
         data = model.csv_rows(selected_rows(self.tables[key]) if selection else None)
-        write_table_csv(path, [c.title for c in model.columns], data)
+        write_csv(path, [c.title for c in model.columns], data)
         return len(data)
 
     def _export_dialog(self, selection: bool) -> None:

@@ -14,13 +14,14 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
-from workbench.core.display import piece_hex, piece_text
+from workbench.core.display import piece_hex
 from workbench.store.browse import VocabEntry
 from workbench.ui.merges.merge_model import (
     _LEFT,
     _RIGHT,
     LazyKeyedModel,
     _cached_brush,
+    browser_piece,
     muted_brush,
     piece_tooltip,
 )
@@ -57,7 +58,7 @@ class VocabTableModel(LazyKeyedModel):
             if column == 0:
                 return str(e.id)
             if column == 1:
-                return piece_text(e.piece) if e.piece else "(empty)"
+                return browser_piece(e.piece) if e.piece else "(empty)"
             if column == 2:
                 hexed = piece_hex(e.piece)
                 return hexed if len(hexed) <= 60 else hexed[:60] + " …"

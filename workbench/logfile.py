@@ -21,8 +21,8 @@ import logging
 import logging.handlers
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 LOGGER = "workbench"
 FOLDER_NAME = "tokenizer-workbench"
@@ -39,15 +39,15 @@ def state_folder(environ: Mapping[str, str] | None = None, platform: str | None 
     """The folder for the workbench's logs on this platform (not created here)."""
     env = os.environ if environ is None else environ
     plat = sys.platform if platform is None else platform
-    home = Path.home() if home is None else home
+    user = Path.home() if home is None else home
     if plat.startswith("win"):
-        base = env.get("LOCALAPPDATA") or str(home / "AppData" / "Local")
-        return Path(base) / FOLDER_NAME / "Logs"
+        local = env.get("LOCALAPPDATA")
+        return (Path(local) if local else user / "AppData" / "Local") / FOLDER_NAME / "Logs"
     if plat == "darwin":
-        return home / "Library" / "Logs" / FOLDER_NAME
+        return user / "Library" / "Logs" / FOLDER_NAME
     state = env.get("XDG_STATE_HOME", "")
     # The XDG spec ignores a relative path here: it would depend on the working directory.
-    base = Path(state) if state and Path(state).is_absolute() else home / ".local" / "state"
+    base = Path(state) if state and Path(state).is_absolute() else user / ".local" / "state"
     return base / FOLDER_NAME
 
 

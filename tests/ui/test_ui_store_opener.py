@@ -87,9 +87,8 @@ def test_a_write_to_a_read_only_project_is_one_clear_error(tmp_path):
     session.close()
     path.chmod(0o444)
     try:
-        with pytest.raises(WorkbenchError) as err:
-            with project_session.open_write(path):
-                pass
+        with pytest.raises(WorkbenchError) as err, project_session.open_write(path):
+            pass
         assert "\n" not in str(err.value) and str(err.value)
     finally:
         path.chmod(0o644)

@@ -26,9 +26,10 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, Hashable
+from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 

@@ -18,9 +18,10 @@ import run on the job runner, training in a child process).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Callable, Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
@@ -475,7 +476,7 @@ class MainWindow(QMainWindow):
             return f"Wrote {', '.join(str(p) for p in result.paths)}{checks}"
 
         self.statusBar().showMessage(f"Exporting run {run_id} as {fmt}…")
-        self.settings.last_folder = str(Path(out).parent if fmt != "gpt2" else Path(out).parent)
+        self.settings.last_folder = str(Path(out).parent)
         self.tasks.submit(work, self._exported, self._export_failed)
 
     def _exported(self, message: str) -> None:

@@ -160,3 +160,31 @@ def test_a_failed_import_is_logged_with_its_message(qtbot, log_file, tmp_path):
         assert done.args[1].splitlines()[0] in text
     finally:
         window.shutdown()
+
+
+def test_the_window_log_lives_in_the_state_folder_and_records_uncaught_exceptions(monkeypatch):
+    import os
+    import sys
+
+    from workbench.ui.logs import install_window_log
+
+    seen: list[str] = []
+    monkeypatch.setattr(sys, "excepthook", lambda kind, exc, tb: seen.append(str(exc)))
+    path = install_window_log()
+    assert path is not None and logfile.current_path() == path
+    try:
+        # tests/conftest.py points XDG_STATE_HOME at a temporary folder; Qt's StateLocation follows it
+        assert path.name == "window.log" and Path(os.environ["XDG_STATE_HOME"]) in path.parents
+        try:
+            raise LookupError("slot bug")
+        except LookupError as exc:
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+        assert seen == ["slot bug"]  # the previous hook still runs
+        for handler in logging.getLogger("workbench").handlers:
+            handler.flush()
+        text = path.read_text(encoding="utf-8")
+    finally:
+        for handler in list(logging.getLogger("workbench").handlers):
+            if getattr(handler, "baseFilename", None) == str(path):
+                logfile.remove(handler)
+    assert "CRITICAL" in text and "uncaught exception" in text and "LookupError: slot bug" in text

@@ -19,7 +19,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from workbench.ui import style
-from workbench.ui.logs import install_window_log
+from workbench.ui.logs import forward_qt_messages, install_window_log
 from workbench.ui.settings import AppSettings
 
 log = logging.getLogger(__name__)
@@ -97,6 +97,7 @@ def run_app(argv: Sequence[str]) -> int:
     sys.setswitchinterval(0.001)
     app = make_app(qt_args)
     path = install_window_log()  # after make_app: QStandardPaths needs the application's name
+    forward_qt_messages()
     log.info("window started (log %s, arguments %s)", path, list(argv))
     window = create_window(paths)
     window.show()

@@ -2,7 +2,9 @@
 
 :func:`install_window_log` points the ``workbench`` logger at ``window.log`` in the folder
 ``QStandardPaths`` gives for state (``StateLocation`` where Qt has it, app-local data before Qt
-6.7) through :func:`workbench.logfile.install`, and logs exceptions that reach the event loop.
+6.7) through :func:`workbench.logfile.install`, and logs exceptions that reach the event loop;
+:func:`forward_qt_messages` adds Qt's own warnings (a thread destroyed while running, a failed
+connection) to the same file.
 :class:`LogDialog` shows the file's last lines read-only, with *Open Folder* handing the folder to
 the desktop — a dialog rather than opening the file directly, because it works (and can be
 tested) without a desktop session, and shows the newest records first where they matter.
@@ -18,7 +20,7 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
-from PySide6.QtCore import QStandardPaths, QUrl, Slot
+from PySide6.QtCore import QMessageLogContext, QStandardPaths, QtMsgType, QUrl, Slot, qInstallMessageHandler
 from PySide6.QtGui import QDesktopServices, QFontDatabase, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
@@ -66,6 +68,30 @@ def install_window_log() -> Path | None:
 
     sys.excepthook = hook
     return path
+
+
+_QT_LEVELS = {
+    QtMsgType.QtDebugMsg: logging.DEBUG,
+    QtMsgType.QtInfoMsg: logging.INFO,
+    QtMsgType.QtWarningMsg: logging.WARNING,
+    QtMsgType.QtCriticalMsg: logging.ERROR,
+    QtMsgType.QtFatalMsg: logging.CRITICAL,
+}
+
+
+def forward_qt_messages() -> None:
+    """Send Qt's messages to the ``workbench.qt`` logger as well as to stderr, as Qt would.
+
+    Called by the app only: pytest-qt installs its own handler to fail tests on Qt warnings.
+    """
+    qt_log = logging.getLogger("workbench.qt")
+
+    def handler(kind: QtMsgType, context: QMessageLogContext, message: str) -> None:
+        qt_log.log(_QT_LEVELS.get(kind, logging.WARNING), "%s", message)
+        if sys.stderr is not None:  # a windowed app on Windows has no stderr
+            print(message, file=sys.stderr)
+
+    qInstallMessageHandler(handler)
 
 
 def read_tail(path: Path, limit: int = TAIL_BYTES) -> str:

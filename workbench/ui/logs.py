@@ -20,7 +20,14 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
-from PySide6.QtCore import QMessageLogContext, QStandardPaths, QtMsgType, QUrl, Slot, qInstallMessageHandler
+from PySide6.QtCore import (
+    QMessageLogContext,
+    QStandardPaths,
+    QtMsgType,
+    QUrl,
+    Slot,
+    qInstallMessageHandler,
+)
 from PySide6.QtGui import QDesktopServices, QFontDatabase, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Log files (workbench.logfile, the window's QStandardPaths state folder) go to a temporary folder,
+# for this process and the training children it starts, never to the user's own.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="workbench-test-state-")
 
 from shared_corpora import CORPUS_FILES, require_corpora  # noqa: E402 - after the Qt platform is chosen
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
 import sys
@@ -16,7 +17,10 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from workbench import logfile
 from workbench.errors import WorkbenchError
+
+log = logging.getLogger(__name__)
 
 EXPORT_FORMATS = ("hf", "gpt2", "tiktoken", "wordpiece", "spm-vocab", "merges-csv")
 
@@ -366,9 +370,12 @@ def run_cli(argv: Sequence[str]) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    logfile.install(logfile.cli_log_path())  # None when unwritable: the command runs anyway
+    log.info("workbench %s", " ".join(argv))
     try:
         return COMMANDS[args.command](args)
     except WorkbenchError as exc:
+        log.info("workbench %s: error: %s", args.command, exc)
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -382,3 +389,6 @@ def run_cli(argv: Sequence[str]) -> int:
         print(f"workbench {args.command}: error: {where}{exc.strerror or exc}: check the path and its permissions",
               file=sys.stderr)
         return 2
+    except Exception:  # a bug: its traceback goes to the log as well as to stderr
+        log.exception("workbench %s failed", args.command)
+        raise

@@ -3,11 +3,13 @@
 ``workbench`` opens an untitled project on the bundled demo corpus (ready to train with F5);
 ``workbench P.tokproj`` opens that project; ``workbench FILES…`` starts an untitled project with
 those corpus files. Qt's own arguments (``-platform``, ``-style`` …) are passed through to Qt.
+The window logs to ``window.log`` in the platform's state folder (:mod:`workbench.ui.logs`).
 What it leaves out: the headless commands (``workbench.cli``), which never import Qt.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -17,7 +19,10 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from workbench.ui import style
+from workbench.ui.logs import forward_qt_messages, install_window_log
 from workbench.ui.settings import AppSettings
+
+log = logging.getLogger(__name__)
 
 ORGANIZATION = "Tokenizer Workbench"
 APPLICATION = "Tokenizer Workbench"
@@ -91,6 +96,9 @@ def run_app(argv: Sequence[str]) -> int:
     # millisecond instead of every five, so typing never waits on a long pure-Python split.
     sys.setswitchinterval(0.001)
     app = make_app(qt_args)
+    path = install_window_log()  # after make_app: QStandardPaths needs the application's name
+    forward_qt_messages()
+    log.info("window started (log %s, arguments %s)", path, list(argv))
     window = create_window(paths)
     window.show()
     return app.exec()

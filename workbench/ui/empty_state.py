@@ -1,7 +1,7 @@
 """A centred "nothing here yet" message with a title, an explanation and optional buttons.
 
-Used wherever a pane would otherwise be blank: an empty corpus (with a drop hint), a project with
-no runs, and the Inspect/Merges panes while their modules are not installed. It says what the pane
+Used wherever a pane would otherwise be blank: an empty corpus (with a drop hint), no project open,
+a project with no runs. It says what the pane
 is for and what to do next; it never pretends to be content.
 """
 

@@ -1,138 +1,211 @@
-"""Jobs off the GUI thread shared by the tabs: one-off tasks and the live pre-tokenizer preview.
+"""The window's one job runner: plain functions off the GUI thread, newest result per key wins.
 
-* :class:`TaskRunner` — runs a plain function in a fresh ``QThread`` (export, import) and calls
-  back on the GUI thread.
-* :class:`SplitPreviewer` — the training form's live pre-tokenizer preview, off the GUI thread
-  because a custom pattern may backtrack for seconds; stale results are dropped.
+* :class:`JobRunner` — ``submit(fn, on_done, on_error, key=…)`` runs ``fn`` in a thread pool and
+  calls ``on_done(result)`` or ``on_error(message)`` on the GUI thread. A newer submission under
+  the same ``key`` makes every older one *stale*: it is asked to stop and its result (or error,
+  or progress) is dropped, never delivered — git-cola's rule for views recomputed while typing.
+  Without a key each job is its own (export, import: nothing overtakes them). With
+  ``hooks=True`` the function is called as ``fn(should_stop, progress)`` (Orange's compute
+  hooks): it polls ``should_stop()`` between steps and reports ``progress(done, total, what)``.
+* :class:`SplitPreviewer` — the training form's live pre-tokenizer preview, one key on a runner
+  (a custom pattern may backtrack for seconds, so it never runs on the GUI thread).
 
-Signals emitted in a worker thread are connected only to ``@Slot`` methods of GUI-thread objects
-(STYLE.md trap 2); every thread is kept referenced and joined in :meth:`shutdown` (trap 4).
-What it leaves out: widgets, and any decision about what to show.
+Threads: a private ``QThreadPool`` (not the global one, so :meth:`JobRunner.shutdown` joins only
+this runner's jobs, without a time limit — a job dropped while it runs could outlive the app).
+Results cross threads through a relay ``QObject`` whose signals are connected only to ``@Slot``
+methods of the runner, which lives on the GUI thread (STYLE.md trap 2); the pool and relay are
+owned by the runner (trap 4). A failing job is logged (``workbench.ui.jobs``) with its traceback
+before the one-line message reaches ``on_error``.
+
+What it leaves out: widgets, and deciding what to show; the training run, which is a child
+process (``ui/train/process.py``); the inspector's long-lived worker with its tokenizer caches.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
 
-from PySide6.QtCore import (
-    QObject,
-    QRunnable,
-    QThread,
-    QThreadPool,
-    Signal,
-    Slot,
-)
+from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
 from workbench.errors import WorkbenchError
 
-# ---------------------------------------------------------------------------------------------------
-# one-off jobs
+log = logging.getLogger(__name__)
+
+OnDone = Callable[[Any], None]
+OnError = Callable[[str], None]
+OnProgress = Callable[[int, int, str], None]
 
 
-class _TaskWorker(QObject):
+@dataclass
+class _Job:
+    key: Hashable
+    on_done: OnDone
+    on_error: OnError
+    on_progress: OnProgress | None
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+class _Relay(QObject):
+    """Signals emitted from pool threads; received by the runner's slots on the GUI thread."""
+
     done = Signal(int, object)
     failed = Signal(int, str)
-
-    def __init__(self, task_id: int, fn: Callable[[], Any]):
-        super().__init__()
-        self.task_id = task_id
-        self.fn = fn
-
-    @Slot()
-    def run(self) -> None:
-        try:
-            result = self.fn()
-        except WorkbenchError as exc:
-            self.failed.emit(self.task_id, str(exc))
-        except Exception as exc:  # noqa: BLE001 - shown to the user as one line
-            self.failed.emit(self.task_id, f"{type(exc).__name__}: {exc}")
-        else:
-            self.done.emit(self.task_id, result)
+    progress = Signal(int, int, int, str)
+    ended = Signal(int)  # after done/failed: the job's thread is free
 
 
-class TaskRunner(QObject):
-    """Run functions in worker threads; callbacks run on the GUI thread."""
+class JobRunner(QObject):
+    """Run functions off the GUI thread; only the newest job per key delivers (see module doc)."""
 
-    busy_changed = Signal(bool)
+    busy_changed = Signal(bool)  # some job that will still deliver is running
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None, *, max_threads: int = 4):
         super().__init__(parent)
-        self._tasks: dict[int, tuple[QThread, _TaskWorker, Callable, Callable]] = {}
-        self._next = 1
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(max_threads)
+        self._relay = _Relay(self)
+        self._relay.done.connect(self._on_done)
+        self._relay.failed.connect(self._on_failed)
+        self._relay.progress.connect(self._on_progress)
+        self._relay.ended.connect(self._on_ended)
+        self._ids = itertools.count(1)
+        self._jobs: dict[int, _Job] = {}          # submitted and not ended (stale ones too)
+        self._latest: dict[Hashable, int] = {}    # key -> the job whose result still counts
 
-    def run(self, fn: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None]) -> int:
-        task_id = self._next
-        self._next += 1
-        qthread = QThread()
-        worker = _TaskWorker(task_id, fn)
-        worker.moveToThread(qthread)
-        qthread.started.connect(worker.run)
-        worker.done.connect(self._on_done)
-        worker.failed.connect(self._on_failed)
-        self._tasks[task_id] = (qthread, worker, on_done, on_error)
-        qthread.start()
+    # ---- submitting ------------------------------------------------------------------------------
+    def submit(self, fn: Callable[..., Any], on_done: OnDone, on_error: OnError, *, key: Hashable = None,
+               on_progress: OnProgress | None = None, hooks: bool = False) -> int:
+        """Run ``fn`` (``fn()``, or ``fn(should_stop, progress)`` with ``hooks``); returns the job id.
+
+        ``key=None`` gives the job a key of its own. Callbacks run on the GUI thread, only for a
+        job that is still the newest of its key when its result arrives.
+        """
+        job_id = next(self._ids)
+        key = ("job", job_id) if key is None else key
+        self._make_stale(key)
+        job = _Job(key, on_done, on_error, on_progress)
+        self._jobs[job_id] = job
+        self._latest[key] = job_id
+        relay, stop = self._relay, job.stop
+
+        def progress(done: int, total: int, what: str = "") -> None:
+            if not stop.is_set():
+                relay.progress.emit(job_id, int(done), int(total), str(what))
+
+        def run() -> None:  # runs in a pool thread: touches no widget, only emits
+            try:
+                result = fn(stop.is_set, progress) if hooks else fn()
+            except WorkbenchError as exc:  # bad input: the message is for the user as it is
+                log.info("job %s (%s) failed: %s", job_id, _name(fn), exc)
+                relay.failed.emit(job_id, str(exc))
+            except Exception as exc:  # noqa: BLE001 - a bug: logged in full, shown as one line
+                log.exception("job %s (%s) failed", job_id, _name(fn))
+                relay.failed.emit(job_id, f"{type(exc).__name__}: {exc}")
+            else:
+                relay.done.emit(job_id, result)
+            finally:
+                relay.ended.emit(job_id)
+
+        self._pool.start(run)
         self.busy_changed.emit(True)
-        return task_id
+        return job_id
+
+    def cancel(self, key: Hashable = None) -> None:
+        """Make the newest job of ``key`` (every key when None) stale: asked to stop, never delivered."""
+        keys = list(self._latest) if key is None else [key]
+        for k in keys:
+            self._make_stale(k)
+        self.busy_changed.emit(self.busy())
+
+    def _make_stale(self, key: Hashable) -> None:
+        job_id = self._latest.pop(key, None)
+        job = self._jobs.get(job_id) if job_id is not None else None
+        if job is not None:
+            job.stop.set()
+
+    # ---- state -------------------------------------------------------------------------------------
+    def is_running(self, key: Hashable = None) -> bool:
+        """A job of ``key`` (any key when None) whose result will still be delivered is running."""
+        if key is None:
+            return self.busy()
+        return self._latest.get(key) in self._jobs
 
     def busy(self) -> bool:
-        return bool(self._tasks)
+        return any(job_id in self._jobs for job_id in self._latest.values())
 
+    def active_count(self) -> int:
+        """Jobs whose function has not returned yet, stale ones included (what shutdown waits for)."""
+        return len(self._jobs)
+
+    def _current(self, job_id: int) -> _Job | None:
+        job = self._jobs.get(job_id)
+        if job is None or self._latest.get(job.key) != job_id:
+            return None  # stale (overtaken, cancelled, or submitted before a shutdown): dropped
+        return job
+
+    # ---- results (GUI thread) ----------------------------------------------------------------------------
     @Slot(int, object)
-    def _on_done(self, task_id: int, result: object) -> None:
-        entry = self._finish(task_id)
-        if entry:
-            entry[2](result)
+    def _on_done(self, job_id: int, result: object) -> None:
+        job = self._current(job_id)
+        if job is not None:
+            del self._latest[job.key]
+            job.on_done(result)
 
     @Slot(int, str)
-    def _on_failed(self, task_id: int, message: str) -> None:
-        entry = self._finish(task_id)
-        if entry:
-            entry[3](message)
+    def _on_failed(self, job_id: int, message: str) -> None:
+        job = self._current(job_id)
+        if job is not None:
+            del self._latest[job.key]
+            job.on_error(message)
 
-    def _finish(self, task_id: int):
-        entry = self._tasks.pop(task_id, None)
-        if entry:
-            entry[0].quit()
-            entry[0].wait()
-        self.busy_changed.emit(bool(self._tasks))
-        return entry
+    @Slot(int, int, int, str)
+    def _on_progress(self, job_id: int, done: int, total: int, what: str) -> None:
+        job = self._current(job_id)
+        if job is not None and job.on_progress is not None:
+            job.on_progress(done, total, what)
 
+    @Slot(int)
+    def _on_ended(self, job_id: int) -> None:
+        if self._jobs.pop(job_id, None) is not None:
+            self.busy_changed.emit(self.busy())
+
+    # ---- closing -----------------------------------------------------------------------------------------
     def shutdown(self) -> None:
-        # Wait without a time limit: a QThread dropped while it still runs aborts the process
-        # (STYLE.md, trap 4); an import or export finishing its last file is worth the wait.
-        for qthread, *_ in list(self._tasks.values()):
-            qthread.quit()
-            qthread.wait()
-        self._tasks.clear()
+        """Ask every job to stop, wait for all of them (no time limit: trap 4); none of them delivers.
+
+        The runner stays usable: jobs submitted afterwards run and deliver as usual.
+        """
+        for job in self._jobs.values():
+            job.stop.set()
+        self._latest.clear()
+        self._pool.waitForDone()
+        self._jobs.clear()
+
+
+def _name(fn: Callable[..., Any]) -> str:
+    """What the log calls a job: the function's qualified name (through a ``functools.partial``)."""
+    fn = getattr(fn, "func", fn)
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
 
 
 # ---------------------------------------------------------------------------------------------------
 # live pre-tokenizer preview
 
 
-class _PreviewSignals(QObject):
-    ready = Signal(int, object, str)  # generation, list of pieces (or None), error
+def split_sample(spec: str, normalizer: str, text: str) -> list[str]:
+    """``text`` normalized and split by the pre-tokenizer ``spec`` (what the preview shows)."""
+    from workbench.core.normalize import make_normalizer, parse_normalizer
+    from workbench.core.pretokenize import make_pretokenizer
 
-
-class _PreviewJob(QRunnable):
-    def __init__(self, generation: int, spec: str, normalizer: str, text: str, signals: _PreviewSignals):
-        super().__init__()
-        self.generation, self.spec, self.normalizer, self.text, self.signals = generation, spec, normalizer, text, signals
-
-    def run(self) -> None:
-        from workbench.core.normalize import make_normalizer, parse_normalizer
-        from workbench.core.pretokenize import make_pretokenizer
-
-        try:
-            pre = make_pretokenizer(self.spec)
-            text = make_normalizer(parse_normalizer(self.normalizer))(self.text)
-            pieces = pre.split(pre.prepare(text) if pre.name == "metaspace" else text)
-        except WorkbenchError as exc:
-            self.signals.ready.emit(self.generation, None, str(exc))
-        except Exception as exc:  # noqa: BLE001
-            self.signals.ready.emit(self.generation, None, f"{type(exc).__name__}: {exc}")
-        else:
-            self.signals.ready.emit(self.generation, pieces, "")
+    pre = make_pretokenizer(spec)
+    normalized = make_normalizer(parse_normalizer(normalizer))(text)
+    return pre.split(pre.prepare(normalized) if pre.name == "metaspace" else normalized)
 
 
 class SplitPreviewer(QObject):
@@ -140,24 +213,20 @@ class SplitPreviewer(QObject):
 
     ready = Signal(object, str)  # pieces or None, error text
 
+    KEY = "preview"
+
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self._generation = 0
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(2)
-        self._signals = _PreviewSignals()
-        self._signals.ready.connect(self._on_ready)
+        self.jobs = JobRunner(self, max_threads=2)
 
     def request(self, spec: str, normalizer: str, text: str) -> None:
-        self._generation += 1
-        self._pool.start(_PreviewJob(self._generation, spec, normalizer, text, self._signals))
+        self.jobs.submit(partial(split_sample, spec, normalizer, text), self._on_pieces, self._on_error, key=self.KEY)
 
-    @Slot(int, object, str)
-    def _on_ready(self, generation: int, pieces: object, error: str) -> None:
-        if generation == self._generation:  # drop stale results
-            self.ready.emit(pieces, error)
+    def _on_pieces(self, pieces: object) -> None:
+        self.ready.emit(pieces, "")
+
+    def _on_error(self, message: str) -> None:
+        self.ready.emit(None, message)
 
     def shutdown(self) -> None:
-        self._pool.waitForDone(2000)
-
-
+        self.jobs.shutdown()

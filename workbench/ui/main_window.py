@@ -1,21 +1,27 @@
 """The main window: menus, the four panels as tabbed docks, the title, the status bar, closing.
 
-Corpus and Train are built here; Inspect and Merges come from ``workbench.ui.inspect.panel`` and
-``workbench.ui.merges.panel`` when those modules are installed (an explanatory empty state stands in
-otherwise). The window wires them together — a token picked in Inspect selects its merge, a merge
+Each tab is a panel from its own package (``ui/corpus``, ``ui/train``, ``ui/inspect``,
+``ui/merges``), imported plainly and added with one line in :meth:`MainWindow._build_tabs`; a tab
+that shows the open project satisfies :class:`ProjectView` (``set_project``, ``refresh``,
+``shutdown``) and the window calls nothing else on it. The window wires them together — a token picked in Inspect selects its merge, a merge
 picked in Merges highlights the token, both refresh while a run trains (at most every 0.5 s) and
 when runs change — and owns the project lifecycle: New, Open, Open Recent, Save As, Import,
 Export, and closing with a run in progress (asks, then stops the run cleanly).
 
+Failures a panel survives are logged (``workbench.ui.main_window``) and summed up in the status bar;
+Help ▸ Show Log shows the log file.
+
 What it leaves out: the panels' own behaviour, and any work longer than a paged read (export and
-import run in worker threads, training in a child process).
+import run on the job runner, training in a child process).
 """
 
 from __future__ import annotations
 
-import importlib
+import logging
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Callable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
@@ -34,8 +40,10 @@ from workbench.errors import WorkbenchError
 from workbench.ui import style
 from workbench.ui.corpus.panel import CorpusPanel
 from workbench.ui.dialogs import ExportDialog, shortcuts_dialog
-from workbench.ui.empty_state import EmptyState
-from workbench.ui.jobs import TaskRunner
+from workbench.ui.inspect.panel import InspectPanel
+from workbench.ui.jobs import JobRunner
+from workbench.ui.logs import LogDialog, window_log_path
+from workbench.ui.merges.panel import MergePanel
 from workbench.ui.project_session import ProjectSession
 from workbench.ui.settings import AppSettings
 from workbench.ui.train.panel import TrainingPanel, ask
@@ -47,14 +55,26 @@ TOKENIZER_FILTER = ("Tokenizer files (*.json *.tiktoken *.txt *.vocab);;tokenize
                     "SentencePiece .vocab (*.vocab);;All files (*)")
 
 
-def _optional_panel(module: str, name: str):
-    """The other engineers' panel class, or the reason it is not available."""
-    try:
-        return getattr(importlib.import_module(module), name), ""
-    except ImportError as exc:
-        return None, f"not installed ({exc.name or exc})"
-    except Exception as exc:  # noqa: BLE001 - a broken optional module must not stop the window
-        return None, f"failed to load: {type(exc).__name__}: {exc}"
+log = logging.getLogger(__name__)
+W = TypeVar("W", bound=QWidget)
+
+
+@runtime_checkable
+class ProjectView(Protocol):
+    """A tab that shows the open project: everything the window calls on it.
+
+    ``set_project(path)`` when a project opens or closes (None) — the view opens its own
+    read connections through ``workbench.ui.project_session``; ``refresh()`` when runs change
+    (and every ~0.5 s while a run trains, for a view added with ``live=True``); ``shutdown()``
+    to join its threads before the window closes. Signals between two views are wired by name
+    in :meth:`MainWindow._wire`.
+    """
+
+    def set_project(self, path: Path | None) -> None: ...
+
+    def refresh(self) -> None: ...
+
+    def shutdown(self) -> None: ...
 
 
 class MainWindow(QMainWindow):
@@ -68,30 +88,21 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.settings = settings or AppSettings()
         self.session = ProjectSession(self)
-        self.tasks = TaskRunner(self)
+        self.tasks = JobRunner(self)
         self.setWindowIcon(style.app_icon())
         self.setDockOptions(QMainWindow.DockOption.AllowTabbedDocks | QMainWindow.DockOption.AnimatedDocks |
                             QMainWindow.DockOption.AllowNestedDocks)
         self.setDocumentMode(True)
         self.setTabPosition(Qt.DockWidgetArea.AllDockWidgetAreas, QTabWidget.TabPosition.North)
 
-        self.corpus = CorpusPanel(self.settings)
-        self.training = TrainingPanel(self.session, self.corpus, self.settings)
-        self.inspect, self.inspect_reason = self._make_optional("workbench.ui.inspect.panel", "InspectPanel")
-        self.merges, self.merges_reason = self._make_optional("workbench.ui.merges.panel", "MergePanel")
-
         self.docks: dict[str, QDockWidget] = {}
-        self._add_dock("corpus", "Corpus", self.corpus)
-        self._add_dock("train", "Train", self.training)
-        self._add_dock("inspect", "Inspect", self.inspect or self._missing_panel(
-            "Inspect", "See how any text splits into tokens with a trained run or an imported tokenizer: "
-            "coloured tokens, ids, and the split as of any merge step.", self.inspect_reason))
-        self._add_dock("merges", "Merges", self.merges or self._missing_panel(
-            "Merges", "Browse the learned merges of a run (rank, pieces, frequency), filter and sort them, "
-            "and follow a merge's ancestry down to bytes.", self.merges_reason))
-        first = self.docks["corpus"]
-        for key in ("train", "inspect", "merges"):
-            self.tabifyDockWidget(first, self.docks[key])
+        self.views: list[ProjectView] = []      # tabs that follow the open project
+        self._live_views: list[ProjectView] = []  # ... and refresh while a run trains
+        self._log_dialog: LogDialog | None = None
+        self._build_tabs()
+        first = next(iter(self.docks.values()))
+        for dock in list(self.docks.values())[1:]:
+            self.tabifyDockWidget(first, dock)
         first.raise_()
 
         self._build_actions()
@@ -101,23 +112,25 @@ class MainWindow(QMainWindow):
         self._restore_layout()
         self._update_title()
 
-    # ---- panels --------------------------------------------------------------------------------
-    def _make_optional(self, module: str, name: str):
-        cls, reason = _optional_panel(module, name)
-        if cls is None:
-            return None, reason
-        try:
-            return cls(), ""
-        except Exception as exc:  # noqa: BLE001
-            return None, f"failed to start: {type(exc).__name__}: {exc}"
+    # ---- panels ----------------------------------------------------------------------------------
+    def _build_tabs(self) -> None:
+        """The tabs, in order (Alt+1… and Ctrl+1… follow it). Adding a tab is one line here."""
+        self.corpus = self._add_tab("corpus", "Corpus", CorpusPanel(self.settings))
+        self.training = self._add_tab("train", "Train", TrainingPanel(self.session, self.corpus, self.settings))
+        self.inspect = self._add_view("inspect", "Inspect", InspectPanel())
+        self.merges = self._add_view("merges", "Merges", MergePanel(), live=True)
 
-    @staticmethod
-    def _missing_panel(title: str, what: str, reason: str) -> QWidget:
-        state = EmptyState(f"{title} is not available in this build",
-                           f"{what}\n\nThis panel ships in a later version ({reason}). "
-                           "Training, corpus statistics and export work without it.", symbol="🧩")
-        state.setObjectName(f"missing{title}")
-        return state
+    def _add_tab(self, key: str, title: str, widget: W) -> W:
+        self._add_dock(key, title, widget)
+        return widget
+
+    def _add_view(self, key: str, title: str, view: W, *, live: bool = False) -> W:
+        """A tab that follows the open project (it must satisfy :class:`ProjectView`)."""
+        assert isinstance(view, ProjectView), f"{type(view).__name__} is not a ProjectView"
+        self.views.append(view)
+        if live:
+            self._live_views.append(view)
+        return self._add_tab(key, title, view)
 
     def _add_dock(self, key: str, title: str, widget: QWidget) -> None:
         dock = QDockWidget(title, self)
@@ -171,6 +184,8 @@ class MainWindow(QMainWindow):
         self.act_cancel = self._action("&Cancel Run", self.training.cancel, "Shift+F5")
         self.act_rename = self._action("&Rename Run", self._rename_run, "F2")
         self.act_shortcuts = self._action("&Keyboard Shortcuts", self.show_shortcuts, K.HelpContents)
+        self.act_show_log = self._action("Show &Log", self.show_log,
+                                         tip="The window's log: what failed and why, with tracebacks")
         self.act_about = self._action("&About Tokenizer Workbench", self.show_about)
         self.act_about.setMenuRole(QAction.MenuRole.AboutRole)
 
@@ -200,7 +215,7 @@ class MainWindow(QMainWindow):
         r.addAction(self.act_rename)
 
         v = bar.addMenu("&View")
-        for i, key in enumerate(("corpus", "train", "inspect", "merges"), 1):
+        for i, key in enumerate(self.docks, 1):
             toggle = self.docks[key].toggleViewAction()
             toggle.setShortcut(QKeySequence(f"Ctrl+{i}"))
             v.addAction(toggle)
@@ -224,6 +239,8 @@ class MainWindow(QMainWindow):
 
         h = bar.addMenu("&Help")
         h.addAction(self.act_shortcuts)
+        h.addAction(self.act_show_log)
+        h.addSeparator()
         h.addAction(self.act_about)
 
     def _build_status_bar(self) -> None:
@@ -245,52 +262,40 @@ class MainWindow(QMainWindow):
         self.training.history.export_requested.connect(lambda rid: self.export_dialog(rid))
         self.corpus.file_rejected.connect(lambda m: self.statusBar().showMessage(f"Not loaded: {m}", 10000))
         self.corpus.scan_finished.connect(self._on_scan_finished)
-        if self.inspect is not None and self.merges is not None:
-            try:
-                self.inspect.token_selected.connect(self._on_token_selected)
-                self.merges.merge_selected.connect(self._on_merge_selected)
-            except AttributeError:
-                pass
+        self.inspect.token_selected.connect(self._on_token_selected)
+        self.merges.merge_selected.connect(self._on_merge_selected)
         self.tasks.busy_changed.connect(self._update_actions)
         self._update_actions()
 
     @Slot(object, int)
     def _on_token_selected(self, source, token_id: int) -> None:
-        try:
-            self.merges.select_token(source, token_id)
-        except Exception as exc:  # noqa: BLE001 - another panel's bug must not break this one
-            self.statusBar().showMessage(f"Merges panel: {exc}", 5000)
+        self._guarded(self.merges, "select_token", lambda: self.merges.select_token(source, token_id))
 
     @Slot(object, int)
     def _on_merge_selected(self, source, token_id: int) -> None:
-        try:
-            self.inspect.highlight_token(source, token_id)
-        except Exception as exc:  # noqa: BLE001
-            self.statusBar().showMessage(f"Inspect panel: {exc}", 5000)
+        self._guarded(self.inspect, "highlight_token", lambda: self.inspect.highlight_token(source, token_id))
 
-    def _panels_call(self, method: str, *args) -> None:
-        for panel in (self.inspect, self.merges):
-            if panel is None:
-                continue
-            fn = getattr(panel, method, None)
-            if fn is None:
-                continue
-            try:
-                fn(*args)
-            except Exception as exc:  # noqa: BLE001
-                self.statusBar().showMessage(f"{type(panel).__name__}.{method}: {exc}", 5000)
+    def _guarded(self, panel: object, what: str, call: Callable[[], object]) -> None:
+        """Run one call into a panel; a panel's bug is logged and shown, and must not break the others."""
+        try:
+            call()
+        except Exception as exc:  # noqa: BLE001
+            log.exception("%s.%s failed", type(panel).__name__, what)
+            self.statusBar().showMessage(f"{type(panel).__name__}.{what}: {exc} (details: Help ▸ Show Log)", 8000)
+
+    def _set_views_project(self, path: Path | None) -> None:
+        for view in self.views:
+            self._guarded(view, "set_project", lambda v=view: v.set_project(path))  # type: ignore[misc]
 
     @Slot()
     def _refresh_views(self) -> None:
-        self._panels_call("refresh")
+        for view in self.views:
+            self._guarded(view, "refresh", view.refresh)
 
     @Slot(int)
     def _on_steps_arrived(self, _run_id: int) -> None:
-        if self.merges is not None:
-            try:
-                self.merges.refresh()
-            except Exception as exc:  # noqa: BLE001
-                self.statusBar().showMessage(f"Merges panel: {exc}", 5000)
+        for view in self._live_views:
+            self._guarded(view, "refresh", view.refresh)
 
     # ---- project lifecycle ----------------------------------------------------------------------
     def _may_leave_project(self) -> bool:
@@ -395,7 +400,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_project_changed(self) -> None:
         path = self.session.path
-        self._panels_call("set_project", path)
+        self._set_views_project(path)
         self._update_title()
         self._update_actions()
 
@@ -438,7 +443,7 @@ class MainWindow(QMainWindow):
             return f"Imported “{ref.name}” as reference {ref.ref_id} ({ref.vocab_size:,} ids, {ref.merge_count:,} merges)."
 
         self.statusBar().showMessage(f"Importing {Path(path).name}…")
-        self.tasks.run(work, self._imported, self._import_failed)
+        self.tasks.submit(work, self._imported, self._import_failed)
 
     def _imported(self, message: str) -> None:
         self.statusBar().showMessage(message, 10000)
@@ -471,8 +476,8 @@ class MainWindow(QMainWindow):
             return f"Wrote {', '.join(str(p) for p in result.paths)}{checks}"
 
         self.statusBar().showMessage(f"Exporting run {run_id} as {fmt}…")
-        self.settings.last_folder = str(Path(out).parent if fmt != "gpt2" else Path(out).parent)
-        self.tasks.run(work, self._exported, self._export_failed)
+        self.settings.last_folder = str(Path(out).parent)
+        self.tasks.submit(work, self._exported, self._export_failed)
 
     def _exported(self, message: str) -> None:
         self.statusBar().showMessage(message, 15000)
@@ -491,14 +496,14 @@ class MainWindow(QMainWindow):
             act.setChecked(act.data() == theme)
 
     def reset_layout(self) -> None:
-        first = self.docks["corpus"]
-        for key, dock in self.docks.items():
+        docks = list(self.docks.values())
+        for dock in docks:
             dock.setFloating(False)
             self.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, dock)
             dock.show()
-        for key in ("train", "inspect", "merges"):
-            self.tabifyDockWidget(first, self.docks[key])
-        first.raise_()
+        for dock in docks[1:]:
+            self.tabifyDockWidget(docks[0], dock)
+        docks[0].raise_()
 
     def _restore_layout(self) -> None:
         geometry = self.settings.geometry
@@ -517,14 +522,25 @@ class MainWindow(QMainWindow):
         rows = []
         for act in (self.act_new, self.act_open, self.act_save_as, self.act_add_files, self.act_add_folder,
                     self.act_import, self.act_export, self.act_train, self.act_pause, self.act_cancel,
-                    self.act_rename, self.act_shortcuts, self.act_quit):
+                    self.act_rename, self.act_shortcuts, self.act_show_log, self.act_quit):
             keys = ", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in act.shortcuts())
             rows.append((act.text().replace("&", "").rstrip("…"), keys))
-        for i, key in enumerate(("Corpus", "Train", "Inspect", "Merges"), 1):
+        for i, dock in enumerate(self.docks.values(), 1):
+            key = dock.windowTitle()
             rows.append((f"Go to the {key} panel", f"Alt+{i}"))
             rows.append((f"Show / hide the {key} panel", f"Ctrl+{i}"))
         rows += [("Remove corpus files / delete runs", "Delete"), ("Rename the selected run", "F2")]
         shortcuts_dialog(rows, self).exec()
+
+    def show_log(self) -> LogDialog:
+        """Help ▸ Show Log: the log's tail in a non-modal dialog (reused while it is open)."""
+        if self._log_dialog is None:
+            self._log_dialog = LogDialog(window_log_path(), self)
+        else:
+            self._log_dialog.reload()
+        self._log_dialog.show()
+        self._log_dialog.activateWindow()
+        return self._log_dialog
 
     def show_about(self) -> None:
         version = _version()
@@ -609,15 +625,14 @@ class MainWindow(QMainWindow):
         self.training.shutdown()
         self.corpus.shutdown()
         self.tasks.shutdown()
-        self._panels_call("set_project", None)
-        self._panels_call("shutdown")  # the Inspect/Merges panels own worker threads too
+        self._set_views_project(None)
+        for view in self.views:  # the views own worker threads too
+            self._guarded(view, "shutdown", view.shutdown)
         self.session.close(discard_untitled=True)
 
 
 def _version() -> str:
     try:
-        from importlib.metadata import version
-
         return version("tokenizer-workbench")
-    except Exception:  # noqa: BLE001
+    except PackageNotFoundError:  # running from a source tree that was never installed
         return ""

@@ -7,11 +7,18 @@ A project started with *New* (or on the demo corpus) lives in the app's data fol
 "Untitled …" until Save As gives it a name — that is what the title's modified marker means,
 since every change to a named project is already saved when it is made.
 
+This module is the only place in ``workbench.ui`` that opens a :class:`ProjectStore` (a test walks
+the tree to keep it so). Views and their worker functions that need a connection of their own —
+SQLite connections stay on the thread that opened them — get it from :func:`open_read` (one
+read-only connection) or :func:`open_write` (one short writable transaction), so how the window
+opens the file is decided here once.
+
 What it leaves out: widgets. It emits signals; panels and the main window decide what to show.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +31,27 @@ from workbench.store import ProjectStore, RunInfo, StepRow
 from workbench.store.opening import SIDE_FILES
 
 UNTITLED_PREFIX = "Untitled"
+
+log = logging.getLogger(__name__)
+
+
+def open_read(path: str | Path) -> ProjectStore:
+    """A read-only connection to ``path`` for the calling thread (use it as a context manager).
+
+    Read-only so that a view can never write by mistake; the training child and the short
+    writers of :func:`open_write` are the file's only writers.
+    """
+    return ProjectStore.open(Path(path), readonly=True)
+
+
+@contextmanager
+def open_write(path: str | Path) -> Iterator[ProjectStore]:
+    """A writable connection for one short change; WorkbenchError when the file is read-only."""
+    path = Path(path)
+    with ProjectStore.open(path) as store:
+        if store.read_only:
+            raise WorkbenchError(store.note or f"{path.name} is read-only; use Save As to keep a copy.")
+        yield store
 
 
 def untitled_folder() -> Path:
@@ -71,7 +99,7 @@ class ProjectSession(QObject):
             return writable
         self.writable, self.note = True, writable.note
         writable.close()
-        return ProjectStore.open(path, readonly=True)
+        return open_read(path)
 
     @contextmanager
     def _writer(self) -> Iterator[ProjectStore]:
@@ -80,7 +108,7 @@ class ProjectSession(QObject):
             raise WorkbenchError("no project is open")
         if not self.writable:
             raise WorkbenchError(self.note or f"{self.path} is open read-only; use Save As to keep a copy.")
-        with ProjectStore.open(self.path) as store:
+        with open_write(self.path) as store:
             yield store
 
     def new_untitled(self) -> Path:
@@ -123,9 +151,10 @@ class ProjectSession(QObject):
     @staticmethod
     def _has_content_at(path: Path) -> bool:
         try:
-            with ProjectStore.open(path, readonly=True) as store:
+            with open_read(path) as store:
                 return bool(store.runs() or store.references())
-        except WorkbenchError:
+        except WorkbenchError as exc:
+            log.warning("cannot tell whether %s holds runs; treating it as empty: %s", path, exc)
             return False
 
     def save_as(self, dest: str | Path, *, force: bool = False) -> Path:
@@ -157,8 +186,9 @@ class ProjectSession(QObject):
         if not self.untitled or self.store is None:
             return False
         try:
-                return bool(self.store.runs() or self.store.references())
+            return bool(self.store.runs() or self.store.references())
         except Exception:  # noqa: BLE001 - a title marker must never raise
+            log.exception("cannot read the runs of %s for the title's modified marker", self.path)
             return False
 
     # ---- reads -----------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ between ~1 MB chunks. Signals go only to ``@Slot`` methods of GUI-thread objects
 
 from __future__ import annotations
 
+import logging
 import queue
 import time
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from PySide6.QtCore import (
 )
 
 from workbench.errors import WorkbenchError
+
+log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------------------------------------------
 # corpus scanning
@@ -89,6 +92,7 @@ class CorpusScanWorker(QObject):
                 sources, rejected = expand_paths(list(job.paths), field=job.field, column=job.column,
                                                  encoding=job.encoding)
             except Exception as exc:  # noqa: BLE001 - a bug here must not kill the thread
+                log.exception("listing corpus paths %s failed", list(job.paths))
                 self.file_rejected.emit(job.job_id, ", ".join(job.paths), f"cannot read: {exc}")
                 self.job_finished.emit(job.job_id, False)
                 continue
@@ -114,6 +118,7 @@ class CorpusScanWorker(QObject):
                     self.file_failed.emit(key, str(exc))
                     continue
                 except Exception as exc:  # noqa: BLE001
+                    log.exception("scanning corpus file %s failed", src.path)
                     self.file_failed.emit(key, f"{src.path}: cannot read it ({exc})")
                     continue
                 self.file_scanned.emit(key, stats)

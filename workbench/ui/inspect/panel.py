@@ -48,6 +48,7 @@ from workbench.ui.inspect.worker import (
     Source,
     WorkerThread,
 )
+from workbench.ui.project_session import open_read, open_write
 
 SAMPLE_TEXT = (
     "Tokenizers split text into pieces. Type here to see how yours does it.\n"
@@ -274,20 +275,14 @@ class InspectPanel(QWidget):
         """(id, name, text) of the texts kept in the project, oldest first."""
         if self.project is None:
             return []
-        from workbench.store import ProjectStore
-
-        with ProjectStore.open(self.project, readonly=True) as store:
+        with open_read(self.project) as store:
             return store.texts()
 
     def save_text(self, name: str) -> None:
         """Keep the current text in the project under ``name`` (the same name replaces it)."""
         if self.project is None:
             raise WorkbenchError("open or create a project first: texts are kept in the project file")
-        from workbench.store import ProjectStore
-
-        with ProjectStore.open(self.project) as store:
-            if store.read_only:
-                raise WorkbenchError(store.note or f"{self.project.name} is read-only")
+        with open_write(self.project) as store:
             store.save_text(name, self.text())
 
     def _fill_texts_menu(self) -> None:
@@ -664,10 +659,8 @@ class InspectPanel(QWidget):
 
 def list_sources(project: Path) -> list[SourceInfo]:
     """The project's runs and references as the choosers list them (one short read-only open)."""
-    from workbench.store import ProjectStore
-
     out = []
-    with ProjectStore.open(project, readonly=True) as store:
+    with open_read(project) as store:
         for run in store.runs():
             status = "" if run.status == "finished" else f" ({run.status})"
             out.append(SourceInfo(("run", run.id), f"Run {run.id} · {run.name}{status}", run.merge_count,

@@ -15,6 +15,7 @@ Signals are emitted from the worker thread; connect them to ``@Slot`` methods of
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -26,6 +27,9 @@ from workbench.core import offsets
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 from workbench.tasks import inspection
+from workbench.ui.project_session import open_read
+
+log = logging.getLogger(__name__)
 
 Source = tuple  # ("run", run_id) | ("ref", ref_id)
 
@@ -96,10 +100,8 @@ class ImportOutcome:
 
 def load_source(project: Path, source: Source) -> LoadedTokenizer:
     """Read one run or reference from the project (read-only) and build its encoder."""
-    from workbench.store import ProjectStore
-
     kind, number = source
-    with ProjectStore.open(project, readonly=True) as store:
+    with open_read(project) as store:
         if kind == "run":
             tokenizer = store.load_tokenizer(number)
             frequencies = [step.frequency for step in store.steps(number)]
@@ -189,6 +191,7 @@ class InspectWorker(QObject):
         except inspection.Stopped:
             raise
         except Exception as exc:  # a bug must not kill the worker thread; show it in the pane
+            log.exception("inspecting with %s failed", spec.source)
             outcome.error = f"{type(exc).__name__}: {exc}"
         outcome.seconds = time.perf_counter() - t0
         return outcome

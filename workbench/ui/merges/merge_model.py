@@ -18,6 +18,7 @@ length in bytes and characters, token id. What it leaves out: widgets (``merge_p
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from typing import Any, Sequence
 
@@ -34,6 +35,8 @@ from workbench.core.display import piece_chars, piece_hex, piece_text
 from workbench.errors import WorkbenchError
 from workbench.store.browse import MergeEntry
 from workbench.ui.style import muted
+
+log = logging.getLogger(__name__)
 
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1  # the row's entry object (MergeEntry / VocabEntry)
 KEY_ROLE = Qt.ItemDataRole.UserRole + 2  # the row's key (rank / id)
@@ -342,7 +345,8 @@ class LazyKeyedModel(QAbstractTableModel):
                 wanted = self._keys[first:last + 1]
                 found = self._source.rows(wanted)
                 page = [found.get(k) for k in wanted]
-        except Exception:  # noqa: BLE001 - a busy or vanished file must not raise inside paint()
+        except Exception as exc:  # noqa: BLE001 - a busy or vanished file must not raise inside paint()
+            log.warning("fetching merge rows %d-%d failed (the next paint retries): %s", first, last, exc)
             return [None] * (last - first + 1)  # not cached: the next paint tries again
         self.fetches += 1
         self._pages[page_no] = page

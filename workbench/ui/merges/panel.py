@@ -11,7 +11,7 @@ Layout: a tokenizer chooser on top, then three tabs —
 * **Vocabulary**: :class:`VocabView` — every entry with its corpus frequency and never-used flag.
 * **Compare**: :class:`RunDiffView` — two runs, or a run and a reference.
 
-The panel opens its *own* read-only connection (``ProjectStore.open(path, readonly=True)``) so
+The panel opens its *own* read-only connection (``project_session.open_read(path)``) so
 its paging never waits on the window's writer, and polls in :meth:`MergePanel.refresh` (the main
 window calls it every ~500 ms while a run trains): new runs join the chooser, new merges are
 inserted at the end of the table without a reset. With no project or no runs, the pane says so
@@ -20,6 +20,7 @@ and what to do instead of showing an empty table.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import (
@@ -71,6 +72,9 @@ from workbench.ui.merges.widgets import (
     find_source,
     shown_entries,
 )
+from workbench.ui.project_session import open_read
+
+log = logging.getLogger(__name__)
 
 try:
     from workbench.ui.empty_state import EmptyState
@@ -254,10 +258,8 @@ class MergePanel(QWidget):
         if path is None:
             self._show_empty(*NO_PROJECT)
             return
-        from workbench.store import ProjectStore
-
         try:
-            store = ProjectStore.open(Path(path), readonly=True)
+            store = open_read(path)
         except WorkbenchError as exc:
             self._show_empty("Cannot open the project", str(exc))
             return
@@ -282,7 +284,7 @@ class MergePanel(QWidget):
             try:
                 self.store.close()
             except Exception:  # noqa: BLE001 - closing a read connection cannot lose anything
-                pass
+                log.warning("closing the read connection to %s failed", self.path, exc_info=True)
         self.store, self.path, self._conn = None, None, None
 
     def _show_empty(self, title: str, body: str) -> None:
@@ -293,7 +295,8 @@ class MergePanel(QWidget):
         """Re-read runs and references; returns True when the list changed."""
         try:
             sources = list_sources(self._conn)
-        except Exception:  # noqa: BLE001 - the file may be mid-checkpoint; try again next refresh
+        except Exception as exc:  # noqa: BLE001 - the file may be mid-checkpoint; try again next refresh
+            log.warning("listing the runs of %s failed (next refresh retries): %s", self.path, exc)
             return False
         if sources == self._sources and not force:
             return False
@@ -398,7 +401,8 @@ class MergePanel(QWidget):
         except WorkbenchError as exc:
             self.error.show_message(str(exc))
             return
-        except Exception:  # noqa: BLE001 - a busy file: the next refresh tries again
+        except Exception as exc:  # noqa: BLE001 - a busy file: the next refresh tries again
+            log.warning("reading new merges of %s failed (next refresh retries): %s", self._source, exc)
             return
         if inserted:
             self.table.set_placeholder("No merge matches the filter.")
@@ -408,8 +412,8 @@ class MergePanel(QWidget):
             self.vocab.set_status(info.status if info else "")
             try:
                 self.vocab.refresh()
-            except Exception:  # noqa: BLE001
-                pass
+            except Exception as exc:  # noqa: BLE001 - a busy file: the next refresh tries again
+                log.warning("reading new vocabulary rows of %s failed: %s", self._source, exc)
         self._update_status()
 
     def _update_status(self) -> None:
@@ -499,6 +503,7 @@ class MergePanel(QWidget):
         try:
             self.detail.show_token(self._merge_source, entry.new_id, entry)
         except Exception as exc:  # noqa: BLE001 - a damaged row must not break selection
+            log.exception("explaining merge %s of %s failed", entry.new_id, self._source)
             self.detail.clear(f"Cannot explain this merge: {exc}")
         if not self._syncing and self._source is not None:
             self.merge_selected.emit(self._source, entry.new_id)

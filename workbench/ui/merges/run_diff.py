@@ -46,6 +46,7 @@ from workbench.core.vocab_diff import (
 from workbench.corpus.counts import corpus_sources, corpus_word_counts
 from workbench.formats.tables import write_csv
 from workbench.store.browse import Source, SourceInfo
+from workbench.ui.jobs import JobRunner
 from workbench.ui.merges.merge_model import (
     _LEFT,
     _RIGHT,
@@ -64,7 +65,7 @@ from workbench.ui.merges.widgets import (
     selected_rows,
     show_job_progress,
 )
-from workbench.ui.merges.worker import BackgroundJob
+from workbench.ui.project_session import open_read
 
 WORD_PRETOKENIZER = "whitespace"  # words and punctuation runs, whitespace dropped
 
@@ -208,9 +209,7 @@ class DiffResult:
 def diff_job(path: Path, a: Source, b: Source, *, words: bool = True):
     """The worker's function: load both tokenizers with a fresh connection, diff, compare splits."""
     def job(should_stop, progress):
-        from workbench.store import ProjectStore
-
-        with ProjectStore.open(path, readonly=True) as store:
+        with open_read(path) as store:
             def load(src: Source):
                 return store.load_tokenizer(src[1]) if src[0] == "run" else store.load_reference(src[1])
 
@@ -253,10 +252,7 @@ class RunDiffView(QWidget):
         self._path: Path | None = None
         self._sources: list[SourceInfo] = []
         self.result: DiffResult | None = None
-        self.job = BackgroundJob("run-diff", self)
-        self.job.progress.connect(self._on_progress)
-        self.job.finished.connect(self._on_result)
-        self.job.failed.connect(self._on_failed)
+        self.job = JobRunner(self)
 
         self.combo_a = QComboBox()
         self.combo_b = QComboBox()
@@ -375,7 +371,8 @@ class RunDiffView(QWidget):
         self.error.show_message("")
         self._set_busy(True)
         self.summary.setText(f"Comparing {self.combo_a.currentText()} with {self.combo_b.currentText()}…")
-        self.job.start(diff_job(self._path, tuple(a), tuple(b)))
+        self.job.submit(diff_job(self._path, tuple(a), tuple(b)), self._on_result, self._on_failed,
+                        key="diff", on_progress=self._on_progress, hooks=True)
 
     @Slot()
     def _on_compare_clicked(self) -> None:

@@ -11,6 +11,7 @@ a run that is still training is counted on request.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from workbench.corpus.counts import corpus_sources, corpus_word_counts
 from workbench.errors import WorkbenchError
 from workbench.formats.tables import write_vocab_csv
 from workbench.store.browse import Source, TextFilter, VocabQuery, VocabSource
+from workbench.ui.jobs import JobRunner
 from workbench.ui.merges.vocab_model import VocabTableModel
 from workbench.ui.merges.widgets import (
     ErrorLabel,
@@ -42,7 +44,9 @@ from workbench.ui.merges.widgets import (
     show_job_progress,
     shown_entries,
 )
-from workbench.ui.merges.worker import BackgroundJob
+from workbench.ui.project_session import open_read
+
+log = logging.getLogger(__name__)
 
 #: (project path, source, vocabulary size, corpus fingerprints) → (usage, warnings)
 _USAGE_CACHE: dict[tuple, tuple[VocabUsage, list[str]]] = {}
@@ -52,9 +56,7 @@ _CACHE_LIMIT = 8
 def usage_job(path: Path, source: Source):
     """The function the worker runs: count ``source``'s vocabulary in its corpus (own connection)."""
     def job(should_stop, progress):
-        from workbench.store import ProjectStore
-
-        with ProjectStore.open(path, readonly=True) as store:
+        with open_read(path) as store:
             if source[0] == "run":
                 tok = store.load_tokenizer(source[1])
                 wanted = set(store.run(source[1]).corpus_ids)
@@ -91,10 +93,7 @@ class VocabView(QWidget):
         self._usage: VocabUsage | None = None
         self._cache_key: tuple | None = None
         self._syncing = False
-        self.job = BackgroundJob("vocab-usage", self)
-        self.job.progress.connect(self._on_progress)
-        self.job.finished.connect(self._on_usage)
-        self.job.failed.connect(self._on_failed)
+        self.job = JobRunner(self)
 
         self.filter = FilterEdit("Filter pieces (substring; tick regex for a pattern)")
         self.filter.changed.connect(self._apply_filter)
@@ -192,7 +191,8 @@ class VocabView(QWidget):
             else:
                 fps = tuple(sorted({r[0] for r in self._conn.execute("SELECT fingerprint FROM corpora")}))
             size = self._source.max_key() + 1
-        except Exception:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - no cache key: the count runs instead of being reused
+            log.warning("cannot read the corpus fingerprints of %s in %s: %s", self._source.source, self._path, exc)
             return None
         return (str(self._path), self._source.source, size, fps)
 
@@ -223,7 +223,8 @@ class VocabView(QWidget):
             return
         self.error.show_message("")
         self._set_busy(True)
-        self.job.start(usage_job(self._path, self._source.source))
+        self.job.submit(usage_job(self._path, self._source.source), self._on_usage, self._on_failed,
+                        key="usage", on_progress=self._on_progress, hooks=True)
 
     def cancel_usage(self) -> None:
         self.job.cancel()

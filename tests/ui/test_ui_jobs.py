@@ -1,0 +1,192 @@
+"""The one job runner (``workbench.ui.jobs.JobRunner``): newest result per key, hooks, shutdown, logging.
+
+Every ordering here is forced with ``threading.Event``s, never with sleeps: the first job is held
+until the second has delivered, so "stale" is decided by the runner and not by the scheduler.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QCoreApplication
+
+from workbench import logfile
+from workbench.errors import WorkbenchError
+from workbench.ui.jobs import JobRunner, SplitPreviewer
+
+WAIT_MS = 10000
+
+
+class Calls:
+    """Records what the runner delivered, in order, on the GUI thread."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object]] = []
+
+    def done(self, tag: str):
+        return lambda result: self.events.append((f"{tag}:done", result))
+
+    def error(self, tag: str):
+        return lambda message: self.events.append((f"{tag}:error", message))
+
+
+@pytest.fixture
+def runner(qtbot):
+    jobs = JobRunner()
+    yield jobs
+    jobs.shutdown()
+
+
+def held(gate: threading.Event, value: object = None, exc: BaseException | None = None):
+    def fn():
+        assert gate.wait(WAIT_MS / 1000), "the test never released this job"
+        if exc is not None:
+            raise exc
+        return value
+    return fn
+
+
+def test_a_newer_submission_under_the_same_key_drops_the_older_result(runner, qtbot):
+    calls, gate = Calls(), threading.Event()
+    runner.submit(held(gate, "old"), calls.done("old"), calls.error("old"), key="view")
+    runner.submit(lambda: "new", calls.done("new"), calls.error("new"), key="view")
+    qtbot.waitUntil(lambda: calls.events == [("new:done", "new")], timeout=WAIT_MS)
+    assert runner.active_count() == 1 and not runner.is_running("view")  # the old one is still running
+    gate.set()
+    qtbot.waitUntil(lambda: runner.active_count() == 0, timeout=WAIT_MS)  # its result has arrived…
+    assert calls.events == [("new:done", "new")]  # …and was dropped
+
+
+def test_a_stale_error_is_dropped_too_and_other_keys_are_untouched(runner, qtbot):
+    calls, gate = Calls(), threading.Event()
+    runner.submit(held(gate, exc=RuntimeError("late")), calls.done("a1"), calls.error("a1"), key="a")
+    runner.submit(held(gate, "b"), calls.done("b"), calls.error("b"), key="b")
+    runner.submit(lambda: "a2", calls.done("a2"), calls.error("a2"), key="a")
+    qtbot.waitUntil(lambda: ("a2:done", "a2") in calls.events, timeout=WAIT_MS)
+    gate.set()
+    qtbot.waitUntil(lambda: runner.active_count() == 0, timeout=WAIT_MS)
+    assert sorted(calls.events) == [("a2:done", "a2"), ("b:done", "b")]
+
+
+def test_jobs_without_a_key_never_overtake_each_other(runner, qtbot):
+    calls = Calls()
+    for n in range(3):
+        runner.submit(lambda n=n: n * 10, calls.done(str(n)), calls.error(str(n)))
+    qtbot.waitUntil(lambda: len(calls.events) == 3, timeout=WAIT_MS)
+    assert sorted(calls.events) == [("0:done", 0), ("1:done", 10), ("2:done", 20)]
+
+
+def test_an_overtaken_job_is_asked_to_stop_and_its_progress_is_dropped(runner, qtbot):
+    calls, progress = Calls(), []
+    started, saw_stop = threading.Event(), threading.Event()
+
+    def slow(should_stop, report):
+        report(1, 10, "first")
+        started.set()
+        while not should_stop():
+            saw_stop.wait(0.005)
+        saw_stop.set()
+        report(2, 10, "after the stop")  # dropped: the job is stale
+        return "stale"
+
+    runner.submit(slow, calls.done("slow"), calls.error("slow"), key="k", hooks=True,
+                  on_progress=lambda *p: progress.append(p))
+    assert started.wait(WAIT_MS / 1000)
+    qtbot.waitUntil(lambda: progress == [(1, 10, "first")], timeout=WAIT_MS)
+    runner.submit(lambda: "fresh", calls.done("fresh"), calls.error("fresh"), key="k")
+    qtbot.waitUntil(lambda: runner.active_count() == 0, timeout=WAIT_MS)
+    assert saw_stop.is_set()
+    assert calls.events == [("fresh:done", "fresh")]
+    assert progress == [(1, 10, "first")]
+
+
+def test_cancel_drops_the_result_and_reports_not_running(runner, qtbot):
+    calls, gate = Calls(), threading.Event()
+    busy: list[bool] = []
+    runner.busy_changed.connect(busy.append)
+    runner.submit(held(gate, "x"), calls.done("x"), calls.error("x"), key="count")
+    assert runner.is_running("count") and runner.is_running() and busy == [True]
+    runner.cancel("count")
+    assert not runner.is_running("count") and not runner.busy() and busy[-1] is False
+    gate.set()
+    qtbot.waitUntil(lambda: runner.active_count() == 0, timeout=WAIT_MS)
+    assert calls.events == []
+
+
+def test_errors_arrive_as_one_line(runner, qtbot):
+    calls = Calls()
+
+    def bad_input():
+        raise WorkbenchError("vocab.txt line 3: an empty token; remove the line")
+
+    def bug():
+        raise KeyError("missing")
+
+    runner.submit(bad_input, calls.done("w"), calls.error("w"))
+    runner.submit(bug, calls.done("b"), calls.error("b"))
+    qtbot.waitUntil(lambda: len(calls.events) == 2, timeout=WAIT_MS)
+    assert sorted(calls.events) == [("b:error", "KeyError: 'missing'"),
+                                    ("w:error", "vocab.txt line 3: an empty token; remove the line")]
+
+
+def test_shutdown_stops_and_joins_every_job_and_delivers_nothing(qtbot):
+    runner = JobRunner()
+    calls, finished, started = Calls(), threading.Event(), threading.Event()
+
+    def until_stopped(should_stop, _report):
+        started.set()
+        try:
+            while not should_stop():
+                finished.wait(0.005)
+            return "after shutdown"
+        finally:
+            finished.set()
+
+    runner.submit(until_stopped, calls.done("s"), calls.error("s"), key="s", hooks=True)
+    assert started.wait(WAIT_MS / 1000)
+    runner.shutdown()
+    assert finished.is_set()  # joined: the function returned before shutdown() did
+    assert runner.active_count() == 0 and not runner.busy()
+    QCoreApplication.processEvents()  # results queued before the join reach the runner's slots now
+    assert calls.events == []
+    runner.submit(lambda: "again", calls.done("again"), calls.error("again"))  # still usable
+    qtbot.waitUntil(lambda: calls.events == [("again:done", "again")], timeout=WAIT_MS)
+    runner.shutdown()
+
+
+def test_a_failing_job_leaves_its_traceback_in_the_log_file(runner, qtbot, tmp_path: Path):
+    path = tmp_path / "logs" / "window.log"
+    handler = logfile.install(path)
+    assert handler is not None and logfile.current_path() == path
+    try:
+        errors: list[str] = []
+
+        def export_step():
+            raise ValueError("merge 17 has no parent")
+
+        runner.submit(export_step, lambda _r: None, errors.append)
+        qtbot.waitUntil(lambda: errors == ["ValueError: merge 17 has no parent"], timeout=WAIT_MS)
+        handler.flush()
+        text = path.read_text(encoding="utf-8")
+    finally:
+        logfile.remove(handler)
+    assert "ERROR" in text and "workbench.ui.jobs" in text and "export_step" in text
+    assert "Traceback" in text and "ValueError: merge 17 has no parent" in text
+
+
+def test_the_split_preview_keeps_only_the_newest_request(qtbot):
+    previewer = SplitPreviewer()
+    shown: list[tuple[object, str]] = []
+    previewer.ready.connect(lambda pieces, error: shown.append((pieces, error)))
+    try:
+        previewer.request("whitespace", "none", "one two")
+        previewer.request("whitespace", "none", "three four five")
+        qtbot.waitUntil(lambda: previewer.jobs.active_count() == 0 and bool(shown), timeout=WAIT_MS)
+        assert shown == [(["three", "four", "five"], "")]  # the first request's result was dropped
+        previewer.request("(", "none", "x")
+        qtbot.waitUntil(lambda: shown[-1][0] is None, timeout=WAIT_MS)
+        assert shown[-1][1]  # the pattern's error, as one line
+    finally:
+        previewer.shutdown()

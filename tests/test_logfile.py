@@ -66,3 +66,17 @@ def test_a_cli_error_is_logged_in_the_state_folder(tmp_path, monkeypatch, capsys
     text = path.read_text(encoding="utf-8")
     assert f"workbench runs {missing}" in text and "runs: error:" in text
     assert capsys.readouterr().err.count("\n") == 1  # the user still sees exactly one line
+
+
+def test_a_log_that_cannot_be_written_stays_off_stderr(tmp_path, capsys):
+    """A full disk or a file-size limit must not print "--- Logging error ---" on the CLI's stderr."""
+    import logging
+
+    from workbench import logfile
+
+    handler = logfile.install(tmp_path / "log" / "w.log")
+    assert handler is not None
+    handler.stream.close()  # every later write fails, as on a full disk
+    logging.getLogger(logfile.LOGGER).error("this cannot be written")
+    assert capsys.readouterr().err == ""
+    assert handler not in logging.getLogger(logfile.LOGGER).handlers

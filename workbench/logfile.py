@@ -55,6 +55,18 @@ def cli_log_path() -> Path:
     return state_folder() / CLI_LOG
 
 
+class _QuietRotatingHandler(logging.handlers.RotatingFileHandler):
+    """A rotating file handler that never writes to stderr when the log itself fails.
+
+    The stock handler prints "--- Logging error ---" and a traceback on stderr when a write fails
+    (full disk, a file-size limit), which would break the CLI's one-line-on-stderr promise. The log
+    is a diagnostic aid: when it cannot be written, it stops quietly.
+    """
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's own name
+        logging.getLogger(LOGGER).removeHandler(self)
+
+
 def install(path: Path, *, level: int = logging.INFO) -> logging.Handler | None:
     """Log ``workbench.*`` records at ``level`` and above to ``path`` (rotating); None if it cannot.
 
@@ -64,8 +76,7 @@ def install(path: Path, *, level: int = logging.INFO) -> logging.Handler | None:
     logger = logging.getLogger(LOGGER)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
-                                                       encoding="utf-8")
+        handler = _QuietRotatingHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
     except OSError:
         return None
     handler.setFormatter(logging.Formatter(FORMAT))

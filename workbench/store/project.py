@@ -341,7 +341,8 @@ class ProjectStore:
         self._require_run(run_id)
         if self.read_only:
             raise WorkbenchError(f"{self.path} is open read-only; training needs a writable project.")
-        writer = RunWriter(self, run_id, interval=interval, background=background)
+        writer = RunWriter(self.path, run_id, transaction=self._write, explain=self._explain,
+                           on_close=self._writers.discard, interval=interval, background=background)
         self._writers.add(writer)
         return writer
 

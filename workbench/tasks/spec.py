@@ -40,7 +40,9 @@ class CorpusFile:
 
     ``kind`` is the reader (``text``, ``jsonl``, ``csv`` …), ``field`` the JSONL field, ``column``
     the CSV/TSV/Parquet column (name or 0-based index), ``encoding`` the text encoding (None =
-    UTF-8). A file whose kind and field/column are given is read as said, without sniffing again.
+    UTF-8). A file whose kind and field/column are given is read as said, without sniffing again;
+    ``kind=""`` (and a JSONL file without a field, a CSV file without a column) leaves it to the
+    reader to decide from the file, as when the file is first added.
     """
 
     path: str
@@ -62,8 +64,12 @@ class CorpusFile:
         _refuse_unknown(data, {f.name for f in fields(cls)}, where, "files")
         if not isinstance(data.get("path"), str) or not data["path"]:
             raise ConfigError("files", f"{where}: \"path\" must name a corpus file")
-        kind = data.get("kind") or "text"
-        return cls(str(data["path"]), str(kind), data.get("field"), data.get("column"), data.get("encoding"))
+        for name, types in (("kind", (str,)), ("field", (str,)), ("column", (str, int)), ("encoding", (str,))):
+            value = data.get(name)
+            if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
+                raise ConfigError(f"files.{name}", f"{where}: \"{name}\" must be a "
+                                  f"{'name or a number' if name == 'column' else 'string'}, not {value!r}")
+        return cls(data["path"], data.get("kind") or "", data.get("field"), data.get("column"), data.get("encoding"))
 
 
 @dataclass(frozen=True)
@@ -303,12 +309,12 @@ def _checked_value(option: ModelOption, value: Any) -> Any:
 
 def _check_file(f: CorpusFile) -> None:
     """Reader options that cannot go together, found without opening the file."""
-    if f.kind not in FILE_KINDS:
+    if f.kind and f.kind not in FILE_KINDS:
         raise ConfigError("files.kind", f"{f.path}: unknown kind {f.kind!r}: use one of {', '.join(FILE_KINDS)}")
-    if f.field is not None and f.kind != "jsonl":
+    if f.field is not None and f.kind not in ("jsonl", ""):
         raise ConfigError("files.field", f"{f.path}: a JSONL field does not apply to a {f.kind} file: "
                           "train files that need different options separately, or give each file its own")
-    if f.column is not None and f.kind not in _COLUMN_KINDS:
+    if f.column is not None and f.kind not in (*_COLUMN_KINDS, ""):
         raise ConfigError("files.column", f"{f.path}: a column does not apply to a {f.kind} file: "
                           "give the column only for CSV, TSV or Parquet files")
     if f.encoding is not None:

@@ -400,7 +400,7 @@ class ProjectStore:
     def _run_info(self, row: tuple) -> RunInfo:
         (rid, name, status, settings, vsize, mcount, started, ended, updated, timings, error,
          pid, host, corpora) = row
-        if status == "running" and not opening.owner_alive(pid, host):
+        if status == "running" and not opening.owner_alive(pid, host, started):
             status, ended, error = "interrupted", ended or updated, error or _INTERRUPTED_ERROR
         ids = tuple(sorted(int(x) for x in corpora.split(","))) if corpora else ()
         return RunInfo(rid, name, status, json.loads(settings), vsize, mcount, started, ended,

@@ -365,7 +365,7 @@ _ISOLATED_MAIN = ("import sys; sys.path.append(sys.argv.pop(1)); "
 
 
 def is_writer_command(args: Sequence[bytes]) -> bool:
-    """Whether a process's command line (from /proc/PID/cmdline) is a run writer's."""
+    """Whether a process's command line (psutil.Process.cmdline(), as bytes) is a run writer's."""
     return any(b"workbench.store.writer_process" in a for a in args) or (
         WRITER_FLAG.encode() in args[1:2])
 

@@ -18,7 +18,15 @@ become a trainer (:mod:`workbench.tasks.train`), and the SQL (:mod:`workbench.st
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import (
+    Callable,
+    Iterator,
+    Mapping,
+    NamedTuple,
+    Protocol,
+    Sequence,
+    runtime_checkable,
+)
 
 from workbench.core.model import Tokenizer
 
@@ -114,14 +122,30 @@ class Trainer(Protocol):
     raises :class:`~workbench.errors.ConfigError` naming the RunSpec field.
     """
 
-    value_name: str  # what TrainEvent.value means: "frequency", "score", "log_likelihood" …
-    log: TrainLog
-    special_tokens: Mapping[str, int]  # token → id (specials take the first ids)
-    initial_vocab: tuple[bytes, ...]  # the vocabulary before the first step
-    initial_kinds: tuple[str, ...]  # "special" or "base" for each initial id
-    initial_token_count: int  # corpus tokens before the first step
-    word_types: int  # distinct pre-tokens trained on
-    target: int  # how many steps the run is expected to make (for progress and ETA); 0 = unknown
+    # Read-only attributes (properties here, so plain attributes of an implementation match).
+    @property
+    def value_name(self) -> str: ...  # what TrainEvent.value means: "frequency", "score", "log_likelihood" …
+
+    @property
+    def log(self) -> TrainLog: ...
+
+    @property
+    def special_tokens(self) -> Mapping[str, int]: ...  # token → id (specials take the first ids)
+
+    @property
+    def initial_vocab(self) -> tuple[bytes, ...]: ...  # the vocabulary before the first step
+
+    @property
+    def initial_kinds(self) -> tuple[str, ...]: ...  # "special" or "base" for each initial id
+
+    @property
+    def initial_token_count(self) -> int: ...  # corpus tokens before the first step
+
+    @property
+    def word_types(self) -> int: ...  # distinct pre-tokens trained on
+
+    @property
+    def target(self) -> int: ...  # steps the run is expected to make (progress, ETA); 0 = unknown
 
     def run(self, should_stop: ShouldStop | None = None) -> Iterator[TrainEvent]:
         """Train, yielding one event per step; returns early once ``should_stop()`` is true."""

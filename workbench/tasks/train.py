@@ -94,7 +94,7 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
     from workbench.corpus import expand_paths, open_source
 
     if kind or field or column is not None or encoding:
-        sources, rejected = [], []
+        sources, rejected = [], []  # type: ignore[var-annotated]
         for p in paths:
             src = open_source(p, kind=kind, field=field, column=column, encoding=encoding)
             if field and src.kind != "jsonl":

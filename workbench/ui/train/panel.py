@@ -46,13 +46,13 @@ from PySide6.QtWidgets import (
 from workbench.core.pretokenize import PRESETS
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.store import RunInfo
+from workbench.tasks.spec import MODEL_OPTIONS, ModelOption, RunSpec
 from workbench.ui import style, text
 from workbench.ui.empty_state import EmptyState
 from workbench.ui.jobs import SplitPreviewer
 from workbench.ui.project_session import ProjectSession
 from workbench.ui.settings import AppSettings
 from workbench.ui.train.plots import TrainingPlots
-from workbench.tasks.spec import MODEL_OPTIONS, ModelOption, RunSpec
 from workbench.ui.train.process import (
     TrainingProcess,
     TrainOutcome,

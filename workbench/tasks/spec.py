@@ -116,6 +116,7 @@ class RunSpec:
     ``vocab_size`` is the target |V| (initial symbols + specials + merges), ``merges`` a number of
     merges (BPE); at least one is needed, both may be given (the first reached ends the run).
     ``project`` is where the run is stored; a front end may supply it instead (``--project``).
+    Relative paths (files, project) are taken from the current folder, as on a command line.
     """
 
     files: tuple[CorpusFile, ...] = ()

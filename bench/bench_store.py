@@ -1,15 +1,18 @@
 """How much the project file costs: writing merges during training, reading merge-table pages.
 
-    python bench/bench_store.py [--merges 100000] [--words 150000]
+    python bench/bench_store.py [--merges 100000] [--words 150000] [--repeat 5] [--no-thread]
 
 1. Trains byte-level BPE (``workbench.core.bpe``) on a synthetic word table to ``--merges`` merges,
-   alone and while a ``RunWriter`` stores every merge (the loop of ``workbench.tasks.train``: the
-   merge log handed over every 100 ms), each in a fresh child process (in one process the second
-   training inherits the first one's heap and GC work, which once inflated the "overhead"
-   six-fold), in back-to-back pairs ``--repeat`` times; prints the overhead as the median of the
-   pairs' ratios, and from medians and best times, for wall time and for the training thread's
-   CPU time (the writer process's work on the other core is not in the latter, the trainer's
-   share of the writing is). It also times the writer on recorded events: everything, waiting for
+   alone, while the ``RunWriter`` (writer *process*) stores every merge, and while a writer
+   *thread* does (:class:`ThreadWriter`: the design of commit cc12da1 — one JSON insert per
+   table, SQLite parsing with the GIL released — rebuilt on today's schema and TrainLog, for
+   comparison only). Each is the loop of ``workbench.tasks.train`` (the TrainLog handed over every
+   100 ms), each in a fresh child process (in one process the second training inherits the first
+   one's heap and GC work, which once inflated the "overhead" six-fold), the three modes back to
+   back in rotating order ``--repeat`` times; prints each writer's overhead as the median of the
+   rounds' ratios, and from medians and best times, for wall time and for the training thread's
+   CPU time (a writer process's work on the other core is not in the latter, the trainer's
+   share of the writing is), and the median ratio process / thread. It also times the writer on recorded events: everything, waiting for
    each commit, and the trainer's share alone. Falls back to synthetic events when the trainer is
    not importable.
 2. Reopens the project and times ``open`` plus pages of 200 rows: first, middle, last, sorted by
@@ -21,17 +24,80 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
+import queue
 import random
 import statistics
 import string
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 from workbench.core.model import MergeEvent, base_vocab
-from workbench.store import MergeFilter, ProjectStore
+from workbench.core.trainer import TrainLog
+from workbench.store import MergeFilter, ProjectStore, opening
+
+MODES = ("alone", "process", "thread")
+
+# ---- the writer-thread design of cc12da1, for comparison only ------------------------------------
+_BATCH_ROWS = (
+    "SELECT key, json_extract(value, '$[0]') AS rank, json_extract(value, '$[1][0]') AS a, "
+    "json_extract(value, '$[1][1]') AS b, json_extract(value, '$[1][2]') AS n, "
+    "json_extract(value, '$[2]') AS f, json_extract(value, '$[3]') AS t, "
+    "json_extract(value, '$[4]') AS len FROM json_each(?2)")
+_MERGES_FROM_JSON = (
+    "INSERT INTO merges (run_id, rank, left_id, right_id, new_id, frequency, length, vocab_size, "
+    "token_count) SELECT ?1, rank, a, b, n, f, len, "
+    "max((SELECT coalesce(max(id), -1) FROM vocab WHERE run_id = ?1), "
+    f"max(n) OVER (ORDER BY key)) + 1, t FROM ({_BATCH_ROWS})")
+_VOCAB_FROM_JSON = (
+    "INSERT OR IGNORE INTO vocab (run_id, id, piece, kind) "
+    "SELECT ?1, n, substr(?3, ends - len + 1, len), 'merge' FROM ("
+    f"SELECT n, len, sum(len) OVER (ORDER BY key) AS ends FROM ({_BATCH_ROWS}))")
+_ROWS_TO_JSON = json.JSONEncoder(check_circular=False, separators=(",", ":")).encode
+
+
+class ThreadWriter:
+    """A writer thread with its own connection: the trainer's thread serialises each batch to one
+    JSON text (C code), the thread runs one ``INSERT … SELECT … FROM json_each`` per table."""
+
+    interval = 0.1
+
+    def __init__(self, path: str, run_id: int):
+        self.run_id = run_id
+        self.conn = opening.connect(Path(path), "rw")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.taken = 0
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._commit, daemon=True)
+        self.thread.start()
+
+    def add_log(self, log: TrainLog) -> None:
+        if len(log) == self.taken:
+            return
+        new = log.since(self.taken)
+        rows = list(zip(range(new.start, new.end), new.merges, new.frequencies, new.token_counts,
+                        map(len, new.pieces)))
+        self.queue.put((_ROWS_TO_JSON(rows), b"".join(new.pieces)))
+        self.taken = new.end
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        self.conn.close()
+
+    def _commit(self) -> None:
+        conn = self.conn
+        while (batch := self.queue.get()) is not None:
+            rows_json, pieces = batch
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(_MERGES_FROM_JSON, (self.run_id, rows_json))
+            conn.execute(_VOCAB_FROM_JSON, (self.run_id, rows_json, pieces))
+            conn.execute("UPDATE runs SET updated = ? WHERE id = ?", (time.time(), self.run_id))
+            conn.execute("COMMIT")
 
 
 def word_table(n: int, seed: int = 1) -> dict[str, int]:
@@ -71,8 +137,8 @@ def train_events(n_merges: int, n_words: int):
 
 
 def child(mode: str, n_merges: int, n_words: int, path: str) -> tuple[float, float]:
-    """Wall and thread CPU seconds of one training in this (fresh) process: ``alone`` or with
-    the ``store`` writing."""
+    """Wall and thread CPU seconds of one training in this (fresh) process: ``alone``, or with
+    the writer ``process`` (RunWriter) or a writer ``thread`` storing the merges."""
     from workbench.core.bpe import BpeTrainer, TrainConfig
 
     cfg = TrainConfig(units="bytes", merges=n_merges, pretokenizer="none")
@@ -92,45 +158,47 @@ def child(mode: str, n_merges: int, n_words: int, path: str) -> tuple[float, flo
         run = store.create_run("bench", cfg.settings(), [], trainer.vocab,
                                ["base"] * len(trainer.vocab))
         t, c = time.perf_counter(), time.thread_time()
-        log = (trainer.merges, trainer.frequencies, trainer.token_counts, trainer.vocab)
         last = 0.0
-        with store.run_writer(run) as w:
-            for _ in trainer.run():
-                now = time.monotonic()
-                if now - last >= w.interval:
-                    last = now
-                    w.add_log(*log)
-            w.add_log(*log)
+        w = store.run_writer(run) if mode == "process" else ThreadWriter(path, run)
+        for _ in trainer.run():
+            now = time.monotonic()
+            if now - last >= w.interval:
+                last = now
+                w.add_log(trainer.log)
+        w.add_log(trainer.log)
+        w.close()
         store.finish_run(run, "finished")
         return time.perf_counter() - t, time.thread_time() - c
 
 
 def timed_children(args, tmp: Path) -> dict[str, list[tuple[float, float]]]:
     """Per mode, the (wall, thread CPU) seconds of each child, the modes alternating."""
-    times: dict[str, list[tuple[float, float]]] = {"alone": [], "store": []}
+    modes = MODES if args.thread else MODES[:2]
+    times: dict[str, list[tuple[float, float]]] = {m: [] for m in modes}
     for i in range(args.repeat):
-        for mode in ("alone", "store") if i % 2 == 0 else ("store", "alone"):
+        for mode in modes[i % len(modes):] + modes[:i % len(modes)]:  # rotate who goes first
             out = subprocess.run(
                 [sys.executable, __file__, "--child", mode, "--merges", str(args.merges),
                  "--words", str(args.words), "--path", str(tmp / f"child{i}.tokproj")],
                 check=True, capture_output=True, text=True).stdout
             wall, cpu = map(float, out.split()[-2:])
             times[mode].append((wall, cpu))
-            print(f"  training {mode:<5} (child {i + 1}): {wall:.2f} s wall, {cpu:.2f} s CPU")
+            print(f"  training {mode:<7} (round {i + 1}): {wall:.2f} s wall, {cpu:.2f} s CPU", flush=True)
     return times
 
 
-def overheads(times: dict[str, list[tuple[float, float]]], which: int, label: str) -> None:
+def overheads(times: dict[str, list[tuple[float, float]]], which: int, label: str,
+              mode: str = "process", base: str = "alone") -> None:
     """Overhead three ways. This VM's speed drifts by 5-15 % between minutes, so the figure to
-    trust is the median of the ratios of the two runs of each pair, which ran back to back."""
-    alone = [t[which] for t in times["alone"]]
-    store = [t[which] for t in times["store"]]
+    trust is the median of the ratios of the runs of each round, which ran back to back."""
+    alone = [t[which] for t in times[base]]
+    store = [t[which] for t in times[mode]]
     a_med, s_med = statistics.median(alone), statistics.median(store)
     a_min, s_min = min(alone), min(store)
     paired = statistics.median(s / a for s, a in zip(store, alone))
-    print(f"{label}: alone median {a_med:.2f} s, best {a_min:.2f} s; with the store median "
-          f"{s_med:.2f} s, best {s_min:.2f} s; overhead {100 * (paired - 1):+.1f} % (median of "
-          f"{len(alone)} back-to-back pairs), {100 * (s_med - a_med) / a_med:+.1f} % (medians), "
+    print(f"{label}: {base} median {a_med:.2f} s, best {a_min:.2f} s; {mode} median "
+          f"{s_med:.2f} s, best {s_min:.2f} s; ratio {paired:.3f} = {100 * (paired - 1):+.1f} % (median of "
+          f"{len(alone)} back-to-back rounds), {100 * (s_med - a_med) / a_med:+.1f} % (medians), "
           f"{100 * (s_min - a_min) / a_min:+.1f} % (best)")
 
 
@@ -157,16 +225,14 @@ def write_only(path: Path, events, pieces, initial) -> tuple[float, float, int]:
         for e, p in zip(events, pieces):
             if e.new_id == len(vocab):
                 vocab.append(p)
-        log: tuple[list, list, list, list] = ([], [], [], vocab)
+        log = TrainLog(vocab)
         caller = 0.0
         with store.run_writer(run) as w:
             for i, e in enumerate(events, 1):
-                log[0].append((e.left, e.right, e.new_id))
-                log[1].append(e.frequency)
-                log[2].append(e.token_count)
+                log.append((e.left, e.right, e.new_id), e.frequency, e.token_count)
                 if i % 1000 == 0 or i == len(events):
                     t = time.perf_counter()
-                    w.add_log(*log)
+                    w.add_log(log)
                     caller += time.perf_counter() - t
                     w.wait()
         store.finish_run(run, "finished")
@@ -210,7 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--merges", type=int, default=100_000)
     ap.add_argument("--words", type=int, default=150_000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--child", choices=("alone", "store"), help=argparse.SUPPRESS)
+    ap.add_argument("--no-thread", dest="thread", action="store_false",
+                    help="leave out the writer-thread comparison")
+    ap.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     ap.add_argument("--path", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -227,8 +295,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{caller:.3f} s ({caller / n * 1e6:.2f} µs per merge)")
         if alone is not None and args.repeat > 0:
             times = timed_children(args, tmp)
-            overheads(times, 0, f"wall time over {args.repeat} children")
-            overheads(times, 1, "training thread CPU")
+            for mode in times:
+                if mode != "alone":
+                    overheads(times, 0, f"wall time, {mode} writer", mode)
+                    overheads(times, 1, f"training thread CPU, {mode} writer", mode)
+            if "thread" in times:
+                overheads(times, 0, "wall time, process vs thread writer", "process", "thread")
             print(f"writer alone, waiting for each commit, would be {100 * w_time / alone:.1f} % "
                   "of training time")
         read_pages(tmp / "w.tokproj")

@@ -2,7 +2,8 @@
 
 ``workbench train|runs|encode|decode|export|import|stats …`` run headless (:mod:`workbench.cli`).
 Anything else — nothing, a project file, corpus files — opens the window. The window's training
-runs start this same entry point as a child process, so a frozen app needs no Python beside it;
+runs start this same entry point as a child process (``workbench train --spec RUN.json``, the
+window's RunSpec as a file), so a frozen app needs no Python beside it;
 in a frozen app the training's writer process is this entry point too (``--run-writer``).
 """
 

@@ -33,28 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    train = sub.add_parser("train", help="train a BPE tokenizer on corpus files and store the run in a project")
-    train.add_argument("files", nargs="+", metavar="FILES", help="corpus files or folders")
-    train.add_argument("--project", required=True, help="project file (*.tokproj), created if missing")
-    size = train.add_argument_group("size (one or both)")
-    size.add_argument("--vocab-size", type=int, help="target vocabulary size |V| (initial symbols + merges)")
-    size.add_argument("--merges", type=int, help="number of merges")
-    train.add_argument("--model", default="bpe", choices=["bpe"], help="model (BPE; WordPiece and Unigram later)")
-    train.add_argument("--units", default="bytes", choices=["bytes", "chars"])
-    train.add_argument("--end-of-word", default="", metavar="MARKER", help='end-of-word marker for --units chars, e.g. "</w>" ("" = none)')
-    train.add_argument("--pretokenizer", default="gpt2", metavar="PRESET|REGEX",
-                       help="gpt2, cl100k, o200k, whitespace, digits, none, metaspace, or a regular expression")
-    train.add_argument("--normalize", default="none", metavar="LIST", help="none, nfc, nfkc, lower, strip-accents; comma-separated to combine")
-    train.add_argument("--min-frequency", type=int, default=1, metavar="K", help="stop when no pair occurs K times")
-    train.add_argument("--special", action="append", default=[], metavar="TOKEN", help="special token (repeatable); reserves the first ids")
-    train.add_argument("--tie-break", default="first-seen", choices=["first-seen", "hf"])
-    train.add_argument("--name", default="", help="run name")
-    train.add_argument("--encoding", help="text encoding of the corpus files (default UTF-8)")
-    train.add_argument("--field", help="JSONL field holding the text (dots for nested keys)")
-    train.add_argument("--column", help="CSV/TSV column holding the text")
-    train.add_argument("--progress", choices=["text", "json", "none"], default="text",
-                       help="progress on stderr: human lines, JSON lines (for the window), or nothing")
-    train.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_train_parser(sub)
 
     runs = sub.add_parser("runs", help="list the runs of a project")
     runs.add_argument("project")
@@ -97,29 +76,121 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ---- commands ------------------------------------------------------------------------------------
-def cmd_train(args: argparse.Namespace) -> int:
-    from workbench.core.bpe import TrainConfig
-    from workbench.core.normalize import parse_normalizer
-    from workbench.core.pretokenize import make_pretokenizer
-    from workbench.tasks.train import train_into_project
+# ---- train -------------------------------------------------------------------------------------
+#: Which flag sets each RunSpec field: a ConfigError about a field names its flag.
+SPEC_FLAGS = {
+    "vocab_size": "--vocab-size", "merges": "--merges", "model": "--model", "units": "--units",
+    "end_of_word": "--end-of-word", "pretokenizer": "--pretokenizer", "normalizer": "--normalize",
+    "min_frequency": "--min-frequency", "special_tokens": "--special", "tie_break": "--tie-break",
+    "name": "--name", "project": "--project", "files": "FILES", "files.kind": "--kind",
+    "files.field": "--field", "files.column": "--column", "files.encoding": "--encoding",
+}
 
-    if args.vocab_size is None and args.merges is None:
+
+def _option_flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_train_parser(sub) -> None:
+    """``workbench train``: flags for every RunSpec field, one per declared model option too."""
+    from workbench.corpus import KINDS
+    from workbench.tasks.spec import MODEL_OPTIONS, MODELS
+
+    train = sub.add_parser("train", help="train a tokenizer on corpus files and store the run in a project",
+                           description="Train from FILES and flags, or run exactly what a RUN.json spec "
+                           "says (--spec: its files, with each file's own reader options).")
+    train.add_argument("files", nargs="*", metavar="FILES", help="corpus files or folders")
+    train.add_argument("--spec", metavar="RUN.json", help="a run spec (JSON) as the window writes it; "
+                       "no FILES or setting flags with it")
+    train.add_argument("--project", help="project file (*.tokproj), created if missing")
+    size = train.add_argument_group("size (one or both)")
+    size.add_argument("--vocab-size", type=int, help="target vocabulary size |V| (initial symbols + merges)")
+    size.add_argument("--merges", type=int, help="number of merges (BPE)")
+    train.add_argument("--model", choices=MODELS, help="model (default bpe)")
+    train.add_argument("--units", choices=["bytes", "chars"], help="base symbols (default bytes)")
+    train.add_argument("--end-of-word", metavar="MARKER", help='end-of-word marker for --units chars, e.g. "</w>" ("" = none)')
+    train.add_argument("--pretokenizer", metavar="PRESET|REGEX",
+                       help="gpt2 (default), cl100k, o200k, whitespace, digits, none, metaspace, or a regular expression")
+    train.add_argument("--normalize", metavar="LIST", help="none, nfc, nfkc, lower, strip-accents; comma-separated to combine")
+    train.add_argument("--min-frequency", type=int, metavar="K", help="stop when no pair occurs K times")
+    train.add_argument("--special", action="append", metavar="TOKEN", help="special token (repeatable); reserves the first ids")
+    train.add_argument("--tie-break", choices=["first-seen", "hf"], help="rule between equally frequent pairs")
+    train.add_argument("--name", help="run name")
+    files = train.add_argument_group("reader options (for every file given)")
+    files.add_argument("--kind", choices=KINDS, help="reader, instead of the one the file name says")
+    files.add_argument("--encoding", help="text encoding of the corpus files (default UTF-8)")
+    files.add_argument("--field", help="JSONL field holding the text (dots for nested keys)")
+    files.add_argument("--column", help="CSV/TSV column holding the text")
+    for model, options in MODEL_OPTIONS.items():
+        if not options:
+            continue
+        group = train.add_argument_group(f"{model} options")
+        for option in options:
+            kwargs: dict = {"dest": f"option_{option.name}", "help": f"{option.help} (default {option.default})"}
+            if option.type is bool:
+                kwargs.update(action="store_const", const=True)
+            else:
+                kwargs.update(type=option.type, choices=option.choices or None)
+            group.add_argument(_option_flag(option.name), **kwargs)
+    train.add_argument("--progress", choices=["text", "json", "none"], default="text",
+                       help="progress on stderr: human lines, JSON lines (for the window), or nothing")
+    train.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+_SETTING_FLAGS = ("vocab_size", "merges", "model", "units", "end_of_word", "pretokenizer", "normalize",
+                  "min_frequency", "special", "tie_break", "name", "kind", "encoding", "field", "column")
+
+
+def spec_from_args(args: argparse.Namespace):
+    """The RunSpec the flags describe (FILES resolved and sniffed, as their reader options say)."""
+    from workbench.core.normalize import parse_normalizer
+    from workbench.errors import ConfigError
+    from workbench.tasks.spec import RunSpec
+    from workbench.tasks.train import check_project, resolve_files
+
+    options = {k.removeprefix("option_"): v for k, v in vars(args).items()
+               if k.startswith("option_") and v is not None}
+    if args.spec:
+        given = [SPEC_FLAGS.get(k, _option_flag(k)) for k in _SETTING_FLAGS if getattr(args, k) is not None]
+        given += [_option_flag(k) for k in options]
+        if args.files or given:
+            extra = "FILES" if args.files else given[0]
+            raise WorkbenchError(f"--spec runs exactly what the spec says: remove {extra} "
+                                 "(or edit the spec)")
+        path = Path(args.spec)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise WorkbenchError(f"{path}: no such run spec") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise WorkbenchError(f"{path}: cannot read the run spec ({exc}): check the file") from None
+        return RunSpec.from_json(text, str(path))
+    if not args.files:
+        raise WorkbenchError("name the corpus FILES to train on, or give a run spec with --spec RUN.json")
+    if args.vocab_size is None and args.merges is None:  # before reading any file
         raise WorkbenchError("say how far to train: --vocab-size N or --merges N")
-    for flag, value in (("--vocab-size", args.vocab_size), ("--merges", args.merges)):
-        if value is not None and value < 0:
-            raise WorkbenchError(f"{flag} must be a positive number, not {value}")
-    if args.end_of_word and args.units != "chars":
-        raise WorkbenchError("--end-of-word needs --units chars")
-    minimum = 256 + len(set(args.special))
-    if args.units == "bytes" and args.vocab_size is not None and args.vocab_size < minimum:
-        raise WorkbenchError(f"--vocab-size {args.vocab_size} is below the initial vocabulary of {minimum} "
-                             f"(256 bytes{' + specials' if args.special else ''}): choose at least {minimum}")
-    pre = make_pretokenizer(args.pretokenizer)
-    config = TrainConfig(
-        units=args.units, vocab_size=args.vocab_size, merges=args.merges, min_frequency=args.min_frequency,
-        special_tokens=tuple(args.special), end_of_word=args.end_of_word, tie_break=args.tie_break,
-        pretokenizer=pre.spec(), normalizer=parse_normalizer(args.normalize),
-    )
+    try:
+        normalizer = parse_normalizer(args.normalize or "none")
+    except WorkbenchError as exc:
+        raise ConfigError("normalizer", str(exc)) from None
+    spec = RunSpec(
+        model=args.model or "bpe", vocab_size=args.vocab_size, merges=args.merges, units=args.units or "bytes",
+        end_of_word=args.end_of_word or "", pretokenizer=args.pretokenizer or "gpt2", normalizer=normalizer,
+        min_frequency=1 if args.min_frequency is None else args.min_frequency,
+        special_tokens=tuple(args.special or ()), tie_break=args.tie_break or "first-seen", name=args.name or "",
+        options=options, project=args.project or "")
+    spec = spec.validate()  # settings first: a wrong flag fails before any file is read
+    if not spec.project:
+        raise ConfigError("project", "say where to store the run: give a project file (*.tokproj)")
+    check_project(spec.project)
+    files = resolve_files(args.files, kind=args.kind, encoding=args.encoding, field=args.field, column=args.column)
+    return RunSpec(**{**spec.__dict__, "files": files})
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from workbench.errors import ConfigError
+    from workbench.tasks.train import train_run
+
     stop = {"flag": False}
 
     def request_stop(_signum, _frame) -> None:
@@ -129,26 +200,32 @@ def cmd_train(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, request_stop)
     reporter = _Reporter(args.progress)
     t0 = time.monotonic()
-    run_id, status = train_into_project(
-        args.files, args.project, config, name=args.name, report=reporter,
-        should_stop=lambda: stop["flag"], encoding=args.encoding, field=args.field, column=args.column,
-    )
+    try:
+        spec = spec_from_args(args)
+        project = args.project or spec.project
+        run_id, status = train_run(spec, project or None, report=reporter, should_stop=lambda: stop["flag"])
+    except ConfigError as exc:
+        if args.progress == "json":  # the window marks the form field this is about
+            sys.stderr.write(json.dumps({"event": "error", "field": exc.field, "message": exc.message}) + "\n")
+        where = f"{args.spec}: {exc.field}" if args.spec else SPEC_FLAGS.get(
+            exc.field, _option_flag(exc.field.removeprefix("options.")))
+        raise WorkbenchError(f"{where}: {exc.message}") from None
     if run_id is None:
         if args.json:
-            print(json.dumps({"run_id": None, "status": status, "project": str(args.project)}))
+            print(json.dumps({"run_id": None, "status": status, "project": str(project)}))
         print("workbench train: cancelled while reading the corpus; nothing was stored", file=sys.stderr)
         return 3
     from workbench.store import ProjectStore
 
-    with ProjectStore.open(args.project, readonly=True) as store:
+    with ProjectStore.open(project, readonly=True) as store:
         run = store.run(run_id)
     result = {"run_id": run_id, "status": status, "merges": run.merge_count, "vocab_size": run.vocab_size,
-              "project": str(args.project), "seconds": round(time.monotonic() - t0, 3)}
+              "project": str(project), "seconds": round(time.monotonic() - t0, 3)}
     if args.json:
         print(json.dumps(result))
     else:
         print(f"run {run_id} {status}: {run.merge_count} merges, vocabulary {run.vocab_size} "
-              f"({result['seconds']:.1f} s) in {args.project}")
+              f"({result['seconds']:.1f} s) in {project}")
     return 0 if status == "finished" else 3
 
 

@@ -1,10 +1,29 @@
-"""The one exception type for bad input.
+"""The exception types for bad input.
 
 Everything a user can get wrong (a missing file, a malformed vocab line, an unknown id) is raised
 as :class:`WorkbenchError` with a message written for that user: it names the file, field or line
 and says what to do. The CLI and the window show ``str(error)`` as one line, never a traceback.
+
+A wrong *setting* of a training run is a :class:`ConfigError`: it carries the name of the
+:class:`~workbench.tasks.spec.RunSpec` field it is about, so each front end can point at its own
+control for it — the CLI names its flag, the window focuses and marks the form widget. Its message
+therefore speaks of the setting ("the vocabulary size …"), never of a flag or a widget.
 """
 
 
 class WorkbenchError(Exception):
     """Bad input or an impossible request, explained for the user."""
+
+
+class ConfigError(WorkbenchError):
+    """A run setting that cannot be used; ``field`` names the RunSpec field it is about.
+
+    ``field`` is a RunSpec field name (``"vocab_size"``, ``"pretokenizer"`` …), ``"files"`` or
+    ``"files.<option>"`` for a corpus file's reader option (``"files.encoding"``), or
+    ``"options.<name>"`` for a model-specific option. ``str(error)`` is the message alone.
+    """
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+        self.message = message

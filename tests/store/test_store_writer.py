@@ -15,6 +15,7 @@ import pytest
 from store_helpers import synthetic_run
 
 from workbench.core.model import MergeEvent
+from workbench.core.trainer import TrainLog
 from workbench.errors import WorkbenchError
 from workbench.store import ProjectStore
 from workbench.store.writer import is_writer_command
@@ -238,7 +239,7 @@ def test_a_failed_batch_stops_the_writer_and_reaches_the_trainer(tmp_path):
 
 
 def test_a_trainers_log_taken_in_bulk_is_stored_as_merge_by_merge_adds_store_it(tmp_path):
-    """add_log reads the trainer's own lists every so often; add() gets each event: same file."""
+    """add_log reads the trainer's own log every so often; add() gets each event: same file."""
     from workbench.core.bpe import BpeTrainer, TrainConfig
     from workbench.corpus.demo import demo_corpus_files  # real text, several scripts
 
@@ -253,15 +254,14 @@ def test_a_trainers_log_taken_in_bulk_is_stored_as_merge_by_merge_adds_store_it(
         with ProjectStore.open(path, create=True) as store:
             run = store.create_run("r", {}, [], list(trainer.vocab), ["base"] * 256)
             with store.run_writer(run, interval=float("inf")) as writer:
-                log = (trainer.merges, trainer.frequencies, trainer.token_counts, trainer.vocab)
                 for event in trainer.run():
                     if bulk:
                         if event.step % 97 == 0:
-                            writer.add_log(*log)
+                            writer.add_log(trainer.log)
                     else:
                         writer.add(event, trainer.vocab[event.new_id])
                 if bulk:
-                    writer.add_log(*log)
+                    writer.add_log(trainer.log)
             assert writer.batches == (8 if bulk else 1)
             tables.append(_tables(path, run))
     assert tables[0] == tables[1]
@@ -391,7 +391,7 @@ def test_an_interrupted_hand_over_is_sent_again_whole(tmp_path, monkeypatch):
 
     path = tmp_path / "p.tokproj"
     initial, kinds, events, pieces = synthetic_run(300)
-    log = ([], [], [], list(initial))
+    log = TrainLog(list(initial))
     encode, calls = writer_module.Batch.encode, []
 
     def flaky_encode(batch):
@@ -405,13 +405,11 @@ def test_an_interrupted_hand_over_is_sent_again_whole(tmp_path, monkeypatch):
         run = store.create_run("r", {}, [], initial, kinds)
         with store.run_writer(run) as writer:
             for i, (e, p) in enumerate(zip(events, pieces), 1):
-                log[0].append((e.left, e.right, e.new_id))
-                log[1].append(e.frequency)
-                log[2].append(e.token_count)
-                log[3].append(p)
+                log.vocab.append(p)
+                log.append((e.left, e.right, e.new_id), e.frequency, e.token_count)
                 if i % 100 == 0:
                     with pytest.raises(KeyboardInterrupt) if len(calls) == 1 else _nothing():
-                        writer.add_log(*log)
+                        writer.add_log(log)
         assert calls == [100, 100, 200]  # the interrupted 100 went again with the next 100
     merges, _ = _tables(path, run)
     assert [m[1] for m in merges] == list(range(300))

@@ -1,4 +1,4 @@
-"""Typed settings read back in a new process, and the child's command line."""
+"""Typed settings read back in a new process, and the child's command line (a RunSpec file)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,11 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 from PySide6.QtCore import QSettings
 
-from workbench.errors import WorkbenchError
-from workbench.tasks.spec import CorpusFile
+from workbench.tasks.spec import CorpusFile, RunSpec
 from workbench.ui.settings import AppSettings
-from workbench.ui.train.process import TrainOptions, train_command
+from workbench.ui.train.process import spec_command, write_spec
 
 
 def test_settings_are_typed_when_read_back_in_a_new_process(tmp_path):
@@ -38,23 +36,17 @@ def test_settings_are_typed_when_read_back_in_a_new_process(tmp_path):
     assert train == {"vocab_size": 512, "units": "chars"} and isinstance(train["vocab_size"], int)
 
 
-def test_train_command_uses_the_apps_own_entry_point(monkeypatch, tmp_path):
-    files = [CorpusFile(str(tmp_path / "a.jsonl"), "jsonl", field="meta.body"), CorpusFile(str(tmp_path / "b.txt"))]
-    argv = train_command(files, tmp_path / "p.tokproj", TrainOptions(vocab_size=None, merges=50, units="chars",
-                                                                    end_of_word="</w>", special=("<s>", "</s>")))
-    assert argv[:4] == [sys.executable, "-m", "workbench", "train"]
-    assert argv[argv.index("--merges") + 1] == "50" and "--vocab-size" not in argv
-    assert argv[argv.index("--end-of-word") + 1] == "</w>"
-    assert argv[argv.index("--field") + 1] == "meta.body"
-    assert argv.count("--special") == 2 and argv[-3:] == ["--progress", "json", "--json"]
+def test_the_child_runs_the_spec_file_through_the_apps_own_entry_point(monkeypatch, tmp_path):
+    spec = RunSpec(files=(CorpusFile(str(tmp_path / "a.jsonl"), "jsonl", field="meta.body"),
+                          CorpusFile(str(tmp_path / "b.txt"), encoding="cp1252")),
+                   merges=50, units="chars", end_of_word="</w>", special_tokens=("<s>", "</s>"),
+                   project=str(tmp_path / "p.tokproj"))
+    path = write_spec(spec)
+    try:
+        assert RunSpec.from_json(path.read_text(encoding="utf-8")) == spec  # each file keeps its options
+        argv = spec_command(path)
+    finally:
+        path.unlink()
+    assert argv == [sys.executable, "-m", "workbench", "train", "--spec", str(path), "--progress", "json", "--json"]
     monkeypatch.setattr(sys, "frozen", True, raising=False)
-    frozen = train_command(files, tmp_path / "p.tokproj", TrainOptions())
-    assert frozen[:2] == [sys.executable, "train"]
-
-
-def test_train_command_refuses_files_that_need_different_options(tmp_path):
-    files = [CorpusFile("a.jsonl", "jsonl", field="text"), CorpusFile("b.jsonl", "jsonl", field="body")]
-    with pytest.raises(WorkbenchError, match="different fields"):
-        train_command(files, tmp_path / "p.tokproj", TrainOptions())
-    with pytest.raises(WorkbenchError, match="add corpus files first"):
-        train_command([], tmp_path / "p.tokproj", TrainOptions())
+    assert spec_command(path)[:3] == [sys.executable, "train", "--spec"]

@@ -19,7 +19,10 @@ Ties between equally frequent pairs follow an explicit rule:
 
 A merge whose result equals an existing piece reuses that piece's id, as ``tokenizers`` and the
 textbook code (symbols as strings) do. The trainer is a generator of :class:`MergeEvent`; asking
-it to stop takes effect between two merges.
+it to stop takes effect between two merges. :class:`BpeTrainer` implements
+:class:`workbench.core.trainer.Trainer`: its merge log is a :class:`~workbench.core.trainer.TrainLog`
+that the store reads in bulk. Settings it cannot use raise :class:`~workbench.errors.ConfigError`
+naming the setting, never a front end's flag or widget.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from typing import Callable, Iterator, Literal, Mapping
 
 from workbench.core.byte_level import byte_encoder
 from workbench.core.model import MergeEvent, Tokenizer, base_vocab
-from workbench.errors import WorkbenchError
+from workbench.core.trainer import TrainLog
+from workbench.errors import ConfigError
 
 TieBreak = Literal["first-seen", "hf"]
 _SHIFT = 1 << 21  # pair key = left * _SHIFT + right; ids stay below two million
@@ -77,20 +81,31 @@ class TrainConfig:
 
 
 class BpeTrainer:
-    """Train byte- or character-level BPE on an ordered ``{pre-token: count}`` table."""
+    """Train byte- or character-level BPE on an ordered ``{pre-token: count}`` table.
+
+    ``merges``, ``frequencies``, ``token_counts`` and ``vocab`` are the lists of ``log`` itself.
+    """
+
+    value_name = "frequency"
 
     def __init__(self, word_counts: Mapping[str, int], config: TrainConfig):
         self.config = config
         specials = list(dict.fromkeys(config.special_tokens))
         if any(not token for token in specials):
-            raise WorkbenchError("a special token cannot be empty: remove the empty --special")
+            raise ConfigError("special_tokens", "a special token cannot be empty: remove the empty one")
+        if config.units not in ("bytes", "chars"):
+            raise ConfigError("units", f"unknown units {config.units!r}: use bytes or chars")
+        if config.tie_break not in ("first-seen", "hf"):
+            raise ConfigError("tie_break", f"unknown tie-break {config.tie_break!r}: use first-seen or hf")
         largest = config.vocab_size if config.vocab_size is not None else 256 + len(specials) + (config.merges or 0)
         if largest >= _SHIFT - 1_000_000:
-            raise WorkbenchError(f"a vocabulary of {largest} is beyond what the trainer supports (about 1 million)")
+            field = "vocab_size" if config.vocab_size is not None else "merges"
+            raise ConfigError(field, f"a vocabulary of {largest} is beyond what the trainer supports (about 1 million)")
         eow = config.end_of_word if config.units == "chars" else ""
         if config.units == "bytes":
             if config.end_of_word:
-                raise WorkbenchError("an end-of-word marker needs --units chars (byte-level BPE keeps spaces instead)")
+                raise ConfigError("end_of_word", "an end-of-word marker needs character units "
+                                  "(byte-level BPE keeps spaces instead)")
             alphabet: list[str] = []
         else:
             seen: dict[str, None] = {}
@@ -98,22 +113,32 @@ class BpeTrainer:
                 seen.update(dict.fromkeys(word))
             alphabet = sorted(seen)
             if eow and any(eow in word for word in word_counts):
-                raise WorkbenchError(f"the end-of-word marker {eow!r} occurs in the corpus: choose another marker")
-        self.vocab: list[bytes] = base_vocab(config.units, alphabet, specials, eow)
+                raise ConfigError("end_of_word", f"the end-of-word marker {eow!r} occurs in the corpus: "
+                                  "choose another marker")
+        # The merge log, one entry per step: what a RunWriter stores, read in bulk (add_log).
+        self.log = TrainLog(base_vocab(config.units, alphabet, specials, eow))
+        self.vocab: list[bytes] = self.log.vocab
+        self.merges = self.log.merges
+        self.frequencies = self.log.frequencies
+        self.token_counts = self.log.token_counts  # tokens in the corpus after each merge
         self.special_tokens = {s: i for i, s in enumerate(specials)}
         self.initial_size = len(self.vocab)
-        # The merge log, one entry per step: what a RunWriter stores, read in bulk (add_log).
-        self.merges: list[tuple[int, int, int]] = []
-        self.frequencies: list[int] = []
-        self.token_counts: list[int] = []  # tokens in the corpus after each merge
+        self.initial_vocab = tuple(self.vocab)
+        self.initial_kinds = tuple("special" if i < len(specials) else "base" for i in range(self.initial_size))
         if config.vocab_size is not None and config.vocab_size < self.initial_size:
             what = "256 bytes" if config.units == "bytes" else f"an alphabet of {len(alphabet)} characters"
-            raise WorkbenchError(
-                f"--vocab-size {config.vocab_size} is below the initial vocabulary of {self.initial_size} "
+            raise ConfigError("vocab_size",
+                f"the vocabulary size {config.vocab_size} is below the initial vocabulary of {self.initial_size} "
                 f"({what}{' + specials' if specials else ''}): choose at least {self.initial_size}"
             )
         if config.vocab_size is None and config.merges is None:
-            raise WorkbenchError("say how far to train: --vocab-size N or --merges N")
+            raise ConfigError("vocab_size", "say how far to train: give a vocabulary size or a number of merges")
+        if config.vocab_size is not None:
+            self.target = config.vocab_size - self.initial_size
+            if config.merges is not None:
+                self.target = min(self.target, config.merges)
+        else:
+            self.target = config.merges or 0
         self._piece_id = {piece: i for i, piece in enumerate(self.vocab) if i >= len(specials)}
         # Words as symbol-id lists, in order of first appearance.
         offset = len(specials)
@@ -134,6 +159,8 @@ class BpeTrainer:
         # Symbol length in base units (for first-seen positions).
         self._unit_len: list[int] = [1] * len(self.vocab)
         self.token_count = sum(f * len(w) for w, f in zip(self.words, self.freqs))
+        self.initial_token_count = self.token_count
+        self.word_types = len(self.words)
 
     # ------------------------------------------------------------------------------------------------
     def _hf_rank(self) -> list[int]:
@@ -152,8 +179,6 @@ class BpeTrainer:
         cfg = self.config
         words, freqs = self.words, self.freqs
         first_seen = cfg.tie_break == "first-seen"
-        if cfg.tie_break not in ("first-seen", "hf"):
-            raise WorkbenchError(f"unknown tie-break {cfg.tie_break!r}: use first-seen or hf")
         S = _SHIFT
         counts: dict[int, int] = {}
         where: defaultdict[int, set[int]] = defaultdict(set)
@@ -302,7 +327,7 @@ class BpeTrainer:
             step += 1
             self.merges.append((a, b, new))
             self.frequencies.append(frequency)
-            self.token_counts.append(token_count)
+            self.token_counts.append(token_count)  # last: len(self.log) counts complete entries
             self.token_count = token_count
             yield MergeEvent(step, a, b, new, frequency, len(vocab), token_count)
 

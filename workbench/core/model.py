@@ -139,3 +139,8 @@ class MergeEvent:
     frequency: int  # weighted count of the pair when it was merged
     vocab_size: int  # vocabulary size after this merge
     token_count: int  # tokens in the whole training corpus after this merge
+
+    @property
+    def value(self) -> float:
+        """The model-specific number of :class:`workbench.core.trainer.TrainEvent`: the frequency."""
+        return self.frequency

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
-import sys
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,43 +173,29 @@ def is_readonly_error(error: sqlite3.Error) -> bool:
 
 # ---- is the process that owns a running run still alive? -------------------------------------
 
-def owner_alive(pid: int | None, host: str | None) -> bool:
-    """False only when we can tell the owner is gone; another host's process is assumed alive."""
+def owner_alive(pid: int | None, host: str | None, started: float | None = None) -> bool:
+    """False only when we can tell the owner is gone; another host's process is assumed alive.
+
+    Through psutil (the same on Linux, macOS and Windows): a zombie — killed, not yet reaped by
+    its parent — will never write again, and a process created after the run ``started`` only
+    inherited the dead owner's pid.
+    """
+    import psutil
+
     if pid is None:
         return False
     if host and host != socket.gethostname():
         return True
     if pid == os.getpid():
         return True
-    if sys.platform == "win32":
-        return _alive_windows(pid)
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists but belongs to someone else
-    # A killed child its parent has not reaped yet is a zombie: it exists but will never write.
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rsplit(b")", 1)[1].split()[0]
-        return state not in (b"Z", b"X")
-    except (OSError, IndexError):
+        proc = psutil.Process(pid)
+        if proc.status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+            return False
+        if isinstance(started, (int, float)) and proc.create_time() > started + 1.0:
+            return False  # the pid was reused (1 s of slack for clock granularity)
         return True
-
-
-def _alive_windows(pid: int) -> bool:  # pragma: no cover - exercised on Windows only
-    # os.kill(pid, 0) would *terminate* the process on Windows; ask for its exit code instead.
-    import ctypes
-
-    kernel32 = ctypes.windll.kernel32
-    handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-    if not handle:
-        return kernel32.GetLastError() == 5  # access denied: it exists
-    try:
-        code = ctypes.c_ulong()
-        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
-            return True
-        return code.value == 259  # STILL_ACTIVE
-    finally:
-        kernel32.CloseHandle(handle)
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.Error:
+        return True  # exists but belongs to someone else

@@ -342,7 +342,8 @@ class ProjectStore:
         self._require_run(run_id)
         if self.read_only:
             raise WorkbenchError(f"{self.path} is open read-only; training needs a writable project.")
-        writer = RunWriter(self, run_id, interval=interval, background=background)
+        writer = RunWriter(self.path, run_id, transaction=self._write, explain=self._explain,
+                           on_close=self._writers.discard, interval=interval, background=background)
         self._writers.add(writer)
         return writer
 
@@ -400,7 +401,7 @@ class ProjectStore:
     def _run_info(self, row: tuple) -> RunInfo:
         (rid, name, status, settings, vsize, mcount, started, ended, updated, timings, error,
          pid, host, corpora) = row
-        if status == "running" and not opening.owner_alive(pid, host):
+        if status == "running" and not opening.owner_alive(pid, host, started):
             status, ended, error = "interrupted", ended or updated, error or _INTERRUPTED_ERROR
         ids = tuple(sorted(int(x) for x in corpora.split(","))) if corpora else ()
         return RunInfo(rid, name, status, json.loads(settings), vsize, mcount, started, ended,

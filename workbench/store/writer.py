@@ -16,15 +16,24 @@ Where the time goes, and why it is done this way (``bench/bench_store.py`` measu
   ``python -I``), with its own interpreter, on the other core. The trainer's thread packs each batch into a few machine
   arrays — no per-value formatting — and writes them to the process's stdin (about 0.6 µs per
   merge, most of it reading the trainer's log from memory).
-* The trainer keeps a merge log anyway (``BpeTrainer.merges``, ``frequencies``,
-  ``token_counts``, ``vocab``): :meth:`RunWriter.add_log`, called about every 100 ms, reads the
-  new entries of those lists in bulk, so nothing is done per merge on the store's behalf.
+* Re-measured against that writer thread rebuilt on today's TrainLog (``bench_store.py``, 2-core
+  VM shared with other jobs, 15k–30k merges): the process was faster in 10 of 12 back-to-back
+  rounds, median wall-time ratio process / thread 0.89 and 0.94 in two runs; overhead over
+  training alone +7.7 % vs +24.4 % wall (median of paired ratios). So the process stays.
+* The trainer keeps a merge log anyway (its :class:`~workbench.core.trainer.TrainLog`):
+  :meth:`RunWriter.add_log`, called about every 100 ms, reads the log's new entries in bulk
+  (``TrainLog.since``), so nothing is done per merge on the store's behalf.
 
 The writer process answers each batch with ``ok`` once committed, or ``error <Class> <message>``,
 on its stdout; a thread here reads the answers (it needs the GIL once per batch). If the trainer
 is killed, the writer process reads end-of-file, commits the complete batches it was sent and
-exits; a project busy in another program is retried for about half a minute. ``background=False`` writes on the caller's thread instead (also the fallback when no
-process can be started).
+exits; a project busy in another program is retried for about half a minute.
+``background=False`` writes on the caller's thread instead (also the fallback when no process
+can be started).
+
+The writer knows the project only by its path and by two functions its store gives it (one
+``BEGIN IMMEDIATE`` transaction, and how to explain an SQLite error to the user), so this module
+does not import :mod:`workbench.store.project`; the store imports it.
 """
 
 from __future__ import annotations
@@ -41,13 +50,14 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Mapping, Sequence
+from typing import Any, BinaryIO, Callable, ContextManager, Mapping, Sequence
 
 from workbench.core.model import MergeEvent
+from workbench.core.trainer import TrainLog
 from workbench.errors import WorkbenchError
 
-if TYPE_CHECKING:
-    from workbench.store.project import ProjectStore
+#: One write transaction on the project (``ProjectStore._write``): yields the connection.
+Transaction = Callable[[], ContextManager[sqlite3.Connection]]
 
 # A batch on the wire: a header (rows, bytes of pieces, bytes of extras JSON), then the int64
 # columns ranks, (left, right, new) × rows, frequencies, token counts and piece lengths, then
@@ -145,12 +155,18 @@ class RunWriter:
     """Appends one run's merges through its store; use as a context manager or call close().
 
     Feed it either with :meth:`add_log` (a trainer's merge log, in bulk) or with :meth:`add`
-    (one merge at a time), not both.
+    (one merge at a time), not both. Made by ``ProjectStore.run_writer``, which passes the
+    project's path, its write transaction, its error explainer and what to do on close.
     """
 
-    def __init__(self, store: "ProjectStore", run_id: int, *, interval: float = 0.1,
+    def __init__(self, path: os.PathLike | str, run_id: int, *, transaction: Transaction,
+                 explain: Callable[[sqlite3.OperationalError], Exception] = lambda e: e,
+                 on_close: Callable[["RunWriter"], None] | None = None, interval: float = 0.1,
                  clock: Callable[[], float] = time.monotonic, background: bool = True) -> None:
-        self._store = store
+        self.path = Path(path)
+        self._transaction = transaction
+        self._explain = explain
+        self._on_close = on_close
         self.run_id = run_id
         self.interval = interval  # add() hands over when the last hand-over is this old
         self._clock = clock
@@ -166,7 +182,7 @@ class RunWriter:
         self._answered = threading.Condition()
         self._proc: subprocess.Popen | None = None
         if background:
-            self._proc = _start_writer_process(store.path, run_id)
+            self._proc = _start_writer_process(self.path, run_id)
         if self._proc is not None:
             self._reader = threading.Thread(target=self._read_answers, daemon=True,
                                             name=f"RunWriter-{run_id} answers")
@@ -193,23 +209,20 @@ class RunWriter:
         if self._clock() - self._last >= self.interval:
             self._hand_over()
 
-    def add_log(self, merges: Sequence[tuple[int, int, int]], frequencies: Sequence[int],
-                token_counts: Sequence[int], vocab: Sequence[bytes]) -> None:
+    def add_log(self, log: TrainLog) -> None:
         """Hand over the log entries added since the last call, rank = index in the log.
 
-        The arguments are a trainer's growing lists (``BpeTrainer.merges`` …); only their new
-        tail is read, so the trainer does nothing per merge for the store. The entries count as
-        handed over only once their batch is sent: an interruption sends them again next time.
+        ``log`` is the trainer's own append-only :class:`TrainLog`; only its new tail is read, so
+        the trainer does nothing per merge for the store. The entries count as handed over only
+        once their batch is sent: an interruption sends them again next time.
         """
         self._check_open()
-        start, end = self._log_taken, len(merges)
-        if end == start:
+        if len(log) == self._log_taken:
             return
-        new = merges[start:end]
-        self._send(Batch(range(start, end), list(itertools.chain.from_iterable(new)),
-                         frequencies[start:end], token_counts[start:end],
-                         [vocab[n] for _, _, n in new], []))
-        self._log_taken = end
+        new = log.since(self._log_taken)
+        self._send(Batch(range(new.start, new.end), list(itertools.chain.from_iterable(new.merges)),
+                         new.frequencies, new.token_counts, new.pieces, []))
+        self._log_taken = new.end
 
     def flush(self) -> None:
         """Commit everything added so far and wait for it (a no-op when nothing is pending).
@@ -234,7 +247,8 @@ class RunWriter:
             self.flush()
         finally:
             self.closed = True
-            self._store._writers.discard(self)
+            if self._on_close is not None:
+                self._on_close(self)
             if self._proc is not None:
                 self._end_stream(closing_frame())
                 self._proc.wait()
@@ -270,7 +284,7 @@ class RunWriter:
         """Commit ``batch``: through the writer process, or here when there is none."""
         self._raise_error()
         if self._proc is None:
-            with self._store._write() as conn:
+            with self._transaction() as conn:
                 batch.write(conn, self.run_id)
             self.batches += 1
             return
@@ -326,14 +340,14 @@ class RunWriter:
         self._proc.wait()
         detail = self._proc.stderr.read().decode("utf-8", "replace").strip()
         last = detail.splitlines()[-1] if detail else f"exit status {self._proc.returncode}"
-        return WorkbenchError(f"The process writing merges to {self._store.path} stopped "
+        return WorkbenchError(f"The process writing merges to {self.path} stopped "
                               f"({last}); the merges committed before it stopped are kept.")
 
     def _raise_error(self) -> None:
         if self._error is not None:
             exc = self._error
             if isinstance(exc, sqlite3.OperationalError):
-                exc = self._store._explain(exc)
+                exc = self._explain(exc)
             raise exc
 
 
@@ -355,7 +369,7 @@ _ISOLATED_MAIN = ("import sys; sys.path.append(sys.argv.pop(1)); "
 
 
 def is_writer_command(args: Sequence[bytes]) -> bool:
-    """Whether a process's command line (from /proc/PID/cmdline) is a run writer's."""
+    """Whether a process's command line (psutil.Process.cmdline(), as bytes) is a run writer's."""
     return any(b"workbench.store.writer_process" in a for a in args) or (
         WRITER_FLAG.encode() in args[1:2])
 

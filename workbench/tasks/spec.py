@@ -1,19 +1,326 @@
-"""What one training run is made of, as plain data shared by the window and the CLI.
+"""What one training run is made of, as one typed value shared by the window and the CLI.
 
-Left out: validation and training itself (:mod:`workbench.tasks.train`).
+A :class:`RunSpec` holds the model settings and the corpus files, each file with its *own* reader
+options (a ``.txt``, a ``.jsonl`` read by field and a cp1252 ``.csv`` can go into one run). The
+CLI builds one from its flags, the window from its form and the Corpus tab; both hand it to
+:func:`workbench.tasks.train.train_run`, and the window passes it to its child process as a JSON
+file (``workbench train --spec RUN.json``). It is validated once, by :meth:`RunSpec.validate`,
+which raises :class:`~workbench.errors.ConfigError` naming the field, so the CLI can name its
+flag and the window its widget.
+
+Model-specific settings live in ``options``, declared per model in :data:`MODEL_OPTIONS`: a new
+model's option is one :class:`ModelOption` entry there; the CLI makes a flag of it and the JSON
+form carries it, with no other plumbing.
+
+Left out: training itself (:mod:`workbench.tasks.train`) and how each front end lays out its
+controls.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import codecs
+import json
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal, Mapping, get_args
+
+from workbench.errors import ConfigError, WorkbenchError
+
+SPEC_VERSION = 1
+ModelName = Literal["bpe", "wordpiece", "unigram"]
+MODELS: tuple[str, ...] = get_args(ModelName)
+UNITS = ("bytes", "chars")
+TIE_BREAKS = ("first-seen", "hf")
+FILE_KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "wordcounts")  # = workbench.corpus.KINDS
+_COLUMN_KINDS = ("csv", "tsv", "parquet")
 
 
 @dataclass(frozen=True)
 class CorpusFile:
-    """A corpus file with the reader options it was validated with."""
+    """A corpus file with the reader options it was validated with.
+
+    ``kind`` is the reader (``text``, ``jsonl``, ``csv`` …), ``field`` the JSONL field, ``column``
+    the CSV/TSV/Parquet column (name or 0-based index), ``encoding`` the text encoding (None =
+    UTF-8). A file whose kind and field/column are given is read as said, without sniffing again;
+    ``kind=""`` (and a JSONL file without a field, a CSV file without a column) leaves it to the
+    reader to decide from the file, as when the file is first added.
+    """
 
     path: str
     kind: str = "text"
     field: str | None = None
     column: str | int | None = None
     encoding: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "kind": self.kind, "field": self.field, "column": self.column,
+                "encoding": self.encoding}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "files") -> "CorpusFile":
+        if isinstance(data, str):
+            data = {"path": data}
+        if not isinstance(data, dict):
+            raise ConfigError("files", f"{where}: a corpus file is a path or an object with a \"path\"")
+        _refuse_unknown(data, {f.name for f in fields(cls)}, where, "files")
+        if not isinstance(data.get("path"), str) or not data["path"]:
+            raise ConfigError("files", f"{where}: \"path\" must name a corpus file")
+        for name, types in (("kind", (str,)), ("field", (str,)), ("column", (str, int)), ("encoding", (str,))):
+            value = data.get(name)
+            if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
+                raise ConfigError(f"files.{name}", f"{where}: \"{name}\" must be a "
+                                  f"{'name or a number' if name == 'column' else 'string'}, not {value!r}")
+        return cls(data["path"], data.get("kind") or "", data.get("field"), data.get("column"), data.get("encoding"))
+
+
+@dataclass(frozen=True)
+class ModelOption:
+    """One model-specific setting: its type, default, allowed values and a line of help."""
+
+    name: str
+    type: type  # bool, int, float or str
+    default: Any
+    help: str
+    choices: tuple[Any, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+#: Each model's own settings. Adding a model's option here is all the CLI (a flag per option,
+#: ``--character-coverage``) and the JSON form need.
+MODEL_OPTIONS: dict[str, tuple[ModelOption, ...]] = {
+    "bpe": (),
+    "wordpiece": (
+        ModelOption("wordpiece_score", str, "likelihood", "pair score: freq(xy)/(freq(x)·freq(y)) or "
+                    "the pair frequency (tokenizers' WordPieceTrainer)", choices=("likelihood", "frequency")),
+    ),
+    "unigram": (
+        ModelOption("character_coverage", float, 0.9995, "share of characters the alphabet must cover",
+                    minimum=0.0, maximum=1.0),
+        ModelOption("byte_fallback", bool, False, "spell unknown characters as <0xNN> byte pieces"),
+        ModelOption("max_piece_length", int, 16, "longest piece, in characters", minimum=1),
+    ),
+}
+
+_SETTING_NAMES = {
+    "model": "the model", "vocab_size": "the vocabulary size", "merges": "the number of merges",
+    "units": "the units", "end_of_word": "the end-of-word marker", "pretokenizer": "the pre-tokenizer",
+    "normalizer": "the normalizer", "min_frequency": "the minimum frequency",
+    "special_tokens": "a special token", "tie_break": "the tie-break rule", "name": "the run name",
+}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything one training run needs; build with keywords, check with :meth:`validate`.
+
+    ``vocab_size`` is the target |V| (initial symbols + specials + merges), ``merges`` a number of
+    merges (BPE); at least one is needed, both may be given (the first reached ends the run).
+    ``project`` is where the run is stored; a front end may supply it instead (``--project``).
+    Relative paths (files, project) are taken from the current folder, as on a command line.
+    """
+
+    files: tuple[CorpusFile, ...] = ()
+    model: str = "bpe"
+    vocab_size: int | None = None
+    merges: int | None = None
+    units: str = "bytes"
+    end_of_word: str = ""
+    pretokenizer: str = "gpt2"
+    normalizer: tuple[str, ...] = ()
+    min_frequency: int = 1
+    special_tokens: tuple[str, ...] = ()
+    tie_break: str = "first-seen"
+    name: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    project: str = ""
+
+    # ---- checking ----------------------------------------------------------------------------
+    def validate(self) -> "RunSpec":
+        """Check every setting (and the reader options of every file, without reading it).
+
+        Returns the spec in canonical form (pre-tokenizer preset names lower-cased, normalizer
+        names resolved, model options completed with their defaults); raises ConfigError.
+        What needs the corpus (the alphabet of a character-level run) is checked by the trainer.
+        """
+        from workbench.core.normalize import parse_normalizer
+        from workbench.core.pretokenize import make_pretokenizer
+
+        if self.model not in MODELS:
+            raise ConfigError("model", f"unknown model {self.model!r}: use one of {', '.join(MODELS)}")
+        for name in ("vocab_size", "merges", "min_frequency"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ConfigError(name, f"{_SETTING_NAMES[name]} must be a whole number, not {value!r}")
+        if self.vocab_size is None and self.merges is None:
+            raise ConfigError("vocab_size", "say how far to train: give a vocabulary size or a number of merges")
+        for name in ("vocab_size", "merges"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ConfigError(name, f"{_SETTING_NAMES[name]} must be a positive number, not {value}")
+        if self.merges is not None and self.model != "bpe":
+            raise ConfigError("merges", f"a number of merges applies to BPE only; give {self.model} a vocabulary size")
+        if self.units not in UNITS:
+            raise ConfigError("units", f"unknown units {self.units!r}: use bytes or chars")
+        if self.end_of_word and self.units != "chars":
+            raise ConfigError("end_of_word", "an end-of-word marker needs character units "
+                              "(byte-level BPE keeps spaces instead)")
+        specials = tuple(self.special_tokens)
+        if any(not isinstance(token, str) or not token for token in specials):
+            raise ConfigError("special_tokens", "a special token cannot be empty: remove the empty one")
+        minimum = 256 + len(set(specials))
+        if self.units == "bytes" and self.vocab_size is not None and self.vocab_size < minimum:
+            raise ConfigError("vocab_size", f"the vocabulary size {self.vocab_size} is below the initial "
+                              f"vocabulary of {minimum} (256 bytes{' + specials' if specials else ''}): "
+                              f"choose at least {minimum}")
+        if self.min_frequency is not None and self.min_frequency < 0:
+            raise ConfigError("min_frequency", f"the minimum frequency must be 0 or more, not {self.min_frequency}")
+        if self.tie_break not in TIE_BREAKS:
+            raise ConfigError("tie_break", f"unknown tie-break {self.tie_break!r}: use first-seen or hf")
+        try:
+            pretokenizer = make_pretokenizer(self.pretokenizer).spec()
+        except WorkbenchError as exc:
+            raise ConfigError("pretokenizer", str(exc)) from None
+        try:
+            normalizer = parse_normalizer(self.normalizer)
+        except WorkbenchError as exc:
+            raise ConfigError("normalizer", str(exc)) from None
+        options = _checked_options(self.model, self.options)
+        for f in self.files:
+            _check_file(f)
+        return replace(self, pretokenizer=pretokenizer, normalizer=normalizer, options=options,
+                       special_tokens=specials, files=tuple(self.files))
+
+    # ---- as data -----------------------------------------------------------------------------
+    def settings(self) -> dict[str, Any]:
+        """The model settings as the project file stores them with a run (no files, no project)."""
+        return {
+            "model": self.model,
+            "units": self.units,
+            "vocab_size": self.vocab_size,
+            "merges": self.merges,
+            "min_frequency": self.min_frequency,
+            "special_tokens": list(self.special_tokens),
+            "end_of_word": self.end_of_word,
+            "tie_break": self.tie_break,
+            "pretokenizer": self.pretokenizer,
+            "normalizer": list(self.normalizer),
+            **dict(self.options),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"version": SPEC_VERSION}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "files":
+                value = [cf.to_dict() for cf in value]
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif f.name == "options":
+                value = dict(value)
+            out[f.name] = value
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=2)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "RunSpec":
+        """Read a spec written by :meth:`to_dict`; unknown keys and newer versions are refused."""
+        if not isinstance(data, dict):
+            raise ConfigError("spec", "a run spec is a JSON object")
+        version = data.get("version", SPEC_VERSION)
+        if not isinstance(version, int) or version > SPEC_VERSION or version < 1:
+            raise ConfigError("version", f"run spec version {version!r} is not supported (this workbench reads "
+                              f"up to version {SPEC_VERSION}): update the workbench or rewrite the spec")
+        known = {f.name for f in fields(cls)}
+        _refuse_unknown(data, known | {"version"}, "the run spec", "spec")
+        files = data.get("files", [])
+        if not isinstance(files, list):
+            raise ConfigError("files", "\"files\" must be a list of corpus files")
+        kwargs: dict[str, Any] = {k: v for k, v in data.items() if k in known}
+        kwargs["files"] = tuple(CorpusFile.from_dict(f, f"files[{i}]") for i, f in enumerate(files))
+        for name in ("special_tokens", "normalizer"):
+            if name in kwargs:
+                value = kwargs[name]
+                if isinstance(value, str):
+                    value = [value] if name == "special_tokens" else value.split(",")
+                if not isinstance(value, list):
+                    raise ConfigError(name, f"{_SETTING_NAMES[name]} setting must be a list")
+                kwargs[name] = tuple(value)
+        if "options" in kwargs and not isinstance(kwargs["options"], dict):
+            raise ConfigError("options", "\"options\" must be an object of model settings")
+        for name in ("units", "end_of_word", "pretokenizer", "tie_break", "name", "model", "project"):
+            if name in kwargs and not isinstance(kwargs[name], str):
+                raise ConfigError(name, f"\"{name}\" must be a string, not {kwargs[name]!r}")
+        return cls(**kwargs)
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "the run spec") -> "RunSpec":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError("spec", f"{where} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        return cls.from_dict(data)
+
+
+def _refuse_unknown(data: Mapping[str, Any], known: set[str], where: str, field_name: str) -> None:
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(field_name, f"{where} has unknown key{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(map(repr, unknown))}: known keys are {', '.join(sorted(known))}")
+
+
+def _checked_options(model: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    declared = {o.name: o for o in MODEL_OPTIONS.get(model, ())}
+    out: dict[str, Any] = {}
+    for name, value in dict(options).items():
+        option = declared.get(name)
+        if option is None:
+            known = ", ".join(declared) or "none"
+            raise ConfigError(f"options.{name}", f"{name.replace('_', ' ')} is not a setting of {model} "
+                              f"(its settings: {known})")
+        out[name] = _checked_value(option, value)
+    for name, option in declared.items():
+        out.setdefault(name, option.default)
+    return out
+
+
+def _checked_value(option: ModelOption, value: Any) -> Any:
+    where, label = f"options.{option.name}", option.name.replace("_", " ")
+    if option.type is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(where, f"{label} is true or false, not {value!r}")
+        return value
+    if option.type in (int, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if option.type is int and ok and float(value) != int(value):
+            ok = False
+        if not ok:
+            raise ConfigError(where, f"{label} must be a {'whole ' if option.type is int else ''}number, not {value!r}")
+        value = option.type(value)
+        if option.minimum is not None and value < option.minimum or option.maximum is not None and value > option.maximum:
+            bounds = f"between {option.minimum} and {option.maximum}" if option.maximum is not None \
+                else f"at least {option.minimum}"
+            raise ConfigError(where, f"{label} must be {bounds}, not {value}")
+        return value
+    if not isinstance(value, str) or option.choices and value not in option.choices:
+        raise ConfigError(where, f"{label} must be one of {', '.join(map(str, option.choices))}, not {value!r}")
+    return value
+
+
+def _check_file(f: CorpusFile) -> None:
+    """Reader options that cannot go together, found without opening the file."""
+    if f.kind and f.kind not in FILE_KINDS:
+        raise ConfigError("files.kind", f"{f.path}: unknown kind {f.kind!r}: use one of {', '.join(FILE_KINDS)}")
+    if f.field is not None and f.kind not in ("jsonl", ""):
+        raise ConfigError("files.field", f"{f.path}: a JSONL field does not apply to a {f.kind} file: "
+                          "train files that need different options separately, or give each file its own")
+    if f.column is not None and f.kind not in (*_COLUMN_KINDS, ""):
+        raise ConfigError("files.column", f"{f.path}: a column does not apply to a {f.kind} file: "
+                          "give the column only for CSV, TSV or Parquet files")
+    if f.encoding is not None:
+        try:
+            codecs.lookup(f.encoding)
+        except LookupError:
+            raise ConfigError("files.encoding", f"{f.path}: unknown text encoding {f.encoding!r}: "
+                              "use a name such as utf-8, cp1252 or latin-1") from None

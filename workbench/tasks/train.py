@@ -1,9 +1,13 @@
-"""One training run from corpus files to a stored run: read → count → train → commit.
+"""One training run from a :class:`~workbench.tasks.spec.RunSpec` to a stored run: read → count → train → commit.
 
 This is what ``workbench train`` runs, and what the window runs too (as a child process of the app's
-own entry point, reading :class:`Progress` reports as JSON lines). It owns the order of operations
-and the run's status in the project file; the algorithms live in :mod:`workbench.core`, the file
-formats in :mod:`workbench.corpus` and :mod:`workbench.store`.
+own entry point, given the spec as a JSON file and reporting :class:`Progress` as JSON lines). It
+owns the order of operations and the run's status in the project file. It drives any
+:class:`~workbench.core.trainer.Trainer` (see :data:`TRAINERS`); the algorithms live in
+:mod:`workbench.core`, the file formats in :mod:`workbench.corpus` and :mod:`workbench.store`.
+
+Left out: parsing flags or forms (the CLI and the window build the RunSpec) and validation rules
+(:meth:`RunSpec.validate`, plus what only the trainer can check once the corpus is counted).
 """
 
 from __future__ import annotations
@@ -13,13 +17,16 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from workbench.core.bpe import BpeTrainer, TrainConfig
+from workbench.core.trainer import Trainer
 from workbench.corpus.counts import count_sources
-from workbench.errors import WorkbenchError
+from workbench.errors import ConfigError, WorkbenchError
+from workbench.tasks.spec import CorpusFile, RunSpec
 
 PARALLEL_COUNT_BYTES = 8 << 20  # below this a second process costs more than it saves
+_COLUMN_KINDS = ("csv", "tsv", "parquet")
 
 
 @dataclass(frozen=True)
@@ -34,7 +41,7 @@ class Progress:
     target: int = 0
     vocab_size: int = 0
     token_count: int = 0
-    frequency: int = 0
+    frequency: float = 0
     merges_per_s: float = 0.0
     eta_s: float | None = None
     status: str = ""
@@ -44,27 +51,112 @@ class Progress:
         return {k: v for k, v in asdict(self).items() if v not in (None, "", 0, 0.0) or k == "event"}
 
 
-def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: str | None = None,
-                       field: str | None = None, column: str | None = None,
-                       report: Callable[[Progress], None] | None = None,
-                       should_stop: Callable[[], bool] | None = None):
-    """Word-frequency table over all files, plus the corpus sources (for the project file)."""
+# ---- the model → trainer table ------------------------------------------------------------------
+TrainerFactory = Callable[[Mapping[str, int], RunSpec], Trainer]
+
+
+def bpe_config(spec: RunSpec) -> TrainConfig:
+    """The BPE trainer's config for a (validated) spec."""
+    return TrainConfig(units=spec.units, vocab_size=spec.vocab_size, merges=spec.merges,  # type: ignore[arg-type]
+                       min_frequency=spec.min_frequency, special_tokens=tuple(spec.special_tokens),
+                       end_of_word=spec.end_of_word, tie_break=spec.tie_break,  # type: ignore[arg-type]
+                       pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer))
+
+
+def _bpe_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
+    return BpeTrainer(counts, bpe_config(spec))
+
+
+#: How each model's trainer is made from the word counts and the spec. WordPiece and Unigram add
+#: their factory here; nothing else in the CLI or the window changes.
+TRAINERS: dict[str, TrainerFactory] = {"bpe": _bpe_trainer}
+
+
+def spec_from_config(config: TrainConfig, files: Sequence[CorpusFile], *, name: str = "",
+                     project: str | os.PathLike = "") -> RunSpec:
+    """The RunSpec of a BPE TrainConfig (for callers that still build a TrainConfig)."""
+    return RunSpec(files=tuple(files), model="bpe", vocab_size=config.vocab_size, merges=config.merges,
+                   units=config.units, end_of_word=config.end_of_word, pretokenizer=config.pretokenizer,
+                   normalizer=tuple(config.normalizer), min_frequency=config.min_frequency,
+                   special_tokens=tuple(config.special_tokens), tie_break=config.tie_break, name=name,
+                   project=str(project))
+
+
+# ---- corpus files --------------------------------------------------------------------------------
+def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: str | None = None,
+                  field: str | None = None, column: str | int | None = None) -> tuple[CorpusFile, ...]:
+    """Files and folders named on a command line → corpus files with resolved reader options.
+
+    Options given apply to every file (folders are then refused: they would hide which files get
+    them); without options, folders are walked and each file is sniffed. Any unusable file fails
+    the whole call, naming it (a run must not silently train on less than was asked for).
+    """
     from workbench.corpus import expand_paths, open_source
 
-    if field or column or encoding:
-        # Reader options name one format: apply them to exactly the files given.
-        sources, rejected = [open_source(p, field=field, column=column, encoding=encoding) for p in paths], []
-        for src in sources:
-            if field and src.kind != "jsonl" or column and src.kind not in ("csv", "tsv", "parquet"):
-                option = "--field" if field and src.kind != "jsonl" else "--column"
-                raise WorkbenchError(f"{src.path}: {option} does not apply to a {src.kind} file: "
-                                     "train files that need different options separately")
+    if kind or field or column is not None or encoding:
+        sources, rejected = [], []  # type: ignore[var-annotated]
+        for p in paths:
+            src = open_source(p, kind=kind, field=field, column=column, encoding=encoding)
+            if field and src.kind != "jsonl":
+                raise ConfigError("files.field", f"{src.path}: a JSONL field does not apply to a {src.kind} file: "
+                                  "train files that need different options separately")
+            if column is not None and src.kind not in _COLUMN_KINDS:
+                raise ConfigError("files.column", f"{src.path}: a column does not apply to a {src.kind} file: "
+                                  "train files that need different options separately")
+            sources.append(src)
     else:
         sources, rejected = expand_paths(list(paths))
     if rejected:
         raise WorkbenchError(rejected[0] + (f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""))
     if not sources:
-        raise WorkbenchError("no corpus files given: name .txt/.jsonl/.csv/.tsv/.gz files or folders")
+        raise ConfigError("files", "no corpus files given: name .txt/.jsonl/.csv/.tsv/.gz files or folders")
+    return tuple(CorpusFile(str(s.path), s.kind, s.field, s.column, s.encoding) for s in sources)
+
+
+def open_sources(files: Sequence[CorpusFile]) -> list:
+    """The corpus sources of a spec's files, read with the options each file carries.
+
+    A file whose kind (and, for JSONL/CSV/TSV/Parquet, field/column) is given was checked when it
+    was added — by the Corpus tab or by :func:`resolve_files` — and is not sniffed again: only its
+    size is read here. A file with something left open (kind ``""``, no field) is sniffed for it.
+    """
+    from workbench.corpus import CorpusSource, detect_kind, open_source
+    from workbench.corpus.streams import os_error
+
+    sources = []
+    for f in files:
+        complete = f.kind and (f.kind != "jsonl" or f.field) and (f.kind not in _COLUMN_KINDS or f.column is not None)
+        if not complete:
+            sources.append(open_source(f.path, kind=f.kind or None, field=f.field, column=f.column,
+                                       encoding=f.encoding))
+            continue
+        path = Path(f.path).expanduser()
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            raise os_error(path, exc) from None
+        if path.is_dir():
+            raise WorkbenchError(f"{path}: is a folder, not a file: list the files inside it")
+        sources.append(CorpusSource(path, f.kind, size, detect_kind(path)[1], f.field, f.column, f.encoding))
+    return sources
+
+
+def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: str | None = None,
+                       field: str | None = None, column: str | None = None,
+                       report: Callable[[Progress], None] | None = None,
+                       should_stop: Callable[[], bool] | None = None):
+    """Word-frequency table over all files, plus the corpus sources (for the project file)."""
+    files = resolve_files(paths, encoding=encoding, field=field, column=column)
+    return count_words(open_sources(files), config.pretokenizer, config.normalizer, report=report,
+                       should_stop=should_stop)
+
+
+def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str], *,
+                report: Callable[[Progress], None] | None = None,
+                should_stop: Callable[[], bool] | None = None):
+    """``({pre-token: count}, sources)``; raises WorkbenchError when nothing is left to train on."""
+    if not sources:
+        raise ConfigError("files", "no corpus files given: add .txt/.jsonl/.csv/.tsv/.gz files")
     total = sum(src.size for src in sources) or 1
     last = 0.0
 
@@ -76,11 +168,25 @@ def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: s
             report(Progress("reading", bytes_read=done, bytes_total=total))
 
     workers = 2 if total >= PARALLEL_COUNT_BYTES and (os.cpu_count() or 1) > 1 else 1
-    counts = count_sources(sources, pretokenizer=config.pretokenizer, normalizer=config.normalizer,
+    counts = count_sources(sources, pretokenizer=pretokenizer, normalizer=normalizer,
                            workers=workers, progress=on_bytes, should_stop=should_stop)
     if not counts:
         raise WorkbenchError("the corpus is empty after pre-tokenization: nothing to train on")
     return counts, sources
+
+
+# ---- the run -------------------------------------------------------------------------------------
+def check_project(project: str | os.PathLike) -> Path:
+    """Refuse a project path that cannot take a run — read-only, so a refused file is left as it was."""
+    from workbench.store import ProjectStore
+
+    path = Path(project)
+    if path.exists():
+        with ProjectStore.open(path, readonly=True):
+            pass
+    elif not path.parent.exists():
+        raise WorkbenchError(f"{path}: the folder {path.parent} does not exist: create it or choose another path")
+    return path
 
 
 def train_into_project(paths: Sequence[str], project: str | Path, config: TrainConfig, *, name: str = "",
@@ -88,24 +194,38 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
                        should_stop: Callable[[], bool] | None = None,
                        encoding: str | None = None, field: str | None = None,
                        column: str | None = None) -> tuple[int | None, str]:
+    """:func:`train_run` for callers that give paths and a BPE TrainConfig (scripts, tests)."""
+    check_project(project)
+    files = resolve_files(paths, encoding=encoding, field=field, column=column)
+    return train_run(spec_from_config(config, files, name=name), project, report=report, should_stop=should_stop)
+
+
+def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
+              report: Callable[[Progress], None] | None = None,
+              should_stop: Callable[[], bool] | None = None) -> tuple[int | None, str]:
     """Train and store one run; returns (run id, final status) — (None, "cancelled") when stopped
-    while the corpus was still being read, in which case the project is left untouched."""
+    while the corpus was still being read, in which case the project is left untouched.
+
+    ``project`` overrides ``spec.project``. Raises ConfigError for a setting that cannot be used.
+    """
     from workbench.corpus import fingerprint
     from workbench.store import ProjectStore
 
+    spec = spec.validate()
+    factory = TRAINERS.get(spec.model)
+    if factory is None:
+        raise ConfigError("model", f"{spec.model} training is not available in this version: use bpe")
+    target_project = project or spec.project
+    if not target_project:
+        raise ConfigError("project", "say where to store the run: give a project file (*.tokproj)")
     stop = should_stop or (lambda: False)
     started = time.monotonic()
     # Check the project before the slow part (so a bad path fails at once), but read-only: a corpus
     # error found while counting must leave an existing project byte for byte as it was.
-    project = Path(project)
-    if project.exists():
-        with ProjectStore.open(project, readonly=True):
-            pass
-    elif not project.parent.exists():
-        raise WorkbenchError(f"{project}: the folder {project.parent} does not exist: create it or choose another path")
+    project_path = check_project(target_project)
     try:
-        counts, sources = gather_word_counts(paths, config, encoding=encoding, field=field, column=column,
-                                             report=report, should_stop=stop)
+        counts, sources = count_words(open_sources(spec.files), spec.pretokenizer, spec.normalizer,
+                                      report=report, should_stop=stop)
     except WorkbenchError:
         if stop():  # stopped while reading: whatever the partial read says, nothing was asked for
             return None, "cancelled"
@@ -113,37 +233,31 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
     if stop():
         return None, "cancelled"  # nothing is stored for a run cancelled before it started
     counted = time.monotonic()
-    trainer = BpeTrainer(counts, config)
-    with ProjectStore.open(project, create=True) as store:
+    trainer = factory(counts, spec)
+    with ProjectStore.open(project_path, create=True) as store:
         corpus_ids = []
         for src in sources:
             stat = os.stat(src.path)
             corpus_ids.append(store.add_corpus(str(Path(src.path).resolve()), size=stat.st_size, mtime=stat.st_mtime,
                                                fingerprint=fingerprint(src.path),
                                                reader_options=src.reader_options()))
-        kinds = ["special" if i < len(trainer.special_tokens) else "base" for i in range(len(trainer.vocab))]
-        settings = config.settings()
-        settings["word_types"] = len(trainer.words)
-        settings["initial_token_count"] = trainer.token_count
-        run_name = name or _default_name(config)
-        run_id = store.create_run(run_name, settings, corpus_ids, list(trainer.vocab), kinds)
-        if config.vocab_size is not None:
-            target = config.vocab_size - trainer.initial_size
-            if config.merges is not None:
-                target = min(target, config.merges)
-        else:
-            target = config.merges or 0
+        settings = spec.settings()
+        settings["word_types"] = trainer.word_types
+        settings["initial_token_count"] = trainer.initial_token_count
+        run_id = store.create_run(spec.name or _default_name(spec), settings, corpus_ids,
+                                  list(trainer.initial_vocab), list(trainer.initial_kinds))
+        target = trainer.target
         status = "failed"
         error: str | None = None
         writer = None
         t0 = time.monotonic()
         event = None
+        log = trainer.log
         try:  # from here on the run must end finished, cancelled or failed — never left "running"
             if report:
-                report(Progress("started", run_id=run_id, target=target, vocab_size=len(trainer.vocab),
-                                token_count=trainer.token_count))
+                report(Progress("started", run_id=run_id, target=target, vocab_size=len(trainer.initial_vocab),
+                                token_count=trainer.initial_token_count))
             writer = store.run_writer(run_id)
-            log = (trainer.merges, trainer.frequencies, trainer.token_counts, trainer.vocab)
             last = 0.0
             # The merge loop makes no reference cycles, and with millions of live objects (word
             # lists, pair sets) every cyclic collection walks them all: measured here, switching the
@@ -153,7 +267,7 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
                 now = time.monotonic()
                 if now - last >= writer.interval:  # ~100 ms: one batch, one progress line
                     last = now
-                    writer.add_log(*log)
+                    writer.add_log(log)
                     if report is not None:
                         report(_merge_progress(event, run_id, target, t0, now))
             status = "cancelled" if stop() else "finished"
@@ -167,7 +281,7 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
             if writer is not None:
                 try:
                     try:
-                        writer.add_log(*log)  # a run stopped by Ctrl+C keeps every merge it made
+                        writer.add_log(log)  # a run stopped by Ctrl+C keeps every merge it made
                     finally:
                         writer.close()
                 except Exception as exc:  # noqa: BLE001 - the status below matters more
@@ -177,8 +291,9 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
             if event is not None:
                 report(_merge_progress(event, run_id, target, t0, time.monotonic()))
             report(Progress("finished", run_id=run_id, status=status,
-                            step=event.step if event else 0, vocab_size=len(trainer.vocab),
-                            token_count=trainer.token_count))
+                            step=event.step if event else 0, vocab_size=event.vocab_size if event else
+                            len(trainer.initial_vocab),
+                            token_count=event.token_count if event else trainer.initial_token_count))
         return run_id, status
 
 
@@ -187,7 +302,7 @@ def _merge_progress(event, run_id: int, target: int, t0: float, now: float) -> P
     rate = event.step / elapsed
     eta = (target - event.step) / rate if rate > 0 and target else None
     return Progress("merges", run_id=run_id, step=event.step, target=target, vocab_size=event.vocab_size,
-                    token_count=event.token_count, frequency=event.frequency,
+                    token_count=event.token_count, frequency=event.value,
                     merges_per_s=round(rate, 1), eta_s=round(eta, 1) if eta is not None else None)
 
 
@@ -197,6 +312,10 @@ def _timings(started: float, counted: float, merging: float) -> dict:
             "total_s": round(end - started, 3)}
 
 
-def _default_name(config: TrainConfig) -> str:
-    size = f"V{config.vocab_size}" if config.vocab_size else f"{config.merges} merges"
-    return f"{config.units} BPE {size} · {config.pretokenizer if len(config.pretokenizer) < 16 else 'custom'}"
+_MODEL_LABELS = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram"}
+
+
+def _default_name(spec: RunSpec) -> str:
+    size = f"V{spec.vocab_size}" if spec.vocab_size else f"{spec.merges} merges"
+    model = _MODEL_LABELS.get(spec.model, spec.model)
+    return f"{spec.units} {model} {size} · {spec.pretokenizer if len(spec.pretokenizer) < 16 else 'custom'}"

@@ -1,7 +1,10 @@
 """The Train panel: settings form, Start/Pause/Resume/Cancel, live plots and the run history.
 
-A run is a child process of the app's own entry point (``workbench train … --progress json``,
-see :class:`~workbench.ui.train.process.TrainingProcess`). Its JSON lines give the run id and the
+A run is a child process of the app's own entry point (``workbench train --spec RUN.json
+--progress json``, see :class:`~workbench.ui.train.process.TrainingProcess`): the form and the
+Corpus tab's files (each with the reader options it was checked with) make one
+:class:`~workbench.tasks.spec.RunSpec`. A setting the spec refuses (:class:`ConfigError`, here or
+from the child) is shown with its form control focused and marked. Its JSON lines give the run id and the
 progress bar's numbers; the plotted points are read back from the project file
 (``ProjectStore.steps(run_id, since_step=last)``) on a 100 ms timer, so what the plots show is
 exactly what is stored. Selecting runs in the history overlays their curves.
@@ -17,7 +20,9 @@ import time
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
+    QCheckBox,
     QComboBox,
+    QDoubleSpinBox,
     QFormLayout,
     QFrame,
     QGroupBox,
@@ -38,10 +43,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.normalize import parse_normalizer
-from workbench.core.pretokenize import PRESETS, make_pretokenizer
-from workbench.errors import WorkbenchError
+from workbench.core.pretokenize import PRESETS
+from workbench.errors import ConfigError, WorkbenchError
 from workbench.store import RunInfo
+from workbench.tasks.spec import MODEL_OPTIONS, ModelOption, RunSpec
 from workbench.ui import style, text
 from workbench.ui.empty_state import EmptyState
 from workbench.ui.jobs import SplitPreviewer
@@ -50,9 +55,9 @@ from workbench.ui.settings import AppSettings
 from workbench.ui.train.plots import TrainingPlots
 from workbench.ui.train.process import (
     TrainingProcess,
-    TrainOptions,
     TrainOutcome,
-    train_command,
+    spec_command,
+    write_spec,
 )
 from workbench.ui.train.run_history import RunHistory
 
@@ -105,6 +110,8 @@ class TrainingPanel(QWidget):
         self._click_time: float | None = None
         self._next_redraw = 0.0
         self.first_point_latency: float | None = None
+        self.marked_field = ""  # the RunSpec field whose control is marked as wrong
+        self._spec_file = None  # the child's RunSpec JSON, deleted when the run ends
 
         self.previewer = SplitPreviewer(self)
         self.previewer.ready.connect(self._on_preview)
@@ -122,6 +129,7 @@ class TrainingPanel(QWidget):
         self._connect()
         self._update_controls()
         self._update_size_mode()
+        self._update_model_options()
         self._schedule_preview()
 
     # ---- layout --------------------------------------------------------------------------------
@@ -163,6 +171,16 @@ class TrainingPanel(QWidget):
         self.eow_combo.lineEdit().setPlaceholderText("none")
         self.eow_combo.setToolTip("A marker appended to every word (characters only), as in the classic papers")
         mf.addRow("End-of-word", self.eow_combo)
+        # One control per model option (workbench.tasks.spec.MODEL_OPTIONS), shown for its model.
+        self.option_widgets: dict[str, QWidget] = {}
+        self._option_rows: list[tuple[str, QLabel, QWidget]] = []
+        for model, options in MODEL_OPTIONS.items():
+            for option in options:
+                widget = self._option_widget(option)
+                label = QLabel(option.name.replace("_", " ").capitalize())
+                mf.addRow(label, widget)
+                self.option_widgets[option.name] = widget
+                self._option_rows.append((model, label, widget))
         fl.addWidget(model_box)
 
         split_box = QGroupBox("Text before the model")
@@ -327,6 +345,7 @@ class TrainingPanel(QWidget):
         self.normalizer_combo.currentTextChanged.connect(lambda _t: self._schedule_preview())
         self.sample_edit.textChanged.connect(lambda _t: self._schedule_preview())
         self.by_vocab.toggled.connect(lambda _c: self._update_size_mode())
+        self.model_combo.currentIndexChanged.connect(lambda _i: self._update_model_options())
         self.process.event.connect(self._on_event)
         self.process.run_started.connect(self._on_run_started)
         self.process.state_changed.connect(self._on_state)
@@ -374,25 +393,96 @@ class TrainingPanel(QWidget):
         if i >= 0:
             combo.setCurrentIndex(i)
 
-    def options(self) -> TrainOptions:
-        """The form as TrainOptions; raises WorkbenchError naming the field that is wrong."""
+    @staticmethod
+    def _option_widget(option: ModelOption) -> QWidget:
+        widget: QWidget
+        if option.type is bool:
+            widget = QCheckBox()
+            widget.setChecked(bool(option.default))
+        elif option.choices:
+            widget = QComboBox()
+            for choice in option.choices:
+                widget.addItem(str(choice), choice)
+            widget.setCurrentIndex(list(option.choices).index(option.default))
+        elif option.type is int:
+            widget = QSpinBox()
+            widget.setRange(int(option.minimum or 0), int(option.maximum or 1_000_000))
+            widget.setValue(int(option.default))
+        elif option.type is float:
+            widget = QDoubleSpinBox()
+            widget.setDecimals(4)
+            widget.setRange(option.minimum or 0.0, option.maximum if option.maximum is not None else 1e9)
+            widget.setValue(float(option.default))
+        else:
+            widget = QLineEdit(str(option.default))
+        widget.setToolTip(option.help)
+        return widget
+
+    @staticmethod
+    def _option_value(widget: QWidget):
+        if isinstance(widget, QCheckBox):
+            return widget.isChecked()
+        if isinstance(widget, QComboBox):
+            return widget.currentData()
+        if isinstance(widget, (QSpinBox, QDoubleSpinBox)):
+            return widget.value()
+        return widget.text() if isinstance(widget, QLineEdit) else None
+
+    def _update_model_options(self) -> None:
+        model = self.model_combo.currentData()
+        for owner, label, widget in self._option_rows:
+            label.setVisible(owner == model)
+            widget.setVisible(owner == model)
+
+    def run_spec(self) -> RunSpec:
+        """The form plus the Corpus tab's files (each with its own reader options), not yet validated."""
         pre = self.pre_combo.currentData()
         if pre == "custom":
-            pattern = self.pattern_edit.text()
-            if not pattern.strip():
-                raise WorkbenchError("enter a regular expression for the custom pre-tokenizer")
-            make_pretokenizer(pattern)  # raises a clear message for a bad pattern
-            pre = pattern
+            pre = self.pattern_edit.text()
+            if not pre.strip():
+                raise ConfigError("pretokenizer", "enter a regular expression for the custom pre-tokenizer")
         norm = self.normalizer_combo.currentText().strip() or "none"
-        parse_normalizer(norm)
         units = self.units_combo.currentData()
         eow = self.eow_combo.currentText() if units == "chars" else ""
         value = self.size_spin.value()
         by_vocab = self.by_vocab.isChecked()
-        return TrainOptions(vocab_size=value if by_vocab else None, merges=None if by_vocab else value,
-                            units=units, end_of_word=eow, pretokenizer=pre, normalize=norm,
-                            min_frequency=self.min_freq.value(), special=tuple(self.special_edit.text().split()),
-                            tie_break=self.tie_combo.currentData(), name=self.name_edit.text().strip())
+        model = self.model_combo.currentData() or "bpe"
+        options = {o.name: self._option_value(self.option_widgets[o.name]) for o in MODEL_OPTIONS.get(model, ())}
+        files = tuple(self.corpus.files()) if self.corpus is not None else ()
+        return RunSpec(files=files, model=model, vocab_size=value if by_vocab else None,
+                       merges=None if by_vocab else value, units=units, end_of_word=eow, pretokenizer=pre,
+                       normalizer=tuple(norm.split(",")), min_frequency=self.min_freq.value(),
+                       special_tokens=tuple(self.special_edit.text().split()),
+                       tie_break=self.tie_combo.currentData(), name=self.name_edit.text().strip(),
+                       options=options, project=str(self.session.path or ""))
+
+    options = run_spec  # the form's settings, under the name older callers use
+
+    def field_widget(self, field: str) -> QWidget | None:
+        """The form control that sets a RunSpec field (None for the corpus files and the project)."""
+        if field.startswith("options."):
+            return self.option_widgets.get(field.removeprefix("options."))
+        custom = self.pre_combo.currentData() == "custom"
+        return {
+            "model": self.model_combo, "vocab_size": self.size_spin, "merges": self.size_spin,
+            "units": self.units_combo, "end_of_word": self.eow_combo,
+            "pretokenizer": self.pattern_edit if custom else self.pre_combo,
+            "normalizer": self.normalizer_combo, "min_frequency": self.min_freq,
+            "special_tokens": self.special_edit, "tie_break": self.tie_combo, "name": self.name_edit,
+        }.get(field)
+
+    def _mark_field(self, field: str) -> None:
+        """Focus and mark the control a ConfigError is about; "" clears the mark."""
+        old = self.field_widget(self.marked_field) if self.marked_field else None
+        if old is not None:
+            old.setStyleSheet("")
+        self.marked_field = field
+        widget = self.field_widget(field) if field else None
+        if widget is None:
+            return
+        colour = style.error_colour(self.palette()).name()
+        widget.setStyleSheet(f"border: 1px solid {colour}")
+        widget.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def set_options(self, **values) -> None:
         """Fill the form programmatically (tests, the benchmark)."""
@@ -510,18 +600,25 @@ class TrainingPanel(QWidget):
         if self.session.read_only:
             self._show_error(self.session.note or "The project is read-only: use File ▸ Save As.")
             return False
+        self._mark_field("")
         try:
-            options = self.options()
-            files = self.corpus.files() if self.corpus is not None else []
-            argv = train_command(files, self.session.path, options)
+            spec = self.run_spec()
+            if not spec.files:
+                raise ConfigError("files", "add corpus files first (Corpus panel): there is nothing to train on")
+            spec = spec.validate()
+        except ConfigError as exc:
+            self._show_error(str(exc))
+            self._mark_field(exc.field)
+            return False
         except WorkbenchError as exc:
             self._show_error(str(exc))
-            self._set_form_error(str(exc) if "pre-tokenizer" in str(exc) or "normalizer" in str(exc) else "")
             return False
         self.settings.train_settings = {
-            "units": options.units, "end_of_word": options.end_of_word, "pretokenizer": options.pretokenizer,
-            "normalize": options.normalize, "vocab_size": options.vocab_size, "merges": options.merges,
-            "min_frequency": options.min_frequency, "special": list(options.special), "tie_break": options.tie_break}
+            "units": spec.units, "end_of_word": spec.end_of_word, "pretokenizer": spec.pretokenizer,
+            "normalize": ",".join(spec.normalizer) or "none", "vocab_size": spec.vocab_size, "merges": spec.merges,
+            "min_frequency": spec.min_frequency, "special": list(spec.special_tokens), "tie_break": spec.tie_break}
+        self._remove_spec_file()
+        self._spec_file = write_spec(spec)
         self.live_run = None
         self.target = 0
         self.last_outcome = None
@@ -531,7 +628,7 @@ class TrainingPanel(QWidget):
         self.progress.setRange(0, 0)
         self.progress.setFormat("")
         self.state_label.setText("Starting the training process…")
-        self.process.start(argv)
+        self.process.start(spec_command(self._spec_file))
         self.training_changed.emit(True)
         self._update_controls()
         return True
@@ -608,9 +705,15 @@ class TrainingPanel(QWidget):
         self.run_started.emit(run_id)
         self.message.emit(f"Run {run_id} started: {target:,} merges to make.")
 
+    def _remove_spec_file(self) -> None:
+        if self._spec_file is not None:
+            self._spec_file.unlink(missing_ok=True)
+            self._spec_file = None
+
     @Slot(object)
     def _on_finished(self, outcome: TrainOutcome) -> None:
         self.last_outcome = outcome
+        self._remove_spec_file()
         run_id = outcome.run_id
         if run_id is not None:
             self._poll_run(run_id)
@@ -638,6 +741,8 @@ class TrainingPanel(QWidget):
             self.progress.setFormat("")
             self.state_label.setText("The run did not complete." if run_id is None else f"Run {run_id} failed.")
             self._show_error(outcome.message or "the training process failed")
+            if outcome.field:
+                self._mark_field(outcome.field)
         self.reload_history()
         self.session.notify_runs_changed()
         self.training_changed.emit(False)
@@ -834,7 +939,7 @@ class TrainingPanel(QWidget):
         self.cancel_button.setEnabled(active and state != "stopping")
         for w in (self.model_combo, self.units_combo, self.pre_combo, self.pattern_edit, self.normalizer_combo,
                   self.size_spin, self.by_vocab, self.by_merges, self.min_freq, self.special_edit, self.tie_combo,
-                  self.name_edit):
+                  self.name_edit, *self.option_widgets.values()):
             w.setEnabled(not active)
         if not active:
             self._update_eow()
@@ -861,4 +966,5 @@ class TrainingPanel(QWidget):
     def shutdown(self) -> None:
         self.poll_timer.stop()
         self.stop_and_wait()
+        self._remove_spec_file()
         self.previewer.shutdown()

@@ -1,21 +1,26 @@
-"""The training run as a child process: ``workbench train … --progress json`` in a ``QProcess``.
+"""The training run as a child process: ``workbench train --spec RUN.json --progress json`` in a ``QProcess``.
 
+The window hands the child one :class:`~workbench.tasks.spec.RunSpec` as a JSON file
+(:func:`spec_command`): every corpus file with the reader options the Corpus tab checked it with,
+so one run can mix text, JSONL, CSV and encodings, and nothing is sniffed twice.
 :class:`TrainingProcess` reads the JSON progress lines, pauses, resumes and cancels (the child marks
 its run cancelled between two merges). A child process, not a thread: a pure-Python trainer in a
-thread competes with the GUI for the GIL (STYLE.md measured 2–3× the idle jitter).
+thread competes with the GUI for the GIL (STYLE.md measured 2–3× the idle jitter). Pausing
+suspends the child's process tree through ``psutil`` (SIGSTOP on POSIX, thread suspension on
+Windows), except the run's writer process.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
+import psutil
 from PySide6.QtCore import (
     QObject,
     QProcess,
@@ -27,26 +32,10 @@ from PySide6.QtCore import (
 
 from workbench.errors import WorkbenchError
 from workbench.store.writer import is_writer_command
-from workbench.tasks.spec import CorpusFile
+from workbench.tasks.spec import RunSpec
 
 # ---------------------------------------------------------------------------------------------------
 # the training process
-
-
-@dataclass(frozen=True)
-class TrainOptions:
-    """The training form's values, as the ``workbench train`` command takes them."""
-
-    vocab_size: int | None = 1000
-    merges: int | None = None
-    units: str = "bytes"
-    end_of_word: str = ""
-    pretokenizer: str = "gpt2"
-    normalize: str = "none"
-    min_frequency: int = 1
-    special: tuple[str, ...] = ()
-    tie_break: str = "first-seen"
-    name: str = ""
 
 
 def entry_point() -> list[str]:
@@ -56,57 +45,17 @@ def entry_point() -> list[str]:
     return [sys.executable, "-m", "workbench"]
 
 
-def train_command(files: Sequence[CorpusFile], project: str | Path, options: TrainOptions) -> list[str]:
-    """The full argv of the child; raises WorkbenchError when the files need conflicting options.
+def write_spec(spec: RunSpec) -> Path:
+    """The spec as a JSON file in the temp folder, for the child (the caller deletes it)."""
+    fd, name = tempfile.mkstemp(prefix="workbench-run-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(spec.to_json())
+    return Path(name)
 
-    ``workbench train`` applies ``--field``/``--column``/``--encoding`` to every file it is given,
-    so files needing different values cannot go into one run: the message says which.
-    """
-    if not files:
-        raise WorkbenchError("add corpus files first (Corpus panel): there is nothing to train on")
 
-    def one(name: str, values: dict[str, set]) -> str | None:
-        distinct = {v for v in values.get(name, set()) if v is not None}
-        if len(distinct) > 1:
-            shown = ", ".join(sorted(map(str, distinct)))
-            raise WorkbenchError(f"the corpus files need different {name}s ({shown}); one run reads all files "
-                                 f"with one {name}: remove the files that differ, or train on them separately")
-        return str(next(iter(distinct))) if distinct else None
-
-    seen: dict[str, set] = {"field": set(), "column": set(), "encoding": set()}
-    for f in files:
-        if f.kind == "jsonl":
-            seen["field"].add(f.field)
-        if f.kind in ("csv", "tsv", "parquet"):
-            seen["column"].add(f.column)
-        seen["encoding"].add(f.encoding)
-    field_, column, encoding = one("field", seen), one("column", seen), one("encoding", seen)
-    if encoding is not None and None in seen["encoding"] and len(seen["encoding"]) > 1:
-        raise WorkbenchError(f"some corpus files are read as {encoding} and others as UTF-8; one run reads all files "
-                             "with one encoding: train on them separately")
-    o = options
-    argv = [*entry_point(), "train", *[f.path for f in files], "--project", str(project)]
-    if o.vocab_size is not None:
-        argv += ["--vocab-size", str(o.vocab_size)]
-    if o.merges is not None:
-        argv += ["--merges", str(o.merges)]
-    argv += ["--model", "bpe", "--units", o.units]
-    if o.units == "chars" and o.end_of_word:
-        argv += ["--end-of-word", o.end_of_word]
-    argv += ["--pretokenizer", o.pretokenizer, "--normalize", o.normalize or "none",
-             "--min-frequency", str(o.min_frequency), "--tie-break", o.tie_break]
-    for token in o.special:
-        argv += ["--special", token]
-    if o.name:
-        argv += ["--name", o.name]
-    if field_ is not None:
-        argv += ["--field", field_]
-    if column is not None:
-        argv += ["--column", column]
-    if encoding is not None:
-        argv += ["--encoding", encoding]
-    argv += ["--progress", "json", "--json"]
-    return argv
+def spec_command(spec_path: str | os.PathLike) -> list[str]:
+    """The full argv of a child that runs exactly the spec in ``spec_path``."""
+    return [*entry_point(), "train", "--spec", str(spec_path), "--progress", "json", "--json"]
 
 
 @dataclass
@@ -118,6 +67,7 @@ class TrainOutcome:
     exit_code: int
     message: str = ""
     result: dict = field(default_factory=dict)
+    field: str = ""        # the RunSpec field a bad-setting error is about (ConfigError.field)
 
 
 class TrainingProcess(QObject):
@@ -136,6 +86,7 @@ class TrainingProcess(QObject):
         self._buffer = b""
         self._errors: list[str] = []
         self._other: list[str] = []
+        self._error_field = ""
         self._stdout = b""
         self.run_id: int | None = None
         self.state = "idle"
@@ -155,7 +106,7 @@ class TrainingProcess(QObject):
 
     @staticmethod
     def can_pause() -> bool:
-        return hasattr(signal, "SIGSTOP")
+        return True  # psutil suspends processes on POSIX and Windows alike
 
     def _set_state(self, state: str) -> None:
         if state != self.state:
@@ -163,10 +114,11 @@ class TrainingProcess(QObject):
             self.state_changed.emit(state)
 
     # ---- control -------------------------------------------------------------------------------
-    def start(self, argv: Sequence[str]) -> None:
+    def start(self, argv: list[str]) -> None:
         if self._proc is not None:
             raise WorkbenchError("a training run is already in progress")
         self._buffer, self._stdout, self._errors, self._other = b"", b"", [], []
+        self._error_field = ""
         self.run_id = None
         self.cancel_requested = False
         proc = QProcess(self)
@@ -186,7 +138,7 @@ class TrainingProcess(QObject):
     def pause(self) -> bool:
         if self._proc is None or self.state in ("paused", "stopping") or not self.can_pause() or not self.pid:
             return False
-        _signal_tree(self.pid, signal.SIGSTOP)
+        _suspend_tree(self.pid)
         self._resume_state = self.state
         self._set_state("paused")
         return True
@@ -194,7 +146,7 @@ class TrainingProcess(QObject):
     def resume(self) -> bool:
         if self._proc is None or self.state != "paused" or not self.pid:
             return False
-        _signal_tree(self.pid, signal.SIGCONT)
+        _resume_tree(self.pid)
         self._set_state(getattr(self, "_resume_state", "training"))
         return True
 
@@ -204,7 +156,7 @@ class TrainingProcess(QObject):
             return
         self.cancel_requested = True
         if self.state == "paused" and self.pid:
-            _signal_tree(self.pid, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+            _resume_tree(self.pid)  # a stopped process cannot act on SIGTERM
         self._set_state("stopping")
         self._proc.terminate()
         self._kill_timer.start(self.KILL_AFTER_MS)
@@ -258,6 +210,9 @@ class TrainingProcess(QObject):
 
     def _event(self, data: dict) -> None:
         kind = data.get("event")
+        if kind == "error":  # a bad setting: its field, so the form can mark the control
+            self._error_field = str(data.get("field", ""))
+            return
         if kind == "reading" and self.state in ("starting", "reading"):
             self._set_state("reading")
         elif kind == "started":
@@ -302,7 +257,7 @@ class TrainingProcess(QObject):
             outcome = TrainOutcome(run_id, "cancelled", code, "cancelled before the run started"
                                    if run_id is None else "")
         elif self._errors:
-            outcome = TrainOutcome(run_id, "error", code, self._errors[-1])
+            outcome = TrainOutcome(run_id, "error", code, self._errors[-1], field=self._error_field)
         else:
             last = self._other[-1] if self._other else ""
             how = "was killed" if crashed else f"exited with code {code}"
@@ -313,38 +268,39 @@ class TrainingProcess(QObject):
         self.finished.emit(outcome)
 
 
-def _is_run_writer(proc_entry: Path) -> bool:
-    try:
-        return is_writer_command((proc_entry / "cmdline").read_bytes().split(b"\0"))
-    except OSError:
-        return False
+def _tree(pid: int) -> list[psutil.Process]:
+    """The training process and its descendants (the corpus-counting workers), writer excluded.
 
-
-def _signal_tree(pid: int, signum: int) -> None:
-    """Signal the training process and its children (the corpus-counting workers) alike.
-
-    Children are found through /proc where there is one; elsewhere only the process itself.
-    The run's writer process is never stopped: it is idle while the trainer is, and stopped in
+    The run's writer process is never suspended: it is idle while the trainer is, and stopped in
     the middle of a commit it would hold the project's write lock for the whole pause.
     """
-    children: list[int] = []
-    proc = Path("/proc")
-    if proc.is_dir():
-        for entry in proc.iterdir():
-            if entry.name.isdigit():
-                try:
-                    stat = (entry / "stat").read_text()
-                except OSError:
-                    continue
-                # fields after the ")" that closes the command name: state, ppid, …
-                fields = stat[stat.rfind(")") + 2:].split()
-                if len(fields) > 1 and fields[1] == str(pid):
-                    if signum == getattr(signal, "SIGSTOP", None) and _is_run_writer(entry):
-                        continue
-                    children.append(int(entry.name))
-    for target in (pid, *children):
+    try:
+        root = psutil.Process(pid)
+        children = root.children(recursive=True)
+    except psutil.Error:
+        return []
+    out = [root]
+    for child in children:
         try:
-            os.kill(target, signum)
-        except ProcessLookupError:
-            pass
+            if is_writer_command([os.fsencode(a) for a in child.cmdline()]):
+                continue
+        except psutil.Error:
+            continue  # gone (or not ours to look at): nothing to suspend
+        out.append(child)
+    return out
 
+
+def _suspend_tree(pid: int) -> None:
+    for proc in _tree(pid):
+        try:
+            proc.suspend()
+        except psutil.Error:
+            pass  # ended meanwhile
+
+
+def _resume_tree(pid: int) -> None:
+    for proc in _tree(pid):
+        try:
+            proc.resume()
+        except psutil.Error:
+            pass

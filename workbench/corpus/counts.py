@@ -164,6 +164,9 @@ def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[
 
 def add_counts(into: dict[str, int], more: Mapping[str, int]) -> dict[str, int]:
     """Add ``more`` to ``into`` in place (new words after the old: first appearance is kept)."""
+    if not into:
+        into.update(more)  # the first table: a C-level copy
+        return into
     get = into.get
     for word, n in more.items():
         into[word] = get(word, 0) + n

@@ -20,12 +20,14 @@ Left out: sorting, top-k pruning and compression (gzip the output if wanted; the
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import tempfile
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import BinaryIO, Iterable, Iterator, Mapping, Sequence
 
 from workbench.core.count import check_sequences, count_batches, split_lines
 from workbench.core.normalize import parse_normalizer
@@ -128,13 +130,14 @@ def write_counts_table(path: str | os.PathLike[str], counts: Mapping[str, int], 
     return out
 
 
-def atomic_write_lines(out: Path, *parts: Iterable[str]) -> None:
-    """Write text lines to ``out`` through a temp file in the same folder and ``os.replace``."""
+@contextmanager
+def atomic_output(out: Path) -> Iterator[BinaryIO]:
+    """A binary handle on a temp file beside ``out`` that becomes ``out`` (fsync + ``os.replace``)
+    only when the block ends without an error; otherwise the temp file is removed."""
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            for part in parts:
-                handle.writelines(part)
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, out)
@@ -144,6 +147,16 @@ def atomic_write_lines(out: Path, *parts: Iterable[str]) -> None:
         except OSError:
             pass
         raise
+
+
+def atomic_write_lines(out: Path, *parts: Iterable[str]) -> None:
+    """Write text lines to ``out`` atomically (see :func:`atomic_output`)."""
+    with atomic_output(out) as raw:
+        handle = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+        for part in parts:
+            handle.writelines(part)
+        handle.flush()
+        handle.detach()  # the raw handle stays open for atomic_output's fsync
 
 
 def read_counts_header(src) -> dict | None:

@@ -21,11 +21,16 @@ or ``dask.dataframe`` and pass the texts to ``count_partition`` the same way).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Mapping, Sequence
 
-from workbench.corpus.counts_table import count_partition, counts_settings, merge_counts, write_counts_table
+from workbench.corpus.counts_table import (
+    count_partition,
+    counts_settings,
+    merge_counts,
+    write_counts_table,
+)
 
 
 def dask_counts(paths: Sequence[str | Path], settings: Mapping, *, blocksize: str | int = "4MiB"):

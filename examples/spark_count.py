@@ -19,7 +19,12 @@ from __future__ import annotations
 
 import argparse
 
-from workbench.corpus.counts_table import count_partition, counts_settings, merge_counts, write_counts_table
+from workbench.corpus.counts_table import (
+    count_partition,
+    counts_settings,
+    merge_counts,
+    write_counts_table,
+)
 
 
 def main() -> None:

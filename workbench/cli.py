@@ -376,7 +376,11 @@ def cmd_count(args: argparse.Namespace) -> int:
     from workbench.corpus import expand_paths
     from workbench.corpus.count_cache import CountCache
     from workbench.corpus.counts import count_sources
-    from workbench.corpus.counts_table import counts_settings, merge_counts_tables, write_counts_table
+    from workbench.corpus.counts_table import (
+        counts_settings,
+        merge_counts_tables,
+        write_counts_table,
+    )
 
     if args.merge:
         if args.files:

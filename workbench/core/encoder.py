@@ -56,6 +56,7 @@ class Encoder:
         # tiktoken's rule with every merge needs the ranks (ids) only: leave a lazily recovered
         # merge list (an imported .tiktoken file) unread — every non-special id is usable then.
         ranks_only = tokenizer.merge_rule == "bytes" and max_merges is None
+        merges: Sequence[tuple[int, int, int]]
         if ranks_only:
             merges = ()
         else:

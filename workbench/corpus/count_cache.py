@@ -26,12 +26,11 @@ import logging
 import marshal
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from workbench.corpus.counts_table import atomic_output, counts_settings
 from workbench.corpus.fingerprint import fingerprint
-from workbench.errors import WorkbenchError
 
 log = logging.getLogger(__name__)
 

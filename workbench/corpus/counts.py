@@ -7,7 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
-from workbench.core.count import check_sequences, chunks_for, count_batches, count_pretokens, split_lines
+from workbench.core.count import (
+    check_sequences,
+    chunks_for,
+    count_batches,
+    count_pretokens,
+    split_lines,
+)
 from workbench.core.metrics import Progress, ShouldStop
 from workbench.core.normalize import make_normalizer
 from workbench.errors import WorkbenchError

@@ -25,9 +25,10 @@ import json
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator, Mapping, Sequence
+from typing import BinaryIO
 
 from workbench.core.count import check_sequences, count_batches, split_lines
 from workbench.core.normalize import parse_normalizer

@@ -22,9 +22,9 @@ import binascii
 import hashlib
 import json
 import re
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from workbench.core.model import Tokenizer
 from workbench.core.pretokenize import PRESET_PATTERNS, make_pretokenizer

@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     enc.add_argument("--greedy", action="store_true", help="greedy longest match instead of BPE merges")
     enc.add_argument("--pattern", help="pre-tokenizer for a .tiktoken file that is not a known public one")
     enc.add_argument("--json", action="store_true", help='print {"ids": [...], "tokens": [...], "count": N}')
+    enc.add_argument("--jsonl", action="store_true", help='one {"ids": [...], "count": N} per input line (line break not encoded)')
 
     dec = sub.add_parser("decode", help="decode ids to text")
     dec.add_argument("--tokenizer", required=True, metavar="SRC")
@@ -72,7 +73,25 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("files", nargs="+")
     stats.add_argument("--tokenizer", action="append", default=[], metavar="SRC")
     stats.add_argument("--json", action="store_true")
+    _add_count_parser(sub)
     return parser
+
+
+def _add_count_parser(sub) -> None:
+    count = sub.add_parser("count", help="count pre-tokens into a word-count table, or add tables (--merge)")
+    count.add_argument("files", nargs="*", metavar="FILES", help="corpus files or folders")
+    count.add_argument("--out", required=True, help="the table to write (*.wordcounts.tsv)")
+    count.add_argument("--merge", nargs="+", metavar="TABLE", help="add these counts tables instead of reading text")
+    count.add_argument("--pretokenizer", default="gpt2", metavar="PRESET|REGEX")
+    count.add_argument("--normalize", default="none", metavar="LIST")
+    count.add_argument("--sequences", default="lines", choices=["lines", "documents"],
+                       help="lines: each line is a sequence (as tokenizers/sentencepiece); documents: each file/record")
+    count.add_argument("--kind", choices=["text", "jsonl", "csv", "tsv", "parquet", "wordcounts"],
+                       help="read every file as this kind, whatever its name")
+    count.add_argument("--field", help="JSONL field holding the text")
+    count.add_argument("--column", help="CSV/TSV/Parquet column holding the text")
+    count.add_argument("--cache", action="store_true", help="reuse and keep per-file counts in the user cache folder")
+    count.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 # ---- commands ------------------------------------------------------------------------------------
@@ -308,6 +327,16 @@ def cmd_encode(args: argparse.Namespace) -> int:
     else:
         text = args.text
     encoder = Encoder(tokenizer, greedy=args.greedy)
+    if args.jsonl:  # one object per line, for pipelines that tokenize line by line
+        if args.json:
+            raise WorkbenchError("--json and --jsonl: choose one output form")
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()  # the break after the last line does not start another
+        for line in lines:
+            ids = encoder.encode(line.removesuffix("\r"), allow_special=args.allow_special)
+            sys.stdout.write(json.dumps({"ids": ids, "count": len(ids)}) + "\n")
+        return 0
     ids = encoder.encode(text, allow_special=args.allow_special)
     if args.json:
         from workbench.core.display import piece_text
@@ -427,6 +456,40 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_count(args: argparse.Namespace) -> int:
+    """``workbench count``: a counts table from corpus files, or the exact sum of tables."""
+    from workbench.corpus import expand_paths
+    from workbench.corpus.count_cache import CountCache
+    from workbench.corpus.counts import count_sources
+    from workbench.corpus.counts_table import (
+        counts_settings,
+        merge_counts_tables,
+        write_counts_table,
+    )
+
+    if args.merge:
+        if args.files:
+            raise WorkbenchError("count: give corpus FILES or --merge TABLES, not both")
+        settings, counts = merge_counts_tables(args.merge, args.out)
+    else:
+        if not args.files:
+            raise WorkbenchError("count: name the corpus files to count (or --merge TABLES)")
+        sources, rejected = expand_paths(list(args.files), kind=args.kind, field=args.field, column=args.column)
+        if rejected:
+            raise WorkbenchError(rejected[0] + (f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""))
+        settings = counts_settings(args.pretokenizer, args.normalize, args.sequences)
+        counts = count_sources(sources, pretokenizer=settings["pretokenizer"], normalizer=settings["normalizer"],
+                               sequences=settings["sequences"], cache=CountCache() if args.cache else None)
+        write_counts_table(args.out, counts, settings)
+    result = {"out": str(args.out), "distinct": len(counts), "tokens": sum(counts.values()), **settings}
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        print(f"wrote {args.out}: {result['distinct']} distinct pre-tokens, {result['tokens']} in all "
+              f"({settings['pretokenizer']}, sequences {settings['sequences']})")
+    return 0
+
+
 def _existing(project: str) -> Path:
     path = Path(project)
     if not path.exists():
@@ -436,7 +499,7 @@ def _existing(project: str) -> Path:
 
 COMMANDS = {
     "train": cmd_train, "runs": cmd_runs, "encode": cmd_encode, "decode": cmd_decode,
-    "export": cmd_export, "import": cmd_import, "stats": cmd_stats,
+    "export": cmd_export, "import": cmd_import, "stats": cmd_stats, "count": cmd_count,
 }
 
 

@@ -5,6 +5,11 @@ Counting is ``Counter.update`` over ``regex.findall`` — both C loops — one c
 memory stays bounded by the number of distinct pre-tokens, not the corpus size. With
 ``workers > 1`` chunks are split in a process pool and the per-chunk tables merged in chunk order,
 which preserves first-appearance order exactly.
+
+Sequences: :func:`count_batches` takes *batches* of independent sequences (lines, JSONL records,
+safe cuts of one text file) and pre-tokenizes each sequence on its own, so no pre-token crosses a
+sequence boundary and nothing is put between two sequences. :func:`count_pretokens` is the same
+with one sequence per chunk. Left out: deciding what a sequence is (the corpus readers do that).
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ import multiprocessing
 import os
 import signal
 from collections import Counter
-from typing import Callable, Iterable, Iterator
+from itertools import chain
+from typing import Callable, Iterable, Iterator, Sequence
 
 from workbench.core.normalize import make_normalizer
 from workbench.core.pretokenize import make_pretokenizer
+from workbench.errors import WorkbenchError
 
 _WORKER_STATE: dict = {}
 
@@ -40,6 +47,34 @@ def _count_chunk(text: str) -> Counter:
     return Counter(_WORKER_STATE["split"](text))
 
 
+def _count_batch(batch: Sequence[str]) -> Counter:
+    return Counter(_WORKER_STATE["batch"](batch))
+
+
+def _batch_splitter(pretokenizer: str, normalizer: tuple[str, ...]) -> Callable[[Sequence[str]], Iterable[str]]:
+    """The pre-tokens of a batch of sequences, each split on its own.
+
+    Many sequences (lines, records) go straight to ``findall`` through ``map`` — no Python frame per
+    line, and no GIL release per call, which costs more than it gives on a short line. A batch of
+    one (a chunk of a whole document) keeps ``concurrent=True``, so a window thread stays live.
+    """
+    split = _splitter(pretokenizer, normalizer)
+    pre = make_pretokenizer(pretokenizer)
+    compiled = pre.compiled() if pre.name != "custom" else None
+    normalize = make_normalizer(normalizer) if normalizer else None
+    if compiled is None:
+        return lambda batch: chain.from_iterable(map(split, batch))
+    findall = compiled.findall
+
+    def pieces(batch: Sequence[str]) -> Iterable[str]:
+        if len(batch) == 1:
+            return split(batch[0])
+        texts = batch if normalize is None else map(normalize, batch)
+        return chain.from_iterable(map(findall, texts))
+
+    return pieces
+
+
 def _init_worker(pretokenizer: str, normalizer: tuple[str, ...]) -> None:
     # A forked worker inherits the parent's handlers: the CLI's "stop between merges" SIGTERM
     # handler would make Pool.terminate() wait forever. Workers die on SIGTERM, ignore Ctrl+C
@@ -47,6 +82,7 @@ def _init_worker(pretokenizer: str, normalizer: tuple[str, ...]) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER_STATE["split"] = _splitter(pretokenizer, normalizer)
+    _WORKER_STATE["batch"] = _batch_splitter(pretokenizer, normalizer)
 
 
 def count_pretokens(chunks: Iterable[str], *, pretokenizer: str = "gpt2", normalizer: tuple[str, ...] = (),
@@ -85,6 +121,48 @@ def count_pretokens(chunks: Iterable[str], *, pretokenizer: str = "gpt2", normal
                     counts[word] += n
             if on_chunk is not None:
                 on_chunk(lengths[index] if index < len(lengths) else 0)
+    return dict(counts)
+
+
+def count_batches(batches: Iterable[Sequence[str]], *, pretokenizer: str = "gpt2",
+                  normalizer: tuple[str, ...] = (), workers: int = 1,
+                  on_batch: Callable[[int], None] | None = None,
+                  should_stop: Callable[[], bool] | None = None) -> dict[str, int]:
+    """``{pre-token: count}`` over batches of sequences, each sequence pre-tokenized on its own.
+
+    A batch is a list of sequences (e.g. the lines of a ~1 MB chunk); batching keeps the per-call
+    overhead of a million short lines in C (``map`` + ``chain`` + ``Counter.update``) and gives a
+    process pool work units of a useful size. ``on_batch(n_chars)`` reports progress.
+    """
+    counts: Counter = Counter()
+    if workers <= 1 or (os.name != "posix"):
+        pieces = _batch_splitter(pretokenizer, normalizer)
+        for batch in batches:
+            if should_stop is not None and should_stop():
+                break
+            counts.update(pieces(batch))
+            if on_batch is not None:
+                on_batch(sum(map(len, batch)))
+        return dict(counts)
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(pretokenizer, normalizer)) as pool:
+        lengths: list[int] = []
+
+        def feed() -> Iterator[Sequence[str]]:
+            for batch in batches:
+                if should_stop is not None and should_stop():
+                    return
+                lengths.append(sum(map(len, batch)))
+                yield batch
+
+        for index, partial in enumerate(pool.imap(_count_batch, feed(), chunksize=1)):
+            if not counts:
+                counts = partial
+            else:
+                for word, n in partial.items():  # in batch order: first appearance is kept
+                    counts[word] += n
+            if on_batch is not None:
+                on_batch(lengths[index] if index < len(lengths) else 0)
     return dict(counts)
 
 
@@ -159,3 +237,28 @@ def rechunk(chunks: Iterable[str], size: int = 1 << 20, safe_cut=_safe_cut) -> I
                 carry = carry[cut:]
     if carry:
         yield carry
+
+
+SEQUENCES = ("lines", "documents")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text``, each WITH its ``"\\n"`` (the last one without, if the text has none).
+
+    Only ``"\\n"`` ends a line — as in Hugging Face ``tokenizers``' ``train(files)`` — so a
+    ``"\\r\\n"`` line keeps both characters and a lone ``"\\r"`` or U+2028 stays inside its line.
+    """
+    parts = text.split("\n")
+    last = parts.pop()
+    lines = [part + "\n" for part in parts]
+    if last:
+        lines.append(last)
+    return lines
+
+
+def check_sequences(sequences: str) -> str:
+    """``sequences`` if it is ``lines`` or ``documents``; otherwise a one-line error."""
+    if sequences not in SEQUENCES:
+        raise WorkbenchError(f"sequences {sequences!r}: use lines (each line, as tokenizers and sentencepiece "
+                             "read text files) or documents (a whole file, JSONL record or CSV cell)")
+    return sequences

@@ -53,14 +53,22 @@ class Encoder:
         self._normalize = tokenizer.normalize if tokenizer.normalizer else None
         self._pattern = self._pre.compiled()
         self._bytes = tokenizer.units == "bytes"
-        merges = tokenizer.merges if max_merges is None else tokenizer.merges[: max(0, max_merges)]
+        # tiktoken's rule with every merge needs the ranks (ids) only: leave a lazily recovered
+        # merge list (an imported .tiktoken file) unread — every non-special id is usable then.
+        ranks_only = tokenizer.merge_rule == "bytes" and max_merges is None
+        merges: Sequence[tuple[int, int, int]]
+        if ranks_only:
+            merges = ()
+        else:
+            merges = tokenizer.merges if max_merges is None else tokenizer.merges[: max(0, max_merges)]
         self._pair_rank: dict[tuple[int, int], tuple[int, int]] = {
             (a, b): (rank, new) for rank, (a, b, new) in enumerate(merges)
         }
         specials = tokenizer.special_ids
         allowed = {new for _a, _b, new in merges}
         base = {i for i in range(len(tokenizer.vocab)) if i not in specials and tokenizer.vocab[i]}
-        base -= set(tokenizer.merge_of_id)  # ids made by merges are only reachable through merges
+        if not ranks_only:
+            base -= set(tokenizer.merge_of_id)  # ids made by merges are only reachable through merges
         self._usable = base | allowed
         self._piece_to_id = {tokenizer.vocab[i]: i for i in sorted(self._usable, reverse=True)}
         self._max_piece = max((len(tokenizer.vocab[i]) for i in self._usable), default=1)

@@ -39,11 +39,16 @@ _WINDOW = 32 * 1024
 
 @dataclass(frozen=True)
 class Chunk:
-    """One piece of the stream. ``utf8_bytes`` is its UTF-8 length when known for free, else -1."""
+    """One piece of the stream. ``utf8_bytes`` is its UTF-8 length when known for free, else -1.
+
+    ``documents`` holds the records (JSONL fields, CSV/TSV/Parquet cells) that ``text`` joins with
+    ``"\n"``, so sequence-aware counting can take each one alone; empty for plain text.
+    """
 
     text: str
     utf8_bytes: int = -1
     records: int = 0
+    documents: tuple[str, ...] = ()
 
 
 def iter_text(
@@ -84,17 +89,33 @@ def iter_chunks(
         raise os_error(src.path, exc) from None
 
 
+def iter_documents(
+    src: CorpusSource, *, progress: Progress | None = None, should_stop: ShouldStop | None = None
+) -> Iterator[tuple[str, ...]]:
+    """Batches (~1 MB) of the documents of a JSONL/CSV/TSV/Parquet file, each record's text alone —
+    nothing joins them, so counting never sees a separator that is in no record.
+
+    A plain text file has no records: use :func:`iter_text` (the whole file is one document).
+    """
+    if src.kind in ("text", "wordcounts"):
+        raise WorkbenchError(f"{src.path}: is {src.kind}, not a file of records: read its text instead")
+    for chunk in iter_chunks(src, progress=progress, should_stop=should_stop):
+        yield chunk.documents
+
+
 def iter_word_counts(
     src: CorpusSource, *, progress: Progress | None = None, should_stop: ShouldStop | None = None
 ) -> Iterator[tuple[str, int]]:
     """``(word, count)`` pairs of a ``word<TAB>count`` table, in file order.
 
     A header line such as ``word<TAB>count`` on line 1 is skipped; any other line whose count is
-    not a whole number raises :class:`WorkbenchError` naming file and line.
+    not a whole number raises :class:`WorkbenchError` naming file and line. A ``workbench count``
+    table (line 1 ``# workbench-counts v1 {...}``) has escaped words, which come back exactly.
     """
     if src.kind != "wordcounts":
         raise WorkbenchError(f"{src.path}: is {src.kind}, not a word-count table: read its text instead")
     stop = should_stop or (lambda: False)
+    escaped = False
     try:
         with content_stream(src) as (stream, pos):
             for number, line in _decoded_lines(src, stream):
@@ -104,9 +125,15 @@ def iter_word_counts(
                     if stop():
                         return
                 line = line.rstrip("\r\n")
+                if number == 1 and records.parse_counts_header(line, f"{src.path}:1") is not None:
+                    escaped = True  # a `workbench count` table: words are escaped (records.py)
+                    continue
                 if not line.strip() or (number == 1 and records.is_count_header(line)):
                     continue
-                yield records.parse_count_line(line, f"{src.path}:{number}")
+                word, count = records.parse_count_line(line, f"{src.path}:{number}")
+                if escaped:
+                    word = records.unescape_count_word(word, f"{src.path}:{number}")
+                yield word, count
             if progress:
                 progress(src.size, src.size)
     except GZIP_ERRORS as exc:
@@ -321,7 +348,7 @@ def _document_chunks(documents: Iterable[str], src: CorpusSource, pos: Callable[
 
 
 def _join(docs: list[str]) -> Chunk:
-    return Chunk("\n".join(docs) + "\n", records=len(docs))
+    return Chunk("\n".join(docs) + "\n", records=len(docs), documents=tuple(docs))
 
 
 def _csv_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iterator[Chunk]:

@@ -8,6 +8,7 @@ record while streaming (so a bad line deep in the file still names its line numb
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -138,3 +139,59 @@ def import_parquet(path: Path) -> Any:
     except ImportError:
         raise WorkbenchError(f"{path}: reading .parquet files needs pyarrow: {PARQUET_HINT}") from None
     return pq
+
+
+# --- workbench counts tables (``workbench count``) ------------------------------------------------
+# Line 1 is ``# workbench-counts v1 {json settings}``; then one ``word<TAB>count`` per line with the
+# word escaped so that any pre-token survives a line-based reader: backslash, tab, CR, LF and every
+# other character that some reader treats as a line end or that is not printable in a TSV (C0/C1
+# controls, U+2028/U+2029, lone surrogates) is written as ``\\``, ``\t``, ``\n``, ``\r``,
+# ``\xNN``, ``\uNNNN``. Plain tables without the header (Spark, DuckDB) are read as they are.
+COUNTS_HEADER = "# workbench-counts v1 "
+_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_UNESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
+_NEEDS_ESCAPE = re.compile("[\\\\\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ud800-\\udfff]")
+_ESCAPED = re.compile(r"\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|(.))", re.DOTALL)
+
+
+def _escape_char(match: re.Match) -> str:
+    ch = match.group()
+    fixed = _ESCAPES.get(ch)
+    if fixed is not None:
+        return fixed
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+
+def escape_count_word(word: str) -> str:
+    """The word as one TSV field that no line-based reader splits (see the format note above)."""
+    return _NEEDS_ESCAPE.sub(_escape_char, word) if _NEEDS_ESCAPE.search(word) else word
+
+
+def _unescape_char(match: re.Match, where: str) -> str:
+    hex2, hex4, single = match.groups()
+    if hex2 or hex4:
+        return chr(int(hex2 or hex4, 16))
+    if single in _UNESCAPES:
+        return _UNESCAPES[single]
+    raise WorkbenchError(f"{where}: unknown escape \\{single} in the word: write a backslash as \\\\")
+
+
+def unescape_count_word(word: str, where: str) -> str:
+    """Inverse of :func:`escape_count_word`; a stray backslash is an error naming ``where``."""
+    if "\\" not in word:
+        return word
+    return _ESCAPED.sub(lambda m: _unescape_char(m, where), word)
+
+
+def parse_counts_header(line: str, where: str) -> dict | None:
+    """The settings of a workbench counts table from its first line, or None for a plain table."""
+    if not line.startswith(COUNTS_HEADER):
+        return None
+    try:
+        settings = json.loads(line[len(COUNTS_HEADER):])
+    except json.JSONDecodeError as exc:
+        raise WorkbenchError(f"{where}: the counts header is not valid JSON ({exc.msg}): "
+                             "regenerate the table with workbench count") from None
+    if not isinstance(settings, dict):
+        raise WorkbenchError(f"{where}: the counts header holds no settings object: regenerate the table")
+    return settings

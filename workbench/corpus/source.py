@@ -175,7 +175,8 @@ def _check_first_count(src: CorpusSource, text: str) -> None:
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        if number == 1 and records.is_count_header(line):
+        if number == 1 and (records.is_count_header(line)
+                            or records.parse_counts_header(line, f"{src.path}:1") is not None):
             continue
         records.parse_count_line(line, f"{src.path}:{number}")
         return

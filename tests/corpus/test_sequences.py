@@ -1,0 +1,101 @@
+"""Sequence boundaries: each line is a sequence (as ``tokenizers``' ``train(files)`` reads text files),
+or each document is; pre-tokens never cross a boundary and no separator is invented.
+
+The oracle is the real ``tokenizers`` library training from the same files (STYLE.md trap 16).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from shared_corpora import CORPUS_FILES, require_corpora
+
+from workbench.core.bpe import TrainConfig, train
+from workbench.core.byte_level import byte_encoder
+from workbench.core.pretokenize import PRESET_PATTERNS, onig_compatible
+from workbench.corpus import open_source
+from workbench.corpus.counts import count_sources
+from workbench.errors import WorkbenchError
+
+tokenizers = pytest.importorskip("tokenizers")
+
+
+def hf_merges_from_files(files, vocab_size, pattern):
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train([str(f) for f in files], trainer)
+    merges = json.loads(tok.to_str())["model"]["merges"]
+    return [m.split(" ") if isinstance(m, str) else m for m in merges]
+
+
+def our_merges(counts, vocab_size, preset):
+    tok, _ = train(counts, TrainConfig(vocab_size=vocab_size, tie_break="hf", pretokenizer=preset))
+    to_unicode = byte_encoder()
+    return [["".join(to_unicode[c] for c in tok.vocab[a]), "".join(to_unicode[c] for c in tok.vocab[b])]
+            for a, b, _ in tok.merges]
+
+
+@pytest.fixture(scope="module")
+def line_slices(tmp_path_factory):
+    """The first 1500 lines of every shared corpus file, as files (the last one without a final newline)."""
+    require_corpora()
+    folder = tmp_path_factory.mktemp("slices")
+    files = []
+    for index, path in enumerate(CORPUS_FILES):
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[:1500]
+        text = "".join(lines)
+        if index == len(CORPUS_FILES) - 1:
+            text = text.rstrip("\n")
+        out = folder / path.name
+        out.write_text(text, encoding="utf-8", newline="")
+        files.append(out)
+    return files
+
+
+@pytest.mark.parametrize("preset, vocab_size", [("gpt2", 1100), ("cl100k", 1100)])
+def test_lines_with_hf_tie_break_equal_tokenizers_train_files(line_slices, preset, vocab_size):
+    expected = hf_merges_from_files(line_slices, vocab_size, onig_compatible(PRESET_PATTERNS[preset]))
+    counts = count_sources([open_source(f) for f in line_slices], pretokenizer=preset, sequences="lines")
+    ours = our_merges(counts, vocab_size, preset)
+    assert len(ours) == len(expected) > 700
+    first_difference = next((i for i, (a, b) in enumerate(zip(ours, expected)) if a != b), None)
+    assert first_difference is None, (first_difference, ours[first_difference], expected[first_difference])
+
+
+def test_a_pre_token_never_crosses_a_line_or_a_file(tmp_path):
+    a = tmp_path / "a.txt"
+    b = tmp_path / "b.txt"
+    a.write_text("end.\n\n\nword  \n tail", encoding="utf-8")
+    b.write_text("head more\n", encoding="utf-8")
+    sources = [open_source(a), open_source(b)]
+    lines = count_sources(sources, pretokenizer="cl100k", sequences="lines")
+    assert lines == {"end": 1, ".\n": 1, "\n": 3, "word": 1, "  \n": 1, " tail": 1, "head": 1, " more": 1}
+    documents = count_sources(sources, pretokenizer="cl100k", sequences="documents")
+    # One file is one sequence: cl100k's "[\r\n]*" joins the blank lines, yet "tail" (end of a.txt,
+    # no final newline) and "head" (start of b.txt) stay apart — one pass over a + b gives " tailhead".
+    assert documents == {"end": 1, ".\n\n\n": 1, "word": 1, "  \n": 1, " tail": 1, "head": 1, " more": 1, "\n": 1}
+
+
+def test_records_are_sequences_without_an_invented_separator(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"text": "one two"}\n{"text": "three\\nfour"}\n{"text": "five"}\n', encoding="utf-8")
+    src = open_source(path)
+    documents = count_sources([src], pretokenizer="gpt2", sequences="documents")
+    assert documents == {"one": 1, " two": 1, "three": 1, "\n": 1, "four": 1, "five": 1}
+    lines = count_sources([src], pretokenizer="gpt2", sequences="lines")
+    assert lines == documents  # the record's own line break is the only one either way
+
+
+def test_sequences_must_be_lines_or_documents(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("x\n", encoding="utf-8")
+    with pytest.raises(WorkbenchError, match="use lines .* or documents"):
+        count_sources([open_source(path)], pretokenizer="gpt2", sequences="paragraphs")

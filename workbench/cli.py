@@ -101,6 +101,7 @@ SPEC_FLAGS = {
     "vocab_size": "--vocab-size", "merges": "--merges", "model": "--model", "units": "--units",
     "end_of_word": "--end-of-word", "pretokenizer": "--pretokenizer", "normalizer": "--normalize",
     "min_frequency": "--min-frequency", "special_tokens": "--special", "tie_break": "--tie-break",
+    "sequences": "--sequences",
     "name": "--name", "project": "--project", "files": "FILES", "files.kind": "--kind",
     "files.field": "--field", "files.column": "--column", "files.encoding": "--encoding",
 }
@@ -134,6 +135,11 @@ def add_train_parser(sub) -> None:
     train.add_argument("--min-frequency", type=int, metavar="K", help="stop when no pair occurs K times")
     train.add_argument("--special", action="append", metavar="TOKEN", help="special token (repeatable); reserves the first ids")
     train.add_argument("--tie-break", choices=["first-seen", "hf"], help="rule between equally frequent pairs")
+    train.add_argument("--sequences", choices=["lines", "documents"],
+                       help="what one training sequence is: each line with its line break (default; as tokenizers "
+                       "and sentencepiece read text files) or a whole file / JSONL record / CSV cell")
+    train.add_argument("--no-count-cache", dest="count_cache", action="store_false",
+                       help="count the corpus again instead of reusing cached pre-token counts")
     train.add_argument("--name", help="run name")
     files = train.add_argument_group("reader options (for every file given)")
     files.add_argument("--kind", choices=KINDS, help="reader, instead of the one the file name says")
@@ -157,7 +163,7 @@ def add_train_parser(sub) -> None:
 
 
 _SETTING_FLAGS = ("vocab_size", "merges", "model", "units", "end_of_word", "pretokenizer", "normalize",
-                  "min_frequency", "special", "tie_break", "name", "kind", "encoding", "field", "column")
+                  "min_frequency", "special", "tie_break", "sequences", "name", "kind", "encoding", "field", "column")
 
 
 def spec_from_args(args: argparse.Namespace):
@@ -196,7 +202,8 @@ def spec_from_args(args: argparse.Namespace):
         model=args.model or "bpe", vocab_size=args.vocab_size, merges=args.merges, units=args.units or "bytes",
         end_of_word=args.end_of_word or "", pretokenizer=args.pretokenizer or "gpt2", normalizer=normalizer,
         min_frequency=1 if args.min_frequency is None else args.min_frequency,
-        special_tokens=tuple(args.special or ()), tie_break=args.tie_break or "first-seen", name=args.name or "",
+        special_tokens=tuple(args.special or ()), tie_break=args.tie_break or "first-seen",
+        sequences=args.sequences or "lines", name=args.name or "",
         options=options, project=args.project or "")
     spec = spec.validate()  # settings first: a wrong flag fails before any file is read
     if not spec.project:
@@ -222,7 +229,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     try:
         spec = spec_from_args(args)
         project = args.project or spec.project
-        run_id, status = train_run(spec, project or None, report=reporter, should_stop=lambda: stop["flag"])
+        run_id, status = train_run(spec, project or None, report=reporter, should_stop=lambda: stop["flag"],
+                                   count_cache=args.count_cache)
     except ConfigError as exc:
         if args.progress == "json":  # the window marks the form field this is about
             sys.stderr.write(json.dumps({"event": "error", "field": exc.field, "message": exc.message}) + "\n")

@@ -30,6 +30,7 @@ ModelName = Literal["bpe", "wordpiece", "unigram"]
 MODELS: tuple[str, ...] = get_args(ModelName)
 UNITS = ("bytes", "chars")
 TIE_BREAKS = ("first-seen", "hf")
+SEQUENCES = ("lines", "documents")  # = workbench.core.count.SEQUENCES
 FILE_KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "wordcounts")  # = workbench.corpus.KINDS
 _COLUMN_KINDS = ("csv", "tsv", "parquet")
 
@@ -106,6 +107,7 @@ _SETTING_NAMES = {
     "units": "the units", "end_of_word": "the end-of-word marker", "pretokenizer": "the pre-tokenizer",
     "normalizer": "the normalizer", "min_frequency": "the minimum frequency",
     "special_tokens": "a special token", "tie_break": "the tie-break rule", "name": "the run name",
+    "sequences": "the sequences setting",
 }
 
 
@@ -130,6 +132,9 @@ class RunSpec:
     min_frequency: int = 1
     special_tokens: tuple[str, ...] = ()
     tie_break: str = "first-seen"
+    # lines: each line (with its line break) is a sequence, as tokenizers' train(files) and
+    # sentencepiece read text; documents: a whole file, JSONL record or CSV cell.
+    sequences: str = "lines"
     name: str = ""
     options: Mapping[str, Any] = field(default_factory=dict)
     project: str = ""
@@ -176,6 +181,8 @@ class RunSpec:
             raise ConfigError("min_frequency", f"the minimum frequency must be 0 or more, not {self.min_frequency}")
         if self.tie_break not in TIE_BREAKS:
             raise ConfigError("tie_break", f"unknown tie-break {self.tie_break!r}: use first-seen or hf")
+        if self.sequences not in SEQUENCES:
+            raise ConfigError("sequences", f"unknown sequences {self.sequences!r}: use lines or documents")
         try:
             pretokenizer = make_pretokenizer(self.pretokenizer).spec()
         except WorkbenchError as exc:
@@ -202,6 +209,7 @@ class RunSpec:
             "special_tokens": list(self.special_tokens),
             "end_of_word": self.end_of_word,
             "tie_break": self.tie_break,
+            "sequences": self.sequences,
             "pretokenizer": self.pretokenizer,
             "normalizer": list(self.normalizer),
             **dict(self.options),
@@ -249,7 +257,7 @@ class RunSpec:
                 kwargs[name] = tuple(value)
         if "options" in kwargs and not isinstance(kwargs["options"], dict):
             raise ConfigError("options", "\"options\" must be an object of model settings")
-        for name in ("units", "end_of_word", "pretokenizer", "tie_break", "name", "model", "project"):
+        for name in ("units", "end_of_word", "pretokenizer", "tie_break", "sequences", "name", "model", "project"):
             if name in kwargs and not isinstance(kwargs[name], str):
                 raise ConfigError(name, f"\"{name}\" must be a string, not {kwargs[name]!r}")
         return cls(**kwargs)

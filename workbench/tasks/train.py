@@ -151,10 +151,15 @@ def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: s
                        should_stop=should_stop)
 
 
-def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str], *,
-                report: Callable[[Progress], None] | None = None,
+def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str], *, sequences: str = "lines",
+                cache: bool = False, report: Callable[[Progress], None] | None = None,
                 should_stop: Callable[[], bool] | None = None):
-    """``({pre-token: count}, sources)``; raises WorkbenchError when nothing is left to train on."""
+    """``({pre-token: count}, sources)``; raises WorkbenchError when nothing is left to train on.
+
+    With ``cache``, counts are reused from (and stored in) the count cache
+    (:class:`~workbench.corpus.count_cache.CountCache`), keyed by each file's fingerprint and every
+    setting that changes the counts, so training again with another size or algorithm starts merging
+    at once."""
     if not sources:
         raise ConfigError("files", "no corpus files given: add .txt/.jsonl/.csv/.tsv/.gz files")
     total = sum(src.size for src in sources) or 1
@@ -168,8 +173,11 @@ def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str],
             report(Progress("reading", bytes_read=done, bytes_total=total))
 
     workers = 2 if total >= PARALLEL_COUNT_BYTES and (os.cpu_count() or 1) > 1 else 1
-    counts = count_sources(sources, pretokenizer=pretokenizer, normalizer=normalizer,
-                           workers=workers, progress=on_bytes, should_stop=should_stop)
+    from workbench.corpus.count_cache import CountCache
+
+    counts = count_sources(sources, pretokenizer=pretokenizer, normalizer=normalizer, sequences=sequences,
+                           cache=CountCache() if cache else None, workers=workers, progress=on_bytes,
+                           should_stop=should_stop)
     if not counts:
         raise WorkbenchError("the corpus is empty after pre-tokenization: nothing to train on")
     return counts, sources
@@ -202,11 +210,12 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
 
 def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
               report: Callable[[Progress], None] | None = None,
-              should_stop: Callable[[], bool] | None = None) -> tuple[int | None, str]:
+              should_stop: Callable[[], bool] | None = None, count_cache: bool = True) -> tuple[int | None, str]:
     """Train and store one run; returns (run id, final status) — (None, "cancelled") when stopped
     while the corpus was still being read, in which case the project is left untouched.
 
     ``project`` overrides ``spec.project``. Raises ConfigError for a setting that cannot be used.
+    ``count_cache`` reuses pre-token counts of files counted before with the same settings.
     """
     from workbench.corpus import fingerprint
     from workbench.store import ProjectStore
@@ -225,7 +234,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     project_path = check_project(target_project)
     try:
         counts, sources = count_words(open_sources(spec.files), spec.pretokenizer, spec.normalizer,
-                                      report=report, should_stop=stop)
+                                      sequences=spec.sequences, cache=count_cache, report=report, should_stop=stop)
     except WorkbenchError:
         if stop():  # stopped while reading: whatever the partial read says, nothing was asked for
             return None, "cancelled"

@@ -57,9 +57,12 @@ def usage_job(path: Path, source: Source):
     """The function the worker runs: count ``source``'s vocabulary in its corpus (own connection)."""
     def job(should_stop, progress):
         with open_read(path) as store:
+            sequences = "documents"  # references and runs stored before sequences existed
             if source[0] == "run":
                 tok = store.load_tokenizer(source[1])
-                wanted = set(store.run(source[1]).corpus_ids)
+                run = store.run(source[1])
+                wanted = set(run.corpus_ids)
+                sequences = run.settings.get("sequences", "documents")
                 refs = [c for c in store.corpora() if c.id in wanted]
                 what = "this run"
             else:
@@ -72,7 +75,7 @@ def usage_job(path: Path, source: Source):
         sources, warnings = corpus_sources([(c.path, c.reader_options) for c in refs],
                                            [c.fingerprint for c in refs])
         counts = corpus_word_counts(sources, pretokenizer=tok.pretokenizer, normalizer=tok.normalizer,
-                                    should_stop=should_stop, progress=progress)
+                                    sequences=sequences, should_stop=should_stop, progress=progress)
         if counts is None:
             return None
         usage = vocab_usage(tok, counts, should_stop=should_stop, progress=progress)

@@ -251,6 +251,15 @@ class TrainingPanel(QWidget):
                                   "first seen: the pair that occurs earliest in the corpus (textbook loop)\n"
                                   "Hugging Face: the rule of tokenizers' BpeTrainer (identical merges)")
         zf.addRow("Tie-break", self.tie_combo)
+        self.sequences_combo = QComboBox()
+        self.sequences_combo.addItem("each line", "lines")
+        self.sequences_combo.addItem("each document", "documents")
+        self.sequences_combo.setToolTip("What one training sequence is; pre-tokens never cross its boundary.\n"
+                                        "each line: a line with its line break, as tokenizers' train(files) and "
+                                        "sentencepiece read text files\n"
+                                        "each document: a whole text file, a JSONL record or a CSV cell")
+        self.sequences_combo.setAccessibleName("Sequences")
+        zf.addRow("Sequences", self.sequences_combo)
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText("automatic (e.g. bytes BPE V1000 · gpt2)")
         zf.addRow("Run name", self.name_edit)
@@ -384,6 +393,7 @@ class TrainingPanel(QWidget):
         self.min_freq.setValue(int(saved.get("min_frequency", 1)))
         self.special_edit.setText(" ".join(saved.get("special", [])))
         self._set_combo(self.tie_combo, saved.get("tie_break", "first-seen"))
+        self._set_combo(self.sequences_combo, saved.get("sequences", "lines"))
         self._update_eow()
         self._pre_changed()
 
@@ -453,7 +463,8 @@ class TrainingPanel(QWidget):
                        merges=None if by_vocab else value, units=units, end_of_word=eow, pretokenizer=pre,
                        normalizer=tuple(norm.split(",")), min_frequency=self.min_freq.value(),
                        special_tokens=tuple(self.special_edit.text().split()),
-                       tie_break=self.tie_combo.currentData(), name=self.name_edit.text().strip(),
+                       tie_break=self.tie_combo.currentData(), sequences=self.sequences_combo.currentData(),
+                       name=self.name_edit.text().strip(),
                        options=options, project=str(self.session.path or ""))
 
     options = run_spec  # the form's settings, under the name older callers use
@@ -469,6 +480,7 @@ class TrainingPanel(QWidget):
             "pretokenizer": self.pattern_edit if custom else self.pre_combo,
             "normalizer": self.normalizer_combo, "min_frequency": self.min_freq,
             "special_tokens": self.special_edit, "tie_break": self.tie_combo, "name": self.name_edit,
+            "sequences": self.sequences_combo,
         }.get(field)
 
     def _mark_field(self, field: str) -> None:
@@ -511,6 +523,8 @@ class TrainingPanel(QWidget):
             self.special_edit.setText(" ".join(values["special"]))
         if "tie_break" in values:
             self._set_combo(self.tie_combo, values["tie_break"])
+        if "sequences" in values:
+            self._set_combo(self.sequences_combo, values["sequences"])
         if "name" in values:
             self.name_edit.setText(values["name"])
 
@@ -616,7 +630,8 @@ class TrainingPanel(QWidget):
         self.settings.train_settings = {
             "units": spec.units, "end_of_word": spec.end_of_word, "pretokenizer": spec.pretokenizer,
             "normalize": ",".join(spec.normalizer) or "none", "vocab_size": spec.vocab_size, "merges": spec.merges,
-            "min_frequency": spec.min_frequency, "special": list(spec.special_tokens), "tie_break": spec.tie_break}
+            "min_frequency": spec.min_frequency, "special": list(spec.special_tokens), "tie_break": spec.tie_break,
+            "sequences": spec.sequences}
         self._remove_spec_file()
         self._spec_file = write_spec(spec)
         self.live_run = None

@@ -26,7 +26,9 @@ def main(argv: list[str] | None = None) -> int:
         return write_run(args[1:])
     if args and (args[0] in COMMANDS or args[0] in ("-h", "--help")):
         return run_cli(args)
-    unknown = [a for a in args if not a.startswith("-") and not os.path.exists(a)]
+    from workbench.ui.arguments import split_args
+
+    unknown = [a for a in split_args(args)[0] if not os.path.exists(a)]
     if unknown:  # a typo of a command must not open a window (or abort inside Qt without a display)
         print(f"workbench: unknown command or file: {unknown[0]} (commands: {', '.join(COMMANDS)}; "
               "or give a .tokproj project or corpus files to open the window)", file=sys.stderr)

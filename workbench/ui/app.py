@@ -19,6 +19,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from workbench.ui import style
+from workbench.ui.arguments import split_args
 from workbench.ui.logs import forward_qt_messages, install_window_log
 from workbench.ui.settings import AppSettings
 
@@ -53,22 +54,6 @@ def configure_app(app: QApplication) -> None:
         app._workbench_scheme_hooked = True  # type: ignore[attr-defined]
 
 
-def split_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(paths, Qt options) — Qt options start with '-' (``-platform offscreen`` takes a value)."""
-    paths: list[str] = []
-    qt: list[str] = []
-    it = iter(argv)
-    with_value = {"-platform", "-style", "-stylesheet", "-qwindowgeometry", "-qwindowtitle", "-session", "-display"}
-    for arg in it:
-        if arg.startswith("-") and arg != "-":
-            qt.append(arg)
-            if arg in with_value:
-                qt.append(next(it, ""))
-        else:
-            paths.append(arg)
-    return paths, qt
-
-
 def create_window(paths: Sequence[str]):
     """Build the main window for the given paths (used by :func:`run_app` and the tests)."""
     from workbench.ui.main_window import MainWindow
@@ -92,6 +77,11 @@ def create_window(paths: Sequence[str]):
 def run_app(argv: Sequence[str]) -> int:
     """Open the window; returns the exit status."""
     paths, qt_args = split_args(list(argv))
+    smoke_dir = None
+    if "--smoke-test" in qt_args:  # a frozen bundle's check: train the demo in the window, export, quit
+        at = qt_args.index("--smoke-test")
+        smoke_dir = Path(qt_args[at + 1]) if at + 1 < len(qt_args) else Path("smoke-test")
+        del qt_args[at:at + 2]
     # The inspector colours text in a worker thread: hand the GIL back to the GUI thread every
     # millisecond instead of every five, so typing never waits on a long pure-Python split.
     sys.setswitchinterval(0.001)
@@ -101,4 +91,8 @@ def run_app(argv: Sequence[str]) -> int:
     log.info("window started (log %s, arguments %s)", path, list(argv))
     window = create_window(paths)
     window.show()
+    if smoke_dir is not None:
+        from workbench.ui.smoke import SmokeTest
+
+        return SmokeTest(window, smoke_dir).run(app)
     return app.exec()

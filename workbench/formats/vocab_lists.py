@@ -56,7 +56,7 @@ def render_wordpiece(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
         lines.append(text)
     if tokenizer.units == "bytes":
         notes.append("byte-level pieces are written in GPT-2 byte-to-unicode form (a space is Ġ)")
-    if tokenizer.merges:
+    if tokenizer.merges and tokenizer.model != "wordpiece":
         notes.append("vocab.txt holds no merges: loaders will encode by greedy longest match")
     return ("\n".join(lines) + "\n").encode("utf-8"), notes
 

@@ -9,7 +9,13 @@ from hypothesis import strategies as st
 from workbench.core.count import count_pretokens
 from workbench.core.encoder import Encoder
 from workbench.core.model import Tokenizer
-from workbench.core.wordpiece import BERT_SPECIALS, WordPieceConfig, WordPieceModel, WordPieceTrainer, train
+from workbench.core.wordpiece import (
+    BERT_SPECIALS,
+    WordPieceConfig,
+    WordPieceModel,
+    WordPieceTrainer,
+    train,
+)
 from workbench.core.wordpiece_reference import train_reference
 from workbench.errors import WorkbenchError
 

@@ -24,7 +24,7 @@ from workbench.core.pretokenize import make_pretokenizer
 from workbench.core.wordpiece import BERT_SPECIALS, WordPieceConfig, WordPieceTrainer
 
 tokenizers = pytest.importorskip("tokenizers")
-from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers  # noqa: E402
+from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
 
 HARD = [
     "CJK 日本語のテキスト、中文字符。 mixed漢字and ascii 한국어",

@@ -26,16 +26,16 @@ def _strip_accents(text: str) -> str:
 
 
 # BERT's "Chinese character" blocks (CJK Unified Ideographs and extensions, compatibility ideographs).
-_CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
                (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
-CJK_CLASS = "".join(f"\\U{a:08X}-\\U{b:08X}" for a, b in _CJK_RANGES)  # for a regex [...] class
+CJK_CLASS = "".join(f"\\U{a:08X}-\\U{b:08X}" for a, b in CJK_RANGES)  # for a regex [...] class
 # Rust's char::is_whitespace (the White_Space property) minus the ones that are also controls.
 _BERT_SPACES = frozenset("\t\n\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000") | frozenset(
     chr(c) for c in range(0x2000, 0x200B))
 
 
 def _is_cjk(code: int) -> bool:
-    return any(a <= code <= b for a, b in _CJK_RANGES)
+    return any(a <= code <= b for a, b in CJK_RANGES)
 
 
 def _bert_char(ch: str) -> str:

@@ -45,8 +45,9 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Literal, Mapping, Sequence
+from typing import Literal
 
 from workbench.core.model import MergeEvent, Tokenizer
 from workbench.errors import WorkbenchError
@@ -190,8 +191,7 @@ class WordPieceTrainer:
     def _merged_piece(self, a: int, b: int) -> int:
         prefix = self.config.continuing_prefix
         right = self.pieces[b]
-        if right.startswith(prefix):
-            right = right[len(prefix):]
+        right = right.removeprefix(prefix)
         return self._add(self.pieces[a] + right)
 
     def _limits(self) -> tuple[float, float]:
@@ -298,11 +298,11 @@ class WordPieceTrainer:
                 return
             a, b = divmod(p, S)
             new = self._merged_piece(a, b)
-            ws = entries[index]
+            pos = entries[index]
             entries[index] = None
             delta: defaultdict[int, int] = defaultdict(int)
             grown: defaultdict[int, set[int]] = defaultdict(set)
-            made = self._merge_words(ws or (), a, b, new, delta, grown)
+            made = self._merge_words(pos or (), a, b, new, delta, grown)
             for q, d in delta.items():
                 counts[q] = counts.get(q, 0) + d  # the merged pair's own count is left as it was
             for q, qws in grown.items():
@@ -388,11 +388,11 @@ class WordPieceTrainer:
             for s in (a, b) if a != b else (a,):
                 live = set()
                 for q in pairs_of[s]:
-                    cq = counts.get(q)
-                    if cq is not None:
+                    now = counts.get(q)
+                    if now is not None:
                         live.add(q)
-                        if cq >= min_freq:
-                            heappush(heap, key(q, cq))
+                        if now >= min_freq:
+                            heappush(heap, key(q, now))
                 pairs_of[s] = live
             yield self._log(a, b, new, c, -entry[0], made)
 

@@ -11,7 +11,7 @@ trainer replays for ``frequency``: the two agree whenever no merge re-makes an e
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from workbench.core.wordpiece import WordPieceConfig, WordPieceTrainer
 
@@ -50,7 +50,7 @@ def train_reference(word_counts: Mapping[str, int], config: WordPieceConfig, *,
             best = min(eligible, key=lambda p: (-pair_count[p] / (symbol_count[p[0]] * symbol_count[p[1]]),
                                                 -pair_count[p], p))
         left, right = pieces[best[0]], pieces[best[1]]
-        piece = left + (right[len(prefix):] if right.startswith(prefix) else right)
+        piece = left + (right.removeprefix(prefix))
         new = id_of.get(piece)
         if new is None:
             new = id_of[piece] = len(pieces)

@@ -454,9 +454,10 @@ def _mentions_bytelevel(spec: dict | None) -> bool:
 
 # ------------------------------------------------------------------------------------- WordPiece
 def _cjk_split() -> dict:
-    from workbench.core.normalize import CJK_CLASS
+    """BERT's CJK blocks as an Oniguruma class (``\\x{…}``; it has no ``\\U`` escape)."""
+    from workbench.core.normalize import CJK_RANGES
 
-    return _split(f"[{CJK_CLASS}]")
+    return _split("[" + "".join(f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in CJK_RANGES) + "]")
 
 
 def _render_wordpiece(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:

@@ -98,8 +98,8 @@ def read_wordpiece(path: Path) -> tuple[Tokenizer, list[str]]:
             normalizer=(normalizer,), special_tokens=specials, name=path.stem, unk_token=unk or "[UNK]",
             model="wordpiece", continuing_prefix="##",
         )
-        return tokenizer, [f"vocab.txt with ## pieces: imported as WordPiece (BERT pre-tokenizer, normalizer "
-                           f"{normalizer}: {'upper-case pieces seen' if cased else 'no upper-case piece'})"]
+        why = "upper-case pieces seen" if cased else "no upper-case piece"
+        return tokenizer, [f"vocab.txt with ## pieces: imported as WordPiece (BERT pre-tokenizer, normalizer {normalizer}: {why})"]
     tokenizer = Tokenizer(
         vocab=assemble_vocab(pieces, specials, path.name), merges=(), units="chars", pretokenizer="whitespace",
         special_tokens=specials, name=path.stem, unk_token=unk, merge_rule="pairs",

@@ -133,11 +133,18 @@ class WordPieceTrainer:
         self.special_tokens = {s: i for i, s in enumerate(specials)}
         self._id_of: dict[str, int] = dict(self.special_tokens)  # HF's word_to_id: specials included
 
+        limited = config.limit_alphabet is not None
         frequency: dict[str, int] = {}
+        seen: set[str] = set()
         for word, count in word_counts.items():
             if count > 0:
-                for ch in word:
-                    frequency[ch] = frequency.get(ch, 0) + count
+                if limited:  # character frequencies only matter when the alphabet is cut
+                    for ch in word:
+                        frequency[ch] = frequency.get(ch, 0) + count
+                else:
+                    seen.update(word)
+        if not limited:
+            frequency = dict.fromkeys(seen, 0)
         for ch in config.initial_alphabet:
             frequency[ch] = _CMAX
         kept = list(frequency)
@@ -148,25 +155,28 @@ class WordPieceTrainer:
         for ch in sorted(kept):
             self._add(ch)
         self.alphabet_size = len(self.pieces) - len(specials)
+        id_of = self._id_of
+        cont: dict[str, int] = {}  # character → id of its continuation piece ("##" + character)
         for piece in continuation_order or ():
-            if piece.startswith(prefix) and piece[len(prefix):] in self._id_of:
-                self._add(piece)
+            ch = piece[len(prefix):]
+            if piece.startswith(prefix) and ch in id_of:
+                cont[ch] = self._add(piece)
 
         self.words: list[list[int]] = []
         self.freqs: list[int] = []
-        id_of = self._id_of
         for word, count in word_counts.items():
             if count <= 0 or not word:
                 continue
-            symbols = []
-            for index, ch in enumerate(word):
-                if ch not in id_of:
-                    continue  # outside the (limited) alphabet: dropped, as tokenizers does
-                text = ch if index == 0 else prefix + ch  # "first" means first in the word itself
-                symbol = id_of.get(text)
-                if symbol is None:
-                    symbol = self._add(text)
-                symbols.append(symbol)
+            try:
+                rest = [cont[ch] for ch in word[1:]]
+            except KeyError:  # a character seen after a word's start for the first time (or cut)
+                for ch in word[1:]:
+                    if ch not in cont and ch in id_of:
+                        cont[ch] = self._add(prefix + ch)
+                rest = [cont[ch] for ch in word[1:] if ch in cont]
+            # "First" is the word's own first character, even when a cut alphabet drops it (as HF).
+            head = id_of.get(word[0])
+            symbols = rest if head is None else [head, *rest]
             if symbols:
                 self.words.append(symbols)
                 self.freqs.append(count)

@@ -395,15 +395,22 @@ class WordPieceTrainer:
                     pairs_of[qa].add(q)
                     pairs_of[qb].add(q)
             # Every pair holding a or b now scores higher: push its current value.
+            # (The key is written out here: this loop is the hot one.)
+            counts_get = counts.get
             for s in (a, b) if a != b else (a,):
-                live = set()
+                live = []
                 for q in pairs_of[s]:
-                    now = counts.get(q)
+                    now = counts_get(q)
                     if now is not None:
-                        live.add(q)
+                        live.append(q)
                         if now >= min_freq:
-                            heappush(heap, key(q, now))
-                pairs_of[s] = live
+                            qa, qb = divmod(q, S)
+                            heappush(heap, (-now / (sym_count[qa] * sym_count[qb]), -now, q))
+                pairs_of[s] = set(live)
+            if len(heap) > 4 * len(counts) + 100_000:
+                # Mostly stale entries by now: start over from the exact scores (less memory, shallower heap).
+                heap = [key(q, cq) for q, cq in counts.items() if cq >= min_freq]
+                heapq.heapify(heap)
             yield self._log(a, b, new, c, -entry[0], made)
 
     # ------------------------------------------------------------------------------------------------

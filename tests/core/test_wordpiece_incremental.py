@@ -143,3 +143,17 @@ def test_train_helper_returns_frequencies():
     tok, freqs = train(counts, WordPieceConfig(merges=4, score="frequency", normalizer=()))
     assert len(tok.merges) == len(freqs) == 4 and freqs[0] == max(freqs)
     assert tok.piece_text(tok.merges[0][2]) in ("lo", "##we", "##er", "##ow")
+
+
+def test_bert_presets_without_the_library():
+    from workbench.core.normalize import make_normalizer, parse_normalizer
+    from workbench.core.pretokenize import make_pretokenizer
+
+    pre = make_pretokenizer("bert")
+    assert pre.split("Hello, 世界! $5 a|b\u3000c") == ["Hello", ",", "世", "界", "!", "$", "5", "a", "|", "b", "c"]
+    assert not pre.keeps_whitespace
+    assert parse_normalizer("bert-lower") == ("bert-lower",)
+    cased, uncased = make_normalizer(("bert",)), make_normalizer(("bert-lower",))
+    assert cased("Café\tx\x00y\u200bz 中文") == "Café xyz  中  文 "
+    # Accents stripped and NOT recomposed (Hangul stays decomposed), Σ lowered one character at a time.
+    assert uncased("Café ΣΑΣ 한") == "cafe σασ " + "\u1112\u1161\u11ab"

@@ -144,3 +144,18 @@ def test_tokenizer_json_from_tokenizers_itself_imports(tmp_path):
     enc = Encoder(tok)
     for text in HARD_TEXTS + EXTRA:
         assert enc.encode(text) == bert.encode(text, add_special_tokens=False).ids
+
+
+def test_bert_pre_tokenizer_without_bert_normalizer_is_noted(tmp_path):
+    from tokenizers import models, pre_tokenizers
+
+    from workbench.formats.detect import import_tokenizer
+
+    tok = tokenizers.Tokenizer(models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    path = tmp_path / "plain.json"
+    tok.save(str(path))
+    result = import_tokenizer(path)
+    assert result.tokenizer.model == "wordpiece" and result.tokenizer.normalizer == ()
+    assert any("CJK" in note for note in result.notes)
+    assert Encoder(result.tokenizer).encode("ab a abz") == [1, 2, 1, 0]

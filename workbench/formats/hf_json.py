@@ -529,6 +529,10 @@ def _read_wordpiece(document: dict, path: Path) -> tuple[Tokenizer, list[str]]:
     if metaspace:
         raise WorkbenchError(f"{name}: a Replace(' ', '▁') normalizer with a WordPiece model is not supported")
     pretokenizer = _read_wordpiece_pretokenizer(document.get("pre_tokenizer"), name)
+    if (pretokenizer == "bert" and not any(n in _BERT_NORMALIZERS for n in normalizer)
+            and (document.get("pre_tokenizer") or {}).get("type") == "BertPreTokenizer"):
+        notes.append("BertPreTokenizer without BertNormalizer keeps runs of CJK ideographs together; "
+                     "the bert pre-tokenizer here splits each ideograph: CJK text may encode differently")
     specials: dict[str, int] = {}
     for entry in document.get("added_tokens") or []:
         try:

@@ -8,6 +8,9 @@
   ``BertPreTokenizer`` on real text (the libraries' Unicode tables differ for a few hundred
   recently assigned code points, which the corpora and the hard texts do not use).
 * Encoding and decoding with a trained vocabulary equal ``tokenizers``' WordPiece model.
+* On small random word tables (hypothesis) and on a table where a piece is made twice — where the
+  library's priority queue gives another vocabulary than the textbook loop — the trainer still
+  equals the library.
 
 Both sides see the same sequences: the corpus lines (``train_from_iterator`` over lines, as
 ``train(files)`` reads them) and our pre-token counts over the same lines.
@@ -16,6 +19,8 @@ Both sides see the same sequences: the corpus lines (``train_from_iterator`` ove
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from workbench.core.count import count_pretokens
 from workbench.core.encoder import Encoder
@@ -118,3 +123,46 @@ def test_encode_and_decode_equal_the_wordpiece_model(corpora):
         total += len(expected)
         unknown += expected.count(ours.special_tokens["[UNK]"])
     assert total > 20000 and unknown > 0  # the samples reach the [UNK] path too
+
+
+def hf_train_words(counts: dict[str, int], vocab_size: int) -> list[str]:
+    """tokenizers' WordPieceTrainer on a word table (each word a sequence, repeated count times)."""
+    tok = tokenizers.Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    lines = [word for word, count in counts.items() for _ in range(count)]
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=["[UNK]"], show_progress=False)
+    tok.train_from_iterator(lines, trainer)
+    return [piece for piece, _id in sorted(tok.get_vocab().items(), key=lambda item: item[1])]
+
+
+def replayed(counts: dict[str, int], vocab_size: int, expected: list[str]) -> WordPieceTrainer:
+    config = WordPieceConfig(vocab_size=vocab_size, score="frequency", special_tokens=("[UNK]",), normalizer=(),
+                             pretokenizer="none")
+    probe = WordPieceTrainer(counts, config)
+    trainer = WordPieceTrainer(counts, config, continuation_order=expected[1 + probe.alphabet_size : probe.initial_size])
+    for _event in trainer.run():
+        pass
+    return trainer
+
+
+def test_queue_quirks_are_the_library_s():
+    """Pieces made twice ("####" from "##"+"###" and "###"+"##"…): here the library's queue (a merged
+    pair's count never reset, entries merging only their own words) gives another vocabulary than
+    the textbook loop, and the trainer follows the library."""
+    from workbench.core.wordpiece_reference import train_reference
+
+    counts = {"c#a#": 1, "##aa": 12, "aaabcbc": 5, "#": 3, "#b#baa": 30, "ba#a#b": 21, "c": 18, "####ba#a": 22}
+    expected = hf_train_words(counts, 56)
+    trainer = replayed(counts, 56, expected)
+    assert trainer.pieces == expected
+    textbook, _merges = train_reference(counts, trainer.config, continuation_order=expected[5:trainer.initial_size])
+    assert textbook != expected
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(counts=st.dictionaries(st.text(alphabet="aab#c", min_size=1, max_size=10), st.integers(1, 30),
+                              min_size=1, max_size=20),
+       vocab_size=st.integers(12, 60))
+def test_small_tables_equal_the_library(counts, vocab_size):
+    expected = hf_train_words(counts, vocab_size)
+    assert replayed(counts, vocab_size, expected).pieces == expected

@@ -166,3 +166,22 @@ def test_queue_quirks_are_the_library_s():
 def test_small_tables_equal_the_library(counts, vocab_size):
     expected = hf_train_words(counts, vocab_size)
     assert replayed(counts, vocab_size, expected).pieces == expected
+
+
+def test_limit_and_initial_alphabet_as_the_library():
+    # Distinct character counts (a 40, b 31, c 20, d 6, e 2), so which ones the limit keeps is defined.
+    counts = {"abc": 10, "ab": 9, "cab": 10, "bad": 6, "ae": 2, "aa": 3}
+    tok = tokenizers.Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    trainer = trainers.WordPieceTrainer(vocab_size=40, special_tokens=["[UNK]"], limit_alphabet=4,
+                                        initial_alphabet=["z"], show_progress=False)
+    tok.train_from_iterator([word for word, count in counts.items() for _ in range(count)], trainer)
+    expected = [piece for piece, _id in sorted(tok.get_vocab().items(), key=lambda item: item[1])]
+    config = WordPieceConfig(vocab_size=40, score="frequency", special_tokens=("[UNK]",), normalizer=(),
+                             pretokenizer="none", limit_alphabet=4, initial_alphabet="z")
+    probe = WordPieceTrainer(counts, config)
+    assert probe.pieces[1:5] == ["a", "b", "c", "z"]  # d and e dropped: z counts as most frequent
+    ours = WordPieceTrainer(counts, config, continuation_order=expected[probe.initial_size - 3 : probe.initial_size])
+    for _event in ours.run():
+        pass
+    assert ours.pieces == expected

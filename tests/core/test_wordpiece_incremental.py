@@ -158,3 +158,15 @@ def test_bert_presets_without_the_library():
     assert cased("Café\tx\x00y\u200bz 中文") == "Café xyz  中  文 "
     # Accents stripped and NOT recomposed (Hangul stays decomposed), Σ lowered one character at a time.
     assert uncased("Café ΣΑΣ 한") == "cafe σασ " + "\u1112\u1161\u11ab"
+
+
+def test_as_of_merge_n_uses_only_the_pieces_made_so_far():
+    counts = count_pretokens(["unhappy unlucky undo happy lucky " * 4], pretokenizer="bert")
+    tok, _ = train(counts, WordPieceConfig(merges=30, score="frequency", normalizer=()))
+    text = "unhappy undo"
+    steps = [Encoder(tok, max_merges=n).encode(text) for n in range(len(tok.merges) + 1)]
+    assert [tok.piece_text(i) for i in steps[0]] == ["u", "##n", "##h", "##a", "##p", "##p", "##y", "u", "##n", "##d", "##o"]
+    assert steps[-1] == Encoder(tok).encode(text) and len(steps[-1]) == 2
+    # Pieces made after merge N are unused before it (greedy matching need not shrink at every step).
+    made_later = {tok.merges[k][2] for k in range(10, len(tok.merges))} - {tok.merges[k][2] for k in range(10)}
+    assert not made_later & set(steps[10]) and len(steps[10]) < len(steps[0])

@@ -87,7 +87,7 @@ class Encoder:
                 self._missing_bytes = bytes(missing)
             if byte_ids != list(range(256)):
                 self._byte_ids = byte_ids
-        self._wordpiece = WordPieceModel(tokenizer) if tokenizer.model == "wordpiece" else None
+        self._wordpiece = WordPieceModel(tokenizer, max_merges) if tokenizer.model == "wordpiece" else None
         self._special_re = None
         if any(tokenizer.special_tokens):
             ordered = sorted((t for t in tokenizer.special_tokens if t), key=len, reverse=True)

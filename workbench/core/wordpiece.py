@@ -439,7 +439,9 @@ def train(word_counts: Mapping[str, int], config: WordPieceConfig,
 class WordPieceModel:
     """BERT's greedy longest match and the WordPiece decoder over a ``model="wordpiece"`` tokenizer."""
 
-    def __init__(self, tokenizer: Tokenizer):
+    def __init__(self, tokenizer: Tokenizer, max_merges: int | None = None):
+        """``max_merges=N``: only pieces the first N merges made (and the initial ones) are used —
+        the vocabulary "as of merge N" of a trained run."""
         self.tok = tokenizer
         self.prefix = tokenizer.continuing_prefix or "##"
         self.max_chars = tokenizer.max_input_chars_per_word
@@ -447,9 +449,13 @@ class WordPieceModel:
         for name, token_id in tokenizer.special_tokens.items():
             self.texts[token_id] = name
         # As tokenizers' vocab map: every piece and special by its text, the first id wins.
+        later: set[int] = set()
+        if max_merges is not None:
+            kept = max(0, max_merges)
+            later = {new for *_ab, new in tokenizer.merges[kept:]} - {new for *_ab, new in tokenizer.merges[:kept]}
         self.lookup: dict[str, int] = {}
         for token_id, text in enumerate(self.texts):
-            if text and text not in self.lookup:
+            if text and text not in self.lookup and token_id not in later:
                 self.lookup[text] = token_id
         prefix_len = len(self.prefix)
         self.longest = max((len(t) - prefix_len if t.startswith(self.prefix) else len(t) for t in self.lookup),

@@ -129,9 +129,10 @@ class WordPieceTrainer:
         specials = _check(config)
         prefix = config.continuing_prefix
         # Piece texts; ``vocab`` holds the same as UTF-8 bytes (the attribute BpeTrainer has).
-        self.pieces: list[str] = list(specials)
-        self.special_tokens = {s: i for i, s in enumerate(specials)}
-        self._id_of: dict[str, int] = dict(self.special_tokens)  # HF's word_to_id: specials included
+        self.pieces: list[str] = []
+        self.vocab: list[bytes] = []
+        self._id_of: dict[str, int] = {}  # HF's word_to_id: specials included
+        self.special_tokens = {s: self._add(s) for s in specials}
 
         limited = config.limit_alphabet is not None
         frequency: dict[str, int] = {}
@@ -180,7 +181,6 @@ class WordPieceTrainer:
             if symbols:
                 self.words.append(symbols)
                 self.freqs.append(count)
-        self.vocab: list[bytes] = [p.encode("utf-8") for p in self.pieces]
         self.initial_size = len(self.pieces)
         self.token_count = sum(f * len(w) for w, f in zip(self.words, self.freqs))
         # The merge log, one entry per applied merge (what a run writer stores).
@@ -194,8 +194,7 @@ class WordPieceTrainer:
         if token_id is None:
             token_id = self._id_of[text] = len(self.pieces)
             self.pieces.append(text)
-            if hasattr(self, "vocab"):
-                self.vocab.append(text.encode("utf-8"))
+            self.vocab.append(text.encode("utf-8"))
         return token_id
 
     def _merged_piece(self, a: int, b: int) -> int:

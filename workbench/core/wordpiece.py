@@ -222,6 +222,7 @@ class WordPieceTrainer:
         weighted number of merges made. The change list is tokenizers' ``Word::merge``."""
         S = _SHIFT
         words, freqs = self.words, self.freqs
+        b_s, new_s = b * S, new * S
         made = 0
         for w in ws:
             sym = words[w]
@@ -230,6 +231,23 @@ class WordPieceTrainer:
                 continue
             f = freqs[w]
             n = len(sym)
+            if occurrences == 1:  # the common case: one place, spliced in place (a C slice move)
+                i = sym.index(a)
+                if i + 1 >= n or sym[i + 1] != b:
+                    continue
+                if i > 0:
+                    x = sym[i - 1] * S
+                    delta[x + a] -= f
+                    delta[x + new] += f
+                    grown[x + new].add(w)
+                if i + 2 < n:
+                    y = sym[i + 2]
+                    delta[b_s + y] -= f
+                    delta[new_s + y] += f
+                    grown[new_s + y].add(w)
+                sym[i : i + 2] = [new]
+                made += f
+                continue
             positions: list[int] = []
             last_end = -1
             i = -1
@@ -244,10 +262,9 @@ class WordPieceTrainer:
                     grown[x + new].add(w)
                 if i + 2 < n:
                     y = sym[i + 2]
-                    delta[b * S + y] -= f
-                    q = new * S + y
-                    delta[q] += f
-                    grown[q].add(w)
+                    delta[b_s + y] -= f
+                    delta[new_s + y] += f
+                    grown[new_s + y].add(w)
                 positions.append(i)
                 last_end = i + 2
             if not positions:

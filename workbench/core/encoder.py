@@ -8,6 +8,8 @@ Two BPE rules, both exact against the library each tokenizer comes from:
 * ``bytes``: repeatedly merge the adjacent pair whose concatenation has the lowest rank (tiktoken).
 
 ``greedy=True`` replaces BPE with greedy longest match (the WordPiece inference rule).
+A ``model="wordpiece"`` tokenizer is encoded and decoded by
+:class:`~workbench.core.wordpiece.WordPieceModel` (BERT's rule, ``##`` pieces, whole-word ``[UNK]``).
 ``max_merges=N`` applies only the first N merges: how the text split "as of merge N".
 
 Left out on purpose: batching and threads. Offsets are code points of the *normalized* text.
@@ -22,6 +24,7 @@ from typing import Iterable, Sequence
 import regex
 
 from workbench.core.model import Tokenizer
+from workbench.core.wordpiece import WordPieceModel
 from workbench.errors import WorkbenchError
 
 _LONG_PIECE = 48  # above this many symbols the quadratic scan gives way to a heap
@@ -92,6 +95,7 @@ class Encoder:
                 self._missing_bytes = bytes(missing)
             if byte_ids != list(range(256)):
                 self._byte_ids = byte_ids
+        self._wordpiece = WordPieceModel(tokenizer, max_merges) if tokenizer.model == "wordpiece" else None
         self._special_re = None
         if any(tokenizer.special_tokens):
             ordered = sorted((t for t in tokenizer.special_tokens if t), key=len, reverse=True)
@@ -161,6 +165,8 @@ class Encoder:
         return segments
 
     def _offsets_in_piece(self, piece: str, ids: Sequence[int], start: int) -> list[EncodedToken]:
+        if self._wordpiece is not None:
+            return [EncodedToken(i, start + a, start + b, False) for i, (a, b) in zip(ids, self._wordpiece.spans(piece, ids))]
         vocab = self.tok.vocab
         if self._pre.name == "metaspace":
             piece = self._pre.prepare(piece)
@@ -217,6 +223,8 @@ class Encoder:
         return symbols
 
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
+        if self._wordpiece is not None:
+            return self._wordpiece.encode_word(piece)
         if self.greedy:
             return tuple(self._greedy(piece))
         if self._bytes:
@@ -340,6 +348,8 @@ class Encoder:
     # ---- decoding --------------------------------------------------------------------------------
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """Concatenated pieces; end-of-word markers become a space where the pre-tokenizer dropped it."""
+        if self._wordpiece is not None:
+            return self._wordpiece.decode(ids).encode("utf-8")
         vocab = self.tok.vocab
         size = len(vocab)
         specials = self.tok.special_ids

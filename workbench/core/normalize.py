@@ -2,6 +2,12 @@
 
 Deliberately small: Unicode normal forms, lower-casing and accent stripping cover what
 the GPT/BERT families use. Anything fancier belongs in the user's own pipeline.
+
+``bert`` and ``bert-lower`` are Hugging Face's ``BertNormalizer`` (cased: lowercase=False,
+strip_accents=False; uncased: its defaults, lowercase=True with accents stripped): drop control
+characters, NUL and U+FFFD, turn whitespace into a space, put spaces around CJK ideographs, then
+(uncased) NFD without nonspacing marks — *not* recomposed, as BERT leaves it — and lower-case one
+character at a time (so a final Σ becomes σ, as in Rust, not ς as ``str.lower`` makes it).
 """
 
 from __future__ import annotations
@@ -19,6 +25,57 @@ def _strip_accents(text: str) -> str:
     return unicodedata.normalize("NFC", kept)
 
 
+# BERT's "Chinese character" blocks (CJK Unified Ideographs and extensions, compatibility ideographs).
+CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+               (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+CJK_CLASS = "".join(f"\\U{a:08X}-\\U{b:08X}" for a, b in CJK_RANGES)  # for a regex [...] class
+# Rust's char::is_whitespace (the White_Space property) minus the ones that are also controls.
+_BERT_SPACES = frozenset("\t\n\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000") | frozenset(
+    chr(c) for c in range(0x2000, 0x200B))
+
+
+def _is_cjk(code: int) -> bool:
+    return any(a <= code <= b for a, b in CJK_RANGES)
+
+
+def _bert_char(ch: str) -> str:
+    """What BERT's cleaning and CJK padding make of one character."""
+    if ch in _BERT_SPACES:
+        return " "
+    code = ord(ch)
+    if code == 0 or code == 0xFFFD or unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs"):
+        return ""
+    if _is_cjk(code):
+        return f" {ch} "
+    return ch
+
+
+class _BertTable(dict):
+    """``str.translate`` table filled on first sight of each character (hits stay in C)."""
+
+    def __missing__(self, code: int) -> str:
+        value = self[code] = _bert_char(chr(code))
+        return value
+
+
+_BERT_TABLE = _BertTable()
+
+
+def _bert_clean(text: str) -> str:
+    if text.isascii() and text.isprintable():
+        return text
+    return text.translate(_BERT_TABLE)
+
+
+def _bert_lower(text: str) -> str:
+    text = _bert_clean(text)
+    decomposed = unicodedata.normalize("NFD", text)
+    kept = "".join(ch for ch in decomposed if unicodedata.category(ch) != "Mn")
+    if kept.isascii():
+        return kept.lower()
+    return "".join(ch.lower() for ch in kept)
+
+
 NORMALIZERS: dict[str, Callable[[str], str]] = {
     "none": lambda text: text,
     "nfc": lambda text: unicodedata.normalize("NFC", text),
@@ -27,6 +84,8 @@ NORMALIZERS: dict[str, Callable[[str], str]] = {
     "nfkd": lambda text: unicodedata.normalize("NFKD", text),
     "lower": str.lower,
     "strip-accents": _strip_accents,
+    "bert": _bert_clean,
+    "bert-lower": _bert_lower,
 }
 
 

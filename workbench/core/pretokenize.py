@@ -6,7 +6,12 @@ The presets are the published patterns (GPT-2, GPT-4 ``cl100k``, GPT-4o ``o200k`
 piece starts at each one). A custom pattern is validated up front and always run with a timeout,
 so a catastrophic pattern fails with a message instead of hanging the window or the CLI.
 
-Only ``whitespace`` drops characters; every other preset covers the text, which is what makes
+``bert`` is BERT's split (Hugging Face ``BertPreTokenizer``): whitespace separates and is dropped,
+every punctuation character (Unicode P* and all ASCII punctuation, ``$+<=>^`|~`` included) is a
+piece of its own, and so is every CJK ideograph (what ``BertNormalizer``'s handle_chinese_chars
+achieves by padding them with spaces).
+
+Only ``whitespace`` and ``bert`` drop characters; every other preset covers the text, which is what makes
 ``decode(encode(s)) == s`` hold — for ``metaspace`` on text without a literal ``▁``, which decodes
 as a space there, as it does in SentencePiece.
 """
@@ -18,6 +23,7 @@ from typing import Iterator
 
 import regex
 
+from workbench.core.normalize import CJK_CLASS
 from workbench.errors import WorkbenchError
 
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
@@ -40,6 +46,8 @@ O200K_PATTERN = "|".join(
 WHITESPACE_PATTERN = r"""\w+|[^\w\s]+"""
 # GPT-2 with every digit its own piece (as LLaMA-style tokenizers do); keeps all whitespace.
 DIGITS_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++|\p{N}| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+_BERT_PUNCT = r"\p{P}!-/:-@\[-`{-~"
+BERT_PATTERN = rf"[{_BERT_PUNCT}{CJK_CLASS}]|[^{_BERT_PUNCT}{CJK_CLASS}\p{{White_Space}}]+"
 METASPACE = "\u2581"  # ▁
 
 PRESET_PATTERNS: dict[str, str | None] = {
@@ -48,6 +56,7 @@ PRESET_PATTERNS: dict[str, str | None] = {
     "o200k": O200K_PATTERN,
     "whitespace": WHITESPACE_PATTERN,
     "digits": DIGITS_PATTERN,
+    "bert": BERT_PATTERN,
     "none": None,
     "metaspace": None,
 }
@@ -67,7 +76,7 @@ class PreTokenizer:
 
     @property
     def keeps_whitespace(self) -> bool:
-        return self.name != "whitespace"
+        return self.name not in ("whitespace", "bert")
 
     def spec(self) -> str:
         """The string the CLI and the project file use for this pre-tokenizer."""

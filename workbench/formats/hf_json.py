@@ -16,7 +16,15 @@ HF runs Oniguruma regexes, where ``X{1,3}+`` means "one or more groups of 1–3"
 possessive ``X{1,3}`` tiktoken means; :func:`hf_pattern` rewrites those intervals (the cl100k
 digits rule), as the published HF conversions of cl100k do.
 
-Reading accepts BPE models only (WordPiece/Unigram are refused), both merge spellings
+WordPiece tokenizers (``model="wordpiece"``) are written as BERT's layout: a ``WordPiece`` model
+(vocab with the specials at their ids, ``continuing_subword_prefix``, ``max_input_chars_per_word``,
+``unk_token``), ``BertNormalizer`` for our ``bert``/``bert-lower`` normalizers, ``BertPreTokenizer``
+for ``bert`` (plus a ``Split`` of CJK ideographs when no BERT normalizer pads them), a
+``WordPiece`` decoder with ``cleanup: false`` (our decoding never rewrites " n't" and the like) and
+a ``BertProcessing`` post-processor when ``[CLS]`` and ``[SEP]`` exist (it only acts when a caller
+asks ``tokenizers`` to add special tokens). Such files read back as ``model="wordpiece"``.
+
+Reading accepts BPE and WordPiece models (Unigram is refused), both merge spellings
 (``["a","b"]`` and ``"a b"``), and the pre-tokenizers above plus ``ByteLevel(use_regex=true)``
 (the GPT-2 pattern). Left out: post-processors, truncation/padding, ``byte_fallback``,
 ``continuing_subword_prefix``, BPE dropout — none change which ids plain text gets, or they are
@@ -42,6 +50,13 @@ METASPACE_SPLIT = f"{METASPACE}+[^{METASPACE}]*|[^{METASPACE}]+"
 HF_BYTELEVEL_REGEX = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 _NORMALIZER_TO_HF = {"nfc": "NFC", "nfd": "NFD", "nfkc": "NFKC", "nfkd": "NFKD", "lower": "Lowercase"}
+# Our BERT normalizers as tokenizers' BertNormalizer (cased; uncased = its defaults).
+_BERT_NORMALIZERS = {
+    "bert": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": False,
+             "lowercase": False},
+    "bert-lower": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": None,
+                   "lowercase": True},
+}
 _HF_TO_NORMALIZER = {v: k for k, v in _NORMALIZER_TO_HF.items()}
 _POSSESSIVE_INTERVAL = regex.compile(r"(?<!\\)(\{\d+(?:,\d*)?\})\+")
 
@@ -65,6 +80,10 @@ def _preset_of_hf_pattern(pattern: str) -> str:
 # ---------------------------------------------------------------------------------------------- write
 def render_hf_json(tokenizer: Tokenizer, *, legacy_merges: bool = False) -> tuple[bytes, list[str]]:
     """``(tokenizer.json bytes, notes)`` for ``tokenizer``."""
+    if tokenizer.model == "wordpiece":
+        return _render_wordpiece(tokenizer)
+    if tokenizer.model != "bpe":
+        raise WorkbenchError(f"a {tokenizer.model} tokenizer cannot be written as tokenizer.json yet")
     notes: list[str] = []
     byte_level = tokenizer.units == "bytes"
     pre = make_pretokenizer(tokenizer.pretokenizer)
@@ -153,6 +172,8 @@ def _hf_normalizers(names: tuple[str, ...]) -> list[dict]:
     for name in names:
         if name == "strip-accents":
             out.extend([{"type": "NFD"}, {"type": "StripAccents"}, {"type": "NFC"}])
+        elif name in _BERT_NORMALIZERS:
+            out.append(dict(_BERT_NORMALIZERS[name]))
         elif name in _NORMALIZER_TO_HF:
             out.append({"type": _NORMALIZER_TO_HF[name]})
         elif name != "none":
@@ -222,9 +243,11 @@ def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
         raise WorkbenchError(f"{name}: no \"model\" object: this is not a Hugging Face tokenizer.json")
     model = document["model"]
     kind = model.get("type") or ("BPE" if "merges" in model else None)
+    if kind == "WordPiece":
+        return _read_wordpiece(document, path)
     if kind != "BPE":
         raise WorkbenchError(
-            f"{name}: the model is {kind or 'of unknown type'}; only BPE tokenizer.json files can be imported"
+            f"{name}: the model is {kind or 'of unknown type'}; only BPE and WordPiece tokenizer.json files can be imported"
         )
     for option in ("continuing_subword_prefix", "byte_fallback", "dropout"):
         if model.get(option):
@@ -367,6 +390,8 @@ def _read_normalizer(spec: dict | None, name: str) -> tuple[tuple[str, ...], boo
             continue
         if kind == "StripAccents":
             out.append("strip-accents")
+        elif kind == "BertNormalizer":
+            out.append(_bert_normalizer_name(items[i], name))
         elif kind in _HF_TO_NORMALIZER:
             out.append(_HF_TO_NORMALIZER[kind])
         elif kind == "Replace" and items[i].get("pattern") == {"String": " "} and items[i].get("content") == METASPACE:
@@ -425,3 +450,131 @@ def _mentions_bytelevel(spec: dict | None) -> bool:
     if spec.get("type") == "ByteLevel":
         return True
     return any(_mentions_bytelevel(item) for item in spec.get("decoders", []) or [])
+
+
+# ------------------------------------------------------------------------------------- WordPiece
+def _cjk_split() -> dict:
+    """BERT's CJK blocks as an Oniguruma class (``\\x{…}``; it has no ``\\U`` escape)."""
+    from workbench.core.normalize import CJK_RANGES
+
+    return _split("[" + "".join(f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in CJK_RANGES) + "]")
+
+
+def _render_wordpiece(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
+    """BERT's tokenizer.json for a ``model="wordpiece"`` tokenizer (see the module docstring)."""
+    notes: list[str] = []
+    vocab, _text_of = text_vocab(tokenizer, with_specials=True, label="a WordPiece tokenizer.json vocab")
+    unk = tokenizer.unk_token or "[UNK]"
+    if unk not in vocab:
+        raise WorkbenchError(f"the unknown token {unk!r} is not in the vocabulary: tokenizers needs it to load the file")
+    prefix = tokenizer.continuing_prefix or "##"
+    model = {
+        "type": "WordPiece", "unk_token": unk, "continuing_subword_prefix": prefix,
+        "max_input_chars_per_word": tokenizer.max_input_chars_per_word,
+        "vocab": dict(sorted(vocab.items(), key=lambda item: item[1])),
+    }
+    normalizers = _hf_normalizers(tokenizer.normalizer)
+    pads_cjk = any(name in _BERT_NORMALIZERS for name in tokenizer.normalizer)
+    pre = make_pretokenizer(tokenizer.pretokenizer)
+    pretokenizers: list[dict] = []
+    if pre.name == "bert":
+        pretokenizers.append({"type": "BertPreTokenizer"})
+        if not pads_cjk:
+            pretokenizers.append(_cjk_split())
+    elif pre.name == "whitespace":
+        pretokenizers.append({"type": "Whitespace"})
+    elif pre.name == "metaspace":
+        raise WorkbenchError("a WordPiece tokenizer with the metaspace pre-tokenizer cannot be written as tokenizer.json")
+    elif pre.pattern is not None:
+        pretokenizers.append(_split(hf_pattern(pre.pattern)))
+    added = [{"id": token_id, "content": text, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True}
+             for text, token_id in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])]
+    post = None
+    if "[CLS]" in tokenizer.special_tokens and "[SEP]" in tokenizer.special_tokens:
+        post = {"type": "BertProcessing", "sep": ["[SEP]", tokenizer.special_tokens["[SEP]"]],
+                "cls": ["[CLS]", tokenizer.special_tokens["[CLS]"]]}
+    document = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": _sequence("normalizers", normalizers),
+        "pre_tokenizer": _sequence("pretokenizers", pretokenizers),
+        "post_processor": post,
+        "decoder": {"type": "WordPiece", "prefix": prefix, "cleanup": False},
+        "model": model,
+    }
+    return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), notes
+
+
+def _bert_normalizer_name(spec: dict, name: str) -> str:
+    lowercase = bool(spec.get("lowercase", True))
+    strip = spec.get("strip_accents")
+    strip = lowercase if strip is None else bool(strip)
+    if not spec.get("clean_text", True) or not spec.get("handle_chinese_chars", True) or strip != lowercase:
+        raise WorkbenchError(
+            f"{name}: BertNormalizer with clean_text/handle_chinese_chars off or strip_accents != lowercase is not "
+            "supported: only BERT's cased and uncased settings"
+        )
+    return "bert-lower" if lowercase else "bert"
+
+
+def _read_wordpiece(document: dict, path: Path) -> tuple[Tokenizer, list[str]]:
+    """A ``model="wordpiece"`` tokenizer from a tokenizer.json with a WordPiece model."""
+    name = path.name
+    model = document["model"]
+    raw_vocab = model.get("vocab")
+    if not isinstance(raw_vocab, dict) or not raw_vocab:
+        raise WorkbenchError(f"{name}: model.vocab must be a non-empty object of piece → id")
+    notes: list[str] = []
+    normalizer, metaspace = _read_normalizer(document.get("normalizer"), name)
+    if metaspace:
+        raise WorkbenchError(f"{name}: a Replace(' ', '▁') normalizer with a WordPiece model is not supported")
+    pretokenizer = _read_wordpiece_pretokenizer(document.get("pre_tokenizer"), name)
+    if (pretokenizer == "bert" and not any(n in _BERT_NORMALIZERS for n in normalizer)
+            and (document.get("pre_tokenizer") or {}).get("type") == "BertPreTokenizer"):
+        notes.append("BertPreTokenizer without BertNormalizer keeps runs of CJK ideographs together; "
+                     "the bert pre-tokenizer here splits each ideograph: CJK text may encode differently")
+    specials: dict[str, int] = {}
+    for entry in document.get("added_tokens") or []:
+        try:
+            specials[str(entry["content"])] = int(entry["id"])
+        except (KeyError, TypeError, ValueError):
+            raise WorkbenchError(f"{name}: an added_tokens entry lacks \"content\" or \"id\"") from None
+    unk = str(model.get("unk_token") or "[UNK]")
+    pieces: dict[int, bytes] = {}
+    for text, token_id in raw_vocab.items():
+        if not isinstance(token_id, int):
+            raise WorkbenchError(f"{name}: model.vocab id of {text!r} is {token_id!r}, not a whole number")
+        if text == unk and text not in specials:
+            specials[text] = token_id
+        if specials.get(text) == token_id:
+            continue
+        pieces[token_id] = text.encode("utf-8")
+    if unk not in specials:
+        notes.append(f"the unknown token {unk!r} is not in the vocabulary: words that match nothing cannot be encoded")
+    decoder = document.get("decoder") or {}
+    if decoder.get("type") == "WordPiece" and decoder.get("cleanup", True):
+        notes.append("the file's WordPiece decoder has cleanup on (\" ,\" → \",\" …); decoding here leaves text as joined")
+    tokenizer = Tokenizer(
+        vocab=assemble_vocab(pieces, specials, name), merges=(), units="chars",
+        pretokenizer=make_pretokenizer(pretokenizer).spec(), normalizer=normalizer, special_tokens=specials,
+        name=path.stem, unk_token=unk, model="wordpiece",
+        continuing_prefix=str(model.get("continuing_subword_prefix") or "##"),
+        max_input_chars_per_word=int(model.get("max_input_chars_per_word") or 100),
+    )
+    return tokenizer, notes
+
+
+def _read_wordpiece_pretokenizer(spec: dict | None, name: str) -> str:
+    """``bert`` for BertPreTokenizer (with or without our CJK Split), else as for BPE files."""
+    if not spec:
+        return "none"
+    items = spec.get("pretokenizers", []) if spec.get("type") == "Sequence" else [spec]
+    if items and items[0].get("type") == "BertPreTokenizer":
+        rest = items[1:]
+        if not rest or rest == [_cjk_split()]:
+            return "bert"
+        raise WorkbenchError(f"{name}: BertPreTokenizer followed by other pre-tokenizers is not supported")
+    pattern, byte_level = _read_pretokenizer(spec, name)
+    if byte_level:
+        raise WorkbenchError(f"{name}: a ByteLevel pre-tokenizer with a WordPiece model is not supported")
+    return pattern

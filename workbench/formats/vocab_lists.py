@@ -5,16 +5,20 @@ Both are "line number = id" files without merges, so what they can carry is the 
 * ``vocab.txt``: one piece per line (BERT's layout, what ``WordPiece.from_file`` reads). Byte-level
   pieces are written in GPT-2's byte-to-unicode form (the only one-line, lossless spelling of an
   arbitrary byte string); character pieces as plain text. Unused ids become ``[unusedN]`` as in
-  BERT's vocabularies, so later lines keep their ids. Read back as a vocabulary-only tokenizer
-  (units ``chars``, no merges — encode it with greedy longest match); ``[X]`` and ``<x>`` lines
-  are special tokens, ``[UNK]``/``<unk>`` the unknown token.
+  BERT's vocabularies, so later lines keep their ids. A file with ``##`` continuation pieces reads
+  back as a WordPiece tokenizer (``model="wordpiece"``, BERT's ``bert`` pre-tokenizer; normalizer
+  ``bert-lower`` when no piece has an upper-case letter, else ``bert`` — the file does not say, so
+  this is a guess the import notes name); any other as a vocabulary-only tokenizer (units
+  ``chars``, no merges — encode it with greedy longest match). ``[X]`` and ``<x>`` lines are
+  special tokens, ``[UNK]``/``<unk>`` the unknown token.
 * ``.vocab``: ``piece<TAB>score``; spaces are written ``▁``; a piece that is not printable UTF-8
   (a lone byte, a partial character, control characters) is written as ``<0xNN>`` bytes, the
   SentencePiece byte-fallback spelling; score is ``0`` for base symbols and specials and ``-rank``
   for merged pieces (so the first merge reads ``-0``, as SentencePiece writes it). A byte-level
   ``.vocab`` is read back with merges recovered from the line order (as for ``.tiktoken``).
 
-Left out: ``##`` continuation pieces are written as they are; we do not train WordPiece here.
+Left out: a vocab.txt cannot say its normalizer or pre-tokenizer; WordPiece pieces are written as
+they are (``##`` included).
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ def render_wordpiece(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
         lines.append(text)
     if tokenizer.units == "bytes":
         notes.append("byte-level pieces are written in GPT-2 byte-to-unicode form (a space is Ġ)")
-    if tokenizer.merges:
+    if tokenizer.merges and tokenizer.model != "wordpiece":
         notes.append("vocab.txt holds no merges: loaders will encode by greedy longest match")
     return ("\n".join(lines) + "\n").encode("utf-8"), notes
 
@@ -86,6 +90,16 @@ def read_wordpiece(path: Path) -> tuple[Tokenizer, list[str]]:
     if not lines:
         raise WorkbenchError(f"{path.name}: empty vocabulary")
     unk = next((name for name in _UNK_NAMES if name in specials), None)
+    if any(piece.startswith(b"##") for piece in pieces.values()):
+        cased = any(piece.decode("utf-8") != piece.decode("utf-8").lower() for piece in pieces.values())
+        normalizer = "bert" if cased else "bert-lower"
+        tokenizer = Tokenizer(
+            vocab=assemble_vocab(pieces, specials, path.name), merges=(), units="chars", pretokenizer="bert",
+            normalizer=(normalizer,), special_tokens=specials, name=path.stem, unk_token=unk or "[UNK]",
+            model="wordpiece", continuing_prefix="##",
+        )
+        why = "upper-case pieces seen" if cased else "no upper-case piece"
+        return tokenizer, [f"vocab.txt with ## pieces: imported as WordPiece (BERT pre-tokenizer, normalizer {normalizer}: {why})"]
     tokenizer = Tokenizer(
         vocab=assemble_vocab(pieces, specials, path.name), merges=(), units="chars", pretokenizer="whitespace",
         special_tokens=specials, name=path.stem, unk_token=unk, merge_rule="pairs",

@@ -1,0 +1,161 @@
+"""WordPiece exports (tokenizer.json, vocab.txt) load in the real ``tokenizers`` and give our ids;
+both import back as ``model="wordpiece"`` tokenizers that encode the same."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+from fmt_helpers import CORPORA, HARD_TEXTS
+
+from workbench.core.count import count_pretokens
+from workbench.core.encoder import Encoder
+from workbench.core.wordpiece import WordPieceConfig, train
+from workbench.errors import WorkbenchError
+from workbench.formats import load_tokenizer_file
+from workbench.formats.export import export_tokenizer
+
+tokenizers = pytest.importorskip("tokenizers")
+
+EXTRA = ["control \x1b[33mcolour\x1b[0m \x00 nul \u200b zero-width, Σ final ΣΑΣ, İ, ﬁ", "x" * 120 + " long word",
+         "上海自来水来自海上 — 中文 and 한국어 mixed", "naïve café ÅNGSTRÖM"]
+
+
+def corpus_sample(chars: int = 30000) -> list[str]:
+    texts = []
+    for path in sorted(CORPORA.glob("*.txt")):
+        text = path.read_text(encoding="utf-8")[:chars]
+        texts.append(text[: text.rfind("\n") + 1])
+    if not texts:
+        pytest.skip("the shared corpora are not available")
+    return texts
+
+
+@functools.cache
+def trained_with(name: str):
+    normalizer = () if name == "none" else (name,)
+    counts = count_pretokens(corpus_sample(), pretokenizer="bert", normalizer=normalizer)
+    tok, _ = train(counts, WordPieceConfig(vocab_size=2500, score="frequency", normalizer=normalizer))
+    return tok
+
+
+@pytest.fixture(params=["bert", "bert-lower", "none"])
+def trained(request):
+    return trained_with(request.param)
+
+
+def samples() -> list[str]:
+    return HARD_TEXTS + EXTRA + [text[:8000] for text in corpus_sample()]
+
+
+def test_hf_export_loads_and_gives_our_ids(tmp_path, trained):
+    out = tmp_path / "tokenizer.json"
+    result = export_tokenizer(trained, "hf", out)
+    assert any("tokenizers" in check for check in result.checks)
+    document = json.loads(out.read_text("utf-8"))
+    assert document["model"]["type"] == "WordPiece" and document["decoder"] == {"type": "WordPiece", "prefix": "##", "cleanup": False}
+    if trained.normalizer:
+        assert document["normalizer"]["type"] == "BertNormalizer"
+        assert document["pre_tokenizer"] == {"type": "BertPreTokenizer"}
+    else:
+        # No BERT normalizer pads CJK: the file splits ideographs itself, as our bert preset does.
+        assert [p["type"] for p in document["pre_tokenizer"]["pretokenizers"]] == ["BertPreTokenizer", "Split"]
+    hf = tokenizers.Tokenizer.from_file(str(out))
+    ours = Encoder(trained)
+    unknown = trained.special_tokens["[UNK]"]
+    seen_unknown = False
+    for text in samples():
+        expected = hf.encode(text, add_special_tokens=False).ids
+        assert ours.encode(text) == expected
+        assert ours.decode(expected) == hf.decode(expected, skip_special_tokens=False)
+        seen_unknown = seen_unknown or unknown in expected
+    assert seen_unknown
+    # BERT's post-processor is there for callers who ask tokenizers for special tokens.
+    with_specials = hf.encode("hello", add_special_tokens=True).ids
+    assert with_specials[0] == trained.special_tokens["[CLS]"] and with_specials[-1] == trained.special_tokens["[SEP]"]
+
+
+def test_hf_export_imports_back_as_wordpiece(tmp_path, trained):
+    out = tmp_path / "tokenizer.json"
+    export_tokenizer(trained, "hf", out)
+    back = load_tokenizer_file(out)
+    assert back.model == "wordpiece" and back.continuing_prefix == "##" and back.unk_token == "[UNK]"
+    assert back.normalizer == trained.normalizer and back.pretokenizer == "bert"
+    assert back.vocab == trained.vocab and back.special_tokens == trained.special_tokens
+    ours, theirs = Encoder(trained), Encoder(back)
+    for text in samples():
+        assert theirs.encode(text) == ours.encode(text)
+
+
+def test_vocab_txt_loads_in_tokenizers_and_imports_back(tmp_path):
+    trained = trained_with("bert")  # vocab.txt carries no normalizer: one cased case is enough
+    out = tmp_path / "vocab.txt"
+    export_tokenizer(trained, "wordpiece", out)
+    lines = out.read_text("utf-8").split("\n")
+    assert lines[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] and len(lines) == len(trained.vocab) + 1
+    from tokenizers import BertWordPieceTokenizer, models
+
+    bert = BertWordPieceTokenizer(str(out), lowercase=False, strip_accents=False, clean_text=True,
+                                  handle_chinese_chars=True)
+    plain = tokenizers.Tokenizer(models.WordPiece.from_file(str(out), unk_token="[UNK]"))
+    plain.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=False, strip_accents=False)
+    plain.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
+    back = load_tokenizer_file(out)
+    assert back.model == "wordpiece" and back.normalizer == ("bert",) and back.pretokenizer == "bert"
+    ours, reread = Encoder(trained), Encoder(back)
+    for text in samples():
+        expected = ours.encode(text)
+        assert bert.encode(text, add_special_tokens=False).ids == expected
+        assert plain.encode(text, add_special_tokens=False).ids == expected
+        assert reread.encode(text) == expected
+
+
+def test_lowercase_vocab_txt_is_read_as_uncased(tmp_path):
+    (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\nthe\n##ing\nrun\n", "utf-8")
+    tok = load_tokenizer_file(tmp_path / "vocab.txt")
+    assert tok.model == "wordpiece" and tok.normalizer == ("bert-lower",)
+    assert Encoder(tok).encode("The RUNNING") == [2, 1]  # "running": "run" + "##n…" fails → [UNK]
+    assert Encoder(tok).encode("Running") == [1] and Encoder(tok).encode("RUN") == [4]
+
+
+def test_unsupported_bert_normalizer_is_one_clear_line(tmp_path):
+    out = tmp_path / "t.json"
+    export_tokenizer(trained_with("bert-lower"), "hf", out)
+    document = json.loads(out.read_text("utf-8"))
+    document["normalizer"] = {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": False,
+                              "strip_accents": None, "lowercase": True}
+    out.write_text(json.dumps(document), "utf-8")
+    with pytest.raises(WorkbenchError, match="t.json: BertNormalizer with clean_text/handle_chinese_chars off"):
+        load_tokenizer_file(out)
+
+
+def test_tokenizer_json_from_tokenizers_itself_imports(tmp_path):
+    """A file the library wrote (its defaults: uncased BERT, cleanup on) reads as WordPiece."""
+    from tokenizers import BertWordPieceTokenizer
+
+    lines = corpus_sample(20000)
+    bert = BertWordPieceTokenizer()  # lowercase=True, strip_accents=None → accents stripped
+    bert.train_from_iterator(lines, vocab_size=1500, show_progress=False)
+    path = tmp_path / "bert.json"
+    bert.save(str(path))
+    tok = load_tokenizer_file(path)
+    assert tok.model == "wordpiece" and tok.normalizer == ("bert-lower",) and tok.pretokenizer == "bert"
+    enc = Encoder(tok)
+    for text in HARD_TEXTS + EXTRA:
+        assert enc.encode(text) == bert.encode(text, add_special_tokens=False).ids
+
+
+def test_bert_pre_tokenizer_without_bert_normalizer_is_noted(tmp_path):
+    from tokenizers import models, pre_tokenizers
+
+    from workbench.formats.detect import import_tokenizer
+
+    tok = tokenizers.Tokenizer(models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    path = tmp_path / "plain.json"
+    tok.save(str(path))
+    result = import_tokenizer(path)
+    assert result.tokenizer.model == "wordpiece" and result.tokenizer.normalizer == ()
+    assert any("CJK" in note for note in result.notes)
+    assert Encoder(result.tokenizer).encode("ab a abz") == [1, 2, 1, 0]

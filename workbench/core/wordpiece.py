@@ -1,0 +1,536 @@
+"""WordPiece (BERT): training over a word-frequency table, greedy longest-match inference, decoding.
+
+**Training.** Each distinct pre-token is stored once, split into characters; every character but
+the first carries the continuation prefix (``##``). Initial ids follow Hugging Face's layout:
+special tokens (``[PAD] [UNK] [CLS] [SEP] [MASK]`` by default), the alphabet in code-point order,
+then the ``##x`` pieces in order of first appearance (words in table order, left to right).
+Two scores pick the pair to merge:
+
+* ``likelihood`` (default): ``freq(xy) / (freq(x) * freq(y))`` over the current segmentation,
+  frequencies weighted by word counts. Ties: the higher pair count, then the smaller
+  ``(left id, right id)``. Scores are compared as floats (equal fractions give equal floats; two
+  unequal fractions closer than a float can tell would count as a tie).
+* ``frequency``: what ``tokenizers``' ``WordPieceTrainer`` really does — its ``BpeTrainer`` with
+  the ``##`` prefix: the most frequent pair, ties by the smallest ``(left id, right id)``. With this
+  score the run replays that trainer's priority queue *including its quirks*, so the vocabulary is
+  the library's piece for piece: a merged pair's count is never reset, and a queue entry merges
+  only the words it was pushed with (when the same piece can be made by two different pairs, a
+  pair's occurrences can then be merged in two steps). Where no merge re-makes an existing piece
+  this is exactly the textbook loop (:mod:`workbench.core.wordpiece_reference`).
+
+Hugging Face iterates a hash map when it numbers the ``##x`` pieces, so its ids for them change
+from run to run (and with them the id tie-break); ``continuation_order`` replays a given order. The
+merged piece of ``x`` and ``##y`` is ``xy``; a piece that already exists keeps its id. Training
+stops at ``vocab_size`` (counting specials, alphabet and ``##x`` pieces — an initial vocabulary
+already that large gets no merges, as in ``tokenizers``), after ``merges`` merges, or when no pair
+reaches ``min_frequency``.
+
+Both scores are incremental: pair counts and a pair → words index are built once and a merge
+touches only the words that hold the pair. For ``likelihood`` a merge also raises the score of
+every pair that contains the two merged symbols (their frequencies dropped): those pairs are found
+through a symbol → pairs index and pushed again; on pop an entry is re-validated against the
+current score — a stale higher one is pushed back with its true value, a stale lower one dropped
+(a fresh one is always in the heap, because every rise pushes).
+
+**Inference** (:class:`WordPieceModel`) is BERT's: greedy longest match per pre-token, the
+prefix on non-initial pieces, the whole word becoming ``[UNK]`` when some part matches nothing or
+the word is longer than ``max_input_chars_per_word`` characters. **Decoding** is the WordPiece
+decoder of ``tokenizers`` with ``cleanup`` off (no "do n't" → "don't" repairs): pieces joined,
+``##`` pieces glued to the previous one, a space before every other piece.
+
+Left out: ``end_of_word_suffix`` and ``max_token_length`` (HF options BERT does not use).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from workbench.core.model import MergeEvent, Tokenizer
+from workbench.errors import WorkbenchError
+
+Score = Literal["likelihood", "frequency"]
+BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+_SHIFT = 1 << 21  # pair key = left * _SHIFT + right
+_I_BITS = 40  # queue-entry index inside a heap key (frequency score)
+_P_BITS = 42
+_CMAX = 1 << 62
+
+
+@dataclass(frozen=True)
+class WordPieceConfig:
+    """What to train; ``vocab_size`` and/or ``merges`` say how far."""
+
+    vocab_size: int | None = None
+    merges: int | None = None
+    min_frequency: int = 0
+    special_tokens: tuple[str, ...] = BERT_SPECIALS
+    score: Score = "likelihood"
+    tie_break: str = "hf"
+    pretokenizer: str = "bert"
+    normalizer: tuple[str, ...] = ("bert",)
+    continuing_prefix: str = "##"
+    unk_token: str = "[UNK]"
+    limit_alphabet: int | None = None
+    initial_alphabet: str = ""
+    max_input_chars_per_word: int = 100
+
+    def settings(self) -> dict:
+        return {
+            "model": "wordpiece",
+            "units": "chars",
+            "vocab_size": self.vocab_size,
+            "merges": self.merges,
+            "min_frequency": self.min_frequency,
+            "special_tokens": list(self.special_tokens),
+            "wordpiece_score": self.score,
+            "tie_break": self.tie_break,
+            "pretokenizer": self.pretokenizer,
+            "normalizer": list(self.normalizer),
+            "continuing_prefix": self.continuing_prefix,
+            "unk_token": self.unk_token,
+            "limit_alphabet": self.limit_alphabet,
+            "initial_alphabet": self.initial_alphabet,
+            "max_input_chars_per_word": self.max_input_chars_per_word,
+        }
+
+
+def _check(config: WordPieceConfig) -> list[str]:
+    """The special tokens in id order (the unknown token appended when missing), or a clear error."""
+    if config.score not in ("likelihood", "frequency"):
+        raise WorkbenchError(f"unknown WordPiece score {config.score!r}: use likelihood or frequency")
+    if config.tie_break != "hf":
+        raise WorkbenchError(
+            f"tie-break {config.tie_break!r} is not available for WordPiece: it breaks ties by id order (hf)"
+        )
+    if config.vocab_size is None and config.merges is None:
+        raise WorkbenchError("say how far to train: --vocab-size N or --merges N")
+    if not config.continuing_prefix:
+        raise WorkbenchError("the WordPiece continuation prefix cannot be empty: use ## (BERT's)")
+    specials = list(dict.fromkeys(config.special_tokens))
+    if any(not token for token in specials):
+        raise WorkbenchError("a special token cannot be empty: remove the empty --special")
+    if not config.unk_token:
+        raise WorkbenchError("WordPiece needs an unknown token: give --special [UNK]")
+    if config.unk_token not in specials:
+        specials.append(config.unk_token)
+    return specials
+
+
+class WordPieceTrainer:
+    """Train WordPiece on an ordered ``{pre-token: count}`` table (see the module docstring)."""
+
+    def __init__(self, word_counts: Mapping[str, int], config: WordPieceConfig, *,
+                 continuation_order: Sequence[str] | None = None):
+        self.config = config
+        specials = _check(config)
+        prefix = config.continuing_prefix
+        # Piece texts; ``vocab`` holds the same as UTF-8 bytes (the attribute BpeTrainer has).
+        self.pieces: list[str] = []
+        self.vocab: list[bytes] = []
+        self._id_of: dict[str, int] = {}  # HF's word_to_id: specials included
+        self.special_tokens = {s: self._add(s) for s in specials}
+
+        limited = config.limit_alphabet is not None
+        frequency: dict[str, int] = {}
+        seen: set[str] = set()
+        for word, count in word_counts.items():
+            if count > 0:
+                if limited:  # character frequencies only matter when the alphabet is cut
+                    for ch in word:
+                        frequency[ch] = frequency.get(ch, 0) + count
+                else:
+                    seen.update(word)
+        if not limited:
+            frequency = dict.fromkeys(seen, 0)
+        for ch in config.initial_alphabet:
+            frequency[ch] = _CMAX
+        kept = list(frequency)
+        if config.limit_alphabet is not None and len(kept) > config.limit_alphabet:
+            # Drop the rarest; ties by code point (HF's unstable sort leaves them unspecified).
+            kept.sort(key=lambda ch: (frequency[ch], ord(ch)))
+            kept = kept[len(kept) - max(0, config.limit_alphabet):]
+        for ch in sorted(kept):
+            self._add(ch)
+        self.alphabet_size = len(self.pieces) - len(specials)
+        id_of = self._id_of
+        cont: dict[str, int] = {}  # character → id of its continuation piece ("##" + character)
+        for piece in continuation_order or ():
+            ch = piece[len(prefix):]
+            if piece.startswith(prefix) and ch in id_of:
+                cont[ch] = self._add(piece)
+
+        self.words: list[list[int]] = []
+        self.freqs: list[int] = []
+        for word, count in word_counts.items():
+            if count <= 0 or not word:
+                continue
+            try:
+                rest = [cont[ch] for ch in word[1:]]
+            except KeyError:  # a character seen after a word's start for the first time (or cut)
+                for ch in word[1:]:
+                    if ch not in cont and ch in id_of:
+                        cont[ch] = self._add(prefix + ch)
+                rest = [cont[ch] for ch in word[1:] if ch in cont]
+            # "First" is the word's own first character, even when a cut alphabet drops it (as HF).
+            head = id_of.get(word[0])
+            symbols = rest if head is None else [head, *rest]
+            if symbols:
+                self.words.append(symbols)
+                self.freqs.append(count)
+        self.initial_size = len(self.pieces)
+        self.token_count = sum(f * len(w) for w, f in zip(self.words, self.freqs))
+        # The merge log, one entry per applied merge (what a run writer stores).
+        self.merges: list[tuple[int, int, int]] = []
+        self.frequencies: list[int] = []
+        self.scores: list[float] = []
+        self.token_counts: list[int] = []
+
+    def _add(self, text: str) -> int:
+        token_id = self._id_of.get(text)
+        if token_id is None:
+            token_id = self._id_of[text] = len(self.pieces)
+            self.pieces.append(text)
+            self.vocab.append(text.encode("utf-8"))
+        return token_id
+
+    def _merged_piece(self, a: int, b: int) -> int:
+        prefix = self.config.continuing_prefix
+        right = self.pieces[b]
+        right = right.removeprefix(prefix)
+        return self._add(self.pieces[a] + right)
+
+    def _limits(self) -> tuple[float, float]:
+        cfg = self.config
+        return (cfg.merges if cfg.merges is not None else float("inf"),
+                cfg.vocab_size if cfg.vocab_size is not None else float("inf"))
+
+    def run(self, should_stop: Callable[[], bool] | None = None) -> Iterator[MergeEvent]:
+        """Merge until a limit is reached or no pair qualifies; ``should_stop()`` ends between merges."""
+        if self.config.score == "frequency":
+            return self._run_frequency(should_stop)
+        return self._run_likelihood(should_stop)
+
+    # ---- merging one pair inside the words that hold it ------------------------------------------
+    def _merge_words(self, ws: Iterable[int], a: int, b: int, new: int,
+                     delta: defaultdict[int, int], grown: defaultdict[int, set[int]]) -> int:
+        """Merge ``(a, b)`` → ``new`` left to right in each word of ``ws``; neighbour pair count
+        changes go to ``delta`` (weighted), words where a pair gained to ``grown``. Returns the
+        weighted number of merges made. The change list is tokenizers' ``Word::merge``."""
+        S = _SHIFT
+        words, freqs = self.words, self.freqs
+        b_s, new_s = b * S, new * S
+        made = 0
+        for w in ws:
+            sym = words[w]
+            occurrences = sym.count(a)
+            if not occurrences:
+                continue
+            f = freqs[w]
+            n = len(sym)
+            if occurrences == 1:  # the common case: one place, spliced in place (a C slice move)
+                i = sym.index(a)
+                if i + 1 >= n or sym[i + 1] != b:
+                    continue
+                if i > 0:
+                    x = sym[i - 1] * S
+                    delta[x + a] -= f
+                    delta[x + new] += f
+                    grown[x + new].add(w)
+                if i + 2 < n:
+                    y = sym[i + 2]
+                    delta[b_s + y] -= f
+                    delta[new_s + y] += f
+                    grown[new_s + y].add(w)
+                sym[i : i + 2] = [new]
+                made += f
+                continue
+            positions: list[int] = []
+            last_end = -1
+            i = -1
+            for _ in range(occurrences):
+                i = sym.index(a, i + 1)
+                if i < last_end or i + 1 >= n or sym[i + 1] != b:
+                    continue
+                if i > 0:
+                    x = (new if i == last_end else sym[i - 1]) * S
+                    delta[x + a] -= f
+                    delta[x + new] += f
+                    grown[x + new].add(w)
+                if i + 2 < n:
+                    y = sym[i + 2]
+                    delta[b_s + y] -= f
+                    delta[new_s + y] += f
+                    grown[new_s + y].add(w)
+                positions.append(i)
+                last_end = i + 2
+            if not positions:
+                continue
+            out: list[int] = []
+            prev = 0
+            for i in positions:
+                out.extend(sym[prev:i])
+                out.append(new)
+                prev = i + 2
+            out.extend(sym[prev:])
+            words[w] = out
+            made += len(positions) * f
+        return made
+
+    def _log(self, a: int, b: int, new: int, count: int, score: float, made: int) -> MergeEvent:
+        self.token_count -= made
+        self.merges.append((a, b, new))
+        self.frequencies.append(count)
+        self.scores.append(score)
+        self.token_counts.append(self.token_count)
+        return MergeEvent(len(self.merges), a, b, new, count, len(self.pieces), self.token_count)
+
+    # ---- score = frequency: tokenizers' BpeTrainer queue, quirks included --------------------------
+    def _run_frequency(self, should_stop: Callable[[], bool] | None) -> Iterator[MergeEvent]:
+        S = _SHIFT
+        counts: dict[int, int] = {}
+        where: defaultdict[int, set[int]] = defaultdict(set)
+        for w, sym in enumerate(self.words):
+            f = self.freqs[w]
+            for i in range(len(sym) - 1):
+                p = sym[i] * S + sym[i + 1]
+                counts[p] = counts.get(p, 0) + f
+                where[p].add(w)
+        # A heap key: most frequent first, then smallest (left, right), then the entry's index,
+        # whose word set is ``entries[index]`` (tokenizers' ``Merge.pos``).
+        entries: list[set[int] | None] = []
+        heap: list[int] = []
+        for p, ws in where.items():
+            heap.append(((_CMAX - counts[p]) << (_P_BITS + _I_BITS)) | (p << _I_BITS) | len(entries))
+            entries.append(ws)
+        heapq.heapify(heap)
+        max_merges, target_vocab = self._limits()
+        min_freq = self.config.min_frequency
+        pmask, imask = (1 << _P_BITS) - 1, (1 << _I_BITS) - 1
+        while len(self.merges) < max_merges and len(self.pieces) < target_vocab and heap:
+            if should_stop is not None and should_stop():
+                return
+            entry = heapq.heappop(heap)
+            p = (entry >> _I_BITS) & pmask
+            index = entry & imask
+            c = counts[p]
+            if c != _CMAX - (entry >> (_P_BITS + _I_BITS)):
+                heapq.heappush(heap, ((_CMAX - c) << (_P_BITS + _I_BITS)) | (p << _I_BITS) | index)
+                continue
+            if c < 1 or min_freq > c:
+                return
+            a, b = divmod(p, S)
+            new = self._merged_piece(a, b)
+            pos = entries[index]
+            entries[index] = None
+            delta: defaultdict[int, int] = defaultdict(int)
+            grown: defaultdict[int, set[int]] = defaultdict(set)
+            made = self._merge_words(pos or (), a, b, new, delta, grown)
+            for q, d in delta.items():
+                counts[q] = counts.get(q, 0) + d  # the merged pair's own count is left as it was
+            for q, qws in grown.items():
+                cq = counts[q]
+                if cq > 0:
+                    heapq.heappush(heap, ((_CMAX - cq) << (_P_BITS + _I_BITS)) | (q << _I_BITS) | len(entries))
+                    entries.append(qws)
+            if made:  # an entry whose words hold the pair no more merges nothing: not a step
+                yield self._log(a, b, new, c, float(c), made)
+
+    # ---- score = likelihood ------------------------------------------------------------------------
+    def _run_likelihood(self, should_stop: Callable[[], bool] | None) -> Iterator[MergeEvent]:
+        S = _SHIFT
+        counts: dict[int, int] = {}
+        where: defaultdict[int, set[int]] = defaultdict(set)
+        sym_count: list[int] = [0] * len(self.pieces)
+        pairs_of: defaultdict[int, set[int]] = defaultdict(set)
+        for w, sym in enumerate(self.words):
+            f = self.freqs[w]
+            for s in sym:
+                sym_count[s] += f
+            for i in range(len(sym) - 1):
+                p = sym[i] * S + sym[i + 1]
+                counts[p] = counts.get(p, 0) + f
+                where[p].add(w)
+        for p in counts:
+            a, b = divmod(p, S)
+            pairs_of[a].add(p)
+            pairs_of[b].add(p)
+        min_freq = max(1, self.config.min_frequency)
+
+        def key(p: int, c: int) -> tuple[float, int, int]:
+            a, b = divmod(p, S)
+            return (-c / (sym_count[a] * sym_count[b]), -c, p)
+
+        heap = [key(p, c) for p, c in counts.items() if c >= min_freq]
+        heapq.heapify(heap)
+        heappush, heappop = heapq.heappush, heapq.heappop
+        max_merges, target_vocab = self._limits()
+        while len(self.merges) < max_merges and len(self.pieces) < target_vocab and heap:
+            if should_stop is not None and should_stop():
+                return
+            entry = heappop(heap)
+            p = entry[2]
+            c = counts.get(p, 0)
+            if c < min_freq:
+                continue
+            current = key(p, c)
+            if current != entry:
+                if current < entry:
+                    continue  # an entry at least this good is in the heap: every rise pushes one
+                heappush(heap, current)
+                continue
+            a, b = divmod(p, S)
+            new = self._merged_piece(a, b)
+            if new >= len(sym_count):
+                sym_count.append(0)
+            delta: defaultdict[int, int] = defaultdict(int)
+            grown: defaultdict[int, set[int]] = defaultdict(set)
+            made = self._merge_words(where.pop(p), a, b, new, delta, grown)
+            del counts[p]
+            sym_count[a] -= made
+            sym_count[b] -= made  # a == b: both halves were a
+            sym_count[new] += made
+            for q, d in delta.items():
+                if q == p:
+                    continue
+                cq = counts.get(q, 0) + d
+                if cq <= 0:
+                    counts.pop(q, None)
+                    where.pop(q, None)
+                    continue
+                counts[q] = cq
+                if d > 0 and cq >= min_freq:
+                    heappush(heap, key(q, cq))
+            for q, qws in grown.items():
+                if q in counts:
+                    where[q] |= qws
+                    qa, qb = divmod(q, S)
+                    pairs_of[qa].add(q)
+                    pairs_of[qb].add(q)
+            # Every pair holding a or b now scores higher: push its current value.
+            # (The key is written out here: this loop is the hot one.)
+            counts_get = counts.get
+            for s in (a, b) if a != b else (a,):
+                live = []
+                for q in pairs_of[s]:
+                    now = counts_get(q)
+                    if now is not None:
+                        live.append(q)
+                        if now >= min_freq:
+                            qa, qb = divmod(q, S)
+                            heappush(heap, (-now / (sym_count[qa] * sym_count[qb]), -now, q))
+                pairs_of[s] = set(live)
+            if len(heap) > 4 * len(counts) + 100_000:
+                # Mostly stale entries by now: start over from the exact scores (less memory, shallower heap).
+                heap = [key(q, cq) for q, cq in counts.items() if cq >= min_freq]
+                heapq.heapify(heap)
+            yield self._log(a, b, new, c, -entry[0], made)
+
+    # ------------------------------------------------------------------------------------------------
+    def tokenizer(self, name: str = "") -> Tokenizer:
+        """The tokenizer trained so far (callable mid-run)."""
+        cfg = self.config
+        return Tokenizer(
+            vocab=tuple(self.vocab), merges=tuple(self.merges), units="chars", pretokenizer=cfg.pretokenizer,
+            normalizer=tuple(cfg.normalizer), special_tokens=dict(self.special_tokens), name=name,
+            unk_token=cfg.unk_token, model="wordpiece", continuing_prefix=cfg.continuing_prefix,
+            max_input_chars_per_word=cfg.max_input_chars_per_word,
+        )
+
+
+def train(word_counts: Mapping[str, int], config: WordPieceConfig,
+          should_stop: Callable[[], bool] | None = None, *,
+          continuation_order: Sequence[str] | None = None) -> tuple[Tokenizer, list[int]]:
+    """Train to completion; returns the tokenizer and the pair count of each merge when made."""
+    trainer = WordPieceTrainer(word_counts, config, continuation_order=continuation_order)
+    for _event in trainer.run(should_stop):
+        pass
+    return trainer.tokenizer(), trainer.frequencies
+
+
+# ---------------------------------------------------------------------------------------- inference
+class WordPieceModel:
+    """BERT's greedy longest match and the WordPiece decoder over a ``model="wordpiece"`` tokenizer."""
+
+    def __init__(self, tokenizer: Tokenizer, max_merges: int | None = None):
+        """``max_merges=N``: only pieces the first N merges made (and the initial ones) are used —
+        the vocabulary "as of merge N" of a trained run."""
+        self.tok = tokenizer
+        self.prefix = tokenizer.continuing_prefix or "##"
+        self.max_chars = tokenizer.max_input_chars_per_word
+        self.texts: list[str] = [piece.decode("utf-8", "replace") for piece in tokenizer.vocab]
+        for name, token_id in tokenizer.special_tokens.items():
+            self.texts[token_id] = name
+        # As tokenizers' vocab map: every piece and special by its text, the first id wins.
+        later: set[int] = set()
+        if max_merges is not None:
+            kept = max(0, max_merges)
+            later = {new for *_ab, new in tokenizer.merges[kept:]} - {new for *_ab, new in tokenizer.merges[:kept]}
+        self.lookup: dict[str, int] = {}
+        for token_id, text in enumerate(self.texts):
+            if text and text not in self.lookup and token_id not in later:
+                self.lookup[text] = token_id
+        prefix_len = len(self.prefix)
+        self.longest = max((len(t) - prefix_len if t.startswith(self.prefix) else len(t) for t in self.lookup),
+                           default=1)
+        unk = tokenizer.unk_token or "[UNK]"
+        self.unk = tokenizer.special_tokens.get(unk, self.lookup.get(unk))
+
+    def _unknown(self, word: str) -> tuple[int, ...]:
+        if self.unk is None:
+            raise WorkbenchError(f"no vocabulary entry matches {word[:20]!r} and the tokenizer has no [UNK] token")
+        return (self.unk,)
+
+    def encode_word(self, word: str) -> tuple[int, ...]:
+        """Ids of one pre-token: longest vocabulary match from the left, ``##`` after the first."""
+        n = len(word)
+        if n > self.max_chars:
+            return self._unknown(word)
+        lookup, prefix, longest = self.lookup, self.prefix, self.longest
+        out: list[int] = []
+        start = 0
+        while start < n:
+            end = min(n, start + longest)
+            found = None
+            while end > start:
+                sub = word[start:end] if start == 0 else prefix + word[start:end]
+                found = lookup.get(sub)
+                if found is not None:
+                    break
+                end -= 1
+            if found is None:
+                return self._unknown(word)
+            out.append(found)
+            start = end
+        return tuple(out)
+
+    def spans(self, word: str, ids: Sequence[int]) -> list[tuple[int, int]]:
+        """Code-point spans of ``ids`` inside ``word``; ``[UNK]`` covers the whole word."""
+        if len(ids) == 1 and ids[0] == self.unk and self.texts[self.unk] != word:
+            return [(0, len(word))]
+        spans = []
+        pos = 0
+        for index, token_id in enumerate(ids):
+            text = self.texts[token_id]
+            if index and text.startswith(self.prefix):
+                text = text[len(self.prefix):]
+            spans.append((pos, pos + len(text)))
+            pos += len(text)
+        return spans
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """tokenizers' WordPiece decoder with cleanup off: ``##`` glues, other pieces get a space."""
+        texts, prefix = self.texts, self.prefix
+        size = len(texts)
+        parts = []
+        for index, token_id in enumerate(ids):
+            if not isinstance(token_id, int) or not 0 <= token_id < size or not texts[token_id]:
+                raise WorkbenchError(f"id {token_id} is not in this tokenizer's vocabulary (valid ids: 0 to {size - 1})")
+            text = texts[token_id]
+            if index:
+                text = text[len(prefix):] if text.startswith(prefix) else " " + text
+            parts.append(text)
+        return "".join(parts)

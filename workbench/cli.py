@@ -170,7 +170,7 @@ def spec_from_args(args: argparse.Namespace):
     """The RunSpec the flags describe (FILES resolved and sniffed, as their reader options say)."""
     from workbench.core.normalize import parse_normalizer
     from workbench.errors import ConfigError
-    from workbench.tasks.spec import RunSpec
+    from workbench.tasks.spec import MODEL_DEFAULTS, RunSpec
     from workbench.tasks.train import check_project, resolve_files
 
     options = {k.removeprefix("option_"): v for k, v in vars(args).items()
@@ -198,11 +198,15 @@ def spec_from_args(args: argparse.Namespace):
         normalizer = parse_normalizer(args.normalize or "none")
     except WorkbenchError as exc:
         raise ConfigError("normalizer", str(exc)) from None
+    model = args.model or "bpe"
+    defaults = MODEL_DEFAULTS[model]
     spec = RunSpec(
-        model=args.model or "bpe", vocab_size=args.vocab_size, merges=args.merges, units=args.units or "bytes",
-        end_of_word=args.end_of_word or "", pretokenizer=args.pretokenizer or "gpt2", normalizer=normalizer,
+        model=model, vocab_size=args.vocab_size, merges=args.merges, units=args.units or defaults["units"],
+        end_of_word=args.end_of_word or "", pretokenizer=args.pretokenizer or defaults["pretokenizer"],
+        normalizer=normalizer if args.normalize is not None else tuple(defaults["normalizer"]),
         min_frequency=1 if args.min_frequency is None else args.min_frequency,
-        special_tokens=tuple(args.special or ()), tie_break=args.tie_break or "first-seen",
+        special_tokens=tuple(args.special if args.special is not None else defaults["special_tokens"]),
+        tie_break=args.tie_break or defaults["tie_break"],
         sequences=args.sequences or "lines", name=args.name or "",
         options=options, project=args.project or "")
     spec = spec.validate()  # settings first: a wrong flag fails before any file is read

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from workbench.core.model import MergeEvent, Tokenizer
+from workbench.core.trainer import TrainLog
 from workbench.errors import WorkbenchError
 
 Score = Literal["likelihood", "frequency"]
@@ -123,6 +124,8 @@ def _check(config: WordPieceConfig) -> list[str]:
 class WordPieceTrainer:
     """Train WordPiece on an ordered ``{pre-token: count}`` table (see the module docstring)."""
 
+    value_name = "frequency"  # what the store keeps per merge (the score is in ``scores``)
+
     def __init__(self, word_counts: Mapping[str, int], config: WordPieceConfig, *,
                  continuation_order: Sequence[str] | None = None):
         self.config = config
@@ -188,6 +191,19 @@ class WordPieceTrainer:
         self.frequencies: list[int] = []
         self.scores: list[float] = []
         self.token_counts: list[int] = []
+        # The Trainer interface (workbench.core.trainer): the log shares the lists above.
+        self.log = TrainLog(self.vocab, self.merges, self.frequencies, self.token_counts)
+        self.initial_vocab = tuple(self.vocab)
+        special_ids = set(self.special_tokens.values())
+        self.initial_kinds = tuple("special" if i in special_ids else "base" for i in range(len(self.vocab)))
+        self.initial_token_count = self.token_count
+        self.word_types = len(self.words)
+        if config.vocab_size is not None:
+            self.target = max(0, config.vocab_size - self.initial_size)
+            if config.merges is not None:
+                self.target = min(self.target, config.merges)
+        else:
+            self.target = config.merges or 0
 
     def _add(self, text: str) -> int:
         token_id = self._id_of.get(text)

@@ -102,6 +102,18 @@ MODEL_OPTIONS: dict[str, tuple[ModelOption, ...]] = {
     ),
 }
 
+#: What each model trains with when the user does not say: the CLI fills flags that were not given
+#: from here, and the window sets its form from here when the model changes. One place, so both
+#: front ends agree (WordPiece as BERT does it; Unigram as SentencePiece does it).
+MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "bpe": {"units": "bytes", "pretokenizer": "gpt2", "normalizer": (), "tie_break": "first-seen",
+            "special_tokens": ()},
+    "wordpiece": {"units": "chars", "pretokenizer": "bert", "normalizer": ("bert",), "tie_break": "hf",
+                  "special_tokens": ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")},
+    "unigram": {"units": "chars", "pretokenizer": "metaspace", "normalizer": (), "tie_break": "hf",
+                "special_tokens": ()},
+}
+
 _SETTING_NAMES = {
     "model": "the model", "vocab_size": "the vocabulary size", "merges": "the number of merges",
     "units": "the units", "end_of_word": "the end-of-word marker", "pretokenizer": "the pre-tokenizer",
@@ -166,6 +178,14 @@ class RunSpec:
             raise ConfigError("merges", f"a number of merges applies to BPE only; give {self.model} a vocabulary size")
         if self.units not in UNITS:
             raise ConfigError("units", f"unknown units {self.units!r}: use bytes or chars")
+        if self.model != "bpe" and self.units != "chars":
+            raise ConfigError("units", f"{self.model} works on characters: use character units "
+                              "(byte-level units are a BPE setting)")
+        if self.model != "bpe" and self.end_of_word:
+            raise ConfigError("end_of_word", f"an end-of-word marker is a BPE setting; {self.model} marks "
+                              "word pieces itself")
+        if self.model == "wordpiece" and self.tie_break != "hf":
+            raise ConfigError("tie_break", "WordPiece breaks ties by the Hugging Face rule only: use hf")
         if self.end_of_word and self.units != "chars":
             raise ConfigError("end_of_word", "an end-of-word marker needs character units "
                               "(byte-level BPE keeps spaces instead)")

@@ -67,9 +67,18 @@ def _bpe_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
     return BpeTrainer(counts, bpe_config(spec))
 
 
-#: How each model's trainer is made from the word counts and the spec. WordPiece and Unigram add
-#: their factory here; nothing else in the CLI or the window changes.
-TRAINERS: dict[str, TrainerFactory] = {"bpe": _bpe_trainer}
+def _wordpiece_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
+    from workbench.core.wordpiece import WordPieceConfig, WordPieceTrainer
+
+    return WordPieceTrainer(counts, WordPieceConfig(
+        vocab_size=spec.vocab_size, min_frequency=spec.min_frequency, special_tokens=tuple(spec.special_tokens),
+        score=spec.options.get("wordpiece_score", "likelihood"), tie_break=spec.tie_break,
+        pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer)))
+
+
+#: How each model's trainer is made from the word counts and the spec. A new model adds its factory
+#: here (and its defaults and options in workbench.tasks.spec); nothing in the CLI or the window changes.
+TRAINERS: dict[str, TrainerFactory] = {"bpe": _bpe_trainer, "wordpiece": _wordpiece_trainer}
 
 
 def spec_from_config(config: TrainConfig, files: Sequence[CorpusFile], *, name: str = "",
@@ -250,7 +259,10 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
             corpus_ids.append(store.add_corpus(str(Path(src.path).resolve()), size=stat.st_size, mtime=stat.st_mtime,
                                                fingerprint=fingerprint(src.path),
                                                reader_options=src.reader_options()))
-        settings = spec.settings()
+        # What the store needs to rebuild the tokenizer (model family, units, unknown token …),
+        # then the run's own settings; special tokens come back from the vocabulary rows.
+        settings = {k: v for k, v in trainer.tokenizer().settings().items() if k != "special_tokens"}
+        settings.update(spec.settings())
         settings["word_types"] = trainer.word_types
         settings["initial_token_count"] = trainer.initial_token_count
         run_id = store.create_run(spec.name or _default_name(spec), settings, corpus_ids,

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -19,6 +21,9 @@ from typing import Sequence
 from workbench.errors import WorkbenchError
 
 EXPORT_FORMATS = ("hf", "gpt2", "tiktoken", "wordpiece", "spm-vocab", "merges-csv")
+# ``encode --file`` reads the whole file into memory: far beyond any text one encodes in one go,
+# and small enough that /dev/zero-like input is refused before it costs gigabytes.
+MAX_TEXT_FILE_BYTES = 256 << 20
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_train(args: argparse.Namespace) -> int:
     from workbench.core.bpe import TrainConfig
     from workbench.core.normalize import parse_normalizer
+    from workbench.core.train_checks import check_train_config
     from workbench.core.pretokenize import make_pretokenizer
     from workbench.tasks.train import train_into_project
 
@@ -116,6 +122,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         special_tokens=tuple(args.special), end_of_word=args.end_of_word, tie_break=args.tie_break,
         pretokenizer=pre.spec(), normalizer=parse_normalizer(args.normalize),
     )
+    check_train_config(config)  # everything knowable before the corpus is read (workbench.core.train_checks)
     stop = {"flag": False}
 
     def request_stop(_signum, _frame) -> None:
@@ -237,15 +244,9 @@ def cmd_encode(args: argparse.Namespace) -> int:
 
 
 def _read_text(path: str) -> str:
-    p = Path(path)
-    if p.is_dir():
-        raise WorkbenchError(f"{path}: is a folder; --file takes one text file")
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise WorkbenchError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise WorkbenchError(f"{path}: cannot read it ({exc.strerror})") from None
+    from workbench.corpus.streams import read_regular_file
+
+    data = read_regular_file(Path(path), MAX_TEXT_FILE_BYTES, what="--file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -355,6 +356,31 @@ COMMANDS = {
 }
 
 
+class _NoteHandler(logging.Handler):
+    """Notes the lower layers log on ``workbench.notes`` (a recovered project, a file given twice,
+    a partial run exported) become one ``workbench CMD: note: …`` line each on stderr."""
+
+    def __init__(self, command: str):
+        super().__init__(logging.INFO)
+        self.command = command
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = " ".join(record.getMessage().split())
+        sys.stderr.write(f"workbench {self.command}: note: {message}\n")
+        sys.stderr.flush()
+
+
+def _damaged_source(args: argparse.Namespace) -> str:
+    """The project or tokenizer a command was reading, for an SQLite error's one line."""
+    for name in ("project", "tokenizer"):
+        value = getattr(args, name, None)
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if value:
+            return str(value)
+    return "the project file"
+
+
 def run_cli(argv: Sequence[str]) -> int:
     """Run one headless command; returns the exit status."""
     parser = build_parser()
@@ -362,10 +388,22 @@ def run_cli(argv: Sequence[str]) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    notes = logging.getLogger("workbench.notes")
+    handler = _NoteHandler(args.command)
+    notes.addHandler(handler)
+    notes.setLevel(logging.INFO)
+    notes.propagate = False
     try:
         return COMMANDS[args.command](args)
     except WorkbenchError as exc:
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as exc:  # a damaged page SQLite found while reading
+        print(f"workbench {args.command}: error: {_damaged_source(args)} is damaged ({exc}); "
+              "restore it from a backup", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"workbench {args.command}: error: ran out of memory; give a smaller input", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"workbench {args.command}: interrupted", file=sys.stderr)
@@ -378,3 +416,5 @@ def run_cli(argv: Sequence[str]) -> int:
         print(f"workbench {args.command}: error: {where}{exc.strerror or exc}: check the path and its permissions",
               file=sys.stderr)
         return 2
+    finally:
+        notes.removeHandler(handler)

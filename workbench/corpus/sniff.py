@@ -140,16 +140,16 @@ def decode_error(
     used = encoding or "utf-8"
     where = f"{path}:{line}: not valid {used} at byte {offset}"
     if encoding not in (None, "utf-8", "utf_8", "utf-8-sig", "utf_8_sig"):
-        return WorkbenchError(f"{where}: the file is not in {used}; re-add it with its real encoding")
+        return WorkbenchError(f"{where}: the file is not in {used}; read it with its real encoding")
     guess = bom_encoding(window) if offset < 4 else None
     if guess in ("utf-16", "utf-32"):
         return WorkbenchError(
-            f"{where} (starts with a {str(guess).upper()} byte-order mark): re-add with encoding {guess}"
+            f"{where} (starts with a {str(guess).upper()} byte-order mark): read it with encoding {guess}"
         )
     if mostly_utf8(window):
         return WorkbenchError(
             f"{where} (the rest looks like UTF-8; the file is damaged here): fix or remove the bad "
-            "bytes, or re-add with encoding latin-1 to read it anyway"
+            "bytes, or read it with encoding latin-1 anyway"
         )
     guess = guess_encoding(window)
-    return WorkbenchError(f"{where} (looks like {guess}): re-add with encoding {guess}")
+    return WorkbenchError(f"{where} (looks like {guess}): read it with encoding {guess}")

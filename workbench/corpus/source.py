@@ -130,7 +130,7 @@ def open_source(
     if wide:
         raise WorkbenchError(
             f"{p}:1: not valid utf-8 at byte 0 (looks like {wide} without a byte-order mark): "
-            f"re-add with encoding {wide}"
+            f"read it with encoding {wide}"
         )
     if reason:
         raise WorkbenchError(f"{p}: looks binary, not text ({reason}): pick a text file ({SUPPORTED})")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import logging
 import os
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ _EXTENSIONS = {
 }
 SUPPORTED = ".txt .jsonl .csv .tsv .parquet .counts .wordcounts.tsv (optionally .gz)"
 HEAD_BYTES = 64 * 1024
+_NOTES = logging.getLogger("workbench.notes")  # one line each on stderr in the CLI
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,15 @@ def _open_parquet(p: Path, size: int, column: str | int | None) -> CorpusSource:
     return CorpusSource(p, "parquet", size, False, None, names[index], None)
 
 
+def _identity(path: Path) -> object:
+    """Device and inode when the file exists (hard and symbolic links agree), else the resolved path."""
+    try:
+        st = path.stat()
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return path.resolve()
+
+
 def _is_hidden(path: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in path.relative_to(root).parts)
 
@@ -220,14 +231,17 @@ def expand_paths(
     """
     sources: list[CorpusSource] = []
     messages: list[str] = []
-    seen: set[Path] = set()
+    seen: dict[object, Path] = {}
     options = {"field": field, "column": column, "encoding": encoding, "kind": kind}
 
     def add(candidate: Path) -> None:
-        key = candidate.resolve()
+        key = _identity(candidate)
         if key in seen:
+            # The same file twice (repeated, through a link, or inside a folder also given) would
+            # count its text twice; read it once and say so.
+            _NOTES.warning(f"{candidate}: given more than once (same file as {seen[key]}): read once")
             return
-        seen.add(key)
+        seen[key] = candidate
         try:
             sources.append(open_source(candidate, **options))
         except WorkbenchError as exc:

@@ -161,7 +161,7 @@ def check_integrity(path: Path, conn: sqlite3.Connection) -> None:
     except sqlite3.DatabaseError as e:
         raise open_error(path, e) from None
     if [r[0] for r in rows] != ["ok"]:
-        first = rows[0][0] if rows else "no answer"
+        first = " ".join(str(rows[0][0]).replace("*** in database main ***", "").split()) if rows else "no answer"
         more = f" and {len(rows) - 1} more problems" if len(rows) > 1 else ""
         raise WorkbenchError(f"{path} is damaged ({first}{more}); nothing was written to it: "
                              "restore it from a backup or train into a new project.")

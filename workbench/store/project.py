@@ -68,6 +68,12 @@ def _live_key(path: Path) -> str:
     return os.path.realpath(path)
 
 
+def open_project_paths() -> list[str]:
+    """Real paths of the project files this process has open (nothing may be written over them)."""
+    with _LIVE_LOCK:
+        return list(_LIVE)
+
+
 class ProjectStore:
     """A project file opened for reading and (unless read-only) writing. Not thread-safe."""
 
@@ -303,6 +309,7 @@ class ProjectStore:
     # ---- corpora -------------------------------------------------------------------------------
     def add_corpus(self, path: str | os.PathLike, *, size: int, mtime: float, fingerprint: str,
                    reader_options: dict) -> int:
+        self.check_integrity()
         with self._write() as c:
             return c.execute(
                 "INSERT INTO corpora (path, size, mtime, fingerprint, reader_options, added) "
@@ -587,6 +594,28 @@ class ProjectStore:
             raise WorkbenchError(f"Cannot save a copy to {dest} ({e}); choose a writable "
                                  "folder with free space.") from None
         return dest
+
+
+def check_project_for_training(path: str | os.PathLike) -> None:
+    """Before a training run reads its corpus: can a run be written into ``path``?
+
+    An existing project must open, pass SQLite's ``quick_check`` and be writable; a new one needs
+    an existing, writable folder. Read-only throughout: if the answer is no, the file stays byte
+    for byte as it was, and the user hears it before minutes of reading, not after.
+    """
+    path = Path(path).expanduser()
+    if not path.exists():
+        if not path.parent.is_dir():
+            raise WorkbenchError(f"{path}: the folder {path.parent} does not exist: create it or choose another path")
+        if not os.access(path.parent, os.W_OK):
+            raise WorkbenchError(f"{path}: the folder {path.parent} is read-only: choose a writable folder")
+        return
+    with ProjectStore.open(path, readonly=True) as store:
+        problem = opening.write_problem(path)
+        if problem is not None:
+            raise WorkbenchError(f"{path} cannot take a new run: {problem}; copy it to a writable folder "
+                                 "or train into a new project")
+        store.check_integrity()
 
 
 class _ReadOnlyFallback(Exception):

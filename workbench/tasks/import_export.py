@@ -7,10 +7,14 @@ Plain Python (no Qt), so the CLI and the window cannot drift apart.
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
+
+_NOTES = logging.getLogger("workbench.notes")  # one line each on stderr in the CLI
 
 
 @dataclass(frozen=True)
@@ -62,12 +66,47 @@ def export_run(project: str | Path, run_id: int | None, fmt: str, out: str | Pat
     from workbench.formats import export_tokenizer
     from workbench.store import ProjectStore
 
+    refuse_project_as_output(project, fmt, out)
     with ProjectStore.open(project, readonly=True) as store:
         rid = run_id if run_id is not None else latest_usable_run(store)
         if rid is None:
             raise WorkbenchError(f"{project}: the project has no trained run yet: train one first")
         tokenizer = store.load_tokenizer(rid)
+        run = store.run(rid)
         frequencies = None
         if fmt == "merges-csv":
             frequencies = [row.frequency for row in store.merges(rid, 0, store.merge_count(rid))]
-    return export_tokenizer(tokenizer, fmt, out, force=force, frequencies=frequencies, legacy_merges=legacy_merges)
+    result = export_tokenizer(tokenizer, fmt, out, force=force, frequencies=frequencies, legacy_merges=legacy_merges)
+    if run.status != "finished":
+        target = run.settings.get("vocab_size") or run.settings.get("merges")
+        of = f" of the {target} asked for" if target else ""
+        _NOTES.warning(f"run {rid} is {run.status}: the export is partial, {run.merge_count} merges "
+                       f"(vocabulary {run.vocab_size}{of})")
+    return result
+
+
+def refuse_project_as_output(project: str | Path, fmt: str, out: str | Path) -> None:
+    """Refuse an export whose output would replace this project or any project open here.
+
+    ``export --force --out P.tokproj`` once replaced the project with a tokenizer file and every
+    run was gone. Compared by file identity (``samefile``: the same inode through any path or
+    link), for every file the format writes, and for the project's ``-wal``/``-shm`` too.
+    """
+    from workbench.formats.export import output_paths
+    from workbench.store.project import open_project_paths
+
+    out = Path(out)
+    protected = [Path(project), *(Path(f"{project}{s}") for s in ("-wal", "-shm", "-journal"))]
+    protected += [Path(p) for p in open_project_paths()]
+    for target in {out, *output_paths(fmt, out)}:
+        if not target.exists():
+            continue
+        for kept in protected:
+            try:
+                same = kept.exists() and os.path.samefile(target, kept)
+            except OSError:
+                same = False
+            if same:
+                writes = "" if target == out else f" (it writes {target})"
+                raise WorkbenchError(f"--out {out}{writes} is the project file {kept}: exporting there "
+                                     "would destroy its runs: choose another output path")

@@ -92,17 +92,14 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
     while the corpus was still being read, in which case the project is left untouched."""
     from workbench.corpus import fingerprint
     from workbench.store import ProjectStore
+    from workbench.store.project import check_project_for_training
 
     stop = should_stop or (lambda: False)
     started = time.monotonic()
     # Check the project before the slow part (so a bad path fails at once), but read-only: a corpus
     # error found while counting must leave an existing project byte for byte as it was.
     project = Path(project)
-    if project.exists():
-        with ProjectStore.open(project, readonly=True):
-            pass
-    elif not project.parent.exists():
-        raise WorkbenchError(f"{project}: the folder {project.parent} does not exist: create it or choose another path")
+    check_project_for_training(project)  # opens, quick_check, writable — before the corpus is read
     try:
         counts, sources = gather_word_counts(paths, config, encoding=encoding, field=field, column=column,
                                              report=report, should_stop=stop)

@@ -55,3 +55,20 @@ def one_line_error(stderr: str) -> str:
 
 def digest(*paths: Path) -> dict[str, str]:
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths if p.exists()}
+
+
+def limited_memory(limit_bytes: int = 1 << 30):
+    """A ``preexec_fn`` capping the child's address space: a regression that allocates by a hostile
+    id fails fast with MemoryError instead of taking the machine down."""
+    import resource
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    return apply
+
+
+def workbench_limited(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
+    """The real entry point with a memory cap (see :func:`limited_memory`) and a timeout."""
+    return subprocess.run([sys.executable, "-m", "workbench", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, preexec_fn=limited_memory(2 << 30))

@@ -20,10 +20,13 @@ import pytest
 from hostile_helpers import run_inproc
 
 CASES_PER_FORMAT = int(os.environ.get("WORKBENCH_FUZZ_CASES", "40"))
-HOSTILE_NUMBERS = [str(n) for n in (10**9, 2**31, 2**40, 2**63, 2**64 + 1, -1, -(2**63))] + ["9" * 5000, "1e9", "0x10"]
-HOSTILE_VALUES = [10**9, 2**31, 2**40, 2**63, 2**64 + 1, -1, -(2**63), 1.5, float("1e308"), "x", "", None, True, [], {}, [[1]], {"a": 1}]
-HOSTILE_BYTES = [b"1000000000", b"-1", b"9" * 5000, b"[" * 3000, b"{", b"\x00", b'"', b"\n", b"\t", b" ",
-                 b"\xff\xfe", b"null", b"18446744073709551616", b"AAAA 1000000000\n", b"<0xZZ>", b"[UNK]\n"]
+HOSTILE_NUMBERS = [str(n) for n in (2**40, 2**63, 2**64 + 1, -1, -(2**63))] + ["9" * 5000, "1e9", "0x10"]
+# In-process, so no 10**9 here: a regression would allocate gigabytes inside pytest before failing.
+# 2**40 and beyond fail at once if unchecked; 10**9 itself is covered by test_hostile_files in a
+# memory-capped child process.
+HOSTILE_VALUES = [2**40, 2**63, 2**64 + 1, -1, -(2**63), 4097, 1.5, float("1e308"), "x", "", None, True, [], {}, [[1]], {"a": 1}]
+HOSTILE_BYTES = [b"1099511627776", b"-1", b"9" * 5000, b"[" * 3000, b"{", b"\x00", b'"', b"\n", b"\t", b" ",
+                 b"\xff\xfe", b"null", b"18446744073709551616", b"AAAA 1099511627776\n", b"<0xZZ>", b"[UNK]\n"]
 SAMPLE = "The quick brown fox, 数字 123! <|endoftext|> words"
 
 

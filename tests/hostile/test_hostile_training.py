@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from hostile_helpers import one_line_error, run_inproc
 
-from workbench.core.train_checks import check_special_tokens
 from workbench.errors import WorkbenchError
 
 
@@ -50,6 +49,8 @@ def test_the_corpus_check_still_fires_with_good_arguments(late_bad_corpus, tmp_p
 
 
 def test_special_token_rule():
+    from workbench.core.train_checks import check_special_tokens
+
     check_special_tokens(["<|endoftext|>", "[CLS]", "<s>", "</s>", "<pad>", "<|a b|>"])
     for bad in ("", " ", "a", "é", "\n", "ab", "CLS", "12", "<s>\n"):
         with pytest.raises(WorkbenchError):
@@ -96,6 +97,10 @@ def test_custom_pattern_export_to_hf_agrees(tmp_path):
     code, out, err = run_inproc(["export", str(project), "--format", "hf", "--out", str(tmp_path / "t.json")])
     assert code == 0, err
     assert "tokenizers" in out
+    # tiktoken drops unmatched text (and its Rust core panicked on empty matches): refused in one line
+    code, out, err = run_inproc(["export", str(project), "--format", "tiktoken", "--out", str(tmp_path / "t.tiktoken")])
+    assert code == 2 and "skips text" in one_line_error(err)
+    assert not (tmp_path / "t.tiktoken").exists()
 
 
 def test_explicit_encoding_reads_a_utf8_file_with_nul_characters(tmp_path):

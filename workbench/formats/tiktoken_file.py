@@ -76,7 +76,29 @@ def tiktoken_pattern(pretokenizer: str) -> str:
         )
     if pre.pattern is None:
         return WHOLE_TEXT_PATTERN
+    if pre.name == "custom":
+        _refuse_uncovering_pattern(pre)
     return pre.pattern
+
+
+# Text a custom pattern is probed on before a tiktoken export (letters, digits, punctuation,
+# spaces, line breaks, non-Latin scripts).
+_PROBE = "Hello, world! It's 2024-06-01.\n\tÜber 数字 123 — x_y  z\r\n"
+
+
+def _refuse_uncovering_pattern(pre) -> None:
+    """tiktoken drops text its pattern does not match (and its Rust core panics on an empty
+    match), while our custom pre-tokenizer keeps such text as its own pieces: refuse the export
+    rather than write a file that encodes differently or crashes its loader."""
+    compiled = pre.compiled()
+    empty = compiled.search("") is not None or any(m.start() == m.end() for m in compiled.finditer(_PROBE))
+    covered = sum(b - a for a, b in ((m.start(), m.end()) for m in compiled.finditer(_PROBE)))
+    if empty or covered < len(_PROBE):
+        why = "matches empty strings" if empty else "skips text"
+        raise WorkbenchError(
+            f"the custom pre-tokenizer {pre.pattern!r} {why}; tiktoken would drop that text (the workbench keeps it): "
+            "export as hf instead, or train with a pattern that covers all text"
+        )
 
 
 def parse_ranks(data: bytes, source: str) -> dict[bytes, int]:

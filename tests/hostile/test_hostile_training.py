@@ -7,6 +7,7 @@ past its first 64 KB, so an argument check that ran after reading would report t
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,20 @@ def test_a_file_given_twice_is_read_once_with_a_note(tmp_path):
     assert json.loads(twice[1]) == json.loads(once[1])  # counted once
     notes = [line for line in twice[2].splitlines() if line.strip()]
     assert len(notes) == 2 and all("given more than once" in n for n in notes)
+
+
+def test_training_counts_a_file_given_twice_once(tmp_path):
+    """With reader options (--encoding) training opens the files itself: same rule, same note."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("one two three four\n" * 20, "utf-8")
+    os.link(corpus, tmp_path / "hard.txt")
+    counts = []
+    for name, files in (("once", [corpus]), ("twice", [corpus, tmp_path / "hard.txt", corpus])):
+        project = tmp_path / f"{name}.tokproj"
+        code, _out, err = run_inproc(["train", *map(str, files), "--project", str(project), "--merges", "3",
+                                      "--encoding", "utf-8", "--progress", "none"])
+        assert code == 0, err
+        assert len([line for line in err.splitlines() if "given more than once" in line]) == len(files) - 1
+        code, out, _err = run_inproc(["runs", str(project), "--json"])
+        counts.append(json.loads(out)[0]["settings"]["initial_token_count"])
+    assert counts[0] == counts[1]

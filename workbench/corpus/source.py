@@ -211,6 +211,24 @@ def _identity(path: Path) -> object:
         return path.resolve()
 
 
+def unique_sources(sources: Iterable[CorpusSource]) -> list[CorpusSource]:
+    """``sources`` with each file once (by device and inode), with a note for every repeat.
+
+    For callers that open files themselves (training with explicit reader options) instead of
+    going through :func:`expand_paths`, which applies the same rule.
+    """
+    seen: dict[object, Path] = {}
+    kept: list[CorpusSource] = []
+    for src in sources:
+        key = _identity(src.path)
+        if key in seen:
+            _NOTES.warning(f"{src.path}: given more than once (same file as {seen[key]}): read once")
+            continue
+        seen[key] = src.path
+        kept.append(src)
+    return kept
+
+
 def _is_hidden(path: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in path.relative_to(root).parts)
 

@@ -299,7 +299,7 @@ def owner_alive(pid: int | None, host: str | None, started: float | None = None)
 def _started_after(pid: int, started: float) -> bool:
     """True when process ``pid`` exists and was created after ``started`` (a reused pid)."""
     try:
-        import psutil
+        import psutil  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - psutil is a dependency; without it trust the pid
         return False
     try:

@@ -50,10 +50,11 @@ def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: s
                        should_stop: Callable[[], bool] | None = None):
     """Word-frequency table over all files, plus the corpus sources (for the project file)."""
     from workbench.corpus import expand_paths, open_source
+    from workbench.corpus.source import unique_sources
 
     if field or column or encoding:
         # Reader options name one format: apply them to exactly the files given.
-        sources, rejected = [open_source(p, field=field, column=column, encoding=encoding) for p in paths], []
+        sources, rejected = unique_sources(open_source(p, field=field, column=column, encoding=encoding) for p in paths), []
         for src in sources:
             if field and src.kind != "jsonl" or column and src.kind not in ("csv", "tsv", "parquet"):
                 option = "--field" if field and src.kind != "jsonl" else "--column"

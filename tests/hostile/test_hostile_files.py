@@ -126,3 +126,19 @@ def test_huge_word_count_is_one_line(tmp_path, count):
     assert code == 2, err
     assert "c.wordcounts.tsv:2" in one_line_error(err)
     assert not (tmp_path / "w.tokproj").exists()
+
+
+def test_a_100_kb_token_does_not_hang_the_import(exports, tmp_path):
+    """Recovering merges from ranks splits each token (quadratic in its length): a 100 KB token
+    took hours; tokens beyond any real file's length are reported as unexplained instead."""
+    import base64
+
+    path = tmp_path / "long.tiktoken"
+    ranks = exports["tiktoken"].read_bytes()
+    next_rank = max(int(line.split()[1]) for line in ranks.splitlines() if line.strip()) + 1
+    longest = max((base64.b64decode(line.split()[0]) for line in ranks.splitlines() if line.strip()), key=len)
+    # a long repetition of the longest token: every split step merges, so each costs a full scan
+    path.write_bytes(ranks + base64.b64encode(longest * (100_000 // len(longest))) + b" %d\n" % next_rank)
+    code, out, err = run_inproc(["import", str(path), "--project", str(tmp_path / "p.tokproj")], timeout_s=20)
+    assert code == 0, err
+    assert "not the merge of two lower-ranked tokens" in out

@@ -2,7 +2,10 @@
 
 Thin over the core: parse arguments, call the same functions the window calls, print results to
 stdout (``--json`` makes them machine-readable) and progress to stderr. Every :class:`WorkbenchError`
-becomes one line on stderr and exit status 2; nothing here prints a traceback for bad input.
+becomes one line on stderr and exit status 2; nothing here prints a traceback for bad input. An
+SQLite error that escapes the store (a damaged page met while reading) is one line too. Notes the
+lower layers log on the ``workbench.notes`` logger (a project recovered after a full disk, a file
+given twice, a partial run exported) are printed as one ``note:`` line each.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ def run_inproc(args: list[str], timeout_s: int = 10) -> tuple[int, str, str]:
 def workbench(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
     """The real entry point in a child process, as a user or a script runs it."""
     return subprocess.run([sys.executable, "-m", "workbench", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, check=False)
 
 
 def one_line_error(stderr: str) -> str:
@@ -71,4 +71,4 @@ def limited_memory(limit_bytes: int = 1 << 30):
 def workbench_limited(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
     """The real entry point with a memory cap (see :func:`limited_memory`) and a timeout."""
     return subprocess.run([sys.executable, "-m", "workbench", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout, preexec_fn=limited_memory(2 << 30))
+                          text=True, timeout=timeout, preexec_fn=limited_memory(2 << 30), check=False)

@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hostile_helpers import run_inproc
+from hostile_helpers import Hang, run_inproc
 
 CASES_PER_FORMAT = int(os.environ.get("WORKBENCH_FUZZ_CASES", "40"))
 HOSTILE_NUMBERS = [str(n) for n in (2**40, 2**63, 2**64 + 1, -1, -(2**63))] + ["9" * 5000, "1e9", "0x10"]
@@ -133,7 +133,7 @@ def _check(args: list[str], case: str, failures: list[str]) -> tuple[int, str]:
     except Exception as exc:  # noqa: BLE001 - a traceback is exactly what this test reports
         failures.append(f"{case}: {args[0]} raised {type(exc).__name__}: {exc}"[:300])
         return 1, ""
-    except BaseException as exc:  # the Hang alarm
+    except Hang as exc:  # the alarm
         failures.append(f"{case}: {args[0]} did not finish in 10 s ({type(exc).__name__})")
         return 1, ""
     lines = [line for line in err.splitlines() if line.strip()]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 from hostile_helpers import digest, one_line_error, run_inproc, workbench_limited

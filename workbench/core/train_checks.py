@@ -17,7 +17,7 @@ the vocabulary lists cannot hold, so every export but the merges CSV failed afte
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from workbench.errors import WorkbenchError
 

@@ -309,7 +309,6 @@ class ProjectStore:
     # ---- corpora -------------------------------------------------------------------------------
     def add_corpus(self, path: str | os.PathLike, *, size: int, mtime: float, fingerprint: str,
                    reader_options: dict) -> int:
-        self.check_integrity()
         with self._write() as c:
             return c.execute(
                 "INSERT INTO corpora (path, size, mtime, fingerprint, reader_options, added) "

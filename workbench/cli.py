@@ -2,7 +2,10 @@
 
 Thin over the core: parse arguments, call the same functions the window calls, print results to
 stdout (``--json`` makes them machine-readable) and progress to stderr. Every :class:`WorkbenchError`
-becomes one line on stderr and exit status 2; nothing here prints a traceback for bad input.
+becomes one line on stderr and exit status 2; nothing here prints a traceback for bad input. An
+SQLite error that escapes the store (a damaged page met while reading) is one line too. Notes the
+lower layers log on the ``workbench.notes`` logger (a project recovered after a full disk, a file
+given twice, a partial run exported) are printed as one ``note:`` line each.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import logging
 import os
 import signal
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -23,6 +27,9 @@ from workbench.errors import WorkbenchError
 log = logging.getLogger(__name__)
 
 EXPORT_FORMATS = ("hf", "gpt2", "tiktoken", "wordpiece", "spm-vocab", "merges-csv")
+# ``encode --file`` reads the whole file into memory: far beyond any text one encodes in one go,
+# and small enough that /dev/zero-like input is refused before it costs gigabytes.
+MAX_TEXT_FILE_BYTES = 256 << 20
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -361,15 +368,9 @@ def cmd_encode(args: argparse.Namespace) -> int:
 
 
 def _read_text(path: str) -> str:
-    p = Path(path)
-    if p.is_dir():
-        raise WorkbenchError(f"{path}: is a folder; --file takes one text file")
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise WorkbenchError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise WorkbenchError(f"{path}: cannot read it ({exc.strerror})") from None
+    from workbench.corpus.streams import read_regular_file
+
+    data = read_regular_file(Path(path), MAX_TEXT_FILE_BYTES, what="--file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -515,6 +516,31 @@ COMMANDS = {
 }
 
 
+class _NoteHandler(logging.Handler):
+    """Notes the lower layers log on ``workbench.notes`` (a recovered project, a file given twice,
+    a partial run exported) become one ``workbench CMD: note: …`` line each on stderr."""
+
+    def __init__(self, command: str):
+        super().__init__(logging.INFO)
+        self.command = command
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = " ".join(record.getMessage().split())
+        sys.stderr.write(f"workbench {self.command}: note: {message}\n")
+        sys.stderr.flush()
+
+
+def _damaged_source(args: argparse.Namespace) -> str:
+    """The project or tokenizer a command was reading, for an SQLite error's one line."""
+    for name in ("project", "tokenizer"):
+        value = getattr(args, name, None)
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if value:
+            return str(value)
+    return "the project file"
+
+
 def run_cli(argv: Sequence[str]) -> int:
     """Run one headless command; returns the exit status."""
     parser = build_parser()
@@ -524,11 +550,23 @@ def run_cli(argv: Sequence[str]) -> int:
         return 0
     logfile.install(logfile.cli_log_path())  # None when unwritable: the command runs anyway
     log.info("workbench %s", " ".join(argv))
+    notes = logging.getLogger("workbench.notes")
+    handler = _NoteHandler(args.command)
+    notes.addHandler(handler)
+    notes.setLevel(logging.INFO)
+    notes.propagate = False
     try:
         return COMMANDS[args.command](args)
     except WorkbenchError as exc:
         log.info("workbench %s: error: %s", args.command, exc)
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as exc:  # a damaged page SQLite found while reading
+        print(f"workbench {args.command}: error: {_damaged_source(args)} is damaged ({exc}); "
+              "restore it from a backup", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"workbench {args.command}: error: ran out of memory; give a smaller input", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"workbench {args.command}: interrupted", file=sys.stderr)
@@ -544,3 +582,5 @@ def run_cli(argv: Sequence[str]) -> int:
     except Exception:  # a bug: its traceback goes to the log as well as to stderr
         log.exception("workbench %s failed", args.command)
         raise
+    finally:
+        notes.removeHandler(handler)

@@ -69,7 +69,7 @@ def test_cp1252_file_names_line_offset_and_suggests_encoding(write, tmp_path):
         open_source(path)
     message = str(info.value)
     assert f"win.txt:3: not valid utf-8 at byte {offset}" in message
-    assert "looks like cp1252): re-add with encoding cp1252" in message
+    assert "looks like cp1252): read it with encoding cp1252" in message
     src = open_source(path, encoding="cp1252")
     assert src.reader_options()["encoding"] == "cp1252"
     assert "".join(iter_text(src)) == CP1252_TEXT
@@ -97,7 +97,7 @@ def test_bad_byte_after_the_checked_head_fails_mid_stream_with_line(write, tmp_p
 def test_utf16_bom_is_suggested_and_readable(write, tmp_path):
     text = "hello\nЖук\n" * 120000  # several chunks in the wide-encoding path
     path = write(tmp_path / "u16.txt", text, encoding="utf-16")
-    with pytest.raises(WorkbenchError, match=r"u16\.txt:1: .*UTF-16 byte-order mark\): re-add with encoding utf-16"):
+    with pytest.raises(WorkbenchError, match=r"u16\.txt:1: .*UTF-16 byte-order mark\): read it with encoding utf-16"):
         open_source(path)
     chunks = list(iter_text(open_source(path, encoding="utf-16")))
     assert len(chunks) > 1 and all(c.endswith("\n") for c in chunks)

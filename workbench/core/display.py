@@ -164,6 +164,10 @@ def token_info(tokenizer: Tokenizer, token_id: int, frequencies: Sequence[int] |
 _SEPARATORS = re.compile(r"[\s,;]+")
 
 
+# No vocabulary has ids of more than 18 digits; longer numbers are refused before int() sees them.
+MAX_ID_DIGITS = 18
+
+
 def parse_ids(text: str) -> list[int]:
     """Ids from ``1, 2 3`` or ``[1, 2, 3]``; a bad item raises WorkbenchError naming it."""
     text = text.strip()
@@ -174,6 +178,8 @@ def parse_ids(text: str) -> list[int]:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise WorkbenchError(f"not a valid JSON list of ids ({exc.msg} at character {exc.pos + 1})") from None
+        except (ValueError, RecursionError):  # a number of thousands of digits, or deep nesting
+            raise WorkbenchError("not a list of ids: a number is too long or the list is nested too deeply") from None
         if isinstance(value, dict) and isinstance(value.get("ids"), list):
             value = value["ids"]  # `workbench encode --json` output pasted whole
         if not isinstance(value, list):
@@ -190,7 +196,12 @@ def parse_ids(text: str) -> list[int]:
             if not re.fullmatch(r"-?\d+", stripped):
                 shown = stripped if len(stripped) <= 20 else stripped[:20] + "…"
                 raise WorkbenchError(f"item {position} ({shown!r}) is not an id: ids are whole numbers")
+            if len(stripped.lstrip("-0")) > MAX_ID_DIGITS:  # int() refuses 4,300+ digits with a traceback
+                raise WorkbenchError(f"item {position} ({stripped[:20]}…, {len(stripped)} digits) is far too large "
+                                     "to be an id")
             item = int(stripped)
+        elif item >= 10 ** MAX_ID_DIGITS:
+            raise WorkbenchError(f"item {position} ({str(item)[:20]}…) is far too large to be an id")
         if item < 0:
             raise WorkbenchError(f"item {position} ({item}) is negative: ids start at 0")
         ids.append(item)

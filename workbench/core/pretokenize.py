@@ -14,6 +14,13 @@ achieves by padding them with spaces).
 Only ``whitespace`` and ``bert`` drop characters; every other preset covers the text, which is what makes
 ``decode(encode(s)) == s`` hold — for ``metaspace`` on text without a literal ``▁``, which decodes
 as a space there, as it does in SentencePiece.
+
+A custom pattern never drops text either: whatever it does not match (the gaps between matches,
+and everything around empty matches such as ``a*`` finds) stays, each gap its own piece — what
+Hugging Face's ``Split(pattern, "isolated")`` does, so an exported tokenizer.json agrees. Dropping
+text silently (``a*`` once encoded "banana split" as "aaa") is never what a user meant; tiktoken,
+which does drop unmatched text, is the one exporter that cannot express this (its export check
+reports the difference).
 """
 
 from __future__ import annotations
@@ -103,12 +110,19 @@ class PreTokenizer:
             if text:
                 yield 0, len(text)
             return
-        timeout = CUSTOM_TIMEOUT_S if self.name == "custom" else None
+        custom = self.name == "custom"
+        timeout = CUSTOM_TIMEOUT_S if custom else None
         try:
+            pos = 0
             for match in compiled.finditer(text, concurrent=True, timeout=timeout):
                 start, end = match.span()
                 if end > start:
+                    if custom and start > pos:
+                        yield pos, start  # text the pattern skipped stays, as its own piece
                     yield start, end
+                    pos = end
+            if custom and pos < len(text):
+                yield pos, len(text)
         except TimeoutError as exc:
             raise WorkbenchError(
                 f"the pre-tokenizer pattern took longer than {CUSTOM_TIMEOUT_S:.0f} s on one text "

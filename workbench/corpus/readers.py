@@ -267,7 +267,7 @@ def find_decode_error(src: CorpusSource) -> WorkbenchError:
             lines += part.count(b"\n")
             offset += len(part)
             if not block:
-                return WorkbenchError(f"{src.path}: cannot decode the text as {codec}: re-add it with its encoding")
+                return WorkbenchError(f"{src.path}: cannot decode the text as {codec}: read it with its real encoding")
 
 
 def _find_wide_decode_error(src: CorpusSource, codec: str) -> WorkbenchError:
@@ -283,7 +283,7 @@ def _find_wide_decode_error(src: CorpusSource, codec: str) -> WorkbenchError:
                 return sniff.decode_error(src.path, lines + 1, offset + exc.start, codec, block)
             offset += len(block)
             if not block:
-                return WorkbenchError(f"{src.path}: cannot decode the text as {codec}: re-add it with its encoding")
+                return WorkbenchError(f"{src.path}: cannot decode the text as {codec}: read it with its real encoding")
 
 
 # --- line-structured files ------------------------------------------------------------------------

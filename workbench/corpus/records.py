@@ -50,6 +50,10 @@ def parse_json_line(line: str, where: str) -> Any:
         return json.loads(line)
     except json.JSONDecodeError as exc:
         raise WorkbenchError(f"{where}: not valid JSON ({exc.msg}): fix the line or remove it") from None
+    except RecursionError:  # json recurses once per level: 100,000 nested brackets overflow it
+        raise WorkbenchError(f"{where}: JSON nested too deeply to read: fix the line or remove it") from None
+    except ValueError:  # a number of more than 4,300 digits, which int() refuses
+        raise WorkbenchError(f"{where}: a JSON number is too long to read: fix the line or remove it") from None
 
 
 def choose_field(record: Any, field: str | None, where: str) -> str | None:
@@ -113,6 +117,11 @@ def choose_column(header: Sequence[str], column: str | int | None, where: str) -
     raise WorkbenchError(f"{where}: which column holds the text? (columns: {names}): choose the column")
 
 
+# Counts are summed over words and files and stored as SQLite 64-bit integers: 10**12 per word
+# (a thousand billion occurrences) leaves room for a million such words below 2**63.
+MAX_WORD_COUNT = 10**12
+
+
 def parse_count_line(line: str, where: str) -> tuple[str, int]:
     """``word<TAB>count`` → ``(word, count)``; the word is kept exactly (leading spaces matter)."""
     word, tab, count_text = line.rpartition("\t")
@@ -123,6 +132,9 @@ def parse_count_line(line: str, where: str) -> tuple[str, int]:
         raise WorkbenchError(f"{where}: count {count_text!r} is not a whole number >= 0: fix the line")
     if not word:
         raise WorkbenchError(f"{where}: the word is empty: fix or remove the line")
+    if len(count_text.lstrip("0")) > len(str(MAX_WORD_COUNT)) or int(count_text) > MAX_WORD_COUNT:
+        raise WorkbenchError(f"{where}: count {count_text[:24]}{'…' if len(count_text) > 24 else ''} is larger "
+                             f"than any corpus holds (at most {MAX_WORD_COUNT:.0e}): fix the line")
     return word, int(count_text)
 
 

@@ -69,7 +69,9 @@ def binary_reason(head: bytes, encoding: str | None) -> str | None:
     NUL bytes are normal in UTF-16/32, so a BOM or an explicit wide encoding disables that test.
     """
     sample = head[:BINARY_SAMPLE]
-    if not sample:
+    if not sample or encoding is not None:
+        # An encoding the user named is honoured: decoding decides (a valid UTF-8 file may hold
+        # NUL characters), and a file that does not decode is refused with its line.
         return None
     wide = is_wide_encoding(encoding) or (
         encoding is None and bom_encoding(sample) in ("utf-16", "utf-32")
@@ -77,7 +79,7 @@ def binary_reason(head: bytes, encoding: str | None) -> str | None:
     if wide:
         return None
     if b"\x00" in sample:
-        return "NUL bytes in the first 8 KB"
+        return "NUL bytes in the first 8 KB; name its encoding, e.g. utf-8, to read it anyway"
     controls = sum(n for byte, n in Counter(sample).items() if byte < 32 and byte not in _TEXT_CONTROLS)
     if controls / len(sample) > _CONTROL_SHARE_LIMIT:
         return f"{controls * 100 // len(sample)}% control characters in the first 8 KB"
@@ -140,16 +142,16 @@ def decode_error(
     used = encoding or "utf-8"
     where = f"{path}:{line}: not valid {used} at byte {offset}"
     if encoding not in (None, "utf-8", "utf_8", "utf-8-sig", "utf_8_sig"):
-        return WorkbenchError(f"{where}: the file is not in {used}; re-add it with its real encoding")
+        return WorkbenchError(f"{where}: the file is not in {used}; read it with its real encoding")
     guess = bom_encoding(window) if offset < 4 else None
     if guess in ("utf-16", "utf-32"):
         return WorkbenchError(
-            f"{where} (starts with a {str(guess).upper()} byte-order mark): re-add with encoding {guess}"
+            f"{where} (starts with a {str(guess).upper()} byte-order mark): read it with encoding {guess}"
         )
     if mostly_utf8(window):
         return WorkbenchError(
             f"{where} (the rest looks like UTF-8; the file is damaged here): fix or remove the bad "
-            "bytes, or re-add with encoding latin-1 to read it anyway"
+            "bytes, or read it with encoding latin-1 anyway"
         )
     guess = guess_encoding(window)
-    return WorkbenchError(f"{where} (looks like {guess}): re-add with encoding {guess}")
+    return WorkbenchError(f"{where} (looks like {guess}): read it with encoding {guess}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import logging
 import os
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ _EXTENSIONS = {
 }
 SUPPORTED = ".txt .jsonl .csv .tsv .parquet .counts .wordcounts.tsv (optionally .gz)"
 HEAD_BYTES = 64 * 1024
+_NOTES = logging.getLogger("workbench.notes")  # one line each on stderr in the CLI
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,7 @@ def open_source(
     if wide:
         raise WorkbenchError(
             f"{p}:1: not valid utf-8 at byte 0 (looks like {wide} without a byte-order mark): "
-            f"re-add with encoding {wide}"
+            f"read it with encoding {wide}"
         )
     if reason:
         raise WorkbenchError(f"{p}: looks binary, not text ({reason}): pick a text file ({SUPPORTED})")
@@ -201,6 +203,33 @@ def _open_parquet(p: Path, size: int, column: str | int | None) -> CorpusSource:
     return CorpusSource(p, "parquet", size, False, None, names[index], None)
 
 
+def _identity(path: Path) -> object:
+    """Device and inode when the file exists (hard and symbolic links agree), else the resolved path."""
+    try:
+        st = path.stat()
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return path.resolve()
+
+
+def unique_sources(sources: Iterable[CorpusSource]) -> list[CorpusSource]:
+    """``sources`` with each file once (by device and inode), with a note for every repeat.
+
+    For callers that open files themselves (training with explicit reader options) instead of
+    going through :func:`expand_paths`, which applies the same rule.
+    """
+    seen: dict[object, Path] = {}
+    kept: list[CorpusSource] = []
+    for src in sources:
+        key = _identity(src.path)
+        if key in seen:
+            _NOTES.warning(f"{src.path}: given more than once (same file as {seen[key]}): read once")
+            continue
+        seen[key] = src.path
+        kept.append(src)
+    return kept
+
+
 def _is_hidden(path: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in path.relative_to(root).parts)
 
@@ -221,14 +250,17 @@ def expand_paths(
     """
     sources: list[CorpusSource] = []
     messages: list[str] = []
-    seen: set[Path] = set()
+    seen: dict[object, Path] = {}
     options = {"field": field, "column": column, "encoding": encoding, "kind": kind}
 
     def add(candidate: Path) -> None:
-        key = candidate.resolve()
+        key = _identity(candidate)
         if key in seen:
+            # The same file twice (repeated, through a link, or inside a folder also given) would
+            # count its text twice; read it once and say so.
+            _NOTES.warning(f"{candidate}: given more than once (same file as {seen[key]}): read once")
             return
-        seen.add(key)
+        seen[key] = candidate
         try:
             sources.append(open_source(candidate, **options))
         except WorkbenchError as exc:

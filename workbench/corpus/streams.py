@@ -8,6 +8,8 @@ with the file size), and errors that name the file instead of ``OSError: [Errno 
 from __future__ import annotations
 
 import gzip
+import os
+import stat
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,6 +40,43 @@ def gzip_error(path: Path, exc: Exception) -> WorkbenchError:
 
 
 GZIP_ERRORS = (gzip.BadGzipFile, zlib.error, EOFError)
+
+
+def regular_file_size(path: Path, what: str = "") -> int:
+    """Size of ``path`` if it is a regular file; otherwise one line saying what it is instead.
+
+    Checked with ``stat`` *before* any ``open()``: opening a FIFO waits for a writer forever,
+    and ``/dev/zero`` or a terminal never ends, so no command may read either.
+    """
+    label = f"{what} {path}" if what else str(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise os_error(path, exc) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise WorkbenchError(f"{label}: is a folder, not a file: give one file")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise WorkbenchError(f"{label}: is {kind}, not a regular file: save the text to a file and give that")
+    return st.st_size
+
+
+def read_regular_file(path: Path, limit: int, what: str = "") -> bytes:
+    """All bytes of a regular file of at most ``limit`` bytes, or one line saying why not."""
+    label = f"{what} {path}" if what else str(path)
+    size = regular_file_size(path, what)
+    if size > limit:
+        raise WorkbenchError(f"{label}: {size / 1e6:.0f} MB is more than the {limit / 1e6:.0f} MB one "
+                             "command reads at once: split the file or use `workbench stats`")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)  # +1: a file that grew after stat is still caught
+    except OSError as exc:
+        raise os_error(path, exc) from None
+    if len(data) > limit:
+        raise WorkbenchError(f"{label}: grew beyond {limit / 1e6:.0f} MB while being read: give a finished file")
+    return data
 
 
 @contextmanager

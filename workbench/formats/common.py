@@ -5,16 +5,42 @@ Leaves out anything format-specific; each format module owns its own layout and 
 
 from __future__ import annotations
 
+import json
+import os
+import stat
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 from workbench.formats.bytes_unicode import bytes_to_unicode_str
 
 
+# The largest tokenizer file read (o200k's .tiktoken is 3.6 MB, big tokenizer.json files ~30 MB).
+MAX_TOKENIZER_FILE_BYTES = 512 << 20
+
+
+def check_regular(path: Path) -> int:
+    """Size of ``path``; a FIFO, device or socket is refused *before* ``open()`` could block on it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise WorkbenchError(f"{path}: no such file: check the path") from None
+    except OSError as exc:
+        raise WorkbenchError(f"{path}: cannot read ({exc.strerror}): check permissions") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise WorkbenchError(f"{path} is a folder: give the tokenizer file itself")
+    if not stat.S_ISREG(st.st_mode):
+        raise WorkbenchError(f"{path}: not a regular file (a pipe or device): give the tokenizer file itself")
+    if st.st_size > MAX_TOKENIZER_FILE_BYTES:
+        raise WorkbenchError(f"{path}: {st.st_size / 1e6:.0f} MB is far larger than any tokenizer file "
+                             f"(limit {MAX_TOKENIZER_FILE_BYTES / 1e6:.0f} MB): check the path")
+    return st.st_size
+
+
 def read_bytes(path: Path) -> bytes:
     """File contents, or a one-line error a user can act on."""
+    check_regular(path)
     try:
         return path.read_bytes()
     except FileNotFoundError:
@@ -23,6 +49,22 @@ def read_bytes(path: Path) -> bytes:
         raise WorkbenchError(f"{path} is a folder: give the tokenizer file itself") from None
     except OSError as exc:
         raise WorkbenchError(f"{path}: cannot read ({exc.strerror}): check permissions") from None
+
+
+def load_json(data: bytes, name: str, what: str = "JSON") -> object:
+    """Parse JSON bytes; every way it can fail (syntax, encoding, 100,000-deep nesting, a
+    5,000-digit number) is one line naming the file."""
+    try:
+        return json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise WorkbenchError(f"{name} line {line}: not valid UTF-8 text: re-save the file as UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise WorkbenchError(f"{name} line {exc.lineno}: invalid {what} ({exc.msg}): fix the file") from None
+    except RecursionError:
+        raise WorkbenchError(f"{name}: {what} nested too deeply to be a tokenizer file: fix the file") from None
+    except ValueError as exc:  # int() refusing thousands of digits
+        raise WorkbenchError(f"{name}: invalid {what} ({str(exc)[:80]}): fix the file") from None
 
 
 def read_text(path: Path) -> str:
@@ -57,8 +99,34 @@ def _special_name(tokenizer: Tokenizer, token_id: int) -> str:
     raise KeyError(token_id)
 
 
+# How many unused ids a vocabulary may leave beside its entries. Real files are dense or nearly so
+# (cl100k leaves 19 ids free before its specials); a lone id of 10**9 in a 4 KB file would make
+# the dense vocabulary below take gigabytes, so it is refused before anything is allocated.
+MAX_UNUSED_IDS = 4096
+
+
+def check_id_range(ids: Iterable[int], entries: int, source: str, what: str = "id") -> None:
+    """Refuse ids a file of ``entries`` entries cannot densely hold (negative, or far beyond)."""
+    limit = entries + max(MAX_UNUSED_IDS, entries)
+    for token_id in ids:
+        if isinstance(token_id, bool) or not isinstance(token_id, int):
+            raise WorkbenchError(f"{source}: {what} {token_id!r} is not a whole number: fix the file")
+        if token_id < 0:
+            raise WorkbenchError(f"{source}: {what} {token_id} is negative: {what}s must be 0 or more")
+        if token_id >= limit:
+            shown = str(token_id) if token_id < 10**30 else f"{str(token_id)[:12]}… ({len(str(token_id))} digits)"
+            raise WorkbenchError(
+                f"{source}: {what} {shown} is far beyond the {entries} entries the file holds "
+                f"({what}s must be dense, below {limit}): fix the file")
+
+
 def assemble_vocab(pieces: Mapping[int, bytes], specials: Mapping[str, int], source: str) -> tuple[bytes, ...]:
-    """A dense id-indexed vocabulary; unused ids hold ``b""``. Specials take their own ids."""
+    """A dense id-indexed vocabulary; unused ids hold ``b""``. Specials take their own ids.
+
+    Ids are checked against the number of entries first (:func:`check_id_range`), so a hostile
+    id can cost a message, never memory.
+    """
+    check_id_range([*pieces.keys(), *specials.values()], len(pieces) + len(specials), source)
     size = max([*pieces.keys(), *specials.values(), -1]) + 1
     vocab = [b""] * size
     for token_id, piece in pieces.items():
@@ -93,3 +161,43 @@ def text_vocab(tokenizer: Tokenizer, *, with_specials: bool, label: str) -> tupl
         vocab[text] = token_id
         text_of[token_id] = text
     return vocab, text_of
+
+
+def validate_tokenizer(tokenizer: Tokenizer, source: str) -> None:
+    """Check an imported tokenizer as a whole before anything stores or encodes with it.
+
+    The readers check their own layout; this checks what every later step relies on, whatever the
+    format: merges name existing, distinct ids and make the concatenation of their parts, special
+    ids are in range, the pre-tokenizer compiles and the normalizer names exist. A tokenizer
+    that passes can be stored and encoded; one that does not is refused in one line.
+    """
+    from workbench.core.normalize import parse_normalizer
+    from workbench.core.pretokenize import make_pretokenizer
+
+    size = len(tokenizer.vocab)
+    if size == 0:
+        raise WorkbenchError(f"{source}: the vocabulary is empty")
+    if tokenizer.units not in ("bytes", "chars") or tokenizer.merge_rule not in ("pairs", "bytes"):
+        raise WorkbenchError(f"{source}: unknown units {tokenizer.units!r} or merge rule {tokenizer.merge_rule!r}")
+    specials = tokenizer.special_ids
+    for token, token_id in tokenizer.special_tokens.items():
+        if not isinstance(token, str) or not token or not isinstance(token_id, int) or not 0 <= token_id < size:
+            raise WorkbenchError(f"{source}: special token {token!r} has no valid id ({token_id!r})")
+    made: set[int] = set()
+    for rank, merge in enumerate(tokenizer.merges):
+        left, right, new = merge
+        if not all(isinstance(i, int) and 0 <= i < size for i in merge):
+            raise WorkbenchError(f"{source}: merge {rank} names an id outside the vocabulary of {size}")
+        if new in specials or left in specials or right in specials:
+            raise WorkbenchError(f"{source}: merge {rank} uses the special token id {new if new in specials else left}")
+        if tokenizer.vocab[new] != tokenizer.vocab[left] + tokenizer.vocab[right]:
+            raise WorkbenchError(f"{source}: merge {rank} makes id {new}, whose piece is not its two parts joined")
+        if new in made:
+            raise WorkbenchError(f"{source}: id {new} is made by two merges (second: merge {rank})")
+        made.add(new)
+    if tokenizer.unk_token is not None and tokenizer.unk_token not in tokenizer.special_tokens:
+        raise WorkbenchError(f"{source}: the unknown token {tokenizer.unk_token!r} is not one of its tokens")
+    if not isinstance(tokenizer.end_of_word, str):
+        raise WorkbenchError(f"{source}: the end-of-word marker must be text")
+    make_pretokenizer(tokenizer.pretokenizer)
+    parse_normalizer(tuple(tokenizer.normalizer))

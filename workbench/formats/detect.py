@@ -8,7 +8,7 @@ the tokenizer (assumed pattern, recognised public file …) for the CLI and wind
 
 from __future__ import annotations
 
-import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,11 +16,13 @@ import regex
 
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
+from workbench.formats.common import check_regular, load_json, read_bytes, validate_tokenizer
 from workbench.formats.gpt2_files import read_gpt2
 from workbench.formats.hf_json import read_hf_json
 from workbench.formats.tiktoken_file import SIDECAR_FORMAT, read_tiktoken
 from workbench.formats.vocab_lists import read_spm_vocab, read_wordpiece
 
+_log = logging.getLogger(__name__)
 FORMATS = ("hf", "gpt2", "tiktoken", "wordpiece", "spm-vocab", "merges-csv")
 _RANK_LINE = regex.compile(rb"^[A-Za-z0-9+/]+=*[ \t]+\d+\r?$")
 _SPM_LINE = regex.compile(r"^[^\t]+\t-?\d+(\.\d+)?([eE][-+]?\d+)?\r?$")
@@ -46,6 +48,7 @@ def detect_format(path: str | Path) -> str:
         raise WorkbenchError(f"{path}: folder holds neither vocab.json + merges.txt nor tokenizer.json")
     if not path.exists():
         raise WorkbenchError(f"{path}: no such file: check the path")
+    check_regular(path)
     name = path.name.lower()
     if name.endswith(".tiktoken"):
         return "tiktoken"
@@ -82,12 +85,7 @@ def detect_format(path: str | Path) -> str:
 
 
 def _json_kind(path: Path) -> str:
-    try:
-        document = json.loads(path.read_text("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise WorkbenchError(f"{path.name}: starts like JSON but is not UTF-8 text: re-save it as UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise WorkbenchError(f"{path.name} line {exc.lineno}: invalid JSON ({exc.msg}): fix the file") from None
+    document = load_json(read_bytes(path), path.name)
     if isinstance(document, dict) and "model" in document:
         return "hf"
     if isinstance(document, dict) and document.get("format") == SIDECAR_FORMAT:
@@ -97,10 +95,29 @@ def _json_kind(path: Path) -> str:
     raise WorkbenchError(f"{path.name}: a JSON file that is neither tokenizer.json nor a GPT-2 vocab.json")
 
 
+# What a reader's own checks may still miss in a hostile file: a value of the wrong JSON type
+# deep inside, a number Python refuses, nesting beyond the recursion limit. Each becomes one line
+# naming the file (and is logged with its traceback for us), never a traceback for the user.
+_MALFORMED = (AttributeError, TypeError, KeyError, IndexError, ValueError, OverflowError, RecursionError)
+
+
 def import_tokenizer(path: str | Path, *, pattern: str | None = None) -> ImportResult:
-    """Detect and load ``path``; ``pattern`` is the pre-tokenizer for files that carry none
-    (an unknown ``.tiktoken`` without sidecar, a GPT-2 pair)."""
+    """Detect, load and validate ``path``; ``pattern`` is the pre-tokenizer for files that carry
+    none (an unknown ``.tiktoken`` without sidecar, a GPT-2 pair). Everything is checked here,
+    before a caller stores or encodes anything (:func:`~workbench.formats.common.validate_tokenizer`)."""
     path = Path(path)
+    try:
+        result = _import(path, pattern)
+        validate_tokenizer(result.tokenizer, path.name)
+    except _MALFORMED as exc:
+        _log.debug("malformed tokenizer file %s", path, exc_info=True)
+        detail = " ".join(str(exc).split())[:120]
+        raise WorkbenchError(f"{path.name} is malformed ({detail}): "
+                             "fix the file or export it again") from None
+    return result
+
+
+def _import(path: Path, pattern: str | None) -> ImportResult:
     fmt = detect_format(path)
     if fmt == "hf":
         tokenizer, notes = read_hf_json(path / "tokenizer.json" if path.is_dir() else path)

@@ -24,7 +24,14 @@ from workbench.formats.bytes_unicode import (
     byte_encoder,
     is_byte_level_text,
 )
-from workbench.formats.common import assemble_vocab, read_text, text_vocab
+from workbench.formats.common import (
+    assemble_vocab,
+    check_id_range,
+    load_json,
+    read_bytes,
+    read_text,
+    text_vocab,
+)
 
 MERGES_HEADER = "#version: 0.2"
 
@@ -129,10 +136,7 @@ def read_gpt2(vocab_path: Path, merges_path: Path | None = None, pattern: str | 
 
 
 def _read_vocab_json(path: Path) -> dict[str, int]:
-    try:
-        raw = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise WorkbenchError(f"{path.name} line {exc.lineno}: invalid JSON ({exc.msg}): fix the file") from None
+    raw = load_json(read_bytes(path), path.name)
     if not isinstance(raw, dict):
         raise WorkbenchError(f"{path.name}: expected an object mapping each piece to its id")
     seen: dict[int, str] = {}
@@ -142,4 +146,7 @@ def _read_vocab_json(path: Path) -> dict[str, int]:
         if token_id in seen:
             raise WorkbenchError(f"{path.name}: id {token_id} is given to both {seen[token_id]!r} and {text!r}")
         seen[token_id] = text
+    check_id_range(raw.values(), len(raw), path.name)  # before anything sized by the largest id
+    if not raw:
+        raise WorkbenchError(f"{path.name}: the vocabulary is empty")
     return raw

@@ -42,7 +42,7 @@ from workbench.core.model import Tokenizer
 from workbench.core.pretokenize import METASPACE, PRESET_PATTERNS, make_pretokenizer
 from workbench.errors import WorkbenchError
 from workbench.formats.bytes_unicode import byte_decoder, is_byte_level_text
-from workbench.formats.common import assemble_vocab, read_bytes, text_vocab
+from workbench.formats.common import assemble_vocab, check_id_range, load_json, read_bytes, text_vocab
 
 # Our metaspace split (a piece starts at each run of ▁ that follows something else) as a regex.
 METASPACE_SPLIT = f"{METASPACE}+[^{METASPACE}]*|[^{METASPACE}]+"
@@ -233,12 +233,7 @@ def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
     """Load a ``tokenizer.json`` with a BPE model as a :class:`Tokenizer` plus notes."""
     path = Path(path)
     name = path.name
-    try:
-        document = json.loads(read_bytes(path).decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise WorkbenchError(f"{name}: not UTF-8 text: is this a tokenizer.json?") from None
-    except json.JSONDecodeError as exc:
-        raise WorkbenchError(f"{name} line {exc.lineno}: invalid JSON ({exc.msg}): fix the file") from None
+    document = load_json(read_bytes(path), name)
     if not isinstance(document, dict) or not isinstance(document.get("model"), dict):
         raise WorkbenchError(f"{name}: no \"model\" object: this is not a Hugging Face tokenizer.json")
     model = document["model"]
@@ -270,15 +265,23 @@ def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
     raw_vocab = model.get("vocab")
     if not isinstance(raw_vocab, dict):
         raise WorkbenchError(f"{name}: model.vocab must be an object of piece → id")
+    added_tokens = document.get("added_tokens") or []
+    if not isinstance(added_tokens, list):
+        raise WorkbenchError(f"{name}: added_tokens must be a list")
+    # Every id, checked against the number of entries before anything is sized by the largest.
+    check_id_range(list(raw_vocab.values()) + [e.get("id") for e in added_tokens if isinstance(e, dict)],
+                   len(raw_vocab) + len(added_tokens), f"{name} model.vocab/added_tokens")
     specials: dict[str, int] = {}
-    for entry in document.get("added_tokens") or []:
-        try:
-            specials[str(entry["content"])] = int(entry["id"])
-        except (KeyError, TypeError, ValueError):
-            raise WorkbenchError(f"{name}: an added_tokens entry lacks \"content\" or \"id\"") from None
+    for entry in added_tokens:
+        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or not entry["content"] \
+                or not isinstance(entry.get("id"), int) or isinstance(entry.get("id"), bool):
+            raise WorkbenchError(f"{name}: an added_tokens entry lacks a \"content\" string or a whole-number \"id\"")
+        specials[entry["content"]] = entry["id"]
         if not entry.get("special", False):
             notes.append(f"added token {entry['content']!r} is not marked special: imported as a special token")
     eow = model.get("end_of_word_suffix") or ""
+    if not isinstance(eow, str):
+        raise WorkbenchError(f"{name}: model.end_of_word_suffix must be a string or null")
     units = "bytes" if byte_level else "chars"
 
     def to_bytes(text: str) -> bytes:
@@ -294,6 +297,8 @@ def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
             raise WorkbenchError(f"{name}: model.vocab id of {text!r} is {token_id!r}, not a whole number")
         if text in specials and specials[text] == token_id:
             continue
+        if isinstance(token_id, bool):
+            raise WorkbenchError(f"{name}: model.vocab id of {text!r} is {token_id!r}, not a whole number")
         if byte_level and not is_byte_level_text(text):
             raise WorkbenchError(
                 f"{name}: vocab piece {text!r} (id {token_id}) is not byte-level text although the tokenizer is byte-level"
@@ -331,7 +336,9 @@ def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
             raise WorkbenchError(f"{name}: end_of_word_suffix with a byte-level vocabulary is not supported")
         merges = _from_end_of_word_model(pieces, merges, eow, notes)
     if model.get("unk_token"):
-        unk = str(model["unk_token"])
+        if not isinstance(model["unk_token"], str):
+            raise WorkbenchError(f"{name}: model.unk_token must be a string or null")
+        unk = model["unk_token"]
         if unk not in specials and unk in id_of_text:
             specials[unk] = id_of_text[unk]
             del pieces[id_of_text[unk]]
@@ -374,10 +381,20 @@ def _from_end_of_word_model(pieces: dict[int, bytes], merges: list[tuple[int, in
     return front + merges
 
 
+def _components(spec: object, key: str, name: str, where: str) -> list[dict]:
+    """The items of a component or a ``Sequence`` of them, each checked to be an object."""
+    if not isinstance(spec, dict):
+        raise WorkbenchError(f"{name}: {where} must be an object or null")
+    items = spec.get(key, []) if spec.get("type") == "Sequence" else [spec]
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise WorkbenchError(f"{name}: {where}.{key} must be a list of objects")
+    return items
+
+
 def _read_normalizer(spec: dict | None, name: str) -> tuple[tuple[str, ...], bool]:
     if not spec:
         return (), False
-    items = spec.get("normalizers", []) if spec.get("type") == "Sequence" else [spec]
+    items = _components(spec, "normalizers", name, "normalizer")
     out: list[str] = []
     metaspace = False
     types = [item.get("type") for item in items]
@@ -406,7 +423,7 @@ def _read_pretokenizer(spec: dict | None, name: str) -> tuple[str, bool]:
     """``(pre-tokenizer spec, byte_level)``."""
     if not spec:
         return "none", False
-    items = spec.get("pretokenizers", []) if spec.get("type") == "Sequence" else [spec]
+    items = _components(spec, "pretokenizers", name, "pre_tokenizer")
     pattern: str | None = None
     byte_level = False
     for item in items:
@@ -418,12 +435,12 @@ def _read_pretokenizer(spec: dict | None, name: str) -> tuple[str, bool]:
                     "(only Isolated, not inverted)"
                 )
             raw = item.get("pattern") or {}
-            if "Regex" in raw:
+            if isinstance(raw, dict) and isinstance(raw.get("Regex"), str):
                 found = raw["Regex"]
-            elif "String" in raw:
+            elif isinstance(raw, dict) and isinstance(raw.get("String"), str):
                 found = regex.escape(raw["String"])
             else:
-                raise WorkbenchError(f"{name}: Split pre-tokenizer has no pattern")
+                raise WorkbenchError(f"{name}: Split pre-tokenizer has no pattern string")
             if pattern is not None:
                 raise WorkbenchError(f"{name}: more than one splitting pre-tokenizer is not supported")
             pattern = _preset_of_hf_pattern(found)
@@ -444,12 +461,13 @@ def _read_pretokenizer(spec: dict | None, name: str) -> tuple[str, bool]:
     return pattern or "none", byte_level
 
 
-def _mentions_bytelevel(spec: dict | None) -> bool:
-    if not spec:
+def _mentions_bytelevel(spec: object, depth: int = 0) -> bool:
+    if not isinstance(spec, dict) or depth > 20:
         return False
     if spec.get("type") == "ByteLevel":
         return True
-    return any(_mentions_bytelevel(item) for item in spec.get("decoders", []) or [])
+    decoders = spec.get("decoders")
+    return isinstance(decoders, list) and any(_mentions_bytelevel(item, depth + 1) for item in decoders)
 
 
 # ------------------------------------------------------------------------------------- WordPiece

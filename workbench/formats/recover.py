@@ -31,16 +31,25 @@ def split_below(ranks: Mapping[bytes, int], piece: bytes, max_rank: int) -> list
     return parts
 
 
+# Splitting a token costs up to len(token)**2 steps: real files stop at 128 bytes (cl100k), a
+# hostile one with a 100 KB token would take hours. Longer tokens are reported as unexplained.
+MAX_RECOVER_BYTES = 256
+
+
 def recover_merges(ranks: Mapping[bytes, int]) -> tuple[list[tuple[int, int, int]], list[int]]:
     """``(merges in rank order, ids of tokens no two-part split explains)``.
 
     Single bytes are base symbols. A multi-byte token whose parts are not two known tokens (a
-    hand-edited file) is reported instead of invented; real OpenAI files have none.
+    hand-edited file), or one longer than :data:`MAX_RECOVER_BYTES`, is reported instead of
+    invented; real OpenAI files have none.
     """
     merges: list[tuple[int, int, int]] = []
     unexplained: list[int] = []
     for piece, rank in sorted(ranks.items(), key=lambda item: item[1]):
         if len(piece) < 2:
+            continue
+        if len(piece) > MAX_RECOVER_BYTES:
+            unexplained.append(rank)
             continue
         parts = split_below(ranks, piece, rank)
         if len(parts) != 2:

@@ -29,7 +29,8 @@ from pathlib import Path
 from workbench.core.model import Tokenizer
 from workbench.core.pretokenize import PRESET_PATTERNS, make_pretokenizer
 from workbench.errors import WorkbenchError
-from workbench.formats.common import assemble_vocab, read_bytes
+from workbench.core.normalize import parse_normalizer
+from workbench.formats.common import assemble_vocab, check_id_range, load_json, read_bytes
 from workbench.formats.recover import recover_merges
 
 ENDOFTEXT = "<|endoftext|>"
@@ -78,7 +79,29 @@ def tiktoken_pattern(pretokenizer: str) -> str:
         )
     if pre.pattern is None:
         return WHOLE_TEXT_PATTERN
+    if pre.name == "custom":
+        _refuse_uncovering_pattern(pre)
     return pre.pattern
+
+
+# Text a custom pattern is probed on before a tiktoken export (letters, digits, punctuation,
+# spaces, line breaks, non-Latin scripts).
+_PROBE = "Hello, world! It's 2024-06-01.\n\tÜber 数字 123 — x_y  z\r\n"
+
+
+def _refuse_uncovering_pattern(pre) -> None:
+    """tiktoken drops text its pattern does not match (and its Rust core panics on an empty
+    match), while our custom pre-tokenizer keeps such text as its own pieces: refuse the export
+    rather than write a file that encodes differently or crashes its loader."""
+    compiled = pre.compiled()
+    empty = compiled.search("") is not None or any(m.start() == m.end() for m in compiled.finditer(_PROBE))
+    covered = sum(b - a for a, b in ((m.start(), m.end()) for m in compiled.finditer(_PROBE)))
+    if empty or covered < len(_PROBE):
+        why = "matches empty strings" if empty else "skips text"
+        raise WorkbenchError(
+            f"the custom pre-tokenizer {pre.pattern!r} {why}; tiktoken would drop that text (the workbench keeps it): "
+            "export as hf instead, or train with a pattern that covers all text"
+        )
 
 
 def parse_ranks(data: bytes, source: str) -> dict[bytes, int]:
@@ -137,6 +160,8 @@ def _parse_ranks_checked(data: bytes, source: str) -> dict[bytes, int]:
             shown = fields[0][:40].decode("ascii", "replace")
             raise WorkbenchError(f"{source} line {number}: {shown!r} is not valid base64") from None
         try:
+            if len(fields[1]) > 19:  # int() of thousands of digits is slow, then refused
+                raise ValueError
             rank = int(fields[1])
         except ValueError:
             shown = fields[1][:20].decode("ascii", "replace")
@@ -153,6 +178,7 @@ def _parse_ranks_checked(data: bytes, source: str) -> dict[bytes, int]:
         seen_rank[rank] = number
     if not ranks:
         raise WorkbenchError(f"{source}: no ranks found: is this a .tiktoken file?")
+    check_id_range(ranks.values(), len(ranks), source, what="rank")
     return ranks
 
 
@@ -176,15 +202,7 @@ def read_tiktoken(path: Path, pattern: str | None = None) -> tuple[Tokenizer, li
             notes.append("ignored the given pattern: the public file's own pattern applies")
     elif sidecar_path(path).exists():
         side = _read_sidecar(sidecar_path(path))
-        name = str(side.get("name") or path.stem)
-        settings = side.get("workbench") or {}
-        pretokenizer = settings.get("pretokenizer") or side["pat_str"]
-        if pretokenizer != "none" and side["pat_str"] == WHOLE_TEXT_PATTERN:
-            pretokenizer = "none"
-        specials = {str(k): int(v) for k, v in side.get("special_tokens", {}).items()}
-        normalizer = tuple(settings.get("normalizer") or ())
-        end_of_word = settings.get("end_of_word") or ""
-        unk = settings.get("unk_token")
+        name, pretokenizer, specials, normalizer, end_of_word, unk = _sidecar_settings(side, sidecar_path(path).name)
         notes.append(f"settings from {sidecar_path(path).name}")
     else:
         name = path.stem
@@ -276,14 +294,49 @@ class LazyMerges(Sequence):
 
 
 def _read_sidecar(path: Path) -> dict:
-    try:
-        side = json.loads(read_bytes(path).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        line = getattr(exc, "lineno", 1)
-        raise WorkbenchError(f"{path.name} line {line}: not valid JSON: fix or delete the sidecar") from None
+    side = load_json(read_bytes(path), path.name, "sidecar JSON")
     if not isinstance(side, dict) or not isinstance(side.get("pat_str"), str):
         raise WorkbenchError(f"{path.name}: expected an object with a \"pat_str\" string: fix or delete the sidecar")
     return side
+
+
+def _sidecar_settings(side: dict, source: str) -> tuple[str, str, dict[str, int], tuple[str, ...], str, str | None]:
+    """``(name, pretokenizer, specials, normalizer, end_of_word, unk_token)`` from a sidecar, every
+    field checked: a sidecar that imported "successfully" with a broken field used to make every
+    later encode of the stored reference crash."""
+    def bad(field: str, expected: str) -> WorkbenchError:
+        return WorkbenchError(f"{source}: \"{field}\" must be {expected}: fix or delete the sidecar")
+
+    name = side.get("name")
+    if name is not None and not isinstance(name, str):
+        raise bad("name", "a string")
+    settings = side.get("workbench")
+    if settings is None:
+        settings = {}
+    if not isinstance(settings, dict):
+        raise bad("workbench", "an object of settings")
+    pretokenizer = settings.get("pretokenizer") or side["pat_str"]
+    if not isinstance(pretokenizer, str):
+        raise bad("workbench.pretokenizer", "a string")
+    if pretokenizer != "none" and side["pat_str"] == WHOLE_TEXT_PATTERN:
+        pretokenizer = "none"
+    raw_specials = side.get("special_tokens")
+    if raw_specials is None:
+        raw_specials = {}
+    if not isinstance(raw_specials, dict) or not all(
+            isinstance(k, str) and k and isinstance(v, int) and not isinstance(v, bool) for k, v in raw_specials.items()):
+        raise bad("special_tokens", "an object of token → whole-number id")
+    normalizer = settings.get("normalizer") or ()
+    if not isinstance(normalizer, (list, tuple)) or not all(isinstance(n, str) for n in normalizer):
+        raise bad("workbench.normalizer", "a list of normalizer names")
+    end_of_word = settings.get("end_of_word") or ""
+    if not isinstance(end_of_word, str):
+        raise bad("workbench.end_of_word", "a string")
+    unk = settings.get("unk_token")
+    if unk is not None and not isinstance(unk, str):
+        raise bad("workbench.unk_token", "a string or null")
+    return (name or Path(source).stem.removesuffix(".tiktoken"), pretokenizer, dict(raw_specials),
+            parse_normalizer(tuple(normalizer)), end_of_word, unk or None)
 
 
 def render_tiktoken(tokenizer: Tokenizer, name: str) -> tuple[bytes, bytes, list[str]]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
+import stat
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,9 @@ class Header:
     user_version: int
     application_id: int
     file_size: int
+    # Shorter than its header says, but a -wal file beside it holds the rest: an interrupted
+    # checkpoint (a full disk), which SQLite finishes by checkpointing again (:func:`recover_wal`).
+    needs_checkpoint: bool = False
 
 
 def _not_project(path: Path, why: str) -> WorkbenchError:
@@ -49,13 +53,21 @@ def _not_project(path: Path, why: str) -> WorkbenchError:
 def read_header(path: Path) -> Header:
     """Read and check the SQLite header without SQLite, so a bad file is never touched."""
     try:
+        st = os.stat(path)
+    except OSError as e:
+        raise WorkbenchError(f"Cannot read {path}: {e.strerror}; check the path and its permissions.") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise _not_project(path, "it is a folder")
+    if not stat.S_ISREG(st.st_mode):  # open() on a FIFO would wait for a writer forever
+        raise _not_project(path, "not a regular file")
+    try:
         with open(path, "rb") as f:
             head = f.read(100)
             size = os.fstat(f.fileno()).st_size
     except IsADirectoryError:
         raise _not_project(path, "it is a folder") from None
     except OSError as e:
-        raise WorkbenchError(f"Cannot read {path}: {e.strerror}; check the file's permissions.")
+        raise WorkbenchError(f"Cannot read {path}: {e.strerror}; check the file's permissions.") from None
     if size == 0:
         raise _not_project(path, "the file is empty")
     if not head.startswith(MAGIC):
@@ -70,15 +82,88 @@ def read_header(path: Path) -> Header:
     count_valid = count > 0 and head[24:28] == head[92:96]
     if page_size < 512 or page_size & (page_size - 1):
         raise _not_project(path, "the SQLite header is damaged")
+    needs_checkpoint = False
     if count_valid and size < count * page_size:
-        raise _truncated(path)
+        if not _wal_frames(path, page_size):
+            raise _truncated(path)
+        needs_checkpoint = True
     return Header(
         page_size=page_size,
         page_count=count if count_valid else None,
         user_version=int.from_bytes(head[60:64], "big"),
         application_id=int.from_bytes(head[68:72], "big"),
         file_size=size,
+        needs_checkpoint=needs_checkpoint,
     )
+
+
+def _wal_frames(path: Path, page_size: int) -> bool:
+    """Whether a ``-wal`` file beside ``path`` holds at least one frame of this page size."""
+    try:
+        return os.path.getsize(f"{path}-wal") >= 32 + 24 + page_size
+    except OSError:
+        return False
+
+
+def recover_wal(path: Path) -> str:
+    """Finish a checkpoint a full disk interrupted; returns the one line to tell the user.
+
+    A checkpoint copies pages from the ``-wal`` file into the main file, header first: when the
+    disk fills up half way, the header already counts pages the file does not have yet, but the
+    WAL still holds every committed page. Checkpointing again (with space) restores the file
+    exactly; ``quick_check`` then confirms it before anything else touches it.
+    """
+    try:
+        conn = connect(path, "rw")
+    except sqlite3.Error as e:
+        raise open_error(path, e) from None
+    try:
+        busy, frames, done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy or frames != done:
+            raise WorkbenchError(f"{path} needs a moment: another program holds it while it is being "
+                                 "recovered; close that program and try again.")
+        result = conn.execute("PRAGMA quick_check").fetchone()[0]
+    except sqlite3.Error as e:
+        raise open_error(path, e) from None
+    finally:
+        conn.close()
+    if result != "ok":
+        raise WorkbenchError(f"{path} is damaged ({result}); restore it from a backup.")
+    return (f"{path} was left unfinished by an earlier failed save (a full disk?); recovered it "
+            "from its write-ahead log, nothing was lost")
+
+
+def open_error(path: Path, e: sqlite3.Error, *, action: str = "open") -> WorkbenchError:
+    """One line for an SQLite failure while opening: locked, full disk, read-only or damaged."""
+    text = str(e).lower()
+    if "locked" in text or "busy" in text:
+        return WorkbenchError(f"{path} is locked by another program ({e}); close that program "
+                              "or wait for it to finish, then try again.")
+    if "full" in text:
+        return WorkbenchError(f"Cannot {action} {path}: the disk is full; free some space and try again "
+                              "(nothing in the project was lost).")
+    if is_readonly_error(e):
+        return WorkbenchError(f"Cannot {action} {path}: the system refused to write it ({e}); "
+                              "copy it to a writable folder.")
+    if "unable to open" in text or "i/o" in text:
+        return WorkbenchError(f"Cannot {action} {path} ({e}); check the disk, the path and its permissions.")
+    return WorkbenchError(f"{path} is damaged ({e}); restore it from a backup.")
+
+
+def check_integrity(path: Path, conn: sqlite3.Connection) -> None:
+    """``PRAGMA quick_check`` before a new run is written: never add to a malformed file.
+
+    quick_check reads every page once (no index cross-checks), so its cost is one read of the file.
+    """
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError as e:
+        raise open_error(path, e) from None
+    if [r[0] for r in rows] != ["ok"]:
+        first = " ".join(str(rows[0][0]).replace("*** in database main ***", "").split()) if rows else "no answer"
+        more = f" and {len(rows) - 1} more problems" if len(rows) > 1 else ""
+        raise WorkbenchError(f"{path} is damaged ({first}{more}); nothing was written to it: "
+                             "restore it from a backup or train into a new project.")
 
 
 def _truncated(path: Path) -> WorkbenchError:
@@ -144,7 +229,7 @@ def probe(path: Path, conn: sqlite3.Connection) -> int:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     except sqlite3.DatabaseError as e:
-        raise WorkbenchError(f"{path} is damaged ({e}); restore it from a backup.") from None
+        raise open_error(path, e) from None
     check_identity(path, app_id, version)
     if version == schema.current_version() and not schema.REQUIRED_TABLES <= tables:
         missing = ", ".join(sorted(schema.REQUIRED_TABLES - tables))

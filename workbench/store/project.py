@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import socket
 import sqlite3
@@ -48,6 +49,8 @@ from workbench.store.writer import RunWriter
 
 _KINDS = ("special", "base", "merge")
 _INTERRUPTED_ERROR = "The training process stopped before finishing (it was killed or crashed)."
+# One-line notes for the user (the CLI prints them on stderr, the window may show them).
+NOTES = logging.getLogger("workbench.notes")
 
 
 def _json(value: Any) -> str:
@@ -64,6 +67,12 @@ _LIVE_LOCK = threading.Lock()
 
 def _live_key(path: Path) -> str:
     return os.path.realpath(path)
+
+
+def open_project_paths() -> list[str]:
+    """Real paths of the project files this process has open (nothing may be written over them)."""
+    with _LIVE_LOCK:
+        return list(_LIVE)
 
 
 class ProjectStore:
@@ -101,13 +110,17 @@ class ProjectStore:
             return cls._create(path)
         with _LIVE_LOCK:
             already_open = _LIVE.get(_live_key(path), 0) > 0
+        recovered = ""
         if not already_open:  # checked when first opened; a raw read now would drop our locks
             header = opening.read_header(path)
             opening.check_identity(path, header.application_id, header.user_version)
+            if header.needs_checkpoint:
+                recovered = opening.recover_wal(path)
+                NOTES.warning(recovered)
         try:
             ro = opening.connect_readonly(path)
         except sqlite3.Error as e:
-            raise WorkbenchError(f"Cannot open {path} ({e}); check that it is a readable file.") from None
+            raise opening.open_error(path, e) from None
         try:
             version = opening.probe(path, ro)
         except BaseException:
@@ -117,7 +130,9 @@ class ProjectStore:
         if problem is None:
             ro.close()
             try:
-                return cls._open_writable(path)
+                store = cls._open_writable(path)
+                store.note = recovered or store.note
+                return store
             except _ReadOnlyFallback as e:
                 problem = e.reason
                 ro = opening.connect_readonly(path)
@@ -131,8 +146,8 @@ class ProjectStore:
             raise WorkbenchError(
                 f"{path} uses an older project format and must be upgraded, which a read-only "
                 "file cannot be; copy it somewhere writable and open the copy.")
-        note = (f"{path.name} is open read-only because {problem}; changes cannot be saved "
-                "(use Save As to keep a copy).")
+        note = recovered or (f"{path.name} is open read-only because {problem}; changes cannot be saved "
+                             "(keep a copy in a writable folder to change it).")
         if readonly and opening.write_problem(path) is None:
             # Read-only by choice on a writable file: a read-write connection that refuses writes.
             # A mode=ro connection that finds no -shm file reads as if nobody else could write, and
@@ -170,7 +185,7 @@ class ProjectStore:
         except sqlite3.Error as e:
             if opening.is_readonly_error(e):
                 raise _ReadOnlyFallback("the system refused to write it") from None
-            raise WorkbenchError(f"Cannot open {path} ({e}).") from None
+            raise opening.open_error(path, e) from None
         try:
             # Upgrade before switching to WAL: if a migration fails, the rollback journal
             # restores the file and not even the journal-mode bytes have changed.
@@ -189,7 +204,7 @@ class ProjectStore:
             conn.close()
             if opening.is_readonly_error(e):
                 raise _ReadOnlyFallback("the system refused to write it") from None
-            raise WorkbenchError(f"Cannot open {path} ({e}); restore it from a backup.") from None
+            raise opening.open_error(path, e) from None
         except BaseException:
             conn.close()
             raise
@@ -253,8 +268,8 @@ class ProjectStore:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction; user-facing SQLite failures become WorkbenchError."""
         if self.read_only:
-            raise WorkbenchError(f"{self.path} is open read-only; use Save As to keep your "
-                                 "changes in a writable copy.")
+            raise WorkbenchError(f"{self.path} is open read-only; keep your changes in a copy "
+                                 "in a writable folder.")
         if self._closed:
             raise WorkbenchError(f"{self.path} is closed; open the project again.")
         conn = self._conn
@@ -267,13 +282,13 @@ class ProjectStore:
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
-        except sqlite3.OperationalError as e:
+        except sqlite3.DatabaseError as e:
             explained = self._explain(e)
             if explained is e:
                 raise
             raise explained from e
 
-    def _explain(self, e: sqlite3.OperationalError) -> Exception:
+    def _explain(self, e: sqlite3.DatabaseError) -> Exception:
         text = str(e).lower()
         if "locked" in text or "busy" in text:
             return WorkbenchError(f"{self.path} is busy in another program; try again in a moment.")
@@ -281,9 +296,12 @@ class ProjectStore:
             return WorkbenchError(f"Cannot save to {self.path}: the disk is full; free some space.")
         if opening.is_readonly_error(e):
             return WorkbenchError(f"Cannot save to {self.path}: it has become read-only; "
-                                  "use Save As to keep a copy.")
+                                  "keep a copy in a writable folder.")
         if "i/o" in text:
             return WorkbenchError(f"Cannot save to {self.path}: a disk error occurred ({e}).")
+        if "malformed" in text or "not a database" in text or "corrupt" in text:
+            return WorkbenchError(f"Cannot save to {self.path}: the file is damaged ({e}); "
+                                  "restore it from a backup.")
         return e
 
     def _one(self, sql: str, params: Sequence = ()) -> Any:
@@ -318,6 +336,7 @@ class ProjectStore:
             raise ValueError(f"vocab has {len(vocab)} pieces but kinds has {len(kinds)}")
         if bad := set(kinds) - set(_KINDS):
             raise ValueError(f"unknown token kinds {sorted(bad)}; use {_KINDS}")
+        self.check_integrity()
         now = time.time()
         with self._write() as c:
             run_id = c.execute(
@@ -374,9 +393,9 @@ class ProjectStore:
     def delete_run(self, run_id: int) -> None:
         """Delete a run and its merges, vocabulary and steps (explicitly, one transaction)."""
         self._require_run(run_id)
-        row = self._conn.execute("SELECT status, owner_pid, owner_host FROM runs WHERE id = ?",
+        row = self._conn.execute("SELECT status, owner_pid, owner_host, started FROM runs WHERE id = ?",
                                  (run_id,)).fetchone()
-        if row[0] == "running" and run_id not in self._owned_runs and opening.owner_alive(row[1], row[2]):
+        if row[0] == "running" and run_id not in self._owned_runs and opening.owner_alive(row[1], row[2], row[3]):
             raise WorkbenchError(f"run {run_id} is still training: cancel it first, then delete it")
         for w in list(self._writers):
             if w.run_id == run_id:  # let its last batches land first, so none land after the delete
@@ -433,9 +452,9 @@ class ProjectStore:
                           [(_INTERRUPTED_ERROR, rid) for rid in run_ids])
 
     def _mark_dead_runs_interrupted(self) -> None:
-        rows = self._conn.execute("SELECT id, owner_pid, owner_host FROM runs "
+        rows = self._conn.execute("SELECT id, owner_pid, owner_host, started FROM runs "
                                   "WHERE status = 'running'").fetchall()
-        dead = [rid for rid, pid, host in rows if not opening.owner_alive(pid, host)]
+        dead = [rid for rid, pid, host, started in rows if not opening.owner_alive(pid, host, started)]
         if dead:
             self._interrupt(dead)
 
@@ -530,6 +549,16 @@ class ProjectStore:
             c.execute("DELETE FROM texts WHERE id = ?", (text_id,))
 
     # ---- whole-file operations --------------------------------------------------------------
+    def check_integrity(self) -> None:
+        """Refuse (WorkbenchError) a file SQLite's ``quick_check`` calls damaged; once per store.
+
+        A run is many thousand writes: adding them to a malformed file would "succeed" while
+        burying the damage, so a new run is only written into a file checked in this session.
+        """
+        if not getattr(self, "_checked", False):
+            opening.check_integrity(self.path, self._conn)
+            self._checked = True
+
     def integrity_check(self) -> str:
         """``"ok"`` or SQLite's description of the damage."""
         return "\n".join(r[0] for r in self._conn.execute("PRAGMA integrity_check"))
@@ -563,6 +592,28 @@ class ProjectStore:
             raise WorkbenchError(f"Cannot save a copy to {dest} ({e}); choose a writable "
                                  "folder with free space.") from None
         return dest
+
+
+def check_project_for_training(path: str | os.PathLike) -> None:
+    """Before a training run reads its corpus: can a run be written into ``path``?
+
+    An existing project must open, pass SQLite's ``quick_check`` and be writable; a new one needs
+    an existing, writable folder. Read-only throughout: if the answer is no, the file stays byte
+    for byte as it was, and the user hears it before minutes of reading, not after.
+    """
+    path = Path(path).expanduser()
+    if not path.exists():
+        if not path.parent.is_dir():
+            raise WorkbenchError(f"{path}: the folder {path.parent} does not exist: create it or choose another path")
+        if not os.access(path.parent, os.W_OK):
+            raise WorkbenchError(f"{path}: the folder {path.parent} is read-only: choose a writable folder")
+        return
+    with ProjectStore.open(path, readonly=True) as store:
+        problem = opening.write_problem(path)
+        if problem is not None:
+            raise WorkbenchError(f"{path} cannot take a new run: {problem}; copy it to a writable folder "
+                                 "or train into a new project")
+        store.check_integrity()
 
 
 class _ReadOnlyFallback(Exception):

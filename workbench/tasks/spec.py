@@ -160,6 +160,7 @@ class RunSpec:
         What needs the corpus (the alphabet of a character-level run) is checked by the trainer.
         """
         from workbench.core.normalize import parse_normalizer
+        from workbench.core.train_checks import MAX_VOCAB_SIZE, check_special_tokens
         from workbench.core.pretokenize import make_pretokenizer
 
         if self.model not in MODELS:
@@ -190,8 +191,17 @@ class RunSpec:
             raise ConfigError("end_of_word", "an end-of-word marker needs character units "
                               "(byte-level BPE keeps spaces instead)")
         specials = tuple(self.special_tokens)
-        if any(not isinstance(token, str) or not token for token in specials):
-            raise ConfigError("special_tokens", "a special token cannot be empty: remove the empty one")
+        if any(not isinstance(token, str) for token in specials):
+            raise ConfigError("special_tokens", "special tokens must be text")
+        check_special_tokens(specials)
+        if self.end_of_word and self.end_of_word in specials:
+            raise ConfigError("end_of_word", f"the end-of-word marker {self.end_of_word!r} is also a special token: "
+                              "choose another marker")
+        for name in ("vocab_size", "merges"):
+            value = getattr(self, name)
+            if value is not None and value > MAX_VOCAB_SIZE:
+                raise ConfigError(name, f"{_SETTING_NAMES[name]} {value} is beyond what the trainer supports "
+                                  f"(at most {MAX_VOCAB_SIZE}): choose a smaller one")
         minimum = 256 + len(set(specials))
         if self.units == "bytes" and self.vocab_size is not None and self.vocab_size < minimum:
             raise ConfigError("vocab_size", f"the vocabulary size {self.vocab_size} is below the initial "

@@ -101,6 +101,7 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
     the whole call, naming it (a run must not silently train on less than was asked for).
     """
     from workbench.corpus import expand_paths, open_source
+    from workbench.corpus.source import unique_sources
 
     if kind or field or column is not None or encoding:
         sources, rejected = [], []  # type: ignore[var-annotated]
@@ -113,6 +114,7 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
                 raise ConfigError("files.column", f"{src.path}: a column does not apply to a {src.kind} file: "
                                   "train files that need different options separately")
             sources.append(src)
+        sources = unique_sources(sources)  # a file named twice is read once (expand_paths does the same)
     else:
         sources, rejected = expand_paths(list(paths))
     if rejected:
@@ -194,15 +196,12 @@ def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str],
 
 # ---- the run -------------------------------------------------------------------------------------
 def check_project(project: str | os.PathLike) -> Path:
-    """Refuse a project path that cannot take a run — read-only, so a refused file is left as it was."""
-    from workbench.store import ProjectStore
+    """Refuse a project that cannot take a run (does not open, fails SQLite's quick_check, read-only,
+    no such folder) before the corpus is read — read-only, so a refused file is left as it was."""
+    from workbench.store.project import check_project_for_training
 
     path = Path(project)
-    if path.exists():
-        with ProjectStore.open(path, readonly=True):
-            pass
-    elif not path.parent.exists():
-        raise WorkbenchError(f"{path}: the folder {path.parent} does not exist: create it or choose another path")
+    check_project_for_training(path)
     return path
 
 

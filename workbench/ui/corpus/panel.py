@@ -64,7 +64,7 @@ from workbench.ui.settings import AppSettings
 FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.csv *.tsv *.parquet *.counts *.gz);;"
                "Text (*.txt *.text *.gz);;JSON lines (*.jsonl *.ndjson);;CSV / TSV (*.csv *.tsv);;"
                "Parquet (*.parquet);;Word counts (*.counts *.wordcounts.tsv);;All files (*)")
-_ENCODING_HINT = re.compile(r"re-add (?:it )?with encoding ([\w.-]+)")
+_ENCODING_HINT = re.compile(r"(?:re-add|read) (?:it )?with encoding ([\w.-]+)")
 _LIST_HINT = re.compile(r"\((?:fields|columns): ([^)]*)\)")
 
 

@@ -1,0 +1,43 @@
+"""Fixtures for the hostile-input tests: a small trained project and its exports."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+TEXT = ("The quick brown fox jumps over the lazy dog. Ünïcödé text, 数字 123 and 4567! "
+        "Another line with words, words and more words.\n") * 40
+
+
+@pytest.fixture(scope="session")
+def trained(tmp_path_factory) -> Path:
+    """A project with one finished byte-level run (one special token), trained through the CLI."""
+    from hostile_helpers import run_inproc
+
+    root = tmp_path_factory.mktemp("hostile")
+    corpus = root / "corpus.txt"
+    corpus.write_text(TEXT, encoding="utf-8")
+    project = root / "p.tokproj"
+    code, _out, err = run_inproc(["train", str(corpus), "--project", str(project), "--vocab-size", "300",
+                                  "--special", "<|endoftext|>", "--progress", "none"], timeout_s=60)
+    assert code == 0, err
+    return project
+
+
+@pytest.fixture(scope="session")
+def exports(trained: Path) -> dict[str, Path]:
+    """The run exported in every importable format: {format: path to import}."""
+    from hostile_helpers import run_inproc
+
+    root = trained.parent / "exports"
+    root.mkdir()
+    outs = {"hf": root / "tokenizer.json", "gpt2": root / "gpt2", "tiktoken": root / "run.tiktoken",
+            "wordpiece": root / "vocab.txt", "spm-vocab": root / "run.vocab"}
+    for fmt, out in outs.items():
+        code, _out, err = run_inproc(["export", str(trained), "--format", fmt, "--out", str(out)], timeout_s=60)
+        assert code == 0, err
+    return outs

@@ -25,7 +25,7 @@ def late_bad_corpus(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("extra, says", [
-    (["--vocab-size", str(10**9)], "--vocab-size 1000000000"),
+    (["--vocab-size", str(10**9)], "--vocab-size: the vocabulary size 1000000000"),
     (["--merges", "50", "--special", ""], "empty"),
     (["--merges", "50", "--special", "a"], "'a'"),
     (["--merges", "50", "--special", " "], "whitespace"),

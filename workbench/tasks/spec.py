@@ -179,14 +179,9 @@ class RunSpec:
             raise ConfigError("merges", f"a number of merges applies to BPE only; give {self.model} a vocabulary size")
         if self.units not in UNITS:
             raise ConfigError("units", f"unknown units {self.units!r}: use bytes or chars")
-        if self.model != "bpe" and self.units != "chars":
-            raise ConfigError("units", f"{self.model} works on characters: use character units "
-                              "(byte-level units are a BPE setting)")
         if self.model != "bpe" and self.end_of_word:
             raise ConfigError("end_of_word", f"an end-of-word marker is a BPE setting; {self.model} marks "
                               "word pieces itself")
-        if self.model == "wordpiece" and self.tie_break != "hf":
-            raise ConfigError("tie_break", "WordPiece breaks ties by the Hugging Face rule only: use hf")
         if self.end_of_word and self.units != "chars":
             raise ConfigError("end_of_word", "an end-of-word marker needs character units "
                               "(byte-level BPE keeps spaces instead)")
@@ -222,9 +217,13 @@ class RunSpec:
         except WorkbenchError as exc:
             raise ConfigError("normalizer", str(exc)) from None
         options = _checked_options(self.model, self.options)
+        if self.model == "wordpiece" and self.tie_break != "hf":
+            raise ConfigError("tie_break", "WordPiece breaks ties by the Hugging Face rule only: use hf")
         for f in self.files:
             _check_file(f)
-        return replace(self, pretokenizer=pretokenizer, normalizer=normalizer, options=options,
+        # Units are a BPE setting: WordPiece and Unigram always work on characters.
+        units = self.units if self.model == "bpe" else "chars"
+        return replace(self, units=units, pretokenizer=pretokenizer, normalizer=normalizer, options=options,
                        special_tokens=specials, files=tuple(self.files))
 
     # ---- as data -----------------------------------------------------------------------------

@@ -39,7 +39,7 @@ def test_hostile_pre_tokens_round_trip_in_order(tmp_path):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(st.text(min_size=1, max_size=12), st.integers(1, 10**15), min_size=1, max_size=30))
+@given(st.dictionaries(st.text(min_size=1, max_size=12), st.integers(1, 10**12), min_size=1, max_size=30))
 def test_any_unicode_round_trips(tmp_path_factory, counts):
     assert list(roundtrip(tmp_path_factory.mktemp("h"), counts).items()) == list(counts.items())
 

@@ -46,7 +46,7 @@ from PySide6.QtWidgets import (
 from workbench.core.pretokenize import PRESETS
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.store import RunInfo
-from workbench.tasks.spec import MODEL_OPTIONS, ModelOption, RunSpec
+from workbench.tasks.spec import MODEL_DEFAULTS, MODEL_OPTIONS, ModelOption, RunSpec
 from workbench.ui import style, text
 from workbench.ui.empty_state import EmptyState
 from workbench.ui.jobs import SplitPreviewer
@@ -70,7 +70,7 @@ PRESET_LABELS = {
     "none": "None — each line/document is one piece",
     "metaspace": "Metaspace — ▁ marks spaces (SentencePiece)",
 }
-NORMALIZER_CHOICES = ("none", "nfc", "nfkc", "lower", "strip-accents", "nfkc,lower")
+NORMALIZER_CHOICES = ("none", "nfc", "nfkc", "lower", "strip-accents", "nfkc,lower", "bert", "bert-lower")
 DEFAULT_SAMPLE = "Hello world! Tokenizers split 12345 words — Привет, 世界 👋"
 POLL_MS = 100
 MERGES_REFRESH_S = 0.5
@@ -157,9 +157,11 @@ class TrainingPanel(QWidget):
         mf = self._form(model_box)
         self.model_combo = QComboBox()
         self.model_combo.addItem("BPE (byte-pair encoding)", "bpe")
-        for later in ("WordPiece (coming later)", "Unigram (coming later)"):
-            self.model_combo.addItem(later, None)
-            self.model_combo.model().item(self.model_combo.count() - 1).setEnabled(False)
+        self.model_combo.addItem("WordPiece (BERT, ## continuations)", "wordpiece")
+        self.model_combo.addItem("Unigram (SentencePiece, ▁ for spaces)", "unigram")
+        self.model_combo.setToolTip("BPE merges the most frequent pair; WordPiece the pair with the best "
+                                    "likelihood score;\nUnigram starts large and prunes the pieces that "
+                                    "cost least likelihood (EM)")
         mf.addRow("Model", self.model_combo)
         self.units_combo = QComboBox()
         self.units_combo.addItem("UTF-8 bytes (256 base symbols)", "bytes")
@@ -355,6 +357,7 @@ class TrainingPanel(QWidget):
         self.sample_edit.textChanged.connect(lambda _t: self._schedule_preview())
         self.by_vocab.toggled.connect(lambda _c: self._update_size_mode())
         self.model_combo.currentIndexChanged.connect(lambda _i: self._update_model_options())
+        self.model_combo.activated.connect(lambda _i: self._apply_model_defaults())  # the user's choice only
         self.process.event.connect(self._on_event)
         self.process.run_started.connect(self._on_run_started)
         self.process.state_changed.connect(self._on_state)
@@ -443,6 +446,25 @@ class TrainingPanel(QWidget):
         for owner, label, widget in self._option_rows:
             label.setVisible(owner == model)
             widget.setVisible(owner == model)
+        bpe = model == "bpe"
+        for widget in (self.units_combo, self.eow_combo, self.by_merges):
+            widget.setEnabled(bpe)
+        if not bpe:
+            self.by_vocab.setChecked(True)  # WordPiece and Unigram are sized by vocabulary
+
+    def _apply_model_defaults(self) -> None:
+        """A model chosen by the user brings its usual settings (workbench.tasks.spec.MODEL_DEFAULTS):
+        BERT's pre-tokenizer, normalizer and specials for WordPiece, SentencePiece's for Unigram."""
+        defaults = MODEL_DEFAULTS.get(self.model_combo.currentData() or "bpe", {})
+        if not defaults:
+            return
+        self._set_combo(self.units_combo, defaults["units"])
+        self._set_combo(self.pre_combo, defaults["pretokenizer"])
+        self.normalizer_combo.setCurrentText(",".join(defaults["normalizer"]) or "none")
+        self._set_combo(self.tie_combo, defaults["tie_break"])
+        self.special_edit.setText(" ".join(defaults["special_tokens"]))
+        self._update_eow()
+        self._pre_changed()
 
     def run_spec(self) -> RunSpec:
         """The form plus the Corpus tab's files (each with its own reader options), not yet validated."""

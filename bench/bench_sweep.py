@@ -94,10 +94,16 @@ def child_anchor(path: Path, points: int) -> dict:
     t0 = time.perf_counter()
     tokens = []
     ks = steps(len(all_merges), points)
+    from tokenizers import pre_tokenizers
+
+    full_vocab = doc["model"]["vocab"]
+    alphabet = set(pre_tokenizers.ByteLevel.alphabet())
     for k in ks:
-        # The first k merges and the vocabulary they reach: bytes (ids 0-255) plus one id per merge.
-        doc["model"]["merges"] = all_merges[:k]
-        doc["model"]["vocab"] = {p: i for p, i in doc["model"]["vocab"].items() if i < 256 + k}
+        # The first k merges and the vocabulary they reach: the 256 byte symbols plus each merge's result.
+        merges = all_merges[:k]
+        keep = alphabet | {(m[0] + m[1]) if isinstance(m, list) else m.replace(" ", "", 1) for m in merges}
+        doc["model"]["merges"] = merges
+        doc["model"]["vocab"] = {p: i for p, i in full_vocab.items() if p in keep}
         tok = Tokenizer.from_str(json.dumps(doc))
         total = 0
         for lines in texts:
@@ -133,8 +139,8 @@ def main() -> None:
     path = tokenizer_json(args.merges)
     print(f"corpus: {len(CORPORA)} files, {size / 1e6:.1f} MB; BPE with {args.merges} merges "
           f"({time.perf_counter() - t0:.0f} s to train/load); {args.points} points; anchor threads {args.threads}")
-    ours = run_child("ours", path, args.points, args.threads)
     anchor = run_child("anchor", path, args.points, args.threads)
+    ours = run_child("ours", path, args.points, args.threads)
     same = ours["tokens"] == anchor["tokens"]
     print(f"ours   : {ours['seconds']:7.1f} s  peak {ours['peak_mb']:6.0f} MB   (from the cache: {ours['cached_seconds']:.2f} s)")
     print(f"anchor : {anchor['seconds']:7.1f} s  peak {anchor['peak_mb']:6.0f} MB   (tokenizers, {args.points} "

@@ -11,7 +11,7 @@ from conftest import corpus_slice
 
 from workbench.core.corpus_metrics import count_text
 from workbench.core.encoder import Encoder
-from workbench.core.vocab_sweep import Sweep, SweepPoint, held_out, sweep, sweep_steps
+from workbench.core.vocab_sweep import Sweep, SweepPoint, bpe_checkpoints, held_out, sweep, sweep_steps
 from workbench.corpus import open_source
 from workbench.errors import WorkbenchError
 from workbench.tasks.compare import ResultCache, sweep_files
@@ -36,6 +36,9 @@ def test_tokens_fall_with_merges_and_the_end_is_the_runs_encoding(shakespeare_ru
     assert [p.vocab_size for p in result.points] == [256 + p.step for p in result.points]
     for point in result.points:  # every point is the encoder limited to its merges
         assert point.tokens == len(Encoder(shakespeare_run, max_merges=point.step).encode(held_text))
+    # Continuing each split from the previous point gives what fresh encoders per point give.
+    fresh = sweep(shakespeare_run, held_out(shakespeare_run, chunks), points=9, checkpoints=bpe_checkpoints)
+    assert [(p.tokens, p.attention) for p in fresh.points] == [(p.tokens, p.attention) for p in result.points]
 
 
 def pts(pairs):

@@ -30,7 +30,11 @@ from itertools import accumulate
 from operator import mul, sub
 
 from workbench.core.corpus_metrics import DEFAULT_D, Recut, TextTally
-from workbench.core.encoder import Encoder
+from workbench.core.encoder import (  # the encoder's own loops: one BPE rule, not two
+    Encoder,
+    _bpe_heap,
+    _bpe_scan,
+)
 from workbench.core.metrics import Pacer, Progress, ShouldStop, encode_pretoken
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
@@ -233,21 +237,95 @@ def sweep(tokenizer: Tokenizer, text: HeldOut, *, points: int = DEFAULT_POINTS, 
           threshold: float = DEFAULT_THRESHOLD, name: str = "", should_stop: ShouldStop | None = None,
           progress: Progress | None = None, checkpoints: CheckpointProvider | None = None) -> Sweep | None:
     """Encode ``text`` at each checkpoint; ``None`` if ``should_stop`` said so between two pieces."""
-    provider = checkpoints or CHECKPOINTS.get(tokenizer.model, bpe_checkpoints)
-    plan = list(provider(tokenizer, points))
     n = len(text.pieces)
-    pace = Pacer(n * len(plan), "sweeping", should_stop, progress)
+    if checkpoints is None and _prefix_closed(tokenizer):
+        plan = [(cp_step, size) for cp_step, size in _bpe_plan(tokenizer, points)]
+        lengths_at = _continued_lengths(tokenizer, text.pieces, [k for k, _v in plan])
+    else:
+        provider = checkpoints or CHECKPOINTS.get(tokenizer.model, bpe_checkpoints)
+        cps = list(provider(tokenizer, points))
+        plan = [(cp.step, cp.vocab_size) for cp in cps]
+        lengths_at = _fresh_lengths(cps, text.pieces)
+    total = n * len(plan)
+    pace = Pacer(total, "sweeping", should_stop, progress)
     out = []
-    for index, cp in enumerate(plan):
-        lengths: list[int] = []
-        append = lengths.append
-        encoder = cp.encoder
-        for j, piece in enumerate(text.pieces):
-            if j % 1024 == 0 and pace.stopped(index * n + j):
-                return None
-            append(len(encode_pretoken(encoder, piece)))
+    for index, (step, vocab_size) in enumerate(plan):
+        lengths = next(lengths_at)(lambda j, i=index: j % 1024 == 0 and pace.stopped(i * n + j))
+        if lengths is None:
+            return None
         tokens, attention = text.measure(lengths)
-        out.append(SweepPoint(cp.step, cp.vocab_size, tokens, attention, text.text.chars, text.text.bytes, d))
+        out.append(SweepPoint(step, vocab_size, tokens, attention, text.text.chars, text.text.bytes, d))
     if progress is not None:
-        progress(n * len(plan), n * len(plan), "sweeping")
+        progress(total, total, "sweeping")
     return Sweep(name or tokenizer.name, out, threshold, d)
+
+
+StopAt = Callable[[int], bool]
+
+
+def _bpe_plan(tokenizer: Tokenizer, points: int) -> list[tuple[int, int]]:
+    total, full = len(tokenizer.merges), len(tokenizer.vocab)
+    if total == 0:
+        next(bpe_checkpoints(tokenizer, points))  # raises the user-facing message
+    return [(k, full - (total - k)) for k in sweep_steps(total, points)]
+
+
+def _fresh_lengths(cps: list[Checkpoint], pieces: list[str]) -> Iterator[Callable[[StopAt], list[int] | None]]:
+    """Per checkpoint: encode every distinct pre-token with that checkpoint's encoder."""
+    for cp in cps:
+        def run(stop: StopAt, encoder: Encoder = cp.encoder) -> list[int] | None:
+            lengths: list[int] = []
+            append = lengths.append
+            for j, piece in enumerate(pieces):
+                if stop(j):
+                    return None
+                append(len(encode_pretoken(encoder, piece)))
+            return lengths
+        yield run
+
+
+def _prefix_closed(tokenizer: Tokenizer) -> bool:
+    """True when BPE by pair rank can be continued from one checkpoint to the next.
+
+    With the ``pairs`` rule the merges applied to a pre-token come in rising rank order as long as
+    every merge's parts exist before it (each new pair involves the token just made, whose merges
+    all rank later). Then the split with the first k' merges is the split with the first k merges,
+    continued with merges k … k'−1 only — and the sweep never re-encodes from bytes. Trained runs
+    always qualify; an imported merge list that breaks the order falls back to fresh encoders.
+    """
+    if tokenizer.model != "bpe" or tokenizer.merge_rule != "pairs" or not tokenizer.merges:
+        return False
+    made = tokenizer.merge_of_id
+    for rank, (a, b, _new) in enumerate(tokenizer.merges):
+        for part in (a, b):
+            info = made.get(part)
+            if info is not None and info[0] >= rank:
+                return False
+    return True
+
+
+def _continued_lengths(tokenizer: Tokenizer, pieces: list[str],
+                       steps: list[int]) -> Iterator[Callable[[StopAt], list[int] | None]]:
+    """Per step k: token counts with the first k merges, each step continuing the previous split."""
+    base = Encoder(tokenizer, max_merges=0)
+    states: list[list[int] | None] = [None] * len(pieces)
+    done = 0
+    for k in steps:
+        window = {(a, b): (rank, new) for rank, (a, b, new) in enumerate(tokenizer.merges[done:k], start=done)}
+
+        def run(stop: StopAt, window: dict = window) -> list[int] | None:
+            lengths: list[int] = []
+            append = lengths.append
+            for j, piece in enumerate(pieces):
+                if stop(j):
+                    return None
+                symbols = states[j]
+                if symbols is None:
+                    symbols = list(encode_pretoken(base, piece))
+                if window and len(symbols) > 1:
+                    symbols = _bpe_heap(symbols, window) if len(symbols) > 48 else _bpe_scan(symbols, window)
+                states[j] = symbols
+                append(len(symbols))
+            return lengths
+        done = k
+        yield run

@@ -9,14 +9,12 @@ the workbench imports that file, so both sides use the very same merges.
 * **ours** — :func:`workbench.tasks.compare.sweep_files` at ``--points`` vocabulary sizes over the
   five corpus files (streamed, no cache), then the same call again answered from the cache.
 * **anchor** — what a user would do without the workbench: for each of the same k, build a
-  ``tokenizers`` BPE holding the first k merges and encode the same files (line by line with
-  ``encode_batch``), summing the tokens. ``--threads`` sets ``RAYON_NUM_THREADS`` (1 = the same
+  ``tokenizers`` BPE holding the first k merges and encode the same files (in ~256 KB chunks cut
+  where the GPT-2 pattern cannot notice, with ``encode_batch``), summing the tokens. ``--threads`` sets ``RAYON_NUM_THREADS`` (1 = the same
   single core our pure-Python sweep gets).
 
 Each side runs in its own process, so its peak memory (ru_maxrss) is its own. The token counts of
-the two sides are compared point by point (they must be equal: same merges, same text; the
-anchor sums per-line encodings and our L counts pre-tokens, which never cross a line with the
-GPT-2 pattern). Not a test: timings never decide pass/fail.
+the two sides are compared point by point (they must be equal: same merges, same text). Not a test: timings never decide pass/fail.
 """
 
 from __future__ import annotations
@@ -90,7 +88,14 @@ def child_anchor(path: Path, points: int) -> dict:
 
     doc = json.loads(path.read_text(encoding="utf-8"))
     all_merges = doc["model"]["merges"]
-    texts = [p.read_text(encoding="utf-8").splitlines(keepends=True) for p in CORPORA]
+    from workbench.core.count import split_text
+
+    # The exact bytes (no newline translation), cut only where the GPT-2 pattern cannot notice, so
+    # both sides pre-tokenize the very same text.
+    texts = []
+    for p in CORPORA:
+        with open(p, encoding="utf-8", newline="") as handle:
+            texts.append(list(split_text(handle.read(), 1 << 18, "gpt2")))
     t0 = time.perf_counter()
     tokens = []
     ks = steps(len(all_merges), points)
@@ -106,8 +111,8 @@ def child_anchor(path: Path, points: int) -> dict:
         doc["model"]["vocab"] = {p: i for p, i in full_vocab.items() if p in keep}
         tok = Tokenizer.from_str(json.dumps(doc))
         total = 0
-        for lines in texts:
-            total += sum(len(e.ids) for e in tok.encode_batch(lines, add_special_tokens=False))
+        for chunks in texts:
+            total += sum(len(e.ids) for e in tok.encode_batch(chunks, add_special_tokens=False))
         tokens.append(total)
     seconds = time.perf_counter() - t0
     return {"seconds": seconds, "peak_mb": peak_mb(), "steps": ks, "tokens": tokens}

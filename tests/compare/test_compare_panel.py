@@ -21,8 +21,10 @@ from workbench.tasks.compare import compare_corpus  # noqa: E402
 from workbench.tasks.sources import load_tokenizer  # noqa: E402
 
 
-@pytest.fixture
-def setup(tmp_path, corpora, cl100k_file):
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory, corpora, cl100k_file):
+    """A project with a run trained on English and the imported cl100k (shared: tests only read it)."""
+    tmp_path = tmp_path_factory.mktemp("compare-panel")
     en = tmp_path / "en.txt"
     en.write_text(corpus_slice(corpora, "en_shakespeare.txt", 30_000), encoding="utf-8")
     ru = tmp_path / "ru.txt"

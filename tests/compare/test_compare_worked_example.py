@@ -56,3 +56,14 @@ def test_stats_of_the_trained_run(worked_project, capsys):
     row = doc["per_file"][0]
     assert (row["tokens"], row["attention"], row["vocab_size"], row["embedding_params"]) == (16, 256, 15, 11520)
     assert doc["totals"][0]["never_used_sample"] == ["f", "g", "n", "u"]
+
+
+def test_stats_text_keeps_the_per_file_lines(worked_project, capsys):
+    """The per-file lines `workbench stats` printed before the rewrite, now with more numbers after."""
+    project, corpus = worked_project
+    assert run_cli(["stats", str(corpus), "--tokenizer", str(project), "--d", "100"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{corpus}: 29 bytes, 29 chars, 1 lines, 6 distinct pre-tokens; scripts: Latin 23; language Latin"
+    assert out[1].startswith(f"    {project}: 16 tokens, 1.812 chars/token, fertility 2.667, 1.812 bytes/token, L² 256")
+    assert "vocab used 73.33%" in out[1]
+    assert any(line.split()[-1] == "1500" for line in out if "Latin" in line)  # V×d = 15 × 100

@@ -13,12 +13,12 @@ from conftest import corpus_slice
 pytest.importorskip("PySide6")
 pytest.importorskip("pyqtgraph")
 
-from PySide6.QtGui import QImage  # noqa: E402
+from PySide6.QtGui import QImage
 
-from workbench.cli import run_cli  # noqa: E402
-from workbench.corpus import open_source  # noqa: E402
-from workbench.tasks.compare import compare_corpus  # noqa: E402
-from workbench.tasks.sources import load_tokenizer  # noqa: E402
+from workbench.cli import run_cli
+from workbench.corpus import open_source
+from workbench.tasks.compare import compare_corpus
+from workbench.tasks.sources import load_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -98,15 +98,18 @@ def test_panel_computes_the_table_and_exports(panel, qtbot, setup, tmp_path):
 
 
 def test_cancel_and_bad_input_are_reported(panel, qtbot, setup, tmp_path):
-    project, en, _ru = setup
+    project, _en, _ru = setup
     panel.set_project(project)
-    panel._stop = True  # a cancel that arrives before the first chunk is read
+    panel._should_stop = lambda: True  # as if Cancel was pressed before the first block was read
     with qtbot.waitSignal(panel.failed, timeout=60_000) as blocker:
-        panel.tasks.run(lambda: None, panel._on_computed, panel._on_failed)
-    assert blocker.args == ["cancelled"] and panel.result is None
+        assert panel.compute()
+    assert blocker.args == ["cancelled"] and panel.result is None and panel.file_model.rowCount() == 0
+    assert "Cancelled" in panel.status.text()
+    del panel._should_stop
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"\xff\xfe\x00binary\x00")
     panel.add_corpus_file(bad)
     with qtbot.waitSignal(panel.failed, timeout=60_000) as blocker:
         assert panel.compute()
     assert "bad.txt" in blocker.args[0] and "\n" not in blocker.args[0]
+    assert panel.status.text() == blocker.args[0]

@@ -11,7 +11,14 @@ from conftest import corpus_slice
 
 from workbench.core.corpus_metrics import count_text
 from workbench.core.encoder import Encoder
-from workbench.core.vocab_sweep import Sweep, SweepPoint, bpe_checkpoints, held_out, sweep, sweep_steps
+from workbench.core.vocab_sweep import (
+    Sweep,
+    SweepPoint,
+    bpe_checkpoints,
+    held_out,
+    sweep,
+    sweep_steps,
+)
 from workbench.corpus import open_source
 from workbench.errors import WorkbenchError
 from workbench.tasks.compare import ResultCache, sweep_files

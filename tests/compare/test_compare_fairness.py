@@ -90,6 +90,8 @@ def test_bad_labels_and_widths_are_one_line_errors(parallel, capsys):
     f = str(parallel["en"])
     assert run_cli(["stats", f, "--language", "en"]) == 2
     assert "write FILE=LANG" in capsys.readouterr().err
+    assert run_cli(["stats", f, "--language", "other.txt=de"]) == 2
+    assert "other.txt=de: that file is not among the files given" in capsys.readouterr().err
     assert run_cli(["stats", f, "--d", "0"]) == 2
     assert "--d 0: the embedding width must be a positive number" in capsys.readouterr().err
     with pytest.raises(WorkbenchError, match="no file has that language"):

@@ -234,6 +234,11 @@ def compare_corpus(tokenizers: Sequence[tuple[str, Tokenizer]], sources: Sequenc
     cache = cache or ResultCache(None)
     hits0 = cache.hits
     labels = {str(Path(k).resolve()): v for k, v in (labels or {}).items()}
+    given = {str(src.path.resolve()) for src in sources}
+    for path, lang in labels.items():
+        if path not in given:
+            raise WorkbenchError(f"--language {path}={lang}: that file is not among the files given; "
+                                 "label one of the FILES")
     identities = [tokenizer_identity(tok) for _name, tok in tokenizers]
     steps = _FileProgress(sum(s.size for s in sources) * (1 + bool(tokenizers)), progress)
     stop = should_stop or (lambda: False)

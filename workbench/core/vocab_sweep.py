@@ -239,7 +239,7 @@ def sweep(tokenizer: Tokenizer, text: HeldOut, *, points: int = DEFAULT_POINTS, 
     """Encode ``text`` at each checkpoint; ``None`` if ``should_stop`` said so between two pieces."""
     n = len(text.pieces)
     if checkpoints is None and _prefix_closed(tokenizer):
-        plan = [(cp_step, size) for cp_step, size in _bpe_plan(tokenizer, points)]
+        plan = _bpe_plan(tokenizer, points)
         lengths_at = _continued_lengths(tokenizer, text.pieces, [k for k, _v in plan])
     else:
         provider = checkpoints or CHECKPOINTS.get(tokenizer.model, bpe_checkpoints)
@@ -250,7 +250,10 @@ def sweep(tokenizer: Tokenizer, text: HeldOut, *, points: int = DEFAULT_POINTS, 
     pace = Pacer(total, "sweeping", should_stop, progress)
     out = []
     for index, (step, vocab_size) in enumerate(plan):
-        lengths = next(lengths_at)(lambda j, i=index: j % 1024 == 0 and pace.stopped(i * n + j))
+        def stop_at(j: int, i: int = index) -> bool:
+            return j % 1024 == 0 and pace.stopped(i * n + j)
+
+        lengths = next(lengths_at)(stop_at)
         if lengths is None:
             return None
         tokens, attention = text.measure(lengths)

@@ -37,6 +37,12 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_s() -> float:
+    """User + system CPU seconds of this process: steadier than wall time on a shared machine."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def tokenizer_json(merges: int) -> Path:
     """A byte-level BPE with ``merges`` merges trained by ``tokenizers`` on the corpora (cached)."""
     out = CACHE / f"sweep-bpe-{merges}.json"
@@ -69,16 +75,16 @@ def child_ours(path: Path, points: int) -> dict:
     sources = [open_source(p) for p in CORPORA]
     cache_dir = CACHE / f"sweep-cache-{os.getpid()}"
     cache = ResultCache(cache_dir)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_s()
     result = sweep_files(tok, sources, points=points, cache=cache)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, cpu_s() - c0
     peak = peak_mb()
     t1 = time.perf_counter()
     again = sweep_files(tok, sources, points=points, cache=cache)
     cached = time.perf_counter() - t1
     assert again is not None and result is not None
     assert [p.tokens for p in again.points] == [p.tokens for p in result.points]
-    return {"seconds": seconds, "cached_seconds": cached, "peak_mb": peak, "merges": len(tok.merges),
+    return {"seconds": seconds, "cpu": cpu, "cached_seconds": cached, "peak_mb": peak, "merges": len(tok.merges),
             "steps": [p.step for p in result.points], "tokens": [p.tokens for p in result.points],
             "knee": result.as_dict()["knee_vocab_size"]}
 
@@ -96,7 +102,7 @@ def child_anchor(path: Path, points: int) -> dict:
     for p in CORPORA:
         with open(p, encoding="utf-8", newline="") as handle:
             texts.append(list(split_text(handle.read(), 1 << 18, "gpt2")))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_s()
     tokens = []
     ks = steps(len(all_merges), points)
     from tokenizers import pre_tokenizers
@@ -114,8 +120,8 @@ def child_anchor(path: Path, points: int) -> dict:
         for chunks in texts:
             total += sum(len(e.ids) for e in tok.encode_batch(chunks, add_special_tokens=False))
         tokens.append(total)
-    seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "peak_mb": peak_mb(), "steps": ks, "tokens": tokens}
+    seconds, cpu = time.perf_counter() - t0, cpu_s() - c0
+    return {"seconds": seconds, "cpu": cpu, "peak_mb": peak_mb(), "steps": ks, "tokens": tokens}
 
 
 def run_child(kind: str, path: Path, points: int, threads: int) -> dict:
@@ -147,10 +153,12 @@ def main() -> None:
     anchor = run_child("anchor", path, args.points, args.threads)
     ours = run_child("ours", path, args.points, args.threads)
     same = ours["tokens"] == anchor["tokens"]
-    print(f"ours   : {ours['seconds']:7.1f} s  peak {ours['peak_mb']:6.0f} MB   (from the cache: {ours['cached_seconds']:.2f} s)")
-    print(f"anchor : {anchor['seconds']:7.1f} s  peak {anchor['peak_mb']:6.0f} MB   (tokenizers, {args.points} "
-          f"truncated tokenizers × {size / 1e6:.1f} MB)")
-    print(f"ratio  : time ours/anchor {ours['seconds'] / anchor['seconds']:.2f}×, "
+    print(f"ours   : {ours['seconds']:7.1f} s wall, {ours['cpu']:7.1f} s CPU, peak {ours['peak_mb']:6.0f} MB "
+          f"(from the cache: {ours['cached_seconds']:.2f} s)")
+    print(f"anchor : {anchor['seconds']:7.1f} s wall, {anchor['cpu']:7.1f} s CPU, peak {anchor['peak_mb']:6.0f} MB "
+          f"(tokenizers, {args.points} truncated tokenizers × {size / 1e6:.1f} MB)")
+    print(f"ratio  : wall ours/anchor {ours['seconds'] / anchor['seconds']:.2f}×, "
+          f"CPU {ours['cpu'] / anchor['cpu']:.2f}×, "
           f"peak memory {ours['peak_mb'] / anchor['peak_mb']:.2f}×; token counts equal at every point: {same}")
     if not same:
         for k, a, b in zip(ours["steps"], ours["tokens"], anchor["tokens"]):

@@ -1,4 +1,4 @@
-"""The headless commands: ``workbench train | runs | encode | decode | export | import | stats``.
+"""The headless commands: ``workbench train | runs | encode | decode | export | import | stats | sweep``.
 
 Thin over the core: parse arguments, call the same functions the window calls, print results to
 stdout (``--json`` makes them machine-readable) and progress to stderr. Every :class:`WorkbenchError`
@@ -76,11 +76,31 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--name", default="")
     imp.add_argument("--pattern", help="pre-tokenizer for a .tiktoken file that is not a known public one")
 
-    stats = sub.add_parser("stats", help="corpus statistics, optionally with token counts per tokenizer")
+    stats = sub.add_parser("stats", help="corpus statistics, and per tokenizer: tokens, compression, fertility, "
+                                          "L², unknown rate, vocabulary use, V×d, fairness per language")
     stats.add_argument("files", nargs="+")
-    stats.add_argument("--tokenizer", action="append", default=[], metavar="SRC")
+    stats.add_argument("--tokenizer", action="append", default=[], metavar="SRC", help="repeatable")
+    stats.add_argument("--language", action="append", default=[], metavar="FILE=LANG",
+                       help="the language of a file (default: its dominant script); repeatable")
+    stats.add_argument("--baseline-language", metavar="LANG", help="report tokens per language relative to LANG")
+    stats.add_argument("--parallel", action="store_true",
+                       help="the files are translations of each other: the ratio is the tokenization premium")
+    stats.add_argument("--d", type=int, default=768, metavar="D", help="embedding width for V×d (default 768)")
+    stats.add_argument("--no-cache", action="store_true", help="neither read nor write the metrics cache")
     stats.add_argument("--json", action="store_true")
     _add_count_parser(sub)
+
+    swp = sub.add_parser("sweep", help="vocabulary-size sweep of a run over held-out files")
+    swp.add_argument("tokenizer", metavar="P.tokproj[#RUN]", help="a project (latest run), a run, or another SRC with merges")
+    swp.add_argument("files", nargs="+", metavar="FILES", help="held-out text")
+    swp.add_argument("--points", type=int, default=16, metavar="N", help="vocabulary sizes to measure (default 16)")
+    swp.add_argument("--d", type=int, default=768, metavar="D", help="embedding width for V×d (default 768)")
+    swp.add_argument("--threshold", type=float, default=0.01, metavar="X",
+                     help="knee: gain in chars/token per 1k entries below X (default 0.01 = 1%%)")
+    swp.add_argument("--no-cache", action="store_true", help="neither read nor write the metrics cache")
+    out = swp.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true")
+    out.add_argument("--csv", action="store_true")
     return parser
 
 
@@ -427,46 +447,147 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from workbench.core.encoder import Encoder
-    from workbench.corpus import expand_paths, file_stats, iter_text
+    from workbench.tasks.compare import compare_corpus
+
+    sources = _corpus_sources(args.files, "stats")
+    names = list(dict.fromkeys(args.tokenizer))
+    tokenizers = _load_tokenizers(names)
+    labels = {}
+    for item in args.language:
+        path, sep, lang = item.rpartition("=")
+        if not sep or not path or not lang.strip():
+            raise WorkbenchError(f"--language {item}: write FILE=LANG, e.g. --language de.txt=German")
+        labels[path] = lang.strip()
+    result = compare_corpus(tokenizers, sources, labels=labels, baseline=args.baseline_language,
+                            parallel=args.parallel, d=args.d, cache=_metrics_cache(args),
+                            progress=_progress_line("stats"))
+    assert result is not None  # nothing asks it to stop
+    _end_progress_line()
+    if args.json:
+        print(json.dumps(result.as_dict(dict(tokenizers)), ensure_ascii=False))
+        return 0
+    for index, info in enumerate(result.files):
+        scripts = ", ".join(f"{k} {v}" for k, v in sorted(info.scripts.items(), key=lambda kv: -kv[1])[:4])
+        print(f"{info.path}: {info.bytes} bytes, {info.chars} chars, {info.lines} lines, "
+              f"{info.distinct_pretokens} distinct pre-tokens; scripts: {scripts}; language {info.language}")
+        for m in result.per_file[index :: len(result.files)]:
+            print(f"    {m.tokenizer}: {m.tokens} tokens, {_num(m.chars_per_token, 3)} chars/token, "
+                  f"fertility {_num(m.fertility, 3)}, {_num(m.bytes_per_token, 3)} bytes/token, "
+                  f"L² {m.counts.attention}, unknown {_pct(m.unknown_rate)}, vocab used {_pct(m.utilisation)}")
+    if not tokenizers:
+        return 0
+    print(f"\nper language ({len(result.languages)}):")
+    header = (f"  {'tokenizer':<24} {'language':<12} {'tokens':>10} {'chars/tok':>9} {'bytes/tok':>9} "
+              f"{'fertility':>9} {'unknown':>8} {'vocab used':>10} {'never used':>10} {'V×d':>12}")
+    print(header)
+    for m in result.per_language + result.totals:
+        print(f"  {_short(m.tokenizer, 24):<24} {_short(m.label, 12):<12} {m.tokens:>10} "
+              f"{_num(m.chars_per_token, 3):>9} {_num(m.bytes_per_token, 3):>9} {_num(m.fertility, 3):>9} "
+              f"{_pct(m.unknown_rate):>8} {_pct(m.utilisation):>10} {m.never_used:>10} {m.embedding_params:>12}")
+    if result.baseline:
+        what = ("tokenization premium on parallel text: tokens(lang) / tokens(baseline)" if result.parallel
+                else "per character, not parallel text: (tokens/char) / (tokens/char of the baseline)")
+        print(f"\nrelative to {result.baseline} ({what}):")
+        for f in result.fairness:
+            print(f"  {_short(f.tokenizer, 24):<24} {_short(f.language, 12):<12} {_num(f.ratio, 3):>9}")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from workbench.formats.tables import csv_text
+    from workbench.tasks.compare import sweep_files
     from workbench.tasks.sources import load_tokenizer
 
-    sources, rejected = expand_paths(list(args.files))
+    if args.points < 2:
+        raise WorkbenchError(f"--points {args.points}: a sweep needs at least 2 points")
+    if args.threshold < 0:
+        raise WorkbenchError(f"--threshold {args.threshold}: must be 0 or more (0.01 = 1% per 1k entries)")
+    tokenizer = load_tokenizer(args.tokenizer)
+    sources = _corpus_sources(args.files, "sweep")
+    result = sweep_files(tokenizer, sources, name=args.tokenizer, points=args.points, d=args.d,
+                         threshold=args.threshold, cache=_metrics_cache(args), progress=_progress_line("sweep"))
+    assert result is not None
+    _end_progress_line()
+    doc = result.as_dict()
+    header = ("merges", "vocab_size", "tokens", "chars_per_token", "bytes_per_token", "attention",
+              "embedding_params", "gain_per_1k")
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False))
+    elif args.csv:
+        rows = [[row[h] if row[h] is not None else "" for h in header] for row in doc["points"]]
+        sys.stdout.write(csv_text(header, rows))
+    else:
+        print(f"{'merges':>8} {'|V|':>8} {'tokens':>10} {'chars/tok':>9} {'bytes/tok':>9} {'L²':>14} "
+              f"{'V×d':>12} {'gain/1k':>8}")
+        for row in doc["points"]:
+            knee = "  ← knee" if row["merges"] == doc["knee"] else ""
+            gain = "" if row["gain_per_1k"] is None else f"{100 * row['gain_per_1k']:.2f}%"
+            print(f"{row['merges']:>8} {row['vocab_size']:>8} {row['tokens']:>10} {row['chars_per_token']:>9.3f} "
+                  f"{row['bytes_per_token']:>9.3f} {row['attention']:>14} {row['embedding_params']:>12} {gain:>8}{knee}")
+        if doc["knee"] is None:
+            print(f"no knee: chars/token still grows by {100 * args.threshold:g}% or more per 1k entries at the end")
+        else:
+            print(f"knee at {doc['knee']} merges (|V| = {doc['knee_vocab_size']}): later segments gain "
+                  f"less than {100 * args.threshold:g}% chars/token per 1k entries")
+    return 0
+
+
+def _corpus_sources(files: list[str], command: str) -> list:
+    from workbench.corpus import expand_paths
+
+    sources, rejected = expand_paths(list(files))
     if not sources:
         more = f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""
         raise WorkbenchError((rejected[0] + more) if rejected else "no readable corpus files among those given")
     for message in rejected:  # the others are still counted
-        print(f"workbench stats: skipped: {message}", file=sys.stderr)
-    encoders = [(src, Encoder(load_tokenizer(src))) for src in args.tokenizer]
-    rows = []
-    for src in sources:
-        st = file_stats(src)
-        row = {"path": str(src.path), "bytes": st.bytes, "chars": st.chars, "lines": st.lines,
-               "distinct_pretokens": st.distinct_pretokens, "scripts": st.scripts, "tokenizers": {}}
-        words = 0
-        token_counts = [0] * len(encoders)
-        for chunk in iter_text(src):
-            words += len(chunk.split())
-            for index, (_name, encoder) in enumerate(encoders):
-                token_counts[index] += len(encoder.encode(chunk))
-        for (name, _encoder), tokens in zip(encoders, token_counts):
-            row["tokenizers"][name] = {
-                "tokens": tokens,
-                "chars_per_token": round(st.chars / tokens, 3) if tokens else None,
-                "bytes_per_token": round(st.bytes / tokens, 3) if tokens else None,
-                "fertility": round(tokens / words, 3) if words else None,
-            }
-        rows.append(row)
-    if args.json:
-        print(json.dumps(rows, ensure_ascii=False))
-        return 0
-    for row in rows:
-        scripts = ", ".join(f"{k} {v}" for k, v in sorted(row["scripts"].items(), key=lambda kv: -kv[1])[:4])
-        print(f"{row['path']}: {row['bytes']} bytes, {row['chars']} chars, {row['lines']} lines, "
-              f"{row['distinct_pretokens']} distinct pre-tokens; scripts: {scripts}")
-        for name, t in row["tokenizers"].items():
-            print(f"    {name}: {t['tokens']} tokens, {t['chars_per_token']} chars/token, fertility {t['fertility']}")
-    return 0
+        print(f"workbench {command}: skipped: {message}", file=sys.stderr)
+    return sources
+
+
+def _load_tokenizers(names: list[str]) -> list:
+    from workbench.tasks.sources import load_tokenizer
+
+    return [(name, load_tokenizer(name)) for name in names]
+
+
+def _metrics_cache(args: argparse.Namespace):
+    from workbench.tasks.compare import ResultCache
+
+    return ResultCache(None) if args.no_cache else ResultCache.default()
+
+
+def _progress_line(command: str):
+    """Progress on stderr for a person at a terminal (rewritten in place); nothing when piped."""
+    if not sys.stderr.isatty():
+        return None
+    last = [0.0]
+
+    def report(done: int, total: int, what: str) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.2:
+            return
+        last[0] = now
+        sys.stderr.write(f"\r\033[K{command}: {what} {100.0 * done / max(total, 1):5.1f}%")
+        sys.stderr.flush()
+    return report
+
+
+def _end_progress_line() -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.2f}%"
+
+
+def _short(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
 def cmd_count(args: argparse.Namespace) -> int:
@@ -512,7 +633,7 @@ def _existing(project: str) -> Path:
 
 COMMANDS = {
     "train": cmd_train, "runs": cmd_runs, "encode": cmd_encode, "decode": cmd_decode,
-    "export": cmd_export, "import": cmd_import, "stats": cmd_stats, "count": cmd_count,
+    "export": cmd_export, "import": cmd_import, "stats": cmd_stats, "count": cmd_count, "sweep": cmd_sweep,
 }
 
 

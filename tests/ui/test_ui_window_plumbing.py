@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLabel, QMessageBox
 from ui_helpers import BoxAnswerer
 
 from workbench import logfile
+from workbench.ui.compare.panel import ComparePanel
 from workbench.ui.inspect.panel import InspectPanel
 from workbench.ui.logs import LogDialog
 from workbench.ui.main_window import MainWindow, ProjectView
@@ -41,11 +42,11 @@ class FakeView(QLabel):
 
 
 class WindowWithCompare(MainWindow):
-    """What adding the Compare tab will look like: one line in _build_tabs."""
+    """What adding a tab looks like (the Compare tab was added this way): one line in _build_tabs."""
 
     def _build_tabs(self) -> None:
         super()._build_tabs()
-        self.compare = self._add_view("compare", "Compare", FakeView(), live=True)
+        self.extra = self._add_view("extra", "Extra", FakeView(), live=True)
 
 
 class WindowWithTwoLateViews(MainWindow):
@@ -75,8 +76,8 @@ def _window(qtbot, cls=MainWindow) -> MainWindow:
 def test_the_project_tabs_are_plain_views_in_tab_order(qtbot):
     window = _window(qtbot)
     try:
-        assert list(window.docks) == ["corpus", "train", "inspect", "merges"]
-        assert [type(v) for v in window.views] == [InspectPanel, MergePanel]
+        assert list(window.docks) == ["corpus", "train", "inspect", "merges", "compare"]
+        assert [type(v) for v in window.views] == [InspectPanel, MergePanel, ComparePanel]
         assert all(isinstance(v, ProjectView) for v in window.views)
         assert not isinstance(QLabel(), ProjectView)  # the protocol does reject a plain widget
         assert window.findChild(QLabel, "missingInspect") is None  # no stand-in panels any more
@@ -87,21 +88,21 @@ def test_the_project_tabs_are_plain_views_in_tab_order(qtbot):
 def test_adding_a_tab_is_one_line(qtbot, tmp_path):
     window = _window(qtbot, WindowWithCompare)
     try:
-        assert list(window.docks)[-1] == "compare"
-        assert window.tabifiedDockWidgets(window.docks["corpus"]).count(window.docks["compare"]) == 1
+        assert list(window.docks)[-1] == "extra"
+        assert window.tabifiedDockWidgets(window.docks["corpus"]).count(window.docks["extra"]) == 1
         view_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
         toggle = next(a for a in view_menu.actions() if a.text() == "Compare")
         assert toggle.shortcut() == QKeySequence("Ctrl+5")
         assert any(a.shortcut() == QKeySequence("Alt+5") for a in window.actions())
 
         window.session.open(tmp_path / "p.tokproj", create=True)
-        assert window.compare.calls[-1] == ("set_project", tmp_path / "p.tokproj")
+        assert window.extra.calls[-1] == ("set_project", tmp_path / "p.tokproj")
         window.session.notify_runs_changed()
         window.training.steps_arrived.emit(1)  # live=True: refreshed while a run trains too
-        assert window.compare.calls[-2:] == ["refresh", "refresh"]
+        assert window.extra.calls[-2:] == ["refresh", "refresh"]
     finally:
         window.shutdown()
-    assert window.compare.calls[-2:] == [("set_project", None), "shutdown"]
+    assert window.extra.calls[-2:] == [("set_project", None), "shutdown"]
 
 
 def test_a_view_that_raises_is_logged_and_the_others_still_refresh(qtbot, caplog):

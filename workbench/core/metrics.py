@@ -104,8 +104,12 @@ def vocab_usage(tokenizer: Tokenizer, word_counts: Mapping[str, int], *,
         for token_id in ids:
             freq[token_id] += n
         tokens += n * len(ids)
-    specials = tokenizer.special_ids
-    counted = tuple(i not in specials and bool(p) for i, p in enumerate(tokenizer.vocab))
     if progress is not None:
         progress(total, total, "encoding")
-    return VocabUsage(tuple(freq), counted, tokens, total)
+    return VocabUsage(tuple(freq), counted_ids(tokenizer), tokens, total)
+
+
+def counted_ids(tokenizer: Tokenizer) -> tuple[bool, ...]:
+    """Which ids take part in utilisation: not special tokens, not the gaps of an imported vocabulary."""
+    specials = tokenizer.special_ids
+    return tuple(i not in specials and bool(p) for i, p in enumerate(tokenizer.vocab))

@@ -43,6 +43,7 @@ from workbench.ui.dialogs import ExportDialog, shortcuts_dialog
 from workbench.ui.inspect.panel import InspectPanel
 from workbench.ui.jobs import JobRunner
 from workbench.ui.logs import LogDialog, window_log_path
+from workbench.ui.compare.panel import ComparePanel
 from workbench.ui.merges.panel import MergePanel
 from workbench.ui.project_session import ProjectSession
 from workbench.ui.settings import AppSettings
@@ -119,6 +120,7 @@ class MainWindow(QMainWindow):
         self.training = self._add_tab("train", "Train", TrainingPanel(self.session, self.corpus, self.settings))
         self.inspect = self._add_view("inspect", "Inspect", InspectPanel())
         self.merges = self._add_view("merges", "Merges", MergePanel(), live=True)
+        self.compare = self._add_view("compare", "Compare", ComparePanel(self.session))
 
     def _add_tab(self, key: str, title: str, widget: W) -> W:
         self._add_dock(key, title, widget)

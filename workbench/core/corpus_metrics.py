@@ -1,0 +1,428 @@
+"""Corpus metrics for any tokenizer: how many tokens a text costs, and what that buys.
+
+One implementation for ``workbench stats`` and the Compare tab. Text arrives in chunks that end at
+line boundaries (as :func:`workbench.corpus.iter_text` streams it); two accumulators run over them:
+
+* :class:`TextTally` — what does not depend on the tokenizer: characters, UTF-8 bytes, lines,
+  whitespace words and *word units* (the fertility denominator, see :func:`word_units`).
+* :class:`TokenMeter` — one per tokenizer: tokens L, the attention cost Σ L_seq² over sequences
+  (lines), unknown tokens and each vocabulary entry's frequency (for utilisation and the
+  never-used entries, as :class:`workbench.core.metrics.VocabUsage`).
+
+:class:`Metrics` derives the ratios (characters/token, bytes/token, fertility, unknown rate,
+utilisation, V × d) from the two, and adds up over files (per language). :func:`fairness` gives
+tokens per language relative to a baseline language.
+
+Definitions (chosen so the numbers match what the real libraries count):
+
+* **L** is the number of ids the tokenizer's own ``encode`` gives for the text, special tokens
+  read as plain text (tiktoken's ``encode_ordinary``).
+* **L²** is Σ over sequences of (tokens in the sequence)²: the self-attention cost when each line
+  is one sequence (how ``tokenizers``' ``train(files)`` and ``sentencepiece`` read text files).
+  A pre-token that spans a line break (``"\\n\\n"``) counts toward the line it starts on, so the
+  per-line counts add up to L exactly. With pre-tokenizer ``none`` a pre-token is a whole chunk.
+* **V × d** is the rows of the embedding table (ids 0 … |V|−1, gaps in an imported vocabulary
+  included, since the table has those rows too) times the embedding width d.
+
+Left out: reading files (``workbench.corpus``), caching and script detection (``workbench.tasks
+.compare``), and anything about display.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Self
+
+import regex
+
+from workbench.core.count import SAFE_CUTS
+from workbench.core.encoder import Encoder
+from workbench.core.metrics import VocabUsage, counted_ids, encode_pretoken
+from workbench.core.model import Tokenizer
+
+DEFAULT_D = 768
+METRICS_VERSION = 1  # bump when a definition changes: cached results of older versions are ignored
+
+# Scripts written without spaces between words: each character is a word unit for fertility.
+UNSEGMENTED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}"
+_UNSEGMENTED_CHAR = regex.compile(f"[{UNSEGMENTED}]")
+_WORD_WITH_UNSEGMENTED = regex.compile(f"[^\\s{UNSEGMENTED}]*[{UNSEGMENTED}]\\S*")
+
+
+def word_units(text: str) -> tuple[int, int]:
+    """``(whitespace words, word units)`` of ``text``.
+
+    Word units are whitespace-separated words, except that a word holding characters of an
+    unsegmented script (Han, Kana, Thai, …) counts each such character as one unit instead: so
+    fertility is tokens per word for English or Russian and tokens per character for Chinese,
+    and mixed text gets the sum. (A Latin prefix glued to Han, ``abc中文``, counts as 2 units.)
+    """
+    words = len(text.split())
+    glued = len(_WORD_WITH_UNSEGMENTED.findall(text))
+    if not glued:
+        return words, words
+    return words, words - glued + len(_UNSEGMENTED_CHAR.findall(text))
+
+
+# ---- tokenizer-independent counts ------------------------------------------------------------------
+@dataclass
+class TextTally:
+    """Characters, bytes, lines, words and word units of the text added so far."""
+
+    chars: int = 0
+    bytes: int = 0
+    lines: int = 0
+    words: int = 0
+    units: int = 0
+    _open_line: bool = False
+
+    def add(self, text: str) -> None:
+        if not text:
+            return
+        self.chars += len(text)
+        self.bytes += len(text.encode("utf-8", "surrogatepass"))
+        self.lines += text.count("\n")
+        self._open_line = not text.endswith("\n")
+        words, units = word_units(text)
+        self.words += words
+        self.units += units
+
+    def finish(self) -> TextTally:
+        """Count a last line without a line break; returns self."""
+        if self._open_line:
+            self.lines += 1
+            self._open_line = False
+        return self
+
+    def as_dict(self) -> dict:
+        return {"chars": self.chars, "bytes": self.bytes, "lines": self.lines, "words": self.words,
+                "units": self.units}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> TextTally:
+        return cls(d["chars"], d["bytes"], d["lines"], d["words"], d["units"])
+
+    def __iadd__(self, other: TextTally) -> Self:
+        self.chars += other.chars
+        self.bytes += other.bytes
+        self.lines += other.lines
+        self.words += other.words
+        self.units += other.units
+        return self
+
+
+class Recut:
+    """Re-cut pushed chunks where the pre-tokenizer cannot notice (:data:`workbench.core.count.SAFE_CUTS`).
+
+    Readers cut at line ends, but cl100k joins ``".\n\n"`` into one pre-token, so a reader cut can
+    split a pre-token and change the count. ``push`` returns the text that is safe to encode now and
+    keeps the tail; ``flush`` returns the tail. Without safe cuts (``none``, custom patterns) each
+    chunk passes through as it came, as :func:`workbench.core.count.chunks_for` does.
+    """
+
+    MAX_CARRY = 8 << 20  # a text without a single safe cut is encoded in pieces this big
+
+    def __init__(self, pretokenizer: str):
+        self.cut = SAFE_CUTS.get(pretokenizer)
+        self.carry = ""
+
+    def push(self, text: str) -> str:
+        if self.cut is None:
+            return text
+        text = self.carry + text if self.carry else text
+        cut = self.cut(text, 0, len(text))
+        if cut < 0 and len(text) < self.MAX_CARRY:
+            self.carry = text
+            return ""
+        if cut < 0:
+            cut = len(text)
+        self.carry = text[cut:]
+        return text[:cut]
+
+    def flush(self) -> str:
+        tail, self.carry = self.carry, ""
+        return tail
+
+
+# ---- one tokenizer over streamed text ---------------------------------------------------------------
+@dataclass
+class TokenCounts:
+    """What one tokenizer made of a text: L, Σ L_seq², unknown tokens and id frequencies."""
+
+    tokens: int = 0
+    attention: int = 0
+    unknown: int = 0
+    frequencies: dict[int, int] = field(default_factory=dict)  # id → occurrences (used ids only)
+
+    def as_dict(self) -> dict:
+        return {"tokens": self.tokens, "attention": self.attention, "unknown": self.unknown,
+                "frequencies": [[i, n] for i, n in sorted(self.frequencies.items())]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> TokenCounts:
+        return cls(d["tokens"], d["attention"], d["unknown"], {int(i): int(n) for i, n in d["frequencies"]})
+
+    def __iadd__(self, other: TokenCounts) -> Self:
+        self.tokens += other.tokens
+        self.attention += other.attention
+        self.unknown += other.unknown
+        for i, n in other.frequencies.items():
+            self.frequencies[i] = self.frequencies.get(i, 0) + n
+        return self
+
+
+class TokenMeter:
+    """Encode streamed text with one tokenizer, keeping only counts.
+
+    Each distinct pre-token is encoded once (natural text repeats its words) and weighted by how
+    often it occurs; the per-line token counts for L² come from the same pass. ``add`` the chunks of
+    one file in order, then ``finish``; a meter can be reused for the next file after ``finish``.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, *, encoder: Encoder | None = None):
+        self.tok = tokenizer
+        self.encoder = encoder or Encoder(tokenizer)
+        self._pre = tokenizer.pre
+        self._normalize = tokenizer.normalize if tokenizer.normalizer else None
+        self._ids: dict[str, tuple[int, ...]] = {}
+        unk = tokenizer.special_tokens.get(tokenizer.unk_token) if tokenizer.unk_token else None
+        self._unk = unk
+        self._recut = Recut(tokenizer.pretokenizer)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._pieces: Counter[str] = Counter()
+        self._line = 0
+        self._attention = 0
+
+    def ids(self, piece: str) -> tuple[int, ...]:
+        """The ids of one pre-token (cached)."""
+        found = self._ids.get(piece)
+        if found is None:
+            found = self._ids[piece] = tuple(encode_pretoken(self.encoder, piece))
+        return found
+
+    def add(self, text: str) -> None:
+        self._add(self._recut.push(text))
+
+    def _add(self, text: str) -> None:
+        if not text:
+            return
+        if self._normalize is not None:
+            text = self._normalize(text)
+        ids = self.ids
+        count = text.count
+        line = self._line
+        attention = 0
+        last = 0
+        pieces: list[str] = []
+        append = pieces.append
+        for a, b in self._pre.spans(text):
+            if count("\n", last, a):  # a line ended before this pre-token: close it
+                attention += line * line
+                line = 0
+            last = a
+            piece = text[a:b]
+            append(piece)
+            line += len(ids(piece))
+        if count("\n", last, len(text)):
+            attention += line * line
+            line = 0
+        self._line = line
+        self._attention += attention
+        self._pieces.update(pieces)
+
+    def finish(self) -> TokenCounts:
+        """The counts of the text added since the last ``finish``."""
+        self._add(self._recut.flush())
+        attention = self._attention + self._line * self._line
+        freq: dict[int, int] = {}
+        tokens = 0
+        get = freq.get
+        for piece, n in self._pieces.items():
+            piece_ids = self._ids[piece]
+            tokens += n * len(piece_ids)
+            for i in piece_ids:
+                freq[i] = get(i, 0) + n
+        unknown = freq.get(self._unk, 0) if self._unk is not None else 0
+        self._reset()
+        return TokenCounts(tokens, attention, unknown, freq)
+
+
+def count_text(tokenizer: Tokenizer, chunks: Iterable[str]) -> tuple[TextTally, TokenCounts]:
+    """Both tallies of a text given as chunks that end at line boundaries (or as one string)."""
+    tally, meter = TextTally(), TokenMeter(tokenizer)
+    for chunk in chunks:
+        tally.add(chunk)
+        meter.add(chunk)
+    return tally.finish(), meter.finish()
+
+
+# ---- derived metrics --------------------------------------------------------------------------------
+def embedding_rows(tokenizer: Tokenizer) -> int:
+    """|V| as the embedding table counts it: every id below the largest one."""
+    return len(tokenizer.vocab)
+
+
+def usage(tokenizer: Tokenizer, counts: TokenCounts) -> VocabUsage:
+    """The shared :class:`VocabUsage` (utilisation, never-used entries) from sparse frequencies."""
+    freq = [0] * len(tokenizer.vocab)
+    for i, n in counts.frequencies.items():
+        freq[i] = n
+    return VocabUsage(tuple(freq), counted_ids(tokenizer), counts.tokens, len(counts.frequencies))
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return a / b if b else None
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """The row a table shows for one tokenizer on one file (or on all files of one language)."""
+
+    tokenizer: str
+    label: str  # a file path or a language
+    language: str
+    text: TextTally
+    counts: TokenCounts
+    vocab_size: int
+    d: int = DEFAULT_D
+    eligible: int = 0  # vocabulary entries that take part in utilisation (no specials, no gaps)
+    used: int = 0      # of those, how many occur
+
+    @classmethod
+    def of(cls, tokenizer: Tokenizer, name: str, label: str, language: str, text: TextTally,
+           counts: TokenCounts, d: int = DEFAULT_D) -> Metrics:
+        counted = counted_ids(tokenizer)
+        used = sum(1 for i in counts.frequencies if 0 <= i < len(counted) and counted[i])
+        return cls(name, label, language, text, counts, embedding_rows(tokenizer), d, sum(counted), used)
+
+    @property
+    def tokens(self) -> int:
+        return self.counts.tokens
+
+    @property
+    def chars_per_token(self) -> float | None:
+        return _ratio(self.text.chars, self.tokens)
+
+    @property
+    def bytes_per_token(self) -> float | None:
+        return _ratio(self.text.bytes, self.tokens)
+
+    @property
+    def fertility(self) -> float | None:
+        """Tokens per word unit (whitespace word; character of an unsegmented script)."""
+        return _ratio(self.tokens, self.text.units)
+
+    @property
+    def tokens_per_word(self) -> float | None:
+        """Tokens per whitespace word (what ``workbench stats`` printed as fertility before 0.3)."""
+        return _ratio(self.tokens, self.text.words)
+
+    @property
+    def unknown_rate(self) -> float | None:
+        return _ratio(self.counts.unknown, self.tokens)
+
+    @property
+    def utilisation(self) -> float | None:
+        return _ratio(self.used, self.eligible)
+
+    @property
+    def never_used(self) -> int:
+        return self.eligible - self.used
+
+    @property
+    def embedding_params(self) -> int:
+        return self.vocab_size * self.d
+
+    def as_dict(self) -> dict:
+        """The JSON shape of one row (see the README section "stats --json")."""
+        def r(x: float | None, n: int = 4) -> float | None:
+            return None if x is None else round(x, n)
+
+        return {
+            "tokenizer": self.tokenizer, "label": self.label, "language": self.language,
+            "tokens": self.tokens, "chars": self.text.chars, "bytes": self.text.bytes,
+            "lines": self.text.lines, "words": self.text.words, "word_units": self.text.units,
+            "chars_per_token": r(self.chars_per_token), "bytes_per_token": r(self.bytes_per_token),
+            "fertility": r(self.fertility), "tokens_per_word": r(self.tokens_per_word),
+            "attention": self.counts.attention, "unknown": self.counts.unknown,
+            "unknown_rate": r(self.unknown_rate, 6), "vocab_size": self.vocab_size,
+            "vocab_used": self.used, "vocab_eligible": self.eligible,
+            "utilisation": r(self.utilisation), "never_used": self.never_used,
+            "d": self.d, "embedding_params": self.embedding_params,
+        }
+
+
+def combine(rows: Sequence[Metrics], tokenizer: Tokenizer, label: str) -> Metrics:
+    """Several rows of one tokenizer added up (files of one language, or everything)."""
+    text, counts = TextTally(), TokenCounts()
+    for row in rows:
+        text += row.text
+        counts += row.counts
+    language = rows[0].language if rows and all(r.language == rows[0].language for r in rows) else "all"
+    return Metrics.of(tokenizer, rows[0].tokenizer if rows else "", label, language, text, counts,
+                      rows[0].d if rows else DEFAULT_D)
+
+
+# ---- fairness ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Fairness:
+    """Tokens for a language relative to the baseline language, for one tokenizer.
+
+    ``basis`` is ``"parallel"`` when the files are translations of each other: ``ratio`` is then the
+    tokenization premium of Petrov et al. 2023, tokens(lang) / tokens(baseline) for the same
+    content. Otherwise ``basis`` is ``"per-char"``: (tokens/char of lang) / (tokens/char of the
+    baseline) — different texts, so only the density per character can be compared.
+    """
+
+    tokenizer: str
+    language: str
+    baseline: str
+    basis: str
+    ratio: float | None
+
+    def as_dict(self) -> dict:
+        return {"tokenizer": self.tokenizer, "language": self.language, "baseline": self.baseline,
+                "basis": self.basis, "ratio": None if self.ratio is None else round(self.ratio, 4)}
+
+
+def fairness(per_language: Sequence[Metrics], baseline: str, *, parallel: bool) -> list[Fairness]:
+    """One :class:`Fairness` per (tokenizer, language) row, against that tokenizer's baseline row."""
+    base = {m.tokenizer: m for m in per_language if m.language == baseline}
+    out = []
+    for m in per_language:
+        b = base.get(m.tokenizer)
+        ratio = None
+        if b is not None:
+            if parallel:
+                ratio = _ratio(m.tokens, b.tokens)
+            else:
+                mine, theirs = _ratio(m.tokens, m.text.chars), _ratio(b.tokens, b.text.chars)
+                ratio = None if mine is None or theirs is None else _ratio(mine, theirs)
+        out.append(Fairness(m.tokenizer, m.language, baseline, "parallel" if parallel else "per-char", ratio))
+    return out
+
+
+# ---- identity (for caches) ---------------------------------------------------------------------------
+def tokenizer_identity(tokenizer: Tokenizer) -> str:
+    """A SHA-256 over everything that decides the ids: settings, pieces, merges.
+
+    Two tokenizers with equal identity encode every text the same way, so a cached count keyed by
+    it (plus the file's fingerprint) can be shown again without encoding.
+    """
+    h = hashlib.sha256()
+    h.update(json.dumps(tokenizer.settings(), sort_keys=True).encode("utf-8"))
+    for piece in tokenizer.vocab:
+        h.update(len(piece).to_bytes(4, "little"))
+        h.update(piece)
+    h.update(b"merges")
+    for a, b, new in tokenizer.merges:
+        h.update(f"{a},{b},{new};".encode("ascii"))
+    if tokenizer.scores:
+        h.update(repr(tokenizer.scores).encode("ascii"))
+    return h.hexdigest()

@@ -1,0 +1,241 @@
+"""The Compare tab's two charts, drawn with pyqtgraph in the window's palette (light or dark).
+
+* :class:`LanguageBarChart` — one group of bars per language, one bar per tokenizer: tokens relative
+  to the baseline language (a dashed line marks 1.0), or characters per token when no baseline
+  is chosen.
+* :class:`SweepChart` — the vocabulary-size sweep: characters/token, L² and V × d against |V|,
+  stacked with a shared x axis; a dashed line marks the knee.
+
+Both export themselves as PNG (``pyqtgraph.exporters``) or SVG (Qt's ``QSvgGenerator``), by the
+file's suffix (:meth:`export`). What they leave out: computing anything — they draw the rows handed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from workbench.core.corpus_metrics import Fairness, Metrics
+from workbench.core.vocab_sweep import Sweep
+from workbench.errors import WorkbenchError
+from workbench.ui import style
+
+
+def compact(value: float) -> str:
+    """Tick labels that stay short: 950, 5,000, 20k, 1.2M, 3.4G."""
+    v = abs(value)
+    for above, unit, suffix in ((1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k")):
+        if v >= above:
+            return f"{value / unit:.1f}".rstrip("0").rstrip(".") + suffix
+    if v >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.0f}" if v == int(v) else f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+class _CompactAxis(pg.AxisItem):
+    def tickStrings(self, values, scale, spacing):
+        return [compact(v * scale) for v in values]
+
+
+class _Chart(QWidget):
+    """A GraphicsLayoutWidget in the palette's colours, exportable as PNG or SVG."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.view = pg.GraphicsLayoutWidget()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view)
+        self.plots: list[pg.PlotItem] = []
+        self.legend: pg.LegendItem | None = None
+
+    def _fg(self) -> QColor:
+        return self.palette().color(QPalette.ColorRole.Text)
+
+    def _apply_palette(self) -> None:
+        pal = self.palette()
+        bg, fg = pal.color(QPalette.ColorRole.Base), self._fg()
+        axis = QColor(fg)
+        axis.setAlpha(170)
+        self.view.setBackground(bg)
+        for plot in self.plots:
+            title = plot.titleLabel.text
+            if title:
+                plot.setTitle(title, color=fg.name(), size="10pt")
+            for side in ("left", "bottom"):
+                ax = plot.getAxis(side)
+                ax.setPen(pg.mkPen(axis))
+                ax.setTextPen(pg.mkPen(fg))
+                ax.label.setDefaultTextColor(axis)
+        if self.legend is not None:
+            self.legend.setLabelTextColor(fg)
+            lb = QColor(bg)
+            lb.setAlpha(210)
+            self.legend.setBrush(pg.mkBrush(lb))
+            self.legend.setPen(pg.mkPen(axis))
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == event.Type.PaletteChange:
+            self._apply_palette()
+
+    def export(self, path: str | Path, width: int = 1200) -> Path:
+        """Write the chart as PNG or SVG (chosen by the suffix); returns the path.
+
+        PNG goes through ``pyqtgraph.exporters.ImageExporter``. SVG is drawn by Qt's own
+        ``QSvgGenerator``: pyqtgraph's ``SVGExporter`` fails on the paths Qt 6 writes (``ValueError``
+        in ``correctCoordinates``, pyqtgraph issue #3485), for bars and dashed lines alike.
+        """
+        target = Path(path)
+        suffix = target.suffix.lower()
+        if suffix not in (".png", ".svg"):
+            raise WorkbenchError(f"{target.name}: charts export as .png or .svg")
+        scene = self.view.scene()
+        try:
+            if suffix == ".png":
+                from pyqtgraph import exporters
+
+                exporter = exporters.ImageExporter(scene)
+                exporter.parameters()["width"] = width
+                exporter.export(str(target))
+            else:
+                self._export_svg(target)
+        except OSError as exc:
+            raise WorkbenchError(f"Cannot write {target} ({exc.strerror or exc}); choose a writable folder.") from None
+        if not target.exists():
+            raise WorkbenchError(f"Cannot write {target}; choose a writable folder.")
+        return target
+
+    def _export_svg(self, target: Path) -> None:
+        from PySide6.QtSvg import QSvgGenerator
+
+        scene = self.view.scene()
+        rect = scene.sceneRect()
+        generator = QSvgGenerator()
+        generator.setFileName(str(target))
+        generator.setSize(rect.size().toSize())
+        generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+        generator.setTitle(type(self).__name__)
+        painter = QPainter(generator)
+        try:
+            # The view paints the background, not the scene: fill it so dark charts stay readable.
+            painter.fillRect(QRectF(0, 0, rect.width(), rect.height()), self.view.backgroundBrush())
+            scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+        finally:
+            painter.end()
+
+
+class LanguageBarChart(_Chart):
+    """Tokens per language against the baseline, a bar per tokenizer."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.plot = self.view.addPlot(axisItems={"left": _CompactAxis("left")})
+        self.plots = [self.plot]
+        self.plot.showGrid(y=True, alpha=0.25)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.legend = self.plot.addLegend(offset=(-10, 10))
+        self.bars: list[pg.BarGraphItem] = []
+        self.values: dict[tuple[str, str], float] = {}  # (tokenizer, language) → bar height
+        self._apply_palette()
+
+    def set_rows(self, per_language: Sequence[Metrics], fairness: Sequence[Fairness], baseline: str | None) -> None:
+        self.plot.clear()
+        if self.legend is not None:
+            self.legend.clear()
+        self.bars, self.values = [], {}
+        languages = list(dict.fromkeys(m.language for m in per_language))
+        tokenizers = list(dict.fromkeys(m.tokenizer for m in per_language))
+        if baseline:
+            for f in fairness:
+                if f.ratio is not None:
+                    self.values[(f.tokenizer, f.language)] = f.ratio
+            basis = "parallel text" if fairness and fairness[0].basis == "parallel" else "per character"
+            self.plot.setTitle(f"Tokens relative to {baseline} ({basis})")
+            self.plot.setLabel("left", f"× {baseline}")
+            line = pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen(self._fg(), width=1, style=Qt.PenStyle.DashLine))
+            self.plot.addItem(line)
+        else:
+            for m in per_language:
+                if m.tokens:
+                    self.values[(m.tokenizer, m.language)] = m.tokens / max(m.text.chars, 1)
+            self.plot.setTitle("Tokens per character (choose a baseline language to compare)")
+            self.plot.setLabel("left", "tokens / char")
+        n = max(len(tokenizers), 1)
+        width = 0.8 / n
+        for t_index, name in enumerate(tokenizers):
+            xs, hs = [], []
+            for l_index, lang in enumerate(languages):
+                if (name, lang) in self.values:
+                    xs.append(l_index - 0.4 + width * (t_index + 0.5))
+                    hs.append(self.values[(name, lang)])
+            colour = QColor(style.RUN_COLOURS[t_index % len(style.RUN_COLOURS)])
+            bar = pg.BarGraphItem(x=xs, height=hs, width=width * 0.92, brush=pg.mkBrush(colour),
+                                  pen=pg.mkPen(colour.darker(130)))
+            self.plot.addItem(bar)
+            if self.legend is not None:
+                self.legend.addItem(bar, _short(name))
+            self.bars.append(bar)
+        self.plot.getAxis("bottom").setTicks([[(i, lang) for i, lang in enumerate(languages)]])
+        self.plot.setXRange(-0.6, max(len(languages), 1) - 0.4, padding=0)
+        top = max(self.values.values(), default=1.0)
+        self.plot.setYRange(0, top * 1.25, padding=0)
+        self._apply_palette()
+
+
+class SweepChart(_Chart):
+    """Characters/token, L² and V × d against |V| for one or more sweeps; the knee marked."""
+
+    SERIES = (("chars_per_token", "Compression (characters per token)"),
+              ("attention", "Attention cost L² (Σ per line)"),
+              ("embedding_params", "Embedding parameters V × d"))
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.plots = []
+        for row, (_key, title) in enumerate(self.SERIES):
+            plot = self.view.addPlot(row=row, col=0, title=title,
+                                     axisItems={"left": _CompactAxis("left"), "bottom": _CompactAxis("bottom")})
+            plot.showGrid(x=True, y=True, alpha=0.2)
+            if self.plots:
+                plot.setXLink(self.plots[0])
+            self.plots.append(plot)
+        self.plots[-1].setLabel("bottom", "vocabulary size |V|")
+        # Bottom right: compression climbs towards the top right, so that corner stays clear.
+        self.legend = self.plots[0].addLegend(offset=(-10, -10))
+        self.knees: list[pg.InfiniteLine] = []
+        self.sweeps: list[Sweep] = []
+        self._apply_palette()
+
+    def set_sweeps(self, sweeps: Sequence[Sweep]) -> None:
+        self.sweeps = list(sweeps)
+        for plot in self.plots:
+            plot.clear()
+        if self.legend is not None:
+            self.legend.clear()
+        self.knees = []
+        for index, result in enumerate(self.sweeps):
+            colour = QColor(style.RUN_COLOURS[index % len(style.RUN_COLOURS)])
+            xs = [p.vocab_size for p in result.points]
+            knee = result.knee
+            for plot, (key, _title) in zip(self.plots, self.SERIES):
+                ys = [getattr(p, key) for p in result.points]
+                # Only the top plot has a legend: a name there lists the sweep once.
+                plot.plot(xs, ys, pen=pg.mkPen(colour, width=2), symbol="o", symbolSize=6, symbolBrush=colour,
+                          symbolPen=pg.mkPen(colour), name=_short(result.tokenizer) if plot is self.plots[0] else None)
+                if knee is not None:
+                    line = pg.InfiniteLine(xs[knee], angle=90, pen=pg.mkPen(colour, width=1, style=Qt.PenStyle.DashLine),
+                                           label="knee" if plot is self.plots[0] else None,
+                                           labelOpts={"position": 0.12, "color": colour.name()})
+                    plot.addItem(line)
+                    self.knees.append(line)
+        self._apply_palette()
+
+
+def _short(name: str, width: int = 40) -> str:
+    return name if len(name) <= width else "…" + name[-(width - 1):]

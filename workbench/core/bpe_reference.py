@@ -30,7 +30,7 @@ def train_reference(word_counts: Mapping[str, int], config: TrainConfig) -> list
         if not stats:
             break
         if hf_rank is None:
-            best = max(stats, key=stats.get)  # first maximal pair in reading order
+            best = max(stats, key=lambda p: stats[p])  # first maximal pair in reading order
         else:
             best = min(stats, key=lambda p: (-stats[p], hf_rank[p[0]], hf_rank[p[1]]))
         if stats[best] < max(1, config.min_frequency):

@@ -87,7 +87,7 @@ class PreTokenizer:
 
     def spec(self) -> str:
         """The string the CLI and the project file use for this pre-tokenizer."""
-        return self.pattern if self.name == "custom" else self.name
+        return (self.pattern or "") if self.name == "custom" else self.name
 
     def compiled(self) -> "regex.Pattern[str] | None":
         return _compile(self.pattern) if self.pattern is not None else None

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import regex
 
-from workbench.core.model import Tokenizer
+from workbench.core.model import Tokenizer, Units
 from workbench.core.pretokenize import METASPACE, PRESET_PATTERNS, make_pretokenizer
 from workbench.errors import WorkbenchError
 from workbench.formats.bytes_unicode import byte_decoder, is_byte_level_text
@@ -282,7 +282,7 @@ def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
     eow = model.get("end_of_word_suffix") or ""
     if not isinstance(eow, str):
         raise WorkbenchError(f"{name}: model.end_of_word_suffix must be a string or null")
-    units = "bytes" if byte_level else "chars"
+    units: Units = "bytes" if byte_level else "chars"
 
     def to_bytes(text: str) -> bytes:
         if byte_level:

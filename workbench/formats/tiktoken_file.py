@@ -131,7 +131,8 @@ def _parse_ranks_fast(data: bytes) -> dict[bytes, int] | None:
         return None
     fields = data.split()
     try:
-        tokens = list(map(partial(binascii.a2b_base64, strict_mode=True), fields[0::2]))
+        decode = partial(binascii.a2b_base64, strict_mode=True)  # type: ignore[call-arg]  # 3.11+
+        tokens = list(map(decode, fields[0::2]))
     except (ValueError, binascii.Error, TypeError):  # TypeError: Python 3.10 has no strict_mode
         return None
     ranks = dict(zip(tokens, map(int, fields[1::2])))
@@ -271,7 +272,7 @@ class LazyMerges(Sequence):
     def __len__(self) -> int:
         return len(self._all())
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         return self._all()[index]
 
     def __iter__(self) -> Iterator[tuple[int, int, int]]:

@@ -571,7 +571,8 @@ class VocabSource:
         ctes: list[str] = []
         params: list = []
         kind = self._kind_expr(ctes, params)
-        where, wparams = [f"v.{t.owner} = ?"], [t.id]
+        where: list[str] = [f"v.{t.owner} = ?"]
+        wparams: list[object] = [t.id]
         if query is not None:
             if query.text:
                 cond, cparams = query.text.sql("v.piece")

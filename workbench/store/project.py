@@ -311,11 +311,11 @@ class ProjectStore:
     def add_corpus(self, path: str | os.PathLike, *, size: int, mtime: float, fingerprint: str,
                    reader_options: dict) -> int:
         with self._write() as c:
-            return c.execute(
+            return _inserted_id(c.execute(
                 "INSERT INTO corpora (path, size, mtime, fingerprint, reader_options, added) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (str(path), int(size), float(mtime), fingerprint, _json(reader_options),
-                 time.time())).lastrowid
+                 time.time())))
 
     def corpora(self) -> list[CorpusRef]:
         rows = self._conn.execute("SELECT id, path, size, mtime, fingerprint, reader_options, "
@@ -339,10 +339,10 @@ class ProjectStore:
         self.check_integrity()
         now = time.time()
         with self._write() as c:
-            run_id = c.execute(
+            run_id = _inserted_id(c.execute(
                 "INSERT INTO runs (name, settings, status, started, updated, owner_pid, "
                 "owner_host) VALUES (?, ?, 'running', ?, ?, ?, ?)",
-                (name, _json(settings), now, now, os.getpid(), socket.gethostname())).lastrowid
+                (name, _json(settings), now, now, os.getpid(), socket.gethostname())))
             wanted = list(dict.fromkeys(int(cid) for cid in corpus_ids))
             known = {r[0] for r in c.execute("SELECT id FROM corpora")}
             if missing := [cid for cid in wanted if cid not in known]:
@@ -495,11 +495,11 @@ class ProjectStore:
     def add_reference(self, name: str, tokenizer: Tokenizer, *, fmt: str, source_path: str,
                       sha256: str) -> int:
         with self._write() as c:
-            ref_id = c.execute(
+            ref_id = _inserted_id(c.execute(
                 "INSERT INTO refs (name, format, source_path, sha256, settings, added) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (name, fmt, str(source_path), sha256, _json(tokenizer.settings()),
-                 time.time())).lastrowid
+                 time.time())))
             c.executemany("INSERT INTO ref_vocab (ref_id, id, piece) VALUES (?, ?, ?)",
                           [(ref_id, i, bytes(p)) for i, p in enumerate(tokenizer.vocab)])
             c.executemany("INSERT INTO ref_merges (ref_id, rank, left_id, right_id, new_id) "
@@ -622,6 +622,13 @@ class _ReadOnlyFallback(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+def _inserted_id(cursor: sqlite3.Cursor) -> int:
+    """The rowid an INSERT just made (sqlite3 types it Optional; after an INSERT it is set)."""
+    rowid = cursor.lastrowid
+    assert rowid is not None
+    return rowid
 
 
 def _tokenizer(path: Path, what: str, name: str, settings: dict, pieces: list, merges: list,

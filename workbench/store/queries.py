@@ -30,7 +30,9 @@ _PIECE_JOINS = """
 
 def _where(run_id: int, flt: MergeFilter | None) -> tuple[str, list, bool]:
     """WHERE clause, its parameters, and whether it needs the piece joins."""
-    clauses, params, joins = ["m.run_id = ?"], [run_id], False
+    clauses: list[str] = ["m.run_id = ?"]
+    params: list[object] = [run_id]
+    joins = False
     if flt is not None:
         needle = flt.needle
         if needle:

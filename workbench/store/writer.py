@@ -50,7 +50,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, ContextManager, Mapping, Sequence
+from typing import IO, Any, BinaryIO, Callable, ContextManager, Mapping, Sequence
 
 from workbench.core.model import MergeEvent
 from workbench.core.trainer import TrainLog
@@ -180,10 +180,14 @@ class RunWriter:
         self._in_flight: list[int] = []  # merges in each batch sent and not yet answered
         self._error: BaseException | None = None
         self._answered = threading.Condition()
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         if background:
             self._proc = _start_writer_process(self.path, run_id)
         if self._proc is not None:
+            assert self._proc.stdin and self._proc.stdout and self._proc.stderr  # all three are pipes
+            self._stdin: IO[bytes] = self._proc.stdin
+            self._stdout: IO[bytes] = self._proc.stdout
+            self._stderr: IO[bytes] = self._proc.stderr
             self._reader = threading.Thread(target=self._read_answers, daemon=True,
                                             name=f"RunWriter-{run_id} answers")
             self._reader.start()
@@ -253,7 +257,7 @@ class RunWriter:
                 self._end_stream(closing_frame())
                 self._proc.wait()
                 self._reader.join()
-                self._proc.stderr.close()
+                self._stderr.close()
 
     def __enter__(self) -> "RunWriter":
         return self
@@ -292,10 +296,10 @@ class RunWriter:
         with self._answered:
             self._in_flight.append(len(batch.ranks))
         try:
-            self._proc.stdin.write(frame)
-            self._proc.stdin.flush()
+            self._stdin.write(frame)
+            self._stdin.flush()
         except OSError:  # the writer process has stopped: its answer (or its death) says why
-            self._proc.wait()
+            self._started().wait()
             self._reader.join()
             with self._answered:
                 if self._error is None:
@@ -311,17 +315,22 @@ class RunWriter:
             self._end_stream(b"")
             raise
 
+    def _started(self) -> subprocess.Popen[bytes]:
+        """The writer process (only called once it was started)."""
+        assert self._proc is not None
+        return self._proc
+
     def _end_stream(self, last: bytes) -> None:
         try:
             if last:
-                self._proc.stdin.write(last)
-            self._proc.stdin.close()
+                self._stdin.write(last)
+            self._stdin.close()
         except OSError:
             pass  # it has stopped already; its answer said why
 
     def _read_answers(self) -> None:
         """On a thread: one line per batch from the writer process; blocking reads drop the GIL."""
-        for line in self._proc.stdout:
+        for line in self._stdout:
             with self._answered:
                 if line.startswith(b"ok"):
                     self.batches += 1
@@ -329,7 +338,7 @@ class RunWriter:
                 else:
                     self._error = _answer_error(line.decode("utf-8", "replace"))
                 self._answered.notify_all()
-        self._proc.stdout.close()
+        self._stdout.close()
         with self._answered:
             if self._in_flight and self._error is None:
                 self._error = self._stopped_error()
@@ -337,9 +346,9 @@ class RunWriter:
 
     def _stopped_error(self) -> WorkbenchError:
         """Why the writer process ended without an answer, from its stderr (a crash's last line)."""
-        self._proc.wait()
-        detail = self._proc.stderr.read().decode("utf-8", "replace").strip()
-        last = detail.splitlines()[-1] if detail else f"exit status {self._proc.returncode}"
+        self._started().wait()
+        detail = self._stderr.read().decode("utf-8", "replace").strip()
+        last = detail.splitlines()[-1] if detail else f"exit status {self._started().returncode}"
         return WorkbenchError(f"The process writing merges to {self.path} stopped "
                               f"({last}); the merges committed before it stopped are kept.")
 
@@ -394,7 +403,7 @@ def _start_writer_process(path: os.PathLike, run_id: int) -> subprocess.Popen | 
         import fcntl
 
         try:
-            fcntl.fcntl(proc.stdin.fileno(), 1031, 1 << 20)  # F_SETPIPE_SZ
+            fcntl.fcntl(proc.stdin.fileno(), 1031, 1 << 20)  # type: ignore[union-attr]  # F_SETPIPE_SZ
         except OSError:
             pass
     return proc

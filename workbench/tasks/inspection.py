@@ -74,7 +74,7 @@ class _Chunk:
     __slots__ = ("text", "tokens", "groups", "ids", "line_starts", "line_lens", "group_line", "u16",
                  "bytes", "words", "unknown", "_layouts", "_first_plain", "ends_line")
 
-    def __init__(self, text: str, tokens: list[Span], groups: list[tuple], sep_len: int):
+    def __init__(self, text: str, tokens: list[Span], groups: Sequence[Group], sep_len: int):
         # Tuples throughout: a cache of thousands of chunks then holds almost nothing the cyclic
         # garbage collector has to scan (its full passes would otherwise stall the GUI thread).
         self.text = text
@@ -97,7 +97,7 @@ class _Chunk:
             lens.append(max(length, 0))
         self.line_lens = tuple(lens)
         self.group_line = tuple(bisect.bisect_right(starts, g[0]) - 1 for g in groups)
-        self.u16: dict[int, list[int]] = {}
+        self.u16: dict[int, tuple[int, ...]] = {}
         for n, start in enumerate(starts):
             line = text[start:start + lens[n]]
             if ASTRAL.search(line):
@@ -357,8 +357,9 @@ class Inspector:
         self._special_re = encoder._special_re if allow_special else None
         self._pre = encoder._pre
         self._findall = None
-        if self._pre.pattern is not None and self._pre.name != "custom":
-            self._findall = self._pre.compiled().findall
+        compiled = self._pre.compiled() if self._pre.name != "custom" else None
+        if compiled is not None:
+            self._findall = compiled.findall
 
     def inspect(self, text: str, separator: str = "\n",
                 should_stop: Callable[[], bool] | None = None) -> TextLayout:
@@ -532,7 +533,7 @@ class Inspector:
             if mapping is not None:
                 spans = remap_spans(spans, mapping, len(orig))
             text = orig
-        groups = [tuple(g) for g in group_tokens(spans, self._specials, text if self.whole_graphemes else None)]
+        groups = group_tokens(spans, self._specials, text if self.whole_graphemes else None)
         return _Chunk(text, spans, groups, sep_len)
 
 

@@ -157,8 +157,9 @@ def add_train_parser(sub) -> None:
     train.add_argument("--units", choices=["bytes", "chars"], help="base symbols (default bytes)")
     train.add_argument("--end-of-word", metavar="MARKER", help='end-of-word marker for --units chars, e.g. "</w>" ("" = none)')
     train.add_argument("--pretokenizer", metavar="PRESET|REGEX",
-                       help="gpt2 (default), cl100k, o200k, whitespace, digits, none, metaspace, or a regular expression")
-    train.add_argument("--normalize", metavar="LIST", help="none, nfc, nfkc, lower, strip-accents; comma-separated to combine")
+                       help="gpt2 (BPE's default), cl100k, o200k, whitespace, digits, bert (WordPiece's), "
+                       "metaspace (Unigram's), none, or a regular expression")
+    train.add_argument("--normalize", metavar="LIST", help="none, nfc, nfkc, lower, strip-accents, bert, bert-lower; comma-separated to combine")
     train.add_argument("--min-frequency", type=int, metavar="K", help="stop when no pair occurs K times")
     train.add_argument("--special", action="append", metavar="TOKEN", help="special token (repeatable); reserves the first ids")
     train.add_argument("--tie-break", choices=["first-seen", "hf"], help="rule between equally frequent pairs")
@@ -179,6 +180,8 @@ def add_train_parser(sub) -> None:
         group = train.add_argument_group(f"{model} options")
         for option in options:
             kwargs: dict = {"dest": f"option_{option.name}", "help": f"{option.help} (default {option.default})"}
+            if option.type is not bool:
+                kwargs["metavar"] = {int: "N", float: "X"}.get(option.type, "VALUE")
             if option.type is bool:
                 kwargs.update(action="store_const", const=True)
             else:

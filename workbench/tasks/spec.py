@@ -95,7 +95,8 @@ MODEL_OPTIONS: dict[str, tuple[ModelOption, ...]] = {
                     "the pair frequency (tokenizers' WordPieceTrainer)", choices=("likelihood", "frequency")),
     ),
     "unigram": (
-        ModelOption("character_coverage", float, 0.9995, "share of characters the alphabet must cover",
+        ModelOption("character_coverage", float, 1.0, "share of characters the alphabet must cover "
+                    "(0.9995 suits CJK)",
                     minimum=0.0, maximum=1.0),
         ModelOption("byte_fallback", bool, False, "spell unknown characters as <0xNN> byte pieces"),
         ModelOption("max_piece_length", int, 16, "longest piece, in characters", minimum=1),

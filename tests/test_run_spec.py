@@ -42,7 +42,7 @@ def test_validate_canonicalises_and_completes_model_options():
     good = RunSpec(files=(CorpusFile("a.txt"),), model="unigram", vocab_size=300, pretokenizer="GPT2",
                    normalizer=("NFKC", "none"), options={"byte_fallback": True}).validate()
     assert good.pretokenizer == "gpt2" and good.normalizer == ("nfkc",)
-    assert good.options == {"character_coverage": 0.9995, "byte_fallback": True, "max_piece_length": 16}
+    assert good.options == {"character_coverage": 1.0, "byte_fallback": True, "max_piece_length": 16}
 
 
 @pytest.mark.parametrize("changes, field, words", [

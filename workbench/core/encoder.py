@@ -16,12 +16,13 @@ Left out on purpose: batching and threads. Offsets are code points of the *norma
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import regex
 
 from workbench.core.model import Tokenizer
+from workbench.core.unigram import UnigramModel, is_spm_model, model_of
 from workbench.errors import WorkbenchError
 
 _LONG_PIECE = 48  # above this many symbols the quadratic scan gives way to a heap
@@ -49,6 +50,8 @@ class Encoder:
     def __init__(self, tokenizer: Tokenizer, *, greedy: bool = False, max_merges: int | None = None):
         self.tok = tokenizer
         self.greedy = greedy
+        # Unigram (and SentencePiece's score-ordered BPE) split words in workbench.core.unigram.
+        self._spm: UnigramModel | None = model_of(tokenizer) if is_spm_model(tokenizer) else None
         self._pre = tokenizer.pre
         self._normalize = tokenizer.normalize if tokenizer.normalizer else None
         self._pattern = self._pre.compiled()
@@ -108,6 +111,8 @@ class Encoder:
     def _encode_ordinary(self, text: str) -> list[int]:
         if not text:
             return []
+        if self._spm is not None:
+            return self._spm.encode(text)
         if self._pattern is not None and self._pre.name != "custom":
             pieces = self._pattern.findall(text, concurrent=True)
         else:
@@ -134,6 +139,11 @@ class Encoder:
                 out.append(EncodedToken(special, seg_start, seg_end, False))
                 continue
             segment = text[seg_start:seg_end]
+            if self._spm is not None:
+                for token_id, a, b in self._spm.encode_spans(segment):
+                    raw = self.tok.vocab[token_id]
+                    out.append(EncodedToken(token_id, seg_start + a, seg_start + b, len(raw) == 1 and raw[0] >= 0x80))
+                continue
             for a, b in self._pre.spans(segment):
                 piece = segment[a:b]
                 ids = self._cache.get(piece) or self._encode_piece(piece)
@@ -332,6 +342,8 @@ class Encoder:
     # ---- decoding --------------------------------------------------------------------------------
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """Concatenated pieces; end-of-word markers become a space where the pre-tokenizer dropped it."""
+        if self._spm is not None:
+            return self._spm.decode_bytes(ids)
         vocab = self.tok.vocab
         size = len(vocab)
         specials = self.tok.special_ids

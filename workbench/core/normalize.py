@@ -7,7 +7,7 @@ the GPT/BERT families use. Anything fancier belongs in the user's own pipeline.
 from __future__ import annotations
 
 import unicodedata
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from workbench.errors import WorkbenchError
 
@@ -19,6 +19,24 @@ def _strip_accents(text: str) -> str:
     return unicodedata.normalize("NFC", kept)
 
 
+def _spm_whitespace(text: str) -> str:
+    # SentencePiece's remove_extra_whitespaces: no leading/trailing spaces, runs of spaces become one.
+    return " ".join(part for part in text.split(" ") if part)
+
+
+# SentencePiece's nmt_nfkc: NFKC plus its NMT rules — C0/C1 control characters removed, other
+# line/format spaces (tab, newline, ZWSP, BOM, ▁ …) read as a space.
+_NMT_TABLE: dict[int, str | None] = {
+    **{c: None for c in [*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F]},
+    **{c: " " for c in (0x09, 0x0A, 0x0C, 0x0D, 0x1680, 0x200B, 0x200E, 0x200F, 0x2028, 0x2029, 0x2581,
+                        0xFEFF, 0xFFFD)},
+}
+
+
+def _nmt_nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text.translate(_NMT_TABLE))
+
+
 NORMALIZERS: dict[str, Callable[[str], str]] = {
     "none": lambda text: text,
     "nfc": lambda text: unicodedata.normalize("NFC", text),
@@ -27,6 +45,8 @@ NORMALIZERS: dict[str, Callable[[str], str]] = {
     "nfkd": lambda text: unicodedata.normalize("NFKD", text),
     "lower": str.lower,
     "strip-accents": _strip_accents,
+    "spm-whitespace": _spm_whitespace,
+    "nmt-nfkc": _nmt_nfkc,
 }
 
 

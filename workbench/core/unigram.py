@@ -580,33 +580,47 @@ class UnigramTrainer:
     # -- seeds and lattices
     def _seed(self) -> None:
         maxlen = self.config.max_piece_length
-        occ: dict[str, int] = {}
+        limits = [valid_limits(word, maxlen) for word in self._words]
+        # The hot loop. Substrings of words seen once (most of the distinct text) are listed and
+        # counted by Counter in C; the other words add theirs with their weight.
+        once: list[str] = []
+        weighted: list[tuple[str, int, list[int]]] = []
         ext: dict[str, int] = {}  # one character beyond a valid substring (only for branching)
-        at_end: dict[str, int] = {}
-        limits = []
-        oget, eget = occ.get, ext.get
-        for word, c in zip(self._words, self._counts):
-            lim = valid_limits(word, maxlen)
-            limits.append(lim)
+        at_end: dict[str, int] = {}  # valid substrings that end a word (followed by "end")
+        eget, aget = ext.get, at_end.get
+        for word, c, lim in zip(self._words, self._counts, limits):
             n = len(word)
+            if c == 1:
+                once.extend([word[i:j] for i in range(n) for j in range(i + 2, lim[i] + 1)])
+            else:
+                weighted.append((word, c, lim))
             for i in range(n):
                 top = lim[i]
-                for j in range(i + 2, top + 1):
-                    s = word[i:j]
-                    occ[s] = oget(s, 0) + c
                 if top - i >= 2:
                     if top < n:
                         s = word[i:top + 1]
                         ext[s] = eget(s, 0) + c
                     else:
                         s = word[i:]
-                        at_end[s] = at_end.get(s, 0) + c
+                        at_end[s] = aget(s, 0) + c
+        occ: dict[str, int] = Counter(once)
+        del once
+        oget = occ.get
+        for word, c, lim in weighted:
+            for i in range(len(word)):
+                for j in range(i + 2, lim[i] + 1):
+                    s = word[i:j]
+                    occ[s] = oget(s, 0) + c
+        # A substring always followed by the same character (or always ending its word) is not a
+        # suffix-tree node: SentencePiece never sees it as a seed. Extensions seen once cannot
+        # equal a count of two or more, so they are skipped.
         most: dict[str, int] = dict(at_end)
+        mget = most.get
         for table in (occ, ext):
             for s, o in table.items():
-                if len(s) > 2:
+                if o >= 2 and len(s) > 2:
                     p = s[:-1]
-                    if o > most.get(p, 0):
+                    if o > mget(p, 0):
                         most[p] = o
         candidates = [(-o * len(s), s) for s, o in occ.items() if o >= 2 and most.get(s, 0) != o]
         candidates.sort()
@@ -624,33 +638,31 @@ class UnigramTrainer:
         self._alive = [True] * len(self._pieces) + [False]
         self._order = list(range(len(self._pieces)))
         self._is_char = [n == 1 for n in self._lens]
-        pid_of = {s: i for i, s in enumerate(self._pieces)}
-        get = pid_of.get
-        unk = self._unk_pid
+        # Every required character is a seed; the others were replaced by UNK_CHAR.
+        lookup = {s: i for i, s in enumerate(self._pieces)}
+        lookup[UNK_CHAR] = self._unk_pid
+        get = lookup.get
         self._S: list[list[int]] = []
         self._E: list[list[int]] = []
         self._P: list[list[int]] = []
-        self._where: list[tuple[int, int]] = [(-1, 0)] * len(self._pieces)  # one occurrence per piece
-        where = self._where
-        for w, (word, lim) in enumerate(zip(self._words, limits)):
-            S: list[int] = []
-            E: list[int] = []
-            P: list[int] = []
-            for i in range(len(word)):
-                S.append(i)
-                E.append(i + 1)
-                P.append(get(word[i], unk))
-                for j in range(i + 2, lim[i] + 1):
-                    pid = get(word[i:j])
-                    if pid is not None:
-                        S.append(i)
-                        E.append(j)
-                        P.append(pid)
-                        if where[pid][0] < 0:
-                            where[pid] = (w, i)
+        # Each word's lattice, edges sorted by (start, end): every character (its piece, or the
+        # unknown character's slot) and every seed inside the word. One comprehension per word:
+        # this is the second-hottest loop of training.
+        for word, lim in zip(self._words, limits):
+            edges = [(i, j, pid) for i in range(len(word)) for j in range(i + 1, max(lim[i], i + 1) + 1)
+                     if (pid := get(word[i:j])) is not None]
+            S, E, P = map(list, zip(*edges))
             self._S.append(S)
             self._E.append(E)
             self._P.append(P)
+        # One occurrence of each piece (word, start): its own lattice is a slice of that word's.
+        # (The last occurrence, found with dict updates that run in C.)
+        word_of: dict[int, int] = {}
+        start_of: dict[int, int] = {}
+        for w, (S, P) in enumerate(zip(self._S, self._P)):
+            word_of.update(dict.fromkeys(P, w))
+            start_of.update(zip(P, S))
+        self._where = [(word_of.get(p, -1), start_of.get(p, 0)) for p in range(len(self._pieces))]
         self._dirty = False
 
     def _filter_edges(self) -> None:
@@ -693,21 +705,23 @@ class UnigramTrainer:
             S, E, P = self._S[w], self._E[w], self._P[w]
             n = len(self._words[w])
             c = self._counts[w]
+            Wp = list(map(W.__getitem__, P))  # one lookup per edge instead of three
             alpha = [0.0] * (n + 1)
             alpha[0] = 1.0
-            for s, e, p in zip(S, E, P):
-                alpha[e] += alpha[s] * W[p]
+            for s, e, x in zip(S, E, Wp):
+                alpha[e] += alpha[s] * x
             z = alpha[n]
             if not 1e-250 < z < 1e250:
                 log_lik += c * self._e_word_log(S, E, P, n, c, logs, expected)
                 continue
+            # Backward pass and expected counts together: going right to left, beta[e] is final
+            # when an edge (s, e) is reached, and alpha[s] is known from the forward pass.
             beta = [0.0] * (n + 1)
-            beta[n] = 1.0
-            for s, e, p in zip(reversed(S), reversed(E), reversed(P)):
-                beta[s] += W[p] * beta[e]
-            f = c / z
-            for s, e, p in zip(S, E, P):
-                expected[p] += alpha[s] * W[p] * beta[e] * f
+            beta[n] = c / z
+            for s, e, x, p in zip(reversed(S), reversed(E), reversed(Wp), reversed(P)):
+                t = x * beta[e]
+                beta[s] += t
+                expected[p] += alpha[s] * t
             log_lik += c * (log(z) - n * log_k)
         self._log_k = -log_lik / total_chars if total_chars else 0.0
         return expected, log_lik, sum(expected)
@@ -745,7 +759,9 @@ class UnigramTrainer:
         alive = [False] * len(self._alive)
         for p in kept:
             alive[p] = True
-        if any(a and not b for a, b in zip(self._alive, alive)):
+        # Removed pieces weigh 0 (score −inf) until their edges are filtered: filtering costs a
+        # pass over every lattice, worth it only when many pieces went (pruning, the first M step).
+        if len(kept) < 0.9 * len(self._order):
             self._dirty = True
         self._alive = alive
         self._order = kept
@@ -908,8 +924,15 @@ class UnigramTrainer:
         if self.config.byte_fallback:
             self.vocab.extend(bytes([b]) for b in range(256))
         self.vocab.extend(p.encode("utf-8") for p, _s in self._final)
-        model = UnigramModel(self.tokenizer())
-        self.token_count = sum(len(model.encode_word(w)) * c for w, c in zip(self._words, self._counts))
+        # The corpus token count under the final pieces, on the training lattices (every final
+        # piece is a seed, so its edges are there; the required characters re-added score as kept).
+        pid_of = {piece: pid for pid, piece in enumerate(self._pieces)}
+        kept, self._scores = [], list(self._scores)
+        for piece, score in self._final:
+            kept.append(pid_of[piece])
+            self._scores[pid_of[piece]] = score
+        self._set_order(kept)
+        self.token_count = self._viterbi_all()[1]
 
     def tokenizer(self, name: str = "") -> Tokenizer:
         """The trained model (finalizing to the exact size first if ``run`` was stopped early)."""

@@ -1,4 +1,4 @@
-"""Hugging Face ``tokenizer.json`` (BPE model), read and written.
+"""Hugging Face ``tokenizer.json`` (BPE and Unigram models), read and written.
 
 Writing maps our pipeline onto ``tokenizers``' components so ``Tokenizer.from_file`` gives our ids:
 
@@ -16,7 +16,10 @@ HF runs Oniguruma regexes, where ``X{1,3}+`` means "one or more groups of 1–3"
 possessive ``X{1,3}`` tiktoken means; :func:`hf_pattern` rewrites those intervals (the cl100k
 digits rule), as the published HF conversions of cl100k do.
 
-Reading accepts BPE models only (WordPiece/Unigram are refused), both merge spellings
+Unigram tokenizers (``model="unigram"``) are written and read as a ``Unigram`` model with
+SentencePiece's text form (see ``_render_unigram``).
+
+Reading accepts BPE and Unigram models (WordPiece is refused), both merge spellings
 (``["a","b"]`` and ``"a b"``), and the pre-tokenizers above plus ``ByteLevel(use_regex=true)``
 (the GPT-2 pattern). Left out: post-processors, truncation/padding, ``byte_fallback``,
 ``continuing_subword_prefix``, BPE dropout — none change which ids plain text gets, or they are

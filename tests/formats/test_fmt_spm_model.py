@@ -17,7 +17,12 @@ from fmt_helpers import CORPORA, HARD_TEXTS
 
 from workbench.core.encoder import Encoder
 from workbench.core.model import Tokenizer
-from workbench.core.unigram import UnigramConfig, UnigramTrainer, count_spm_words, model_of
+from workbench.core.unigram import (
+    UnigramConfig,
+    UnigramTrainer,
+    count_spm_words,
+    model_of,
+)
 from workbench.errors import WorkbenchError
 from workbench.formats.detect import SPM_MODEL, detect_format, import_tokenizer
 from workbench.formats.hf_json import read_hf_json, render_hf_json

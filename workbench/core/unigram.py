@@ -550,10 +550,11 @@ class UnigramTrainer:
             if count > 0:
                 for w in split_words(word.replace(" ", METASPACE)):
                     words[w] += count
-        chars: Counter = Counter()
+        chars: Counter = Counter("".join(w for w, c in words.items() if c == 1))  # counted in C
         for word, count in words.items():
-            for ch in word:
-                chars[ch] += count
+            if count > 1:
+                for ch, k in Counter(word).items():
+                    chars[ch] += k * count
         chars.pop(UNK_CHAR, None)
         total = sum(chars.values())
         self.required: dict[str, int] = {}
@@ -571,6 +572,7 @@ class UnigramTrainer:
             words = merged
         self._words = list(words)
         self._counts = [words[w] for w in self._words]
+        self._word_lens = [len(w) for w in self._words]
         self.token_count = sum(len(w) * c for w, c in zip(self._words, self._counts))
         self._seed()
         self.initial_size = self._n_meta + len(self._order)
@@ -701,10 +703,7 @@ class UnigramTrainer:
         expected = [0.0] * len(W)
         log_lik = 0.0
         log = math.log
-        for w in range(len(self._words)):
-            S, E, P = self._S[w], self._E[w], self._P[w]
-            n = len(self._words[w])
-            c = self._counts[w]
+        for S, E, P, n, c in zip(self._S, self._E, self._P, self._word_lens, self._counts):
             Wp = list(map(W.__getitem__, P))  # one lookup per edge instead of three
             alpha = [0.0] * (n + 1)
             alpha[0] = 1.0
@@ -776,10 +775,7 @@ class UnigramTrainer:
         freq = [0.0] * len(logs)
         tokens = 0
         ninf = -math.inf
-        for w in range(len(self._words)):
-            S, E, P = self._S[w], self._E[w], self._P[w]
-            n = len(self._words[w])
-            c = self._counts[w]
+        for S, E, P, n, c in zip(self._S, self._E, self._P, self._word_lens, self._counts):
             best = [ninf] * (n + 1)
             best[0] = 0.0
             back_s = [0] * (n + 1)

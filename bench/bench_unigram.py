@@ -7,7 +7,9 @@ Corpus: the five files of ``../shared/corpora``, read line by line (each line a 
 training lines with the same settings (identity normalization, no whitespace clean-up,
 character coverage 1.0, max piece length 16). Reported: training time of each and their ratio
 (target ≤ 3), held-out token counts of each model and their ratio (target within 2 %), and the
-share of pieces both vocabularies hold. ``--profile`` prints where our trainer spends its time.
+share of pieces both vocabularies hold, and how many held-out lines get different ids from
+sentencepiece on our exported ``.model`` and from our reader on sentencepiece's ``.model`` (both
+should be 0). ``--profile`` prints where our trainer spends its time.
 Not a test: timings never decide pass/fail.
 """
 
@@ -33,6 +35,7 @@ from workbench.core.unigram import (
     count_spm_words,
     model_of,
 )
+from workbench.formats.spm_model import read_spm_model, render_spm_model
 
 
 def split_corpus() -> tuple[list[str], list[str]]:
@@ -80,6 +83,12 @@ def main() -> None:
     model = model_of(tokenizer)
     ours = sum(len(model.encode(line)) for line in held)
     theirs = sum(len(sp.encode(line)) for line in held)
+    # Exactness on real text: sentencepiece on our .model, and our reader on sentencepiece's.
+    (work / "ours.model").write_bytes(render_spm_model(tokenizer)[0])
+    sp_ours = spm.SentencePieceProcessor(model_file=str(work / "ours.model"))
+    ids_differ_ours = sum(model.encode(line) != sp_ours.encode(line) for line in held)
+    theirs_read = model_of(read_spm_model(work / "ref.model")[0])
+    ids_differ_theirs = sum(theirs_read.encode(line) != sp.encode(line) for line in held)
     mine = {p.decode("utf-8") for p in tokenizer.vocab}
     ref = {sp.id_to_piece(i) for i in range(sp.get_piece_size())}
     result = {
@@ -88,7 +97,10 @@ def main() -> None:
         "spm_train_s": round(spm_seconds, 2), "ours_train_s": round(our_seconds, 2),
         "train_time_ratio": round(our_seconds / spm_seconds, 2),
         "held_tokens_spm": theirs, "held_tokens_ours": ours, "held_token_ratio": round(ours / theirs, 4),
-        "shared_pieces": round(len(mine & ref) / len(ref), 3), "cpus_busy_loadavg": os.getloadavg()[0],
+        "shared_pieces": round(len(mine & ref) / len(ref), 3),
+        "held_lines_ids_differ_spm_on_our_model": ids_differ_ours,
+        "held_lines_ids_differ_our_reader_on_spm_model": ids_differ_theirs,
+        "loadavg_1min": os.getloadavg()[0],
     }
     print(json.dumps(result, indent=1))
     if profiler:

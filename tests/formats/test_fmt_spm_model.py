@@ -10,11 +10,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from fmt_helpers import CORPORA, HARD_TEXTS
 
+from workbench.core.bpe import TrainConfig
+from workbench.core.bpe import train as train_bpe
+from workbench.core.count import count_pretokens
 from workbench.core.encoder import Encoder
 from workbench.core.model import Tokenizer
 from workbench.core.unigram import (
@@ -128,6 +132,40 @@ def test_not_a_model_file_is_one_clear_line(tmp_path: Path) -> None:
         read_spm_model(empty)
 
 
-def test_only_unigram_exports_as_model(byte_tokenizer: Tokenizer) -> None:
-    with pytest.raises(WorkbenchError, match="needs a unigram tokenizer"):
+def test_byte_level_bpe_is_refused(byte_tokenizer: Tokenizer) -> None:
+    with pytest.raises(WorkbenchError, match="needs character-level BPE with --pretokenizer metaspace"):
         render_spm_model(byte_tokenizer)
+
+
+def test_character_bpe_with_metaspace_exports_as_a_bpe_model(lines, tmp_path: Path) -> None:
+    train, held = lines
+    counts = count_pretokens(train[::2], pretokenizer="metaspace")
+    tok, _freqs = train_bpe(counts, TrainConfig(units="chars", vocab_size=1500, pretokenizer="metaspace",
+                                                special_tokens=("<unk>",)))
+    tok = dataclasses.replace(tok, unk_token="<unk>")
+    data, notes = render_spm_model(tok)
+    assert any("run of unknown characters" in note for note in notes)
+    (tmp_path / "bpe.model").write_bytes(data)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "bpe.model"))
+    assert sp.get_piece_size() == len(tok.vocab)
+    enc = Encoder(tok)
+
+    def one_unk_per_run(ids: list[int]) -> list[int]:
+        return [i for k, i in enumerate(ids) if not (i == 0 and k and ids[k - 1] == 0)]
+
+    ours = [one_unk_per_run(enc.encode(t)) for t in held]
+    assert ours == [sp.encode(t) for t in held]
+    assert sum(len(ids) for ids in ours) > len(held)  # a real comparison, not empty lists
+
+
+def test_character_bpe_without_unknown_token_gets_one_at_the_end(tmp_path: Path) -> None:
+    counts = count_pretokens(["low lower lowest newer", "low low newest"], pretokenizer="metaspace")
+    tok, _freqs = train_bpe(counts, TrainConfig(units="chars", merges=8, pretokenizer="metaspace"))
+    data, notes = render_spm_model(tok)
+    assert any(f"added <unk> as id {len(tok.vocab)}" in note for note in notes)
+    (tmp_path / "bpe.model").write_bytes(data)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "bpe.model"))
+    assert (sp.get_piece_size(), sp.unk_id()) == (len(tok.vocab) + 1, len(tok.vocab))
+    text = "lowest  newer low"
+    assert sp.encode(text) == Encoder(tok).encode(text)
+    assert sp.encode("lowz") == [*Encoder(tok).encode("low"), len(tok.vocab)]

@@ -9,11 +9,13 @@ our parity tests and users check against. Both are imported lazily, only when a 
 written or read; when missing, a :class:`WorkbenchError` says what to install. Nothing else in
 the workbench needs them.
 
-Writing (unigram tokenizers): ``<unk>`` UNKNOWN, ``<s>``/``</s>`` and user specials CONTROL (never
+Writing unigram tokenizers: ``<unk>`` UNKNOWN, ``<s>``/``</s>`` and user specials CONTROL (never
 matched in text, as our encoder treats specials without ``allow_special``), byte pieces BYTE,
 the rest NORMAL with their float32 scores; ``trainer_spec`` (UNIGRAM, vocab size, byte fallback,
 reserved ids) and ``normalizer_spec`` (``identity`` with no character map — our normalizers run
-before — dummy prefix on, extra-whitespace removal off, whitespace escaped to ▁).
+before — dummy prefix on, extra-whitespace removal off, whitespace escaped to ▁). Character-level
+BPE with the ``metaspace`` preset is written as a BPE model (see :func:`_render_bpe`); reading
+such a file back (no dummy prefix) is not supported yet.
 
 Reading: Unigram and BPE models. NORMAL and USER_DEFINED pieces become pieces (a user-defined
 piece gets the score SentencePiece's Viterbi gives it, ``bytes × max score − 0.1``), UNKNOWN and
@@ -48,11 +50,13 @@ def _pb2():
 
 
 def render_spm_model(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
-    """``(.model bytes, notes)`` for a unigram tokenizer."""
+    """``(.model bytes, notes)`` for a unigram tokenizer or a character-level BPE with ▁."""
+    if tokenizer.model == "bpe" and tokenizer.merge_rule == "pairs":
+        return _render_bpe(tokenizer)
     if tokenizer.model != "unigram":
         raise WorkbenchError(
-            f"a SentencePiece .model export needs a unigram tokenizer; {tokenizer.name or 'this one'} is "
-            f"{tokenizer.model}: export it as hf or spm-vocab instead")
+            f"a SentencePiece .model export needs a unigram tokenizer or character BPE with metaspace; "
+            f"{tokenizer.name or 'this one'} is {tokenizer.model}: export it as hf or spm-vocab instead")
     if tokenizer.pretokenizer != "metaspace":
         raise WorkbenchError(
             f"a SentencePiece .model needs the metaspace pre-tokenizer (▁ for spaces); this tokenizer uses "
@@ -99,6 +103,65 @@ def render_spm_model(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     norm.add_dummy_prefix = True
     norm.remove_extra_whitespaces = False
     norm.escape_whitespaces = True
+    return proto.SerializeToString(), notes
+
+
+def _render_bpe(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
+    """Character-level BPE with the ``metaspace`` preset as a SentencePiece BPE model.
+
+    SentencePiece merges the adjacent pair whose joined piece scores highest, so merged pieces
+    score ``−rank`` and base characters below every merge; our preset adds no dummy ▁, hence
+    ``add_dummy_prefix=false``. Pieces never hold ▁ after a non-▁ character, so sentencepiece's
+    whole-line merging cannot cross our pre-token boundaries. Ids are ours; a tokenizer without
+    an unknown token gets ``<unk>`` as one more id at the end (sentencepiece needs one). Where the
+    two differ: a run of unknown characters is one ``<unk>`` in sentencepiece, one per character
+    here.
+    """
+    if tokenizer.units != "chars" or tokenizer.end_of_word or tokenizer.pretokenizer != "metaspace":
+        raise WorkbenchError(
+            "a SentencePiece BPE .model needs character-level BPE with --pretokenizer metaspace and no "
+            "end-of-word marker: export this tokenizer as hf, gpt2 or tiktoken instead")
+    pb = _pb2()
+    notes: list[str] = []
+    if tokenizer.normalizer:
+        notes.append(f"the normalizer {','.join(tokenizer.normalizer)} is not in the .model: "
+                     "sentencepiece sees the text as given, normalize it first")
+    rank_of = {new: rank for rank, (_a, _b, new) in enumerate(tokenizer.merges)}
+    base_score = -float(len(tokenizer.merges) + 1)
+    unk = tokenizer.special_tokens.get(tokenizer.unk_token or "<unk>")
+    proto = pb.ModelProto()
+    seen: set[str] = set()
+    for token_id, raw in enumerate(tokenizer.vocab):
+        piece = proto.pieces.add()
+        if token_id == unk:
+            piece.piece, piece.type = raw.decode("utf-8"), UNKNOWN
+        elif token_id in tokenizer.special_ids:
+            piece.piece, piece.type = raw.decode("utf-8"), CONTROL
+        elif not raw:
+            piece.piece, piece.type = f"<unused{token_id}>", UNUSED
+        else:
+            piece.piece, piece.type = raw.decode("utf-8"), NORMAL
+            piece.score = -float(rank_of[token_id]) if token_id in rank_of else base_score
+        if piece.piece in seen:
+            raise WorkbenchError(f"id {token_id}: piece {piece.piece!r} occurs twice; a .model needs unique pieces")
+        seen.add(piece.piece)
+    if unk is None:
+        unk = len(tokenizer.vocab)
+        name = "<unk>" if "<unk>" not in seen else "<unk_sp>"
+        proto.pieces.add(piece=name, type=UNKNOWN)
+        notes.append(f"sentencepiece needs an unknown token: added {name} as id {unk}")
+    spec = proto.trainer_spec
+    spec.model_type = BPE
+    spec.vocab_size = len(proto.pieces)
+    spec.unk_id = unk
+    spec.bos_id = spec.eos_id = spec.pad_id = -1
+    spec.max_sentencepiece_length = max(16, max((len(p.piece) for p in proto.pieces), default=1))
+    norm = proto.normalizer_spec
+    norm.name = "identity"
+    norm.add_dummy_prefix = False
+    norm.remove_extra_whitespaces = False
+    norm.escape_whitespaces = True
+    notes.append("a run of unknown characters is one <unk> in sentencepiece, one per character here")
     return proto.SerializeToString(), notes
 
 

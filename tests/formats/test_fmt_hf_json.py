@@ -134,12 +134,12 @@ def test_end_of_word_export_uses_suffix_model(tmp_path, eow_tokenizer):
     assert back.tokenizer.end_of_word == "</w>" and back.tokenizer.units == "chars"
 
 
-def test_unigram_model_is_refused(tmp_path):
+def test_a_unigram_model_without_metaspace_is_refused(tmp_path):
     from tokenizers import models
 
     path = tmp_path / "uni.json"
     tokenizers.Tokenizer(models.Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0)).save(str(path))
-    with pytest.raises(WorkbenchError, match="Unigram.*only BPE and WordPiece"):
+    with pytest.raises(WorkbenchError, match="Unigram tokenizer.json without ▁"):
         load_tokenizer_file(path)
 
 

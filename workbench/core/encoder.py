@@ -18,13 +18,14 @@ Left out on purpose: batching and threads. Offsets are code points of the *norma
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import regex
 
 from workbench.core.model import Tokenizer
 from workbench.core.wordpiece import WordPieceModel
+from workbench.core.unigram import UnigramModel, is_spm_model, model_of
 from workbench.errors import WorkbenchError
 
 _LONG_PIECE = 48  # above this many symbols the quadratic scan gives way to a heap
@@ -52,6 +53,8 @@ class Encoder:
     def __init__(self, tokenizer: Tokenizer, *, greedy: bool = False, max_merges: int | None = None):
         self.tok = tokenizer
         self.greedy = greedy
+        # Unigram (and SentencePiece's score-ordered BPE) split words in workbench.core.unigram.
+        self._spm: UnigramModel | None = model_of(tokenizer) if is_spm_model(tokenizer) else None
         self._pre = tokenizer.pre
         self._normalize = tokenizer.normalize if tokenizer.normalizer else None
         self._pattern = self._pre.compiled()
@@ -120,6 +123,8 @@ class Encoder:
     def _encode_ordinary(self, text: str) -> list[int]:
         if not text:
             return []
+        if self._spm is not None:
+            return self._spm.encode(text)
         if self._pattern is not None and self._pre.name != "custom":
             pieces = self._pattern.findall(text, concurrent=True)
         else:
@@ -146,6 +151,11 @@ class Encoder:
                 out.append(EncodedToken(special, seg_start, seg_end, False))
                 continue
             segment = text[seg_start:seg_end]
+            if self._spm is not None:
+                for token_id, a, b in self._spm.encode_spans(segment):
+                    raw = self.tok.vocab[token_id]
+                    out.append(EncodedToken(token_id, seg_start + a, seg_start + b, len(raw) == 1 and raw[0] >= 0x80))
+                continue
             for a, b in self._pre.spans(segment):
                 piece = segment[a:b]
                 ids = self._cache.get(piece) or self._encode_piece(piece)
@@ -350,6 +360,8 @@ class Encoder:
         """Concatenated pieces; end-of-word markers become a space where the pre-tokenizer dropped it."""
         if self._wordpiece is not None:
             return self._wordpiece.decode(ids).encode("utf-8")
+        if self._spm is not None:
+            return self._spm.decode_bytes(ids)
         vocab = self.tok.vocab
         size = len(vocab)
         specials = self.tok.special_ids

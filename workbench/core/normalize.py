@@ -13,7 +13,7 @@ character at a time (so a final Σ becomes σ, as in Rust, not ς as ``str.lower
 from __future__ import annotations
 
 import unicodedata
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from workbench.errors import WorkbenchError
 
@@ -76,6 +76,24 @@ def _bert_lower(text: str) -> str:
     return "".join(ch.lower() for ch in kept)
 
 
+def _spm_whitespace(text: str) -> str:
+    # SentencePiece's remove_extra_whitespaces: no leading/trailing spaces, runs of spaces become one.
+    return " ".join(part for part in text.split(" ") if part)
+
+
+# SentencePiece's nmt_nfkc: NFKC plus its NMT rules — C0/C1 control characters removed, other
+# line/format spaces (tab, newline, ZWSP, BOM, ▁ …) read as a space.
+_NMT_TABLE: dict[int, str | None] = {
+    **{c: None for c in [*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F]},
+    **{c: " " for c in (0x09, 0x0A, 0x0C, 0x0D, 0x1680, 0x200B, 0x200E, 0x200F, 0x2028, 0x2029, 0x2581,
+                        0xFEFF, 0xFFFD)},
+}
+
+
+def _nmt_nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text.translate(_NMT_TABLE))
+
+
 NORMALIZERS: dict[str, Callable[[str], str]] = {
     "none": lambda text: text,
     "nfc": lambda text: unicodedata.normalize("NFC", text),
@@ -86,6 +104,8 @@ NORMALIZERS: dict[str, Callable[[str], str]] = {
     "strip-accents": _strip_accents,
     "bert": _bert_clean,
     "bert-lower": _bert_lower,
+    "spm-whitespace": _spm_whitespace,
+    "nmt-nfkc": _nmt_nfkc,
 }
 
 

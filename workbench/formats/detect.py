@@ -19,11 +19,14 @@ from workbench.errors import WorkbenchError
 from workbench.formats.common import check_regular, load_json, read_bytes, validate_tokenizer
 from workbench.formats.gpt2_files import read_gpt2
 from workbench.formats.hf_json import read_hf_json
+from workbench.formats.spm_model import read_spm_model
 from workbench.formats.tiktoken_file import SIDECAR_FORMAT, read_tiktoken
 from workbench.formats.vocab_lists import read_spm_vocab, read_wordpiece
 
 _log = logging.getLogger(__name__)
 FORMATS = ("hf", "gpt2", "tiktoken", "wordpiece", "spm-vocab", "merges-csv")
+# Read here; written by formats.spm_model.render_spm_model (export wiring is the integrator's).
+SPM_MODEL = "spm"
 _RANK_LINE = regex.compile(rb"^[A-Za-z0-9+/]+=*[ \t]+\d+\r?$")
 _SPM_LINE = regex.compile(r"^[^\t]+\t-?\d+(\.\d+)?([eE][-+]?\d+)?\r?$")
 
@@ -38,7 +41,8 @@ class ImportResult:
 
 
 def detect_format(path: str | Path) -> str:
-    """One of :data:`FORMATS` for ``path`` (a file, or a folder holding a GPT-2 pair or tokenizer.json)."""
+    """One of :data:`FORMATS` or :data:`SPM_MODEL` for ``path`` (a file, or a folder holding a GPT-2
+    pair or tokenizer.json)."""
     path = Path(path)
     if path.is_dir():
         if (path / "vocab.json").exists() and (path / "merges.txt").exists():
@@ -62,6 +66,8 @@ def detect_format(path: str | Path) -> str:
         return "spm-vocab"
     with open(path, "rb") as handle:
         head = handle.read(4096)
+    if name.endswith(".model") or _looks_like_model_proto(head):
+        return SPM_MODEL
     first = next((line for line in head.split(b"\n") if line.strip()), b"")
     if head.lstrip().startswith(b"{"):
         return _json_kind(path)
@@ -80,8 +86,14 @@ def detect_format(path: str | Path) -> str:
         return "wordpiece"
     raise WorkbenchError(
         f"{path.name}: cannot tell the format: expected tokenizer.json, vocab.json + merges.txt, *.tiktoken, "
-        "vocab.txt, *.vocab or a merges CSV"
+        "vocab.txt, *.vocab, a SentencePiece *.model or a merges CSV"
     )
+
+
+def _looks_like_model_proto(head: bytes) -> bool:
+    """A SentencePiece ModelProto starts with its first piece: field 1 (``0x0a``), a length, then
+    the piece message whose own field 1 (``0x0a``) is the piece text (``<unk>`` in practice)."""
+    return len(head) > 4 and head[0] == 0x0A and head[2] == 0x0A and b"<unk>" in head[:64]
 
 
 def _json_kind(path: Path) -> str:
@@ -132,6 +144,8 @@ def _import(path: Path, pattern: str | None) -> ImportResult:
         tokenizer, notes = read_wordpiece(path)
     elif fmt == "spm-vocab":
         tokenizer, notes = read_spm_vocab(path)
+    elif fmt == SPM_MODEL:
+        tokenizer, notes = read_spm_model(path)
     else:
         raise WorkbenchError(
             f"{path.name} is a merges CSV, a report without the vocabulary and settings: "

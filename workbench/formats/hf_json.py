@@ -24,7 +24,10 @@ for ``bert`` (plus a ``Split`` of CJK ideographs when no BERT normalizer pads th
 a ``BertProcessing`` post-processor when ``[CLS]`` and ``[SEP]`` exist (it only acts when a caller
 asks ``tokenizers`` to add special tokens). Such files read back as ``model="wordpiece"``.
 
-Reading accepts BPE and WordPiece models (Unigram is refused), both merge spellings
+Unigram tokenizers (``model="unigram"``) are written and read as a ``Unigram`` model with
+SentencePiece's text form (see ``_render_unigram``).
+
+Reading accepts BPE, WordPiece and Unigram models, both merge spellings
 (``["a","b"]`` and ``"a b"``), and the pre-tokenizers above plus ``ByteLevel(use_regex=true)``
 (the GPT-2 pattern). Left out: post-processors, truncation/padding, ``byte_fallback``,
 ``continuing_subword_prefix``, BPE dropout — none change which ids plain text gets, or they are
@@ -40,6 +43,7 @@ import regex
 
 from workbench.core.model import Tokenizer, Units
 from workbench.core.pretokenize import METASPACE, PRESET_PATTERNS, make_pretokenizer
+from workbench.core.unigram import byte_block, byte_piece
 from workbench.errors import WorkbenchError
 from workbench.formats.bytes_unicode import byte_decoder, is_byte_level_text
 from workbench.formats.common import assemble_vocab, check_id_range, load_json, read_bytes, text_vocab
@@ -82,6 +86,8 @@ def render_hf_json(tokenizer: Tokenizer, *, legacy_merges: bool = False) -> tupl
     """``(tokenizer.json bytes, notes)`` for ``tokenizer``."""
     if tokenizer.model == "wordpiece":
         return _render_wordpiece(tokenizer)
+    if tokenizer.model == "unigram":
+        return _render_unigram(tokenizer)
     if tokenizer.model != "bpe":
         raise WorkbenchError(f"a {tokenizer.model} tokenizer cannot be written as tokenizer.json yet")
     notes: list[str] = []
@@ -240,6 +246,8 @@ def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
     kind = model.get("type") or ("BPE" if "merges" in model else None)
     if kind == "WordPiece":
         return _read_wordpiece(document, path)
+    if kind == "Unigram":
+        return _read_unigram(document, path)
     if kind != "BPE":
         raise WorkbenchError(
             f"{name}: the model is {kind or 'of unknown type'}; only BPE and WordPiece tokenizer.json files can be imported"
@@ -596,3 +604,113 @@ def _read_wordpiece_pretokenizer(spec: dict | None, name: str) -> str:
     if byte_level:
         raise WorkbenchError(f"{name}: a ByteLevel pre-tokenizer with a WordPiece model is not supported")
     return pattern
+
+# ---------------------------------------------------------------------------------------- Unigram
+# SentencePiece's text form in HF components, as Hugging Face's own Llama/T5 conversions write it:
+# the dummy ▁ and the space escape are normalizers (``Prepend`` adds ▁ even before a leading space,
+# where ``Metaspace(prepend_scheme="always")`` would not), and ``Metaspace(split=true)`` without
+# prepending starts a word at every ▁, as SentencePiece does.
+_UNIGRAM_PRE = {"type": "Metaspace", "replacement": METASPACE, "prepend_scheme": "never", "split": True}
+
+
+def _render_unigram(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
+    """A ``Unigram`` model (``vocab`` as ``[piece, score]`` by id, ``unk_id``, ``byte_fallback``)."""
+    notes: list[str] = []
+    if tokenizer.pretokenizer != "metaspace":
+        raise WorkbenchError(f"a unigram tokenizer.json needs the metaspace pre-tokenizer, not {tokenizer.pretokenizer!r}")
+    unk_id = tokenizer.special_tokens.get(tokenizer.unk_token) if tokenizer.unk_token else None
+    byte_ids = set(byte_block(tokenizer) or ()) if tokenizer.byte_fallback else set()
+    vocab: list[list] = []
+    seen: set[str] = set()
+    for token_id, raw in enumerate(tokenizer.vocab):
+        if token_id in byte_ids:
+            text = byte_piece(raw[0])
+        elif not raw and token_id not in tokenizer.special_ids:
+            text = f"<unused{token_id}>"
+        else:
+            text = raw.decode("utf-8")
+        if text in seen:
+            raise WorkbenchError(f"id {token_id}: piece {text!r} occurs twice; a tokenizer.json needs each piece once")
+        seen.add(text)
+        vocab.append([text, tokenizer.scores[token_id] if token_id not in tokenizer.special_ids else 0.0])
+    added = [
+        {"id": token_id, "content": name, "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": True}
+        for name, token_id in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
+    ]
+    normalizers = _hf_normalizers(tokenizer.normalizer)
+    normalizers.append({"type": "Prepend", "prepend": METASPACE})
+    normalizers.append({"type": "Replace", "pattern": {"String": " "}, "content": METASPACE})
+    decoders: list[dict] = [{"type": "Replace", "pattern": {"String": METASPACE}, "content": " "}]
+    if byte_ids:
+        decoders.append({"type": "ByteFallback"})
+    decoders += [{"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]
+    document = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": _sequence("normalizers", normalizers),
+        "pre_tokenizer": dict(_UNIGRAM_PRE),
+        "post_processor": None,
+        "decoder": {"type": "Sequence", "decoders": decoders},
+        "model": {"type": "Unigram", "unk_id": unk_id, "vocab": vocab, "byte_fallback": bool(byte_ids)},
+    }
+    return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), notes
+
+
+def _read_unigram(document: dict, path: Path) -> tuple[Tokenizer, list[str]]:
+    """A ``Unigram`` tokenizer.json: ``Prepend``/``Replace`` normalizers or a ``Metaspace``
+    pre-tokenizer both read as our metaspace (SentencePiece's form)."""
+    name = path.name
+    model = document["model"]
+    notes: list[str] = []
+    raw_vocab = model.get("vocab")
+    if not isinstance(raw_vocab, list) or not all(
+            isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) and isinstance(e[1], (int, float))
+            for e in raw_vocab):
+        raise WorkbenchError(f"{name}: a Unigram model.vocab must be a list of [piece, score] pairs")
+    norm_spec = document.get("normalizer")
+    items = (norm_spec.get("normalizers", []) if norm_spec and norm_spec.get("type") == "Sequence"
+             else [norm_spec] if norm_spec else [])
+    prepend = any(i.get("type") == "Prepend" and i.get("prepend") == METASPACE for i in items)
+    kept = [i for i in items if not (i.get("type") == "Prepend" and i.get("prepend") == METASPACE)]
+    normalizer, metaspace_replace = _read_normalizer({"type": "Sequence", "normalizers": kept}, name)
+    pre = document.get("pre_tokenizer") or {}
+    pre_items = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else ([pre] if pre else [])
+    metaspace = next((i for i in pre_items if i.get("type") == "Metaspace"), None)
+    if not (metaspace_replace or metaspace is not None):
+        raise WorkbenchError(f"{name}: a Unigram tokenizer.json without ▁ (Metaspace) handling is not supported")
+    if metaspace is not None and metaspace.get("prepend_scheme", "always") == "always" and not prepend:
+        prepend = True
+        notes.append("Metaspace(prepend_scheme=always) read as SentencePiece's dummy ▁ "
+                     "(HF adds none before a text that starts with a space)")
+    if not prepend:
+        raise WorkbenchError(f"{name}: a Unigram tokenizer.json without the ▁ prefix is not supported yet")
+    specials: dict[str, int] = {}
+    for entry in document.get("added_tokens") or []:
+        try:
+            specials[str(entry["content"])] = int(entry["id"])
+        except (KeyError, TypeError, ValueError):
+            raise WorkbenchError(f"{name}: an added_tokens entry lacks \"content\" or \"id\"") from None
+    unk_id = model.get("unk_id")
+    unk_token = None
+    if isinstance(unk_id, int) and 0 <= unk_id < len(raw_vocab):
+        unk_token = raw_vocab[unk_id][0]
+        specials.setdefault(unk_token, unk_id)
+    byte_fallback = bool(model.get("byte_fallback"))
+    byte_names = {byte_piece(b): b for b in range(256)}
+    vocab: list[bytes] = []
+    scores: list[float] = []
+    special_ids = set(specials.values())
+    for token_id, (text, score) in enumerate(raw_vocab):
+        if byte_fallback and text in byte_names and token_id not in special_ids:
+            vocab.append(bytes([byte_names[text]]))
+        else:
+            vocab.append(text.encode("utf-8"))
+        scores.append(0.0 if token_id in special_ids else float(score))
+    tokenizer = Tokenizer(
+        vocab=tuple(vocab), merges=(), units="chars", pretokenizer="metaspace", normalizer=normalizer,
+        special_tokens=specials, name=path.stem, unk_token=unk_token, model="unigram",
+        scores=tuple(scores), byte_fallback=byte_fallback,
+    )
+    if byte_fallback and byte_block(tokenizer) is None:
+        raise WorkbenchError(f"{name}: byte_fallback is on but the 256 <0xNN> pieces are not in order")
+    return tokenizer, notes

@@ -1,0 +1,129 @@
+"""Unigram training: properties over random corpora (hypothesis) and sentencepiece as the oracle.
+
+Properties: plain EM's piece probabilities sum to one after every M step; the final vocabulary
+has exactly the requested size and keeps every character that the coverage requires; pruning
+only ever shrinks the model; the trained tokenizer round-trips. On real text, our model's
+held-out token count stays within 3 % of a sentencepiece model trained with the same settings.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workbench.core.encoder import Encoder
+from workbench.core.unigram import (
+    META_PIECES,
+    UnigramConfig,
+    UnigramTrainer,
+    count_spm_words,
+    model_of,
+)
+from workbench.errors import WorkbenchError
+
+CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
+ALPHABET = "abcde日本é\u0301,1"
+
+words = st.text(alphabet=ALPHABET, min_size=1, max_size=7)
+corpora = st.lists(st.lists(words, min_size=1, max_size=5).map(" ".join), min_size=3, max_size=25)
+
+
+def train_counts(lines: list[str], **config) -> tuple[UnigramTrainer, list]:
+    trainer = UnigramTrainer(count_spm_words(lines), UnigramConfig(**config))
+    return trainer, list(trainer.run())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora)
+def test_plain_em_probabilities_sum_to_one(lines: list[str]) -> None:
+    chars = len(set("".join(lines).replace(" ", "▁")) | {"▁"})
+    trainer = UnigramTrainer(count_spm_words(lines), UnigramConfig(vocab_size=3 + chars, bayesian=False))
+    for event in trainer.run():
+        if event.phase == "em":
+            assert math.fsum(trainer.piece_probabilities().values()) == pytest.approx(1.0, abs=1e-9)
+            assert event.log_likelihood <= 0.0
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora, st.integers(min_value=0, max_value=6), st.booleans())
+def test_exact_size_and_every_required_character(lines: list[str], extra: int, byte_fallback: bool) -> None:
+    text_chars = set("".join(lines).replace(" ", "▁")) | {"▁"}
+    reserved = 3 + (256 if byte_fallback else 0)
+    size = reserved + len(text_chars) + extra
+    trainer = UnigramTrainer(count_spm_words(lines), UnigramConfig(vocab_size=size, byte_fallback=byte_fallback))
+    try:
+        events = list(trainer.run())
+    except WorkbenchError as exc:  # only when the corpus has fewer distinct pieces than asked
+        assert "yields only" in str(exc)
+        assert trainer.initial_size < size or extra > 0
+        return
+    tok = trainer.tokenizer()
+    assert len(tok.vocab) == size == events[-1].vocab_size
+    assert tok.vocab[:3] == tuple(p.encode() for p in META_PIECES)
+    held = {p.decode("utf-8") for p in tok.vocab[reserved:]}
+    assert text_chars <= held  # coverage 1.0 keeps every character
+    sizes = [e.vocab_size for e in events if e.phase == "prune"]
+    assert sizes == sorted(sizes, reverse=True)
+    enc = Encoder(tok)
+    for line in lines:
+        ids = enc.encode(line)
+        assert 0 not in ids  # nothing unknown in the training text
+        assert enc.decode(ids) == line
+
+
+def test_coverage_leaves_rare_characters_out() -> None:
+    lines = ["aaaa bbbb aaab", "abab baba", "ab 日"]  # 日 is 1 of 22 characters
+    trainer, _events = train_counts(lines, vocab_size=8, character_coverage=0.9)
+    tok = trainer.tokenizer()
+    assert "日".encode() not in tok.vocab
+    assert [tok.vocab[i] for i in model_of(tok).encode("日")] == ["▁".encode(), b"<unk>"]
+
+
+def test_bad_settings_are_one_line_errors() -> None:
+    with pytest.raises(WorkbenchError, match="--vocab-size 3 leaves no room"):
+        UnigramTrainer({"▁a": 1}, UnigramConfig(vocab_size=3))
+    with pytest.raises(WorkbenchError, match="character-coverage"):
+        UnigramTrainer({"▁a": 1}, UnigramConfig(vocab_size=10, character_coverage=0.0))
+    trainer = UnigramTrainer({"▁ab": 1}, UnigramConfig(vocab_size=50))
+    with pytest.raises(WorkbenchError, match="yields only"):
+        list(trainer.run())
+
+
+def test_stop_between_steps_still_gives_the_exact_size() -> None:
+    lines = (CORPORA / "en_wiki_taylorswift.txt").read_text(encoding="utf-8").split("\n")[:400]
+    trainer = UnigramTrainer(count_spm_words(lines), UnigramConfig(vocab_size=300))
+    steps = [0]
+
+    def stop() -> bool:
+        return steps[0] >= 3
+
+    for _event in trainer.run(stop):
+        steps[0] += 1
+    assert steps[0] == 3
+    assert len(trainer.tokenizer().vocab) == 300
+
+
+@pytest.mark.skipif(not CORPORA.exists(), reason="shared corpora missing")
+def test_token_count_close_to_sentencepiece(tmp_path: Path) -> None:
+    spm = pytest.importorskip("sentencepiece")
+    lines = [line for line in (CORPORA / "en_wiki_taylorswift.txt").read_text(encoding="utf-8").split("\n") if line]
+    train = [line for i, line in enumerate(lines) if i % 10]
+    held = [line for i, line in enumerate(lines) if i % 10 == 0]
+    (tmp_path / "train.txt").write_text("\n".join(train) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(
+        input=str(tmp_path / "train.txt"), model_prefix=str(tmp_path / "ref"), vocab_size=1000, num_threads=1,
+        normalization_rule_name="identity", remove_extra_whitespaces=False, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "ref.model"))
+    trainer, events = train_counts(train, vocab_size=1000)
+    tok = trainer.tokenizer()
+    ours = sum(len(model_of(tok).encode(line)) for line in held)
+    theirs = sum(len(sp.encode(line)) for line in held)
+    assert abs(ours / theirs - 1) < 0.03, (ours, theirs)
+    shared = {p.decode() for p in tok.vocab} & {sp.id_to_piece(i) for i in range(sp.get_piece_size())}
+    assert len(shared) > 0.8 * 1000
+    assert events[-1].token_count == sum(
+        len(model_of(tok).encode_word(w)) * c for w, c in count_spm_words(train).items())

@@ -1,0 +1,263 @@
+"""SentencePiece ``.model`` files (a serialized ``ModelProto``): write ours, read anyone's.
+
+The file is written and read through the protobuf library with the official schema, the
+``sentencepiece_model_pb2`` module that the ``sentencepiece`` pip package ships. We use that
+module instead of vendoring a generated copy because a generated ``_pb2`` is tied to the protobuf
+runtime version that generated it (a vendored copy breaks when protobuf moves on), while the
+package's own copy always matches the ``sentencepiece`` that loads the file — the very library
+our parity tests and users check against. Both are imported lazily, only when a ``.model`` is
+written or read; when missing, a :class:`WorkbenchError` says what to install. Nothing else in
+the workbench needs them.
+
+Writing unigram tokenizers: ``<unk>`` UNKNOWN, ``<s>``/``</s>`` and user specials CONTROL (never
+matched in text, as our encoder treats specials without ``allow_special``), byte pieces BYTE,
+the rest NORMAL with their float32 scores; ``trainer_spec`` (UNIGRAM, vocab size, byte fallback,
+reserved ids) and ``normalizer_spec`` (``identity`` with no character map — our normalizers run
+before — dummy prefix on, extra-whitespace removal off, whitespace escaped to ▁). Character-level
+BPE with the ``metaspace`` preset is written as a BPE model (see :func:`_render_bpe`); reading
+such a file back (no dummy prefix) is not supported yet.
+
+Reading: Unigram and BPE models. NORMAL and USER_DEFINED pieces become pieces (a user-defined
+piece gets the score SentencePiece's Viterbi gives it, ``bytes × max score − 0.1``), UNKNOWN and
+CONTROL become special tokens, BYTE pieces the byte-fallback block, UNUSED ids stay empty.
+A ``precompiled_charsmap`` cannot be run here: ``nmt_nfkc``/``nfkc`` models are read with our NFKC
+normalizer (a note says so; NMT's extra rules for control characters are left out).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.core.model import Tokenizer
+from workbench.core.unigram import META_PIECES, byte_block, byte_piece
+from workbench.errors import WorkbenchError
+from workbench.formats.common import read_bytes
+
+_BYTE_NAME = {byte_piece(b): b for b in range(256)}
+# SentencePiece's piece types (sentencepiece_model.proto)
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+UNIGRAM, BPE = 1, 2
+
+
+def _pb2():
+    try:
+        from sentencepiece import sentencepiece_model_pb2  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise WorkbenchError(
+            f"SentencePiece .model files need the sentencepiece and protobuf packages ({exc}): "
+            "pip install sentencepiece protobuf") from None
+    return sentencepiece_model_pb2
+
+
+def render_spm_model(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
+    """``(.model bytes, notes)`` for a unigram tokenizer or a character-level BPE with ▁."""
+    if tokenizer.model == "bpe" and tokenizer.merge_rule == "pairs":
+        return _render_bpe(tokenizer)
+    if tokenizer.model != "unigram":
+        raise WorkbenchError(
+            f"a SentencePiece .model export needs a unigram tokenizer or character BPE with metaspace; "
+            f"{tokenizer.name or 'this one'} is {tokenizer.model}: export it as hf or spm-vocab instead")
+    if tokenizer.pretokenizer != "metaspace":
+        raise WorkbenchError(
+            f"a SentencePiece .model needs the metaspace pre-tokenizer (▁ for spaces); this tokenizer uses "
+            f"{tokenizer.pretokenizer!r}: retrain with --pretokenizer metaspace")
+    pb = _pb2()
+    notes: list[str] = []
+    if tokenizer.normalizer:
+        notes.append(f"the normalizer {','.join(tokenizer.normalizer)} is not in the .model: "
+                     "sentencepiece sees the text as given, normalize it first")
+    unk = tokenizer.special_tokens.get(tokenizer.unk_token or "<unk>")
+    if unk is None:
+        raise WorkbenchError("a SentencePiece .model needs an unknown token (<unk>): this tokenizer has none")
+    byte_ids = set(byte_block(tokenizer) or ()) if tokenizer.byte_fallback else set()
+    proto = pb.ModelProto()
+    seen: set[str] = set()
+    for token_id, raw in enumerate(tokenizer.vocab):
+        piece = proto.pieces.add()
+        if token_id == unk:
+            piece.piece, piece.type = tokenizer.unk_token or "<unk>", UNKNOWN
+        elif token_id in tokenizer.special_ids:
+            piece.piece, piece.type = raw.decode("utf-8"), CONTROL
+        elif token_id in byte_ids:
+            piece.piece, piece.type = byte_piece(raw[0]), BYTE
+        elif not raw:
+            piece.piece, piece.type = f"<unused{token_id}>", UNUSED
+        else:
+            piece.piece, piece.type = raw.decode("utf-8"), NORMAL
+            piece.score = tokenizer.scores[token_id]
+        if piece.piece in seen:
+            raise WorkbenchError(f"id {token_id}: piece {piece.piece!r} occurs twice; a .model needs unique pieces")
+        seen.add(piece.piece)
+    spec = proto.trainer_spec
+    spec.model_type = UNIGRAM
+    spec.vocab_size = len(tokenizer.vocab)
+    spec.byte_fallback = bool(byte_ids)
+    spec.unk_id = unk
+    spec.bos_id = tokenizer.special_tokens.get("<s>", -1)
+    spec.eos_id = tokenizer.special_tokens.get("</s>", -1)
+    spec.pad_id = tokenizer.special_tokens.get("<pad>", -1)
+    spec.max_sentencepiece_length = max(16, max((len(p.piece) for p in proto.pieces), default=1))
+    spec.split_by_whitespace = True
+    norm = proto.normalizer_spec
+    norm.name = "identity"
+    norm.add_dummy_prefix = True
+    norm.remove_extra_whitespaces = False
+    norm.escape_whitespaces = True
+    return proto.SerializeToString(), notes
+
+
+def _render_bpe(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
+    """Character-level BPE with the ``metaspace`` preset as a SentencePiece BPE model.
+
+    SentencePiece merges the adjacent pair whose joined piece scores highest, so merged pieces
+    score ``−rank`` and base characters below every merge; our preset adds no dummy ▁, hence
+    ``add_dummy_prefix=false``. Pieces never hold ▁ after a non-▁ character, so sentencepiece's
+    whole-line merging cannot cross our pre-token boundaries. Ids are ours; a tokenizer without
+    an unknown token gets ``<unk>`` as one more id at the end (sentencepiece needs one). Where the
+    two differ: a run of unknown characters is one ``<unk>`` in sentencepiece, one per character
+    here.
+    """
+    if tokenizer.units != "chars" or tokenizer.end_of_word or tokenizer.pretokenizer != "metaspace":
+        raise WorkbenchError(
+            "a SentencePiece BPE .model needs character-level BPE with --pretokenizer metaspace and no "
+            "end-of-word marker: export this tokenizer as hf, gpt2 or tiktoken instead")
+    pb = _pb2()
+    notes: list[str] = []
+    if tokenizer.normalizer:
+        notes.append(f"the normalizer {','.join(tokenizer.normalizer)} is not in the .model: "
+                     "sentencepiece sees the text as given, normalize it first")
+    rank_of = {new: rank for rank, (_a, _b, new) in enumerate(tokenizer.merges)}
+    base_score = -float(len(tokenizer.merges) + 1)
+    unk = tokenizer.special_tokens.get(tokenizer.unk_token or "<unk>")
+    proto = pb.ModelProto()
+    seen: set[str] = set()
+    for token_id, raw in enumerate(tokenizer.vocab):
+        piece = proto.pieces.add()
+        if token_id == unk:
+            piece.piece, piece.type = raw.decode("utf-8"), UNKNOWN
+        elif token_id in tokenizer.special_ids:
+            piece.piece, piece.type = raw.decode("utf-8"), CONTROL
+        elif not raw:
+            piece.piece, piece.type = f"<unused{token_id}>", UNUSED
+        else:
+            piece.piece, piece.type = raw.decode("utf-8"), NORMAL
+            piece.score = -float(rank_of[token_id]) if token_id in rank_of else base_score
+        if piece.piece in seen:
+            raise WorkbenchError(f"id {token_id}: piece {piece.piece!r} occurs twice; a .model needs unique pieces")
+        seen.add(piece.piece)
+    if unk is None:
+        unk = len(tokenizer.vocab)
+        name = "<unk>" if "<unk>" not in seen else "<unk_sp>"
+        proto.pieces.add(piece=name, type=UNKNOWN)
+        notes.append(f"sentencepiece needs an unknown token: added {name} as id {unk}")
+    spec = proto.trainer_spec
+    spec.model_type = BPE
+    spec.vocab_size = len(proto.pieces)
+    spec.unk_id = unk
+    spec.bos_id = spec.eos_id = spec.pad_id = -1
+    spec.max_sentencepiece_length = max(16, max((len(p.piece) for p in proto.pieces), default=1))
+    norm = proto.normalizer_spec
+    norm.name = "identity"
+    norm.add_dummy_prefix = False
+    norm.remove_extra_whitespaces = False
+    norm.escape_whitespaces = True
+    notes.append("a run of unknown characters is one <unk> in sentencepiece, one per character here")
+    return proto.SerializeToString(), notes
+
+
+def read_spm_model(path: Path) -> tuple[Tokenizer, list[str]]:
+    """A SentencePiece ``.model`` (Unigram or BPE) as a :class:`Tokenizer`, with notes."""
+    path = Path(path)
+    data = read_bytes(path)
+    pb = _pb2()
+    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # with _pb2()
+
+    proto = pb.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except DecodeError as exc:
+        raise WorkbenchError(f"{path.name}: not a SentencePiece model ({type(exc).__name__}): "
+                             "choose the .model file sentencepiece wrote") from None
+    if not proto.pieces:
+        raise WorkbenchError(f"{path.name}: a SentencePiece model without pieces: choose a trained .model file")
+    notes: list[str] = []
+    kind = proto.trainer_spec.model_type or UNIGRAM
+    if kind not in (UNIGRAM, BPE):
+        raise WorkbenchError(f"{path.name}: SentencePiece model type {kind} (WORD/CHAR) is not supported: "
+                             "only unigram and bpe models can be imported")
+    norm = proto.normalizer_spec
+    if not norm.add_dummy_prefix:
+        raise WorkbenchError(f"{path.name}: models without the dummy ▁ prefix (add_dummy_prefix=false) "
+                             "are not supported yet")
+    if not norm.escape_whitespaces:
+        raise WorkbenchError(f"{path.name}: models that keep spaces unescaped are not supported yet")
+    if proto.trainer_spec.treat_whitespace_as_suffix:
+        raise WorkbenchError(f"{path.name}: models with whitespace as suffix are not supported yet")
+    normalizer: list[str] = []
+    name = norm.name or "nmt_nfkc"
+    if name in ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf") and norm.precompiled_charsmap:
+        normalizer.append("nmt-nfkc" if name.startswith("nmt") else "nfkc")
+        if name.endswith("_cf"):
+            normalizer.append("lower")
+        notes.append(f"normalizer {name} run as Python's NFKC{' + lowercase' if name.endswith('_cf') else ''}"
+                     f"{' with the NMT space and control-character rules' if name.startswith('nmt') else ''}: "
+                     "the model's own character map may differ on rare characters")
+    elif norm.precompiled_charsmap and name != "identity":
+        notes.append(f"normalizer {name!r} has a character map we cannot run: text is not normalized")
+    if norm.remove_extra_whitespaces:
+        normalizer.append("spm-whitespace")
+    vocab: list[bytes] = []
+    scores: list[float] = []
+    specials: dict[str, int] = {}
+    unk_token = None
+    normal = [p.score for p in proto.pieces if p.type == NORMAL]
+    max_score = max(normal, default=0.0)
+    byte_pieces = 0
+    for token_id, p in enumerate(proto.pieces):
+        kind_of = p.type or NORMAL
+        score = 0.0
+        if kind_of == UNKNOWN:
+            specials[p.piece] = token_id
+            unk_token = p.piece
+            raw = p.piece.encode("utf-8")
+        elif kind_of == CONTROL:
+            specials[p.piece] = token_id
+            raw = p.piece.encode("utf-8")
+        elif kind_of == BYTE:
+            if p.piece not in _BYTE_NAME:
+                raise WorkbenchError(f"{path.name}: id {token_id}: byte piece {p.piece!r} is not <0xNN>")
+            raw = bytes([_BYTE_NAME[p.piece]])
+            byte_pieces += 1
+        elif kind_of == UNUSED:
+            raw = b""
+        else:
+            raw = p.piece.encode("utf-8")
+            score = p.score
+            if kind_of == USER_DEFINED:
+                score = len(raw) * max_score - 0.1
+        vocab.append(raw)
+        scores.append(score)
+    if unk_token is None:
+        raise WorkbenchError(f"{path.name}: the model has no UNKNOWN piece: not a valid SentencePiece model")
+    byte_fallback = bool(proto.trainer_spec.byte_fallback)
+    tokenizer = Tokenizer(
+        vocab=tuple(vocab), merges=(), units="chars", pretokenizer="metaspace", normalizer=tuple(normalizer),
+        special_tokens=specials, name=path.stem, unk_token=unk_token,
+        model="unigram" if kind == UNIGRAM else "bpe", merge_rule="pairs" if kind == UNIGRAM else "scores",
+        scores=tuple(scores), byte_fallback=byte_fallback,
+    )
+    if byte_fallback and byte_block(tokenizer) is None:
+        raise WorkbenchError(f"{path.name}: byte fallback is on but the 256 <0xNN> pieces are not in order")
+    if kind == BPE:
+        notes.append("SentencePiece BPE: pieces merge by score (highest first), as sentencepiece does")
+    return tokenizer, notes
+
+
+def write_spm_model(tokenizer: Tokenizer, path: Path) -> list[str]:
+    """Render and write ``path`` in one step (exports go through formats.export's staging instead)."""
+    data, notes = render_spm_model(tokenizer)
+    Path(path).write_bytes(data)
+    return notes
+
+
+__all__ = ["META_PIECES", "read_spm_model", "render_spm_model", "write_spm_model"]

@@ -39,9 +39,12 @@ def test_validate_canonicalises_and_completes_model_options():
     with pytest.raises(ConfigError) as err:  # merges are a BPE setting
         spec.validate()
     assert err.value.field == "merges"
-    good = RunSpec(files=(CorpusFile("a.txt"),), model="unigram", vocab_size=300, pretokenizer="GPT2",
+    good = RunSpec(files=(CorpusFile("a.txt"),), model="unigram", vocab_size=300, pretokenizer="METASPACE",
                    normalizer=("NFKC", "none"), options={"byte_fallback": True}).validate()
-    assert good.pretokenizer == "gpt2" and good.normalizer == ("nfkc",)
+    assert good.pretokenizer == "metaspace" and good.normalizer == ("nfkc",) and good.units == "chars"
+    with pytest.raises(ConfigError) as err:  # Unigram splits text as SentencePiece does
+        RunSpec(files=(CorpusFile("a.txt"),), model="unigram", vocab_size=300, pretokenizer="gpt2").validate()
+    assert err.value.field == "pretokenizer"
     assert good.options == {"character_coverage": 1.0, "byte_fallback": True, "max_piece_length": 16}
 
 

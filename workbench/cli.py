@@ -26,7 +26,7 @@ from workbench.errors import WorkbenchError
 
 log = logging.getLogger(__name__)
 
-EXPORT_FORMATS = ("hf", "gpt2", "tiktoken", "wordpiece", "spm-vocab", "merges-csv")
+EXPORT_FORMATS = ("hf", "gpt2", "tiktoken", "wordpiece", "spm", "spm-vocab", "merges-csv")
 # ``encode --file`` reads the whole file into memory: far beyond any text one encodes in one go,
 # and small enough that /dev/zero-like input is refused before it costs gigabytes.
 MAX_TEXT_FILE_BYTES = 256 << 20

@@ -53,6 +53,7 @@ from itertools import pairwise
 
 import regex
 
+from workbench.core.trainer import TrainLog
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 
@@ -530,6 +531,11 @@ class UnigramEvent:
     token_count: int
     log_likelihood: float
 
+    @property
+    def value(self) -> float:
+        """The Trainer interface's number for this step (:class:`workbench.core.trainer.TrainEvent`)."""
+        return self.log_likelihood
+
 
 class UnigramTrainer:
     """Train a unigram model on an ordered ``{pre-token: count}`` table (see the module docstring).
@@ -537,6 +543,8 @@ class UnigramTrainer:
     Pre-tokens are put in SentencePiece's form (spaces → ▁, a new word at each ▁); count sequences
     with :func:`count_spm_words` to get SentencePiece's dummy ▁ before each sequence.
     """
+
+    value_name = "log_likelihood"
 
     def __init__(self, word_counts: Mapping[str, int], config: UnigramConfig):
         self.config = config
@@ -589,6 +597,14 @@ class UnigramTrainer:
         self.initial_size = self._n_meta + len(self._order)
         self._final: list[tuple[str, float]] | None = None
         self._log_k = 0.0  # scale per character that keeps forward sums near 1 (see _e_step)
+        # The Trainer interface (workbench.core.trainer). A unigram model merges nothing: its log
+        # stays empty and the run's vocabulary is the final one (tokenizer()), stored at the end.
+        self.log = TrainLog(list(self.vocab))
+        self.initial_vocab = tuple(self.vocab)
+        self.initial_kinds = tuple("special" for _ in self.vocab)
+        self.initial_token_count = self.token_count
+        self.word_types = len(self._words)
+        self.target = 0  # EM rounds and pruning steps are not known in advance
 
     # -- seeds and lattices
     def _seed(self) -> None:

@@ -109,6 +109,11 @@ def export_tokenizer(
     elif fmt == "wordpiece":
         data, notes = render_wordpiece(tokenizer)
         files = [data]
+    elif fmt == "spm":
+        from workbench.formats.spm_model import render_spm_model
+
+        data, notes = render_spm_model(tokenizer)
+        files = [data]
     elif fmt == "spm-vocab":
         data, notes = render_spm_vocab(tokenizer)
         files = [data]
@@ -276,6 +281,27 @@ def _verify_gpt2(tokenizer: Tokenizer, staged: list[Path], texts: list[str], not
     return checks
 
 
+def _verify_spm_model(tokenizer: Tokenizer, staged: list[Path], texts: list[str], notes: list[str]) -> list[str]:
+    """Our reader, then sentencepiece itself, must give the workbench's ids on the sample."""
+    from workbench.formats.spm_model import read_spm_model
+
+    cases = _expected(tokenizer, texts)
+    reloaded, _ = read_spm_model(staged[0])
+    checks = [_compare("workbench reader", "spm", cases, _encoder_of(reloaded))]
+    lib = _try_import("sentencepiece")
+    if lib is None:
+        checks.append("sentencepiece not installed: library check skipped")
+        return checks
+    try:
+        processor = lib.SentencePieceProcessor(model_file=str(staged[0]))
+    except Exception as exc:  # noqa: BLE001 - sentencepiece raises plain RuntimeError/OSError
+        raise WorkbenchError(f"spm export failed verification: sentencepiece cannot load it ({exc}): "
+                             "nothing was written") from None
+    checks.append(_compare(f"sentencepiece {getattr(lib, '__version__', '')}", "spm", cases,
+                           lambda text: processor.encode(text)))
+    return checks
+
+
 def _verify_tiktoken(tokenizer: Tokenizer, staged: list[Path], texts: list[str], notes: list[str]) -> list[str]:
     cases = _expected(tokenizer, texts)
     reloaded, _ = read_tiktoken(staged[0])
@@ -352,6 +378,7 @@ _VERIFIERS: dict[str, Callable[[Tokenizer, list[Path], list[str], list[str]], li
     "gpt2": _verify_gpt2,
     "tiktoken": _verify_tiktoken,
     "wordpiece": _verify_wordpiece,
+    "spm": _verify_spm_model,
     "spm-vocab": _verify_spm,
     "merges-csv": _verify_csv,
 }

@@ -385,6 +385,22 @@ class ProjectStore:
                       (status, error, now, now, _json(timings), run_id))
         self._owned_runs.discard(run_id)
 
+    def record_final_model(self, run_id: int, settings: dict, *, vocab: Sequence[bytes] | None = None,
+                           kinds: Sequence[str] | None = None) -> None:
+        """At the end of a run: merge ``settings`` into the run's settings and, for a model whose
+        vocabulary is not built merge by merge (Unigram), replace its vocabulary rows — one
+        transaction, so a reader sees the run before or after, never half."""
+        self._require_run(run_id)
+        with self._write() as c:
+            row = c.execute("SELECT settings FROM runs WHERE id = ?", (run_id,)).fetchone()
+            merged = {**json.loads(row[0] or "{}"), **settings}
+            c.execute("UPDATE runs SET settings = ?, updated = ? WHERE id = ?", (_json(merged), time.time(), run_id))
+            if vocab is not None:
+                kinds = kinds or ["base"] * len(vocab)
+                c.execute("DELETE FROM vocab WHERE run_id = ?", (run_id,))
+                c.executemany("INSERT INTO vocab (run_id, id, piece, kind) VALUES (?, ?, ?, ?)",
+                              [(run_id, i, bytes(p), k) for i, (p, k) in enumerate(zip(vocab, kinds))])
+
     def rename_run(self, run_id: int, name: str) -> None:
         self._require_run(run_id)
         with self._write() as c:
@@ -498,7 +514,7 @@ class ProjectStore:
             ref_id = _inserted_id(c.execute(
                 "INSERT INTO refs (name, format, source_path, sha256, settings, added) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (name, fmt, str(source_path), sha256, _json(tokenizer.settings()),
+                (name, fmt, str(source_path), sha256, _json(_model_settings(tokenizer)),
                  time.time())))
             c.executemany("INSERT INTO ref_vocab (ref_id, id, piece) VALUES (?, ?, ?)",
                           [(ref_id, i, bytes(p)) for i, p in enumerate(tokenizer.vocab)])
@@ -622,6 +638,15 @@ class _ReadOnlyFallback(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+def _model_settings(tokenizer: Tokenizer) -> dict:
+    """What rebuilds a tokenizer besides its vocabulary and merges: its settings, plus the Unigram
+    scores (one per id) that ``Tokenizer.settings()`` leaves out for brevity."""
+    settings = tokenizer.settings()
+    if tokenizer.scores:
+        settings["scores"] = list(tokenizer.scores)
+    return settings
 
 
 def _inserted_id(cursor: sqlite3.Cursor) -> int:

@@ -218,6 +218,11 @@ class RunSpec:
         except WorkbenchError as exc:
             raise ConfigError("normalizer", str(exc)) from None
         options = _checked_options(self.model, self.options)
+        if self.model == "unigram" and pretokenizer != "metaspace":
+            raise ConfigError("pretokenizer", "Unigram splits text as SentencePiece does (▁ for spaces, a dummy ▁ "
+                              "per line): use the metaspace pre-tokenizer")
+        if self.model == "unigram" and self.sequences != "lines":
+            raise ConfigError("sequences", "Unigram trains on lines, as SentencePiece reads text: use lines")
         if self.model == "wordpiece" and self.tie_break != "hf":
             raise ConfigError("tie_break", "WordPiece breaks ties by the Hugging Face rule only: use hf")
         for f in self.files:

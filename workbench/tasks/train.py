@@ -13,6 +13,7 @@ Left out: parsing flags or forms (the CLI and the window build the RunSpec) and 
 from __future__ import annotations
 
 import gc
+import math
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -76,9 +77,30 @@ def _wordpiece_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
         pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer)))
 
 
+def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
+    """Lines (counted whole: pre-tokenizer ``none``) become SentencePiece's words: a dummy ▁ before
+    each line, spaces as ▁, a new word at every ▁ — what ``sentencepiece`` trains on."""
+    from workbench.core.unigram import UnigramConfig, UnigramTrainer, spm_words
+
+    words: dict[str, int] = {}
+    for line, count in counts.items():
+        for word in spm_words(line.rstrip("\r\n")):
+            words[word] = words.get(word, 0) + count
+    return UnigramTrainer(words, UnigramConfig(
+        vocab_size=spec.vocab_size or 8000, character_coverage=spec.options.get("character_coverage", 1.0),
+        byte_fallback=bool(spec.options.get("byte_fallback", False)),
+        max_piece_length=spec.options.get("max_piece_length", 16), special_tokens=tuple(spec.special_tokens),
+        pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer)))
+
+
+#: The pre-tokenizer the counting pass uses when it is not the run's own: Unigram counts whole lines
+#: and cuts them into SentencePiece's words itself.
+COUNTED_AS = {"unigram": "none"}
+
 #: How each model's trainer is made from the word counts and the spec. A new model adds its factory
 #: here (and its defaults and options in workbench.tasks.spec); nothing in the CLI or the window changes.
-TRAINERS: dict[str, TrainerFactory] = {"bpe": _bpe_trainer, "wordpiece": _wordpiece_trainer}
+TRAINERS: dict[str, TrainerFactory] = {"bpe": _bpe_trainer, "wordpiece": _wordpiece_trainer,
+                                       "unigram": _unigram_trainer}
 
 
 def spec_from_config(config: TrainConfig, files: Sequence[CorpusFile], *, name: str = "",
@@ -241,7 +263,8 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     # error found while counting must leave an existing project byte for byte as it was.
     project_path = check_project(target_project)
     try:
-        counts, sources = count_words(open_sources(spec.files), spec.pretokenizer, spec.normalizer,
+        counts, sources = count_words(open_sources(spec.files), COUNTED_AS.get(spec.model, spec.pretokenizer),
+                                      spec.normalizer,
                                       sequences=spec.sequences, cache=count_cache, report=report, should_stop=stop)
     except WorkbenchError:
         if stop():  # stopped while reading: whatever the partial read says, nothing was asked for
@@ -258,10 +281,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
             corpus_ids.append(store.add_corpus(str(Path(src.path).resolve()), size=stat.st_size, mtime=stat.st_mtime,
                                                fingerprint=fingerprint(src.path),
                                                reader_options=src.reader_options()))
-        # What the store needs to rebuild the tokenizer (model family, units, unknown token …),
-        # then the run's own settings; special tokens come back from the vocabulary rows.
-        settings = {k: v for k, v in trainer.tokenizer().settings().items() if k != "special_tokens"}
-        settings.update(spec.settings())
+        settings = spec.settings()
         settings["word_types"] = trainer.word_types
         settings["initial_token_count"] = trainer.initial_token_count
         run_id = store.create_run(spec.name or _default_name(spec), settings, corpus_ids,
@@ -306,6 +326,12 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
                         writer.close()
                 except Exception as exc:  # noqa: BLE001 - the status below matters more
                     status, error = "failed", error or f"could not write the last merges: {exc}"
+            if writer is not None and status in ("finished", "cancelled"):
+                try:
+                    record_final_model(store, run_id, trainer)
+                except Exception as exc:  # noqa: BLE001 - said in the run's status and error
+                    error = error or f"could not store the trained model: {exc}"
+                    status = "failed" if status == "finished" else status
             store.finish_run(run_id, status, error=error, timings=_timings(started, counted, t0))
         if report is not None:
             if event is not None:
@@ -317,12 +343,27 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
         return run_id, status
 
 
+def record_final_model(store, run_id: int, trainer: Trainer) -> None:
+    """Keep what rebuilds the trained tokenizer: its settings (model family, unknown token, Unigram
+    scores …) and, for a model that merges nothing (Unigram), its final vocabulary — BPE and
+    WordPiece vocabularies were stored merge by merge by the run writer."""
+    tok = trainer.tokenizer()
+    update = {k: v for k, v in tok.settings().items() if k != "special_tokens"}
+    if tok.scores:
+        update["scores"] = list(tok.scores)
+    vocab = kinds = None
+    if not tok.merges:
+        vocab = list(tok.vocab)
+        kinds = ["special" if i in tok.special_ids else "base" for i in range(len(vocab))]
+    store.record_final_model(run_id, update, vocab=vocab, kinds=kinds)
+
+
 def _merge_progress(event, run_id: int, target: int, t0: float, now: float) -> Progress:
     elapsed = max(now - t0, 1e-9)
     rate = event.step / elapsed
     eta = (target - event.step) / rate if rate > 0 and target else None
     return Progress("merges", run_id=run_id, step=event.step, target=target, vocab_size=event.vocab_size,
-                    token_count=event.token_count, frequency=event.value,
+                    token_count=event.token_count, frequency=event.value if math.isfinite(event.value) else 0,
                     merges_per_s=round(rate, 1), eta_s=round(eta, 1) if eta is not None else None)
 
 

@@ -36,6 +36,7 @@ EXPORT_FORMATS = {
     "gpt2": ("GPT-2 vocab.json + merges.txt (a folder)", "", ""),
     "tiktoken": ("tiktoken ranks (.tiktoken + JSON sidecar)", "{name}.tiktoken", "tiktoken (*.tiktoken)"),
     "wordpiece": ("WordPiece vocab.txt", "vocab.txt", "Text (*.txt)"),
+    "spm": ("SentencePiece model (.model)", "{name}.model", "SentencePiece (*.model)"),
     "spm-vocab": ("SentencePiece-style .vocab", "{name}.vocab", "Vocab (*.vocab)"),
     "merges-csv": ("Merge table as CSV", "{name}-merges.csv", "CSV (*.csv)"),
 }

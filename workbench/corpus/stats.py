@@ -47,7 +47,8 @@ class CorpusStats:
     ``lines`` counts lines of that text (for JSONL/CSV: of the documents, one or more lines each),
     ``records`` the documents of a JSONL/CSV/TSV/Parquet file or the rows of a word-count table
     (None for plain text), ``scripts`` non-whitespace characters per script, most frequent first.
-    ``complete`` is False when ``should_stop`` ended the scan early.
+    ``complete`` is False when ``should_stop`` ended the scan early. ``skipped`` counts the bad
+    records left out under the ``skip`` policy, ``skipped_at`` holds the first few full messages.
     """
 
     path: Path | None
@@ -59,6 +60,8 @@ class CorpusStats:
     preview: list[str] = field(default_factory=list)
     records: int | None = None
     complete: bool = True
+    skipped: int = 0
+    skipped_at: tuple[str, ...] = ()
 
     @property
     def dominant_script(self) -> str | None:
@@ -100,6 +103,8 @@ class _Accumulator:
         self.scripts: dict[str, int] = {}
         self.preview: list[str] = []
         self.ends_with_newline = True
+        self.skipped = 0
+        self.skipped_at: tuple[str, ...] = ()
 
     def add_text(self, text: str, utf8_bytes: int = -1) -> None:
         if not text:
@@ -118,7 +123,7 @@ class _Accumulator:
         lines = self.lines + (0 if self.ends_with_newline else 1)
         return CorpusStats(
             path, self.bytes, self.chars, lines, len(self.pretokens), _sorted_scripts(self.scripts),
-            self.preview, self.records, complete,
+            self.preview, self.records, complete, self.skipped, self.skipped_at,
         )
 
 
@@ -167,6 +172,7 @@ def _scan(
             if len(acc.preview) < preview_lines:
                 acc.preview.append(f"{word}\t{count}"[:PREVIEW_LINE_CHARS])
         acc.lines = acc.records
+        acc.skipped, acc.skipped_at = src.skipped.count, tuple(src.skipped.first)
         return acc, not stopped
     if src.kind != "text":
         acc.records = 0
@@ -174,6 +180,7 @@ def _scan(
         acc.add_text(chunk.text, chunk.utf8_bytes)
         if acc.records is not None:
             acc.records += chunk.records
+    acc.skipped, acc.skipped_at = src.skipped.count, tuple(src.skipped.first)
     return acc, not stopped
 
 
@@ -215,6 +222,8 @@ def corpus_stats(
         [],
         sum(records) if records else None,
         complete,
+        sum(s.skipped for s in per_file),
+        tuple(m for s in per_file for m in s.skipped_at)[:5],
     )
     return per_file, total
 

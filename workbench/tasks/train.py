@@ -13,6 +13,7 @@ Left out: parsing flags or forms (the CLI and the window build the RunSpec) and 
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -26,6 +27,7 @@ from workbench.errors import ConfigError, WorkbenchError
 from workbench.tasks.spec import CorpusFile, RunSpec
 
 PARALLEL_COUNT_BYTES = 8 << 20  # below this a second process costs more than it saves
+_NOTES = logging.getLogger("workbench.notes")  # one `note:` line each on the CLI's stderr
 _COLUMN_KINDS = ("csv", "tsv", "parquet")
 
 
@@ -46,9 +48,12 @@ class Progress:
     eta_s: float | None = None
     status: str = ""
     message: str = ""
+    skipped: int = 0                 # "skipped": bad records left out under on_bad_record=skip
+    positions: tuple[str, ...] = ()  # … and the first few, each ``file:line: full reason``
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v not in (None, "", 0, 0.0) or k == "event"}
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()
+                if v not in (None, "", 0, 0.0, ()) or k == "event"}
 
 
 # ---- the model → trainer table ------------------------------------------------------------------
@@ -93,7 +98,8 @@ def spec_from_config(config: TrainConfig, files: Sequence[CorpusFile], *, name: 
 
 # ---- corpus files --------------------------------------------------------------------------------
 def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: str | None = None,
-                  field: str | None = None, column: str | int | None = None) -> tuple[CorpusFile, ...]:
+                  field: str | None = None, column: str | int | None = None,
+                  on_bad_record: str = "fail") -> tuple[CorpusFile, ...]:
     """Files and folders named on a command line → corpus files with resolved reader options.
 
     Options given apply to every file (folders are then refused: they would hide which files get
@@ -106,7 +112,8 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
     if kind or field or column is not None or encoding:
         sources, rejected = [], []  # type: ignore[var-annotated]
         for p in paths:
-            src = open_source(p, kind=kind, field=field, column=column, encoding=encoding)
+            src = open_source(p, kind=kind, field=field, column=column, encoding=encoding,
+                              on_bad_record=on_bad_record)
             if field and src.kind != "jsonl":
                 raise ConfigError("files.field", f"{src.path}: a JSONL field does not apply to a {src.kind} file: "
                                   "train files that need different options separately")
@@ -116,12 +123,12 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
             sources.append(src)
         sources = unique_sources(sources)  # a file named twice is read once (expand_paths does the same)
     else:
-        sources, rejected = expand_paths(list(paths))
+        sources, rejected = expand_paths(list(paths), on_bad_record=on_bad_record)
     if rejected:
         raise WorkbenchError(rejected[0] + (f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""))
     if not sources:
         raise ConfigError("files", "no corpus files given: name .txt/.jsonl/.csv/.tsv/.gz files or folders")
-    return tuple(CorpusFile(str(s.path), s.kind, s.field, s.column, s.encoding) for s in sources)
+    return tuple(CorpusFile(str(s.path), s.kind, s.field, s.column, s.encoding, on_bad_record) for s in sources)
 
 
 def open_sources(files: Sequence[CorpusFile]) -> list:
@@ -139,7 +146,7 @@ def open_sources(files: Sequence[CorpusFile]) -> list:
         complete = f.kind and (f.kind != "jsonl" or f.field) and (f.kind not in _COLUMN_KINDS or f.column is not None)
         if not complete:
             sources.append(open_source(f.path, kind=f.kind or None, field=f.field, column=f.column,
-                                       encoding=f.encoding))
+                                       encoding=f.encoding, on_bad_record=f.on_bad_record))
             continue
         path = Path(f.path).expanduser()
         try:
@@ -148,7 +155,8 @@ def open_sources(files: Sequence[CorpusFile]) -> list:
             raise os_error(path, exc) from None
         if path.is_dir():
             raise WorkbenchError(f"{path}: is a folder, not a file: list the files inside it")
-        sources.append(CorpusSource(path, f.kind, size, detect_kind(path)[1], f.field, f.column, f.encoding))
+        sources.append(CorpusSource(path, f.kind, size, detect_kind(path)[1], f.field, f.column, f.encoding,
+                                    f.on_bad_record))
     return sources
 
 
@@ -249,6 +257,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
         raise
     if stop():
         return None, "cancelled"  # nothing is stored for a run cancelled before it started
+    skipped = report_skipped(sources, report)
     counted = time.monotonic()
     trainer = factory(counts, spec)
     with ProjectStore.open(project_path, create=True) as store:
@@ -264,6 +273,8 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
         settings.update(spec.settings())
         settings["word_types"] = trainer.word_types
         settings["initial_token_count"] = trainer.initial_token_count
+        if any(getattr(src, "on_bad_record", "fail") == "skip" for src in sources):
+            settings["skipped_records"] = skipped  # 0 too: "skip was on and nothing was bad" is worth knowing
         run_id = store.create_run(spec.name or _default_name(spec), settings, corpus_ids,
                                   list(trainer.initial_vocab), list(trainer.initial_kinds))
         target = trainer.target
@@ -315,6 +326,24 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
                             len(trainer.initial_vocab),
                             token_count=event.token_count if event else trainer.initial_token_count))
         return run_id, status
+
+
+def report_skipped(sources: Sequence, report: Callable[[Progress], None] | None) -> int:
+    """Say what the ``skip`` policy left out: a note per line on stderr (the CLI shows each as
+    ``note:``) and a ``skipped`` event for the window. Returns the number of records skipped."""
+    from workbench.corpus.bad_records import collect, summary
+
+    logs = [src.skipped for src in sources if getattr(src, "skipped", None) is not None and src.skipped.count]
+    total = collect(logs)
+    if not total.count:
+        return 0
+    _NOTES.warning(summary(total.count, len(logs)))
+    for message in total.first:
+        _NOTES.warning("  " + message)
+    if report is not None:
+        report(Progress("skipped", skipped=total.count, positions=tuple(total.first),
+                        message=summary(total.count, len(logs))))
+    return total.count
 
 
 def _merge_progress(event, run_id: int, target: int, t0: float, now: float) -> Progress:

@@ -320,7 +320,8 @@ class _Reporter:
         elif progress.event == "started":
             line = f"run {progress.run_id}: training {progress.target} merges"
         elif progress.event == "merges":
-            eta = f", ETA {progress.eta_s:.0f} s" if progress.eta_s is not None else ""
+            eta = f", ETA {progress.eta_s:.0f} s" if progress.eta_s is not None else \
+                ", ETA estimating…" if progress.step < progress.target else ""
             line = (f"merge {progress.step}/{progress.target}  vocab {progress.vocab_size}  "
                     f"{progress.merges_per_s:.0f} merges/s{eta}")
         else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import math
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -284,6 +285,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
         t0 = time.monotonic()
         event = None
         log = trainer.log
+        eta = EtaEstimator(target)
         try:  # from here on the run must end finished, cancelled or failed — never left "running"
             if report:
                 report(Progress("started", run_id=run_id, target=target, vocab_size=len(trainer.initial_vocab),
@@ -300,7 +302,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
                     last = now
                     writer.add_log(log)
                     if report is not None:
-                        report(_merge_progress(event, run_id, target, t0, now))
+                        report(_merge_progress(event, run_id, target, t0, now, eta))
             status = "cancelled" if stop() else "finished"
         except KeyboardInterrupt:
             status = "cancelled"
@@ -320,7 +322,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
             store.finish_run(run_id, status, error=error, timings=_timings(started, counted, t0))
         if report is not None:
             if event is not None:
-                report(_merge_progress(event, run_id, target, t0, time.monotonic()))
+                report(_merge_progress(event, run_id, target, t0, time.monotonic(), eta))
             report(Progress("finished", run_id=run_id, status=status,
                             step=event.step if event else 0, vocab_size=event.vocab_size if event else
                             len(trainer.initial_vocab),
@@ -346,13 +348,96 @@ def report_skipped(sources: Sequence, report: Callable[[Progress], None] | None)
     return total.count
 
 
-def _merge_progress(event, run_id: int, target: int, t0: float, now: float) -> Progress:
+class EtaEstimator:
+    """Remaining training time from the (step, time) points seen so far — the one estimate the
+    CLI's progress line and the window's progress bar both show.
+
+    Merges get cheaper over a run: the first ones touch most words of the corpus, late ones a few
+    (measured on the shared corpora, byte BPE: 40 ms per merge at step 10, 0.35 ms at step 6,000).
+    Dividing the merges left by the average rate so far therefore overestimates tenfold or more
+    early on. The per-merge cost is modelled as a power law ``c(s) = K·s^-β``: β from the cost in
+    the two halves (in log steps) of the recent run, clamped to [0.3, 0.75] — steeper early
+    stretches are not representative of the long tail — and K from the latest half; the remaining
+    time is the integral of ``c`` from the current step to the target. The estimate is smoothed
+    against the previous one (counted down by the time since) and capped by the plain
+    linear extrapolation at the recent rate, an upper bound while merges keep getting cheaper.
+    No estimate is given until at least :attr:`MIN_SECONDS` of merging and :attr:`MIN_STEPS`
+    merges have been seen ("estimating…").
+
+    Left out: pauses (the window's child stops reporting; the estimate resumes from the new points).
+    """
+
+    MIN_SECONDS = 1.0
+    MIN_STEPS = 16
+    BETA = (0.3, 0.75)
+
+    def __init__(self, target: int):
+        self.target = target
+        self.points: list[tuple[int, float]] = []
+        self._last: tuple[float, float] | None = None  # (time, estimate)
+
+    def update(self, step: int, now: float) -> float | None:
+        """Add a point; the estimated seconds left, or None while it would not mean anything."""
+        if self.points and step <= self.points[-1][0]:
+            return self._counted_down(now)
+        self.points.append((step, now))
+        if step >= self.target:
+            return 0.0
+        s0, t0 = self.points[0]
+        if now - t0 < self.MIN_SECONDS or step - s0 < self.MIN_STEPS or len(self.points) < 3:
+            return None
+        raw = self._model(step, now)
+        if raw is None:
+            return self._counted_down(now)
+        if self._last is not None:
+            raw = 0.5 * raw + 0.5 * max(self._last[1] - (now - self._last[0]), 0.0)
+        self._last = (now, raw)
+        return raw
+
+    def _counted_down(self, now: float) -> float | None:
+        return None if self._last is None else max(self._last[1] - (now - self._last[0]), 0.0)
+
+    def _time_at(self, step: float) -> float:
+        """Time at ``step``, interpolated between the recorded points."""
+        points = self.points
+        lo, hi = 0, len(points) - 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if points[mid][0] <= step:
+                lo = mid
+            else:
+                hi = mid
+        (s1, t1), (s2, t2) = points[lo], points[hi]
+        if s2 == s1:
+            return t2
+        return t1 + (t2 - t1) * (min(max(step, s1), s2) - s1) / (s2 - s1)
+
+    def _model(self, step: int, now: float) -> float | None:
+        first = self.points[0][0]
+        lo = max(first, step // 8, 1)
+        mid = math.sqrt(lo * step)
+        if not lo < mid < step:
+            return None
+        c1 = (self._time_at(mid) - self._time_at(lo)) / (mid - lo)
+        c2 = (now - self._time_at(mid)) / (step - mid)
+        m1, m2 = math.sqrt(lo * mid), math.sqrt(mid * step)
+        beta = -math.log(c2 / c1) / math.log(m2 / m1) if c1 > 0 and c2 > 0 else self.BETA[1]
+        beta = min(max(beta, self.BETA[0]), self.BETA[1])
+        if c2 <= 0:
+            return None
+        k = c2 * m2 ** beta
+        remaining = k * (self.target ** (1 - beta) - step ** (1 - beta)) / (1 - beta)
+        return min(remaining, c2 * (self.target - step))  # never above the linear extrapolation
+
+
+def _merge_progress(event, run_id: int, target: int, t0: float, now: float,
+                    eta: EtaEstimator | None = None) -> Progress:
     elapsed = max(now - t0, 1e-9)
     rate = event.step / elapsed
-    eta = (target - event.step) / rate if rate > 0 and target else None
+    seconds = eta.update(event.step, now) if eta is not None else None
     return Progress("merges", run_id=run_id, step=event.step, target=target, vocab_size=event.vocab_size,
                     token_count=event.token_count, frequency=event.value,
-                    merges_per_s=round(rate, 1), eta_s=round(eta, 1) if eta is not None else None)
+                    merges_per_s=round(rate, 1), eta_s=round(seconds, 1) if seconds is not None else None)
 
 
 def _timings(started: float, counted: float, merging: float) -> dict:

@@ -722,7 +722,8 @@ class TrainingPanel(QWidget):
             self.progress.setValue(int(1000 * min(step, target) / target))
             rate = float(data.get("merges_per_s", 0.0))
             eta = data.get("eta_s")
-            eta_text = f" · ETA {text.duration(float(eta))}" if eta is not None and step < target else ""
+            eta_text = "" if step >= target else " · ETA estimating…" if eta is None \
+                else f" · ETA {text.duration(float(eta))}"
             self.progress.setFormat(f"{step:,} / {target:,} merges")
             if self.process.state != "paused":
                 self.state_label.setText(f"Run {data.get('run_id')}: {rate:,.0f} merges/s{eta_text}\n"

@@ -294,9 +294,9 @@ class CorpusPanel(QWidget):
         self._scan_done_start = 0
         self._rejected: list[str] = []
 
-        from workbench.core.pretokenize import make_pretokenizer
+        from workbench.ui.corpus.scan import gpt2_findall
 
-        self._worker = CorpusScanWorker(make_pretokenizer("gpt2").split)
+        self._worker = CorpusScanWorker(gpt2_findall())
         self._worker.file_added.connect(self._on_file_added)
         self._worker.file_rejected.connect(self._on_file_rejected)
         self._worker.file_progress.connect(self._on_file_progress)

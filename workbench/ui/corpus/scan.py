@@ -37,6 +37,8 @@ class ScanJob:
     field: str | None = None
     column: str | None = None
     encoding: str | None = None
+    kind: str | None = None          # None: from the name, or sniffed when the name says nothing
+    on_bad_record: str = "fail"
 
 
 class CorpusScanWorker(QObject):
@@ -69,8 +71,9 @@ class CorpusScanWorker(QObject):
         self._split = splitter
 
     def submit(self, paths: Sequence[str | Path], *, field: str | None = None, column: str | None = None,
-               encoding: str | None = None) -> int:
-        job = ScanJob(self._next_id, tuple(str(p) for p in paths), field or None, column or None, encoding or None)
+               encoding: str | None = None, kind: str | None = None, on_bad_record: str = "fail") -> int:
+        job = ScanJob(self._next_id, tuple(str(p) for p in paths), field or None, column or None, encoding or None,
+                      kind or None, on_bad_record)
         self._next_id += 1
         self._jobs.put(job)
         return job.job_id
@@ -100,7 +103,8 @@ class CorpusScanWorker(QObject):
                 continue
             try:
                 sources, rejected = expand_paths(list(job.paths), field=job.field, column=job.column,
-                                                 encoding=job.encoding)
+                                                 encoding=job.encoding, kind=job.kind,
+                                                 on_bad_record=job.on_bad_record)
             except Exception as exc:  # noqa: BLE001 - a bug here must not kill the thread
                 log.exception("listing corpus paths %s failed", list(job.paths))
                 self.file_rejected.emit(job.job_id, ", ".join(job.paths), f"cannot read: {exc}")

@@ -5,6 +5,7 @@ first, naming file:line. Also: files whose name says nothing (Spark's ``part-000
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,8 @@ def test_skip_leaves_out_exactly_the_bad_records_and_keeps_full_reasons(corpora,
     assert src.skipped.count == 2
     first, second = src.skipped.first
     assert first.startswith(f"{path}:{BAD_AT[0]}: not valid JSON (") and first.endswith("fix the line or remove it")
+    # The reason is a whole sentence: json's "Invalid control character at" gets its column.
+    assert re.search(r"not valid JSON \(Invalid control character at column \d+\)", first), first
     assert second.startswith(f"{path}:{BAD_AT[1]}: no field 'text' (fields: id, txt)")
     # A rescan logs afresh instead of adding to the old log; the statistics carry it.
     stats = file_stats(src)

@@ -429,7 +429,7 @@ class CorpusPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for col, width in enumerate((210, 120, 80, 100, 80, 130, 210, 120)):
+        for col, width in enumerate((200, 130, 80, 100, 125, 145, 200, 200)):
             self.table.setColumnWidth(col, width)
         self.table.selectionModel().selectionChanged.connect(self._show_preview)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -640,6 +640,7 @@ class CorpusPanel(QWidget):
             return
         removed = [(row, self.model.entries[row]) for row in rows]
         self.model.remove([e.key for _, e in removed])
+        self._show_preview()  # the preview must not go on showing a file that is gone
         self._undo.append(removed)
         del self._undo[:-20]
         names = ", ".join(e.source.path.name for _, e in removed[:3]) + (" …" if len(removed) > 3 else "")
@@ -656,6 +657,7 @@ class CorpusPanel(QWidget):
             if entry.stats is None and entry.state in ("queued", "reading"):
                 entry.state = "cancelled"  # its scan was dropped with it; the row says so
             self.model.insert(row, entry)
+        self._show_preview()
         self._notice_kind = ""
         self.message.emit("Removal undone.")
         self._changed()
@@ -843,7 +845,10 @@ class CorpusPanel(QWidget):
         self.clear_button.setEnabled(has_files)
         n_bad = self.rejected_list.count()
         self.rejected_box.setVisible(n_bad > 0)
-        self.rejected_label.setText(f"<b>Not loaded ({n_bad})</b> — the other files are kept" if n_bad else "")
+        record_level = self.on_bad_record == "fail" and any(re.search(r":\d+: ", m) for m in self._rejected)
+        hint = " · a bad record refused a file: choose <i>Bad records: Skip them and report</i> to load the rest" \
+            if record_level else ""
+        self.rejected_label.setText(f"<b>Not loaded ({n_bad})</b> — the other files are kept{hint}" if n_bad else "")
         self.rejected_label.setStyleSheet(f"color: {style.error_colour(self.palette()).name()}")
         self._update_totals()
         self._update_notice()

@@ -139,12 +139,20 @@ def test_spark_part_files_are_sniffed_and_kind_overrides(corpora, tmp_path):
     (out / "part-00001").write_text("Ein Satz.\n{nicht json}\n", encoding="utf-8")
     (out / "_SUCCESS").write_text("", encoding="utf-8")
     (out / ".part-00000.crc").write_bytes(b"\x00\x01crc")
+    (out / "README").write_text("not corpus\n", encoding="utf-8")  # in a folder, only part-* are sniffed
+    spark_json = tmp_path / "part-00002-6f1c-c000.json"
+    spark_json.write_text('{"text": "eins"}\n{"text": "zwei"}\n', encoding="utf-8")
+    assert open_source(spark_json).kind == "jsonl"
     assert (open_source(path).kind, open_source(path).field) == ("jsonl", "text")
     assert open_source(out / "part-00001").kind == "text"
     assert open_source(path, kind="text").kind == "text"
     with pytest.raises(WorkbenchError, match=r"report\.pdf: not a supported corpus format"):
         (tmp_path / "report.pdf").write_text("%PDF-1.4\n", encoding="utf-8")
         open_source(tmp_path / "report.pdf")
+    done = workbench("train", str(out), "--project", "p.tokproj", "--merges", "10", "--progress", "none",
+                     cwd=tmp_path)
+    assert done.returncode == 2 and "README: skipped: not a supported corpus format" in done.stderr
+    (out / "README").unlink()
     done = workbench("train", str(out), "--project", "p.tokproj", "--merges", "10", "--progress", "none",
                      cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -28,7 +28,9 @@ def _init(pretokenizer: str) -> None:
     from workbench.core.pretokenize import make_pretokenizer
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides about Ctrl+C
-    _STATE["findall"] = make_pretokenizer(pretokenizer).compiled().findall
+    pre = make_pretokenizer(pretokenizer)
+    compiled = pre.compiled()
+    _STATE["findall"] = compiled.findall if compiled is not None else pre.split
 
 
 def _summary(text: str) -> tuple[list[str], dict[str, int]]:

@@ -278,7 +278,8 @@ def is_sniffable_name(path: Path) -> bool:
     if detect_kind(path)[0] is not None:
         return False
     base = path.name.lower().removesuffix(".gz")
-    return os.path.splitext(base)[1] not in _NOT_CORPUS
+    # Spark's write.json names its JSON-lines output part-00000-<uuid>-c000.json
+    return base.startswith("part-") or os.path.splitext(base)[1] not in _NOT_CORPUS
 
 
 _NOT_CORPUS = frozenset(
@@ -330,9 +331,9 @@ def expand_paths(
         if not found:
             messages.append(f"{p}: the folder has no files: add a folder with {SUPPORTED} files")
         for f in found:
-            if kind is None and detect_kind(f)[0] is None and "." in f.name.removesuffix(".gz"):
-                # In a folder, a name with an unknown ending is someone else's file (README.md, a
-                # script); a name without one (Spark's part-00000) is output to sniff.
+            if kind is None and detect_kind(f)[0] is None and not f.name.startswith("part-"):
+                # In a folder, a name with an unknown ending is someone else's file (README.md,
+                # LICENSE, a script); Spark's and Hadoop's part-00000… are output, read by content.
                 messages.append(f"{f}: skipped: not a supported corpus format ({SUPPORTED})")
             else:
                 add(f)

@@ -714,6 +714,9 @@ class TrainingPanel(QWidget):
             self.progress.setRange(0, 1000)
             self.progress.setValue(int(1000 * done / total))
             self.progress.setFormat(f"reading {100 * done / total:.0f}% of {text.human_bytes(total)}")
+        elif kind == "skipped":  # --on-bad-record skip left records out: say so, with the first position
+            first = (data.get("positions") or [""])[0]
+            self.message.emit(f"Training {str(data.get('message', '')).removesuffix('; first:')}; first: {first}")
         elif kind == "merges":
             self._last_progress = data
             target = max(int(data.get("target", self.target) or 1), 1)

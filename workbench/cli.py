@@ -131,6 +131,7 @@ SPEC_FLAGS = {
     "sequences": "--sequences",
     "name": "--name", "project": "--project", "files": "FILES", "files.kind": "--kind",
     "files.field": "--field", "files.column": "--column", "files.encoding": "--encoding",
+    "files.on_bad_record": "--on-bad-record",
 }
 
 
@@ -174,6 +175,9 @@ def add_train_parser(sub) -> None:
     files.add_argument("--encoding", help="text encoding of the corpus files (default UTF-8)")
     files.add_argument("--field", help="JSONL field holding the text (dots for nested keys)")
     files.add_argument("--column", help="CSV/TSV column holding the text")
+    files.add_argument("--on-bad-record", choices=["fail", "skip"],
+                       help="a bad JSONL line / CSV row / count line: fail (default, naming file:line) or skip "
+                       "it, then report how many were skipped and where")
     for model, options in MODEL_OPTIONS.items():
         if not options:
             continue
@@ -193,7 +197,8 @@ def add_train_parser(sub) -> None:
 
 
 _SETTING_FLAGS = ("vocab_size", "merges", "model", "units", "end_of_word", "pretokenizer", "normalize",
-                  "min_frequency", "special", "tie_break", "sequences", "name", "kind", "encoding", "field", "column")
+                  "min_frequency", "special", "tie_break", "sequences", "name", "kind", "encoding", "field", "column",
+                  "on_bad_record")
 
 
 def spec_from_args(args: argparse.Namespace):
@@ -243,7 +248,8 @@ def spec_from_args(args: argparse.Namespace):
     if not spec.project:
         raise ConfigError("project", "say where to store the run: give a project file (*.tokproj)")
     check_project(spec.project)
-    files = resolve_files(args.files, kind=args.kind, encoding=args.encoding, field=args.field, column=args.column)
+    files = resolve_files(args.files, kind=args.kind, encoding=args.encoding, field=args.field, column=args.column,
+                          on_bad_record=args.on_bad_record or "fail")
     return RunSpec(**{**spec.__dict__, "files": files})
 
 
@@ -305,6 +311,8 @@ class _Reporter:
             sys.stderr.write(json.dumps(progress.as_dict()) + "\n")
             sys.stderr.flush()
             return
+        if progress.event == "skipped":
+            return  # already on stderr as note: lines (workbench.tasks.train.report_skipped)
         now = time.monotonic()
         if not self.tty and now - self.last_line < 2.0 and progress.event not in ("started", "finished"):
             return
@@ -315,7 +323,8 @@ class _Reporter:
         elif progress.event == "started":
             line = f"run {progress.run_id}: training {progress.target} merges"
         elif progress.event == "merges":
-            eta = f", ETA {progress.eta_s:.0f} s" if progress.eta_s is not None else ""
+            eta = f", ETA {progress.eta_s:.0f} s" if progress.eta_s is not None else \
+                ", ETA estimating…" if progress.step < progress.target else ""
             line = (f"merge {progress.step}/{progress.target}  vocab {progress.vocab_size}  "
                     f"{progress.merges_per_s:.0f} merges/s{eta}")
         else:

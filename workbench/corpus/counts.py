@@ -144,6 +144,10 @@ def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[
         counts = count(text_sources) if text_sources else {}
     else:
         for src in text_sources:
+            if getattr(src, "on_bad_record", "fail") == "skip":
+                # A cached table cannot say which records were skipped: read again, so the report is whole.
+                add_counts(counts, count([src]))
+                continue
             key = cache.key(src, pretokenizer=pretokenizer, normalizer=normalizer, sequences=sequences)
             table = cache.get(key)
             if table is None:

@@ -81,6 +81,7 @@ def iter_chunks(
     }
     stop = should_stop or (lambda: False)
     report = progress or (lambda done, total: None)
+    src.skipped.reset()  # each read logs its own skips (a rescan must not count them twice)
     try:
         yield from readers[src.kind](src, report, stop)
     except GZIP_ERRORS as exc:
@@ -116,9 +117,11 @@ def iter_word_counts(
         raise WorkbenchError(f"{src.path}: is {src.kind}, not a word-count table: read its text instead")
     stop = should_stop or (lambda: False)
     escaped = False
+    src.skipped.reset()
+    skip = src.skipped.add if src.on_bad_record == "skip" else None
     try:
         with content_stream(src) as (stream, pos):
-            for number, line in _decoded_lines(src, stream):
+            for number, line in _decoded_lines(src, stream, skip):
                 if number % 65536 == 0:
                     if progress:
                         progress(pos(), src.size)
@@ -130,9 +133,15 @@ def iter_word_counts(
                     continue
                 if not line.strip() or (number == 1 and records.is_count_header(line)):
                     continue
-                word, count = records.parse_count_line(line, f"{src.path}:{number}")
-                if escaped:
-                    word = records.unescape_count_word(word, f"{src.path}:{number}")
+                try:
+                    word, count = records.parse_count_line(line, f"{src.path}:{number}")
+                    if escaped:
+                        word = records.unescape_count_word(word, f"{src.path}:{number}")
+                except WorkbenchError as exc:
+                    if skip is None:
+                        raise
+                    skip(str(exc))
+                    continue
                 yield word, count
             if progress:
                 progress(src.size, src.size)
@@ -289,8 +298,14 @@ def _find_wide_decode_error(src: CorpusSource, codec: str) -> WorkbenchError:
 # --- line-structured files ------------------------------------------------------------------------
 
 
-def _decoded_lines(src: CorpusSource, stream: BinaryIO) -> Iterator[tuple[int, str]]:
-    """``(line_number, line)`` with decode failures reported at their line and byte offset."""
+def _decoded_lines(src: CorpusSource, stream: BinaryIO,
+                   skip: Callable[[str], None] | None = None) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` with decode failures reported at their line and byte offset.
+
+    With ``skip`` (the ``skip`` bad-record policy), a line that does not decode is handed to it
+    and left out instead of failing the file (UTF-8 and single-byte encodings only: in UTF-16 a
+    bad line cannot be told from a misread file).
+    """
     if sniff.is_wide_encoding(src.encoding):
         wrapper = io.TextIOWrapper(stream, encoding=src.encoding, newline="")  # type: ignore[arg-type]
         try:
@@ -307,7 +322,12 @@ def _decoded_lines(src: CorpusSource, stream: BinaryIO) -> Iterator[tuple[int, s
             line = raw.decode(codec)
         except UnicodeDecodeError as exc:
             window = raw[max(0, exc.start - _WINDOW) : exc.start + _WINDOW]
-            raise sniff.decode_error(src.path, number, offset + exc.start, src.encoding, window) from None
+            error = sniff.decode_error(src.path, number, offset + exc.start, src.encoding, window)
+            if skip is None:
+                raise error from None
+            skip(str(error))
+            offset += len(raw)
+            continue
         if number == 1:
             line = line.removeprefix("\ufeff")
         offset += len(raw)
@@ -319,11 +339,20 @@ def _jsonl_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> It
         if stop():
             return
 
+        skip = src.skipped.add if src.on_bad_record == "skip" else None
+
         def documents() -> Iterator[str]:
-            for number, line in _decoded_lines(src, stream):
+            for number, line in _decoded_lines(src, stream, skip):
                 if line.strip():
                     where = f"{src.path}:{number}"
-                    yield records.field_text(records.parse_json_line(line, where), src.field, where)
+                    try:
+                        text = records.field_text(records.parse_json_line(line, where), src.field, where)
+                    except WorkbenchError as exc:
+                        if skip is None:
+                            raise
+                        skip(str(exc))  # the full reason, with file:line, for the report
+                        continue
+                    yield text
 
         yield from _document_chunks(documents(), src, pos, progress, stop)
 
@@ -369,10 +398,14 @@ def _csv_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iter
                     if not row:
                         continue
                     if len(row) <= index:
-                        raise WorkbenchError(
+                        error = WorkbenchError(
                             f"{src.path}:{reader.line_num}: the row has {len(row)} column(s), but the text "
                             f"column {name!r} is column {index + 1}: fix the row"
                         )
+                        if src.on_bad_record != "skip":
+                            raise error
+                        src.skipped.add(str(error))
+                        continue
                     yield row[index]
 
             yield from _document_chunks(documents(), src, pos, progress, stop)
@@ -398,12 +431,19 @@ def _parquet_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> 
         return
     for batch in pfile.iter_batches(columns=[src.column], batch_size=8192):
         values = batch.column(0).to_pylist()
+        first_row = rows + 1
         rows += len(values)
-        for value in values:
+        for offset, value in enumerate(values):
             if value is None:
                 continue  # nulls are routine in columnar data; they carry no text
             if not isinstance(value, str):
-                raise WorkbenchError(f"{src.path}: column {src.column!r} holds {type(value).__name__}, not text: choose another column")
+                error = WorkbenchError(f"{src.path}: column {src.column!r} holds {type(value).__name__}, "
+                                       "not text: choose another column")
+                if src.on_bad_record != "skip":
+                    raise error
+                src.skipped.add(f"{src.path}: row {first_row + offset}: "
+                                f"{type(value).__name__}, not text")
+                continue
             docs.append(value)
             size += len(value) + 1
         if size >= CHUNK_BYTES:

@@ -49,7 +49,10 @@ def parse_json_line(line: str, where: str) -> Any:
     try:
         return json.loads(line)
     except json.JSONDecodeError as exc:
-        raise WorkbenchError(f"{where}: not valid JSON ({exc.msg}): fix the line or remove it") from None
+        # json's messages end in "at" or name a character ("Invalid control character at"): the
+        # column finishes the sentence, or the reason reads as if it were cut off.
+        at = exc.msg if exc.msg.endswith(" at") else exc.msg + " at"
+        raise WorkbenchError(f"{where}: not valid JSON ({at} column {exc.colno}): fix the line or remove it") from None
     except RecursionError:  # json recurses once per level: 100,000 nested brackets overflow it
         raise WorkbenchError(f"{where}: JSON nested too deeply to read: fix the line or remove it") from None
     except ValueError:  # a number of more than 4,300 digits, which int() refuses

@@ -155,3 +155,33 @@ def decode_error(
         )
     guess = guess_encoding(window)
     return WorkbenchError(f"{where} (looks like {guess}): read it with encoding {guess}")
+
+
+SNIFF_LINES = 50  # enough lines to tell JSONL from prose that happens to start with "{"
+
+
+def sniff_kind(head: str, complete: bool) -> str:
+    """``"jsonl"`` when every sampled line of ``head`` is a JSON object, else ``"text"``.
+
+    For names that say nothing (Spark's ``part-00000``): JSON lines are what Spark's
+    ``write.json`` produces, text what ``saveAsTextFile`` does. The last line of an incomplete head
+    may be cut, so it is not sampled; blank lines are ignored. Only a guess: the Corpus tab's
+    "Read as" and ``--kind`` override it.
+    """
+    import json
+
+    lines = head.splitlines()
+    if not complete and lines:
+        lines = lines[:-1]
+    sampled = [line for line in lines if line.strip()][:SNIFF_LINES]
+    if not sampled:
+        return "text"
+    for line in sampled:
+        if not line.lstrip().startswith("{"):
+            return "text"
+        try:
+            if not isinstance(json.loads(line), dict):
+                return "text"
+        except (ValueError, RecursionError):
+            return "text"
+    return "jsonl"

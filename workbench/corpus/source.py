@@ -16,10 +16,12 @@ import logging
 import os
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable
 
 from workbench.corpus import records, sniff
+from workbench.corpus.bad_records import DEFAULT_POLICY, POLICIES, SkippedRecords
 from workbench.corpus.streams import open_content, os_error, read_head
 from workbench.errors import WorkbenchError
 
@@ -50,10 +52,23 @@ class CorpusSource:
     field: str | None = None
     column: str | int | None = None
     encoding: str | None = None
+    on_bad_record: str = DEFAULT_POLICY
+    # Filled by the readers under ``on_bad_record="skip"`` (reset at the start of every read);
+    # not part of what the source *is*, so equality and repr ignore it.
+    skipped: SkippedRecords = dataclass_field(default_factory=SkippedRecords, compare=False, repr=False)
 
     def reader_options(self) -> dict[str, Any]:
         """JSON-able options; ``open_source(path, **options)`` reproduces this source."""
-        return {"kind": self.kind, "field": self.field, "column": self.column, "encoding": self.encoding}
+        options: dict[str, Any] = {"kind": self.kind, "field": self.field, "column": self.column,
+                                   "encoding": self.encoding}
+        if self.on_bad_record != DEFAULT_POLICY:  # stored only when chosen: older rows stay as they were
+            options["on_bad_record"] = self.on_bad_record
+        return options
+
+    def with_policy(self, on_bad_record: str) -> CorpusSource:
+        """The same source read under another bad-record policy (a fresh skip log)."""
+        return CorpusSource(self.path, self.kind, self.size, self.compressed, self.field, self.column,
+                            self.encoding, on_bad_record)
 
     @property
     def delimiter(self) -> str:
@@ -90,6 +105,7 @@ def open_source(
     column: str | int | None = None,
     encoding: str | None = None,
     kind: str | None = None,
+    on_bad_record: str = DEFAULT_POLICY,
 ) -> CorpusSource:
     """Check a corpus file and decide how to read it; raises :class:`WorkbenchError` if unusable.
 
@@ -107,11 +123,13 @@ def open_source(
         raise WorkbenchError(f"{p}: is a folder, not a file: add the folder to read the files inside")
     if not p.is_file():
         raise WorkbenchError(f"{p}: not a regular file: pick a text file")
+    if on_bad_record not in POLICIES:
+        raise WorkbenchError(f"{p}: unknown bad-record policy {on_bad_record!r}: use fail or skip")
     detected, compressed = detect_kind(p)
     if kind is not None:
         if kind not in KINDS:
             raise WorkbenchError(f"{p}: unknown kind {kind!r}: use one of {', '.join(KINDS)}")
-    elif detected is None:
+    elif detected is None and not is_sniffable_name(p):
         raise WorkbenchError(f"{p}: not a supported corpus format: use {SUPPORTED}, or choose the kind (e.g. text)")
     else:
         kind = detected
@@ -120,7 +138,7 @@ def open_source(
     if st.st_size == 0:
         raise WorkbenchError(f"{p}: the file is empty: add a file with text in it")
     if kind == "parquet":
-        return _open_parquet(p, st.st_size, column)
+        return _open_parquet(p, st.st_size, column).with_policy(on_bad_record)
 
     head = read_head(p, compressed, HEAD_BYTES + 1)
     complete = len(head) <= HEAD_BYTES
@@ -139,8 +157,10 @@ def open_source(
     text = _decoded_head(p, head, complete, encoding)
     if complete and not text.strip():
         raise WorkbenchError(f"{p}: contains only whitespace: add a file with text in it")
+    if kind is None:
+        kind = sniff.sniff_kind(text, complete)
 
-    src = CorpusSource(p, kind, st.st_size, compressed, encoding=encoding)
+    src = CorpusSource(p, kind, st.st_size, compressed, encoding=encoding, on_bad_record=on_bad_record)
     if kind == "jsonl":
         return _with_jsonl_field(src, text, field)
     if kind in ("csv", "tsv"):
@@ -151,14 +171,25 @@ def open_source(
 
 
 def _with_jsonl_field(src: CorpusSource, text: str, field: str | None) -> CorpusSource:
+    """Resolve the field on the first record; under ``skip`` a bad first line does not decide it."""
+    first_error: WorkbenchError | None = None
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         where = f"{src.path}:{number}"
-        record = records.parse_json_line(line, where)
-        resolved = records.choose_field(record, field, where)
-        records.field_text(record, resolved, where)
-        return CorpusSource(src.path, src.kind, src.size, src.compressed, resolved, None, src.encoding)
+        try:
+            record = records.parse_json_line(line, where)
+            resolved = records.choose_field(record, field, where)
+            records.field_text(record, resolved, where)
+        except WorkbenchError as exc:
+            if src.on_bad_record != "skip":
+                raise
+            first_error = first_error or exc
+            continue
+        return CorpusSource(src.path, src.kind, src.size, src.compressed, resolved, None, src.encoding,
+                            src.on_bad_record)
+    if first_error is not None:
+        raise first_error  # not one usable record in the head: the file, not a record, is wrong
     raise WorkbenchError(f"{src.path}: no JSON lines in the first 64 KB: check that this is a JSONL file")
 
 
@@ -170,7 +201,7 @@ def _with_csv_column(src: CorpusSource, text: str, column: str | int | None) -> 
         raise WorkbenchError(f"{src.path}:1: cannot read the header row ({exc}): fix the first line") from None
     index = records.choose_column(header, column, f"{src.path}:1")
     resolved: str | int = header[index] if header.count(header[index]) == 1 and not isinstance(column, int) else index
-    return CorpusSource(src.path, src.kind, src.size, src.compressed, None, resolved, src.encoding)
+    return CorpusSource(src.path, src.kind, src.size, src.compressed, None, resolved, src.encoding, src.on_bad_record)
 
 
 def _check_first_count(src: CorpusSource, text: str) -> None:
@@ -180,6 +211,8 @@ def _check_first_count(src: CorpusSource, text: str) -> None:
         if number == 1 and (records.is_count_header(line)
                             or records.parse_counts_header(line, f"{src.path}:1") is not None):
             continue
+        if src.on_bad_record == "skip":
+            return  # bad lines are counted while reading; one bad first line must not refuse the file
         records.parse_count_line(line, f"{src.path}:{number}")
         return
 
@@ -231,7 +264,28 @@ def unique_sources(sources: Iterable[CorpusSource]) -> list[CorpusSource]:
 
 
 def _is_hidden(path: Path, root: Path) -> bool:
-    return any(part.startswith(".") for part in path.relative_to(root).parts)
+    """Hidden files, and Hadoop/Spark bookkeeping (``_SUCCESS``, ``_committed_…``, ``.crc``)."""
+    parts = path.relative_to(root).parts
+    return any(part.startswith(".") for part in parts) or parts[-1].startswith("_")
+
+
+def is_sniffable_name(path: Path) -> bool:
+    """A name whose ending says nothing about the content (``part-00000``, ``data.out``).
+
+    Sniffed (JSON lines or text) rather than refused. Names that are clearly something else
+    (``.pdf``, ``.png``, a project file) are refused by name, with the list of what is supported.
+    """
+    if detect_kind(path)[0] is not None:
+        return False
+    base = path.name.lower().removesuffix(".gz")
+    # Spark's write.json names its JSON-lines output part-00000-<uuid>-c000.json
+    return base.startswith("part-") or os.path.splitext(base)[1] not in _NOT_CORPUS
+
+
+_NOT_CORPUS = frozenset(
+    ".pdf .doc .docx .xls .xlsx .ppt .pptx .odt .zip .tar .tgz .7z .bz2 .xz .zst .png .jpg .jpeg .gif "
+    ".webp .svg .mp3 .mp4 .wav .exe .dll .so .dylib .bin .pkl .pt .pth .npy .npz .safetensors .onnx "
+    ".tokproj .sqlite .db .model .tiktoken .md .html .htm .xml .py .json .yaml .yml".split())
 
 
 def expand_paths(
@@ -241,6 +295,7 @@ def expand_paths(
     column: str | int | None = None,
     encoding: str | None = None,
     kind: str | None = None,
+    on_bad_record: str = DEFAULT_POLICY,
 ) -> tuple[list[CorpusSource], list[str]]:
     """Turn files and folders into sources; bad or unsupported files become messages, not failures.
 
@@ -251,7 +306,8 @@ def expand_paths(
     sources: list[CorpusSource] = []
     messages: list[str] = []
     seen: dict[object, Path] = {}
-    options = {"field": field, "column": column, "encoding": encoding, "kind": kind}
+    options: dict[str, Any] = {"field": field, "column": column, "encoding": encoding, "kind": kind,
+                               "on_bad_record": on_bad_record}
 
     def add(candidate: Path) -> None:
         key = _identity(candidate)
@@ -275,7 +331,9 @@ def expand_paths(
         if not found:
             messages.append(f"{p}: the folder has no files: add a folder with {SUPPORTED} files")
         for f in found:
-            if kind is None and detect_kind(f)[0] is None:
+            if kind is None and detect_kind(f)[0] is None and not f.name.startswith("part-"):
+                # In a folder, a name with an unknown ending is someone else's file (README.md,
+                # LICENSE, a script); Spark's and Hadoop's part-00000… are output, read by content.
                 messages.append(f"{f}: skipped: not a supported corpus format ({SUPPORTED})")
             else:
                 add(f)

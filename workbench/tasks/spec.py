@@ -33,6 +33,7 @@ TIE_BREAKS = ("first-seen", "hf")
 SEQUENCES = ("lines", "documents")  # = workbench.core.count.SEQUENCES
 FILE_KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "wordcounts")  # = workbench.corpus.KINDS
 _COLUMN_KINDS = ("csv", "tsv", "parquet")
+ON_BAD_RECORD = ("fail", "skip")  # = workbench.corpus.bad_records.POLICIES
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,9 @@ class CorpusFile:
     the CSV/TSV/Parquet column (name or 0-based index), ``encoding`` the text encoding (None =
     UTF-8). A file whose kind and field/column are given is read as said, without sniffing again;
     ``kind=""`` (and a JSONL file without a field, a CSV file without a column) leaves it to the
-    reader to decide from the file, as when the file is first added.
+    reader to decide from the file, as when the file is first added. ``on_bad_record`` is ``fail``
+    (a bad record stops the run, naming file:line) or ``skip`` (bad records are left out, counted
+    and reported with their positions).
     """
 
     path: str
@@ -51,10 +54,14 @@ class CorpusFile:
     field: str | None = None
     column: str | int | None = None
     encoding: str | None = None
+    on_bad_record: str = "fail"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "kind": self.kind, "field": self.field, "column": self.column,
-                "encoding": self.encoding}
+        out: dict[str, Any] = {"path": self.path, "kind": self.kind, "field": self.field, "column": self.column,
+                               "encoding": self.encoding}
+        if self.on_bad_record != "fail":  # written only when chosen: specs of older versions stay readable
+            out["on_bad_record"] = self.on_bad_record
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "files") -> "CorpusFile":
@@ -65,12 +72,14 @@ class CorpusFile:
         _refuse_unknown(data, {f.name for f in fields(cls)}, where, "files")
         if not isinstance(data.get("path"), str) or not data["path"]:
             raise ConfigError("files", f"{where}: \"path\" must name a corpus file")
-        for name, types in (("kind", (str,)), ("field", (str,)), ("column", (str, int)), ("encoding", (str,))):
+        for name, types in (("kind", (str,)), ("field", (str,)), ("column", (str, int)), ("encoding", (str,)),
+                            ("on_bad_record", (str,))):
             value = data.get(name)
             if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
                 raise ConfigError(f"files.{name}", f"{where}: \"{name}\" must be a "
                                   f"{'name or a number' if name == 'column' else 'string'}, not {value!r}")
-        return cls(data["path"], data.get("kind") or "", data.get("field"), data.get("column"), data.get("encoding"))
+        return cls(data["path"], data.get("kind") or "", data.get("field"), data.get("column"), data.get("encoding"),
+                   data.get("on_bad_record") or "fail")
 
 
 @dataclass(frozen=True)
@@ -361,6 +370,9 @@ def _check_file(f: CorpusFile) -> None:
     if f.column is not None and f.kind not in (*_COLUMN_KINDS, ""):
         raise ConfigError("files.column", f"{f.path}: a column does not apply to a {f.kind} file: "
                           "give the column only for CSV, TSV or Parquet files")
+    if f.on_bad_record not in ON_BAD_RECORD:
+        raise ConfigError("files.on_bad_record", f"{f.path}: unknown bad-record policy {f.on_bad_record!r}: "
+                          "use fail (stop at the first bad record) or skip (leave bad records out and report them)")
     if f.encoding is not None:
         try:
             codecs.lookup(f.encoding)

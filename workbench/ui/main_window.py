@@ -264,6 +264,8 @@ class MainWindow(QMainWindow):
         self.training.history.export_requested.connect(lambda rid: self.export_dialog(rid))
         self.corpus.file_rejected.connect(lambda m: self.statusBar().showMessage(f"Not loaded: {m}", 10000))
         self.corpus.scan_finished.connect(self._on_scan_finished)
+        self.corpus.train_requested.connect(lambda: self.show_panel("train"))
+        self.corpus.message.connect(lambda m: self.statusBar().showMessage(m, 10000))
         self.inspect.token_selected.connect(self._on_token_selected)
         self.merges.merge_selected.connect(self._on_merge_selected)
         self.tasks.busy_changed.connect(self._update_actions)

@@ -34,6 +34,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
@@ -53,7 +54,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.corpus import SUPPORTED, CorpusSource, CorpusStats, detect_kind
+from workbench.corpus import KINDS, SUPPORTED, CorpusSource, CorpusStats, detect_kind
 from workbench.errors import WorkbenchError
 from workbench.tasks.spec import CorpusFile
 from workbench.ui import style, text
@@ -80,11 +81,12 @@ class CorpusEntry:
 
     def corpus_file(self) -> CorpusFile:
         s = self.source
-        return CorpusFile(str(s.path), s.kind, s.field, s.column, s.encoding)
+        return CorpusFile(str(s.path), s.kind, s.field, s.column, s.encoding, s.on_bad_record)
 
     def format_text(self) -> str:
         s = self.source
-        parts = [s.kind + (" (gzip)" if s.compressed else "")]
+        guessed = detect_kind(s.path)[0] is None  # no telling ending: the kind was sniffed or chosen
+        parts = [s.kind + (" (gzip)" if s.compressed else "") + (" (by content)" if guessed else "")]
         if s.field:
             parts.append(f"field {s.field}")
         if s.column is not None and s.kind != "text":
@@ -94,7 +96,17 @@ class CorpusEntry:
         return " · ".join(parts)
 
 
-COLUMNS = ("File", "Format", "Size", "Characters", "Lines", "Distinct pre-tokens", "Script mix", "Status")
+COLUMNS = ("File", "Format", "Size", "Characters", "Lines / records", "Distinct pre-tokens", "Script mix", "Status")
+KIND_LABELS = {"text": "Plain text", "jsonl": "JSON lines", "csv": "CSV", "tsv": "TSV", "parquet": "Parquet",
+               "wordcounts": "Word counts (word<TAB>count)"}
+POLICY_LABELS = {"fail": "Reject the file", "skip": "Skip them and report"}
+
+
+def lines_or_records(st: CorpusStats) -> str:
+    """Records for files of records (JSONL, CSV/TSV, Parquet, count tables), text lines otherwise."""
+    if st.records is not None:
+        return f"{text.count(st.records)} record{'s' if st.records != 1 else ''}"
+    return f"{text.count(st.lines)} line{'s' if st.lines != 1 else ''}"
 NUMERIC = {2, 3, 4, 5}
 
 
@@ -121,6 +133,8 @@ class CorpusTableModel(QAbstractTableModel):
                     else int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
             if role == Qt.ItemDataRole.ToolTipRole and section == 5:
                 return "Distinct pieces after the GPT-2 pre-tokenizer split (per file)"
+            if role == Qt.ItemDataRole.ToolTipRole and section == 4:
+                return "Text lines of a plain-text file; records (JSON lines, CSV/TSV rows, table rows) otherwise"
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
@@ -144,16 +158,22 @@ class CorpusTableModel(QAbstractTableModel):
             if col == 3:
                 return text.count(st.chars)
             if col == 4:
-                return text.count(st.lines)
+                return lines_or_records(st)
             if col == 5:
                 return text.count(st.distinct_pretokens)
             if col == 6:
                 return text.script_mix(st.scripts)
             if col == 7:
-                return "read" if st.complete else "partly read (cancelled)"
+                state = "read" if st.complete else "partly read (cancelled)"
+                if st.skipped:
+                    state += f" · {text.count(st.skipped)} bad record{'s' if st.skipped != 1 else ''} skipped"
+                return state
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == 0:
                 return str(e.source.path)
+            if col == 7 and st is not None and st.skipped:
+                more = st.skipped - len(st.skipped_at)
+                return "\n".join([*st.skipped_at] + ([f"… and {more:,} more"] if more > 0 else []))
             if col == 6 and st is not None:
                 total = sum(st.scripts.values()) or 1
                 return "\n".join(f"{k}: {v:,} ({100 * v / total:.1f}%)" for k, v in st.scripts.items())
@@ -161,7 +181,7 @@ class CorpusTableModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.DecorationRole and col == 7:
             if st is not None:
-                return style.status_icon("finished" if st.complete else "cancelled", 14)
+                return style.status_icon("finished" if st.complete and not st.skipped else "cancelled", 14)
             if e.state == "cancelled":
                 return style.status_icon("cancelled", 14)
         if role == Qt.ItemDataRole.ForegroundRole and col == 7 and st is None:
@@ -181,6 +201,16 @@ class CorpusTableModel(QAbstractTableModel):
         self._row_of[entry.key] = row
         self.endInsertRows()
         return True
+
+    def insert(self, row: int, entry: CorpusEntry) -> None:
+        """Put ``entry`` back at ``row`` (undo of a removal); a key already present is left alone."""
+        if entry.key in self._row_of:
+            return
+        row = max(0, min(row, len(self.entries)))
+        self.beginInsertRows(QModelIndex(), row, row)
+        self.entries.insert(row, entry)
+        self._row_of = {e.key: i for i, e in enumerate(self.entries)}
+        self.endInsertRows()
 
     def entry(self, key: str) -> CorpusEntry | None:
         row = self._row_of.get(key)
@@ -220,12 +250,15 @@ def _flatten_string_fields(record: object, prefix: str = "", depth: int = 0) -> 
     return out
 
 
-def option_candidates(path: Path) -> tuple[str, list[str], str | None] | None:
-    """For a JSONL/CSV/TSV file: ("field"|"column", candidates, default) from its first record."""
+def option_candidates(path: Path, kind: str | None = None) -> tuple[str, list[str], str | None] | None:
+    """For a JSONL/CSV/TSV file: ("field"|"column", candidates, default) from its first record.
+
+    ``kind`` is the reader when the name does not say it (a sniffed or chosen kind)."""
     from workbench.corpus import records
     from workbench.corpus.streams import read_head
 
-    kind, compressed = detect_kind(path)
+    detected, compressed = detect_kind(path)
+    kind = kind or detected
     if kind not in ("jsonl", "csv", "tsv"):
         return None
     try:
@@ -282,6 +315,8 @@ class CorpusPanel(QWidget):
     scan_started = Signal()
     scan_finished = Signal()         # every queued job is done (or cancelled)
     file_rejected = Signal(str)      # the one-line message
+    message = Signal(str)            # a status-bar line (bad records skipped, files removed)
+    train_requested = Signal()       # "Go to Train": the window shows its Train tab (no import of it here)
 
     def __init__(self, settings: AppSettings | None = None, parent: QWidget | None = None):
         super().__init__(parent)
@@ -293,10 +328,12 @@ class CorpusPanel(QWidget):
         self._scan_started = 0.0
         self._scan_done_start = 0
         self._rejected: list[str] = []
+        self.on_bad_record = "fail"       # for files added from now on (the "Bad records" choice)
+        self._undo: list[list[tuple[int, CorpusEntry]]] = []  # removals, newest last
 
-        from workbench.core.pretokenize import make_pretokenizer
+        from workbench.ui.corpus.scan import gpt2_findall
 
-        self._worker = CorpusScanWorker(make_pretokenizer("gpt2").split)
+        self._worker = CorpusScanWorker(gpt2_findall())
         self._worker.file_added.connect(self._on_file_added)
         self._worker.file_rejected.connect(self._on_file_rejected)
         self._worker.file_progress.connect(self._on_file_progress)
@@ -326,12 +363,27 @@ class CorpusPanel(QWidget):
         self.clear_button.clicked.connect(lambda _c=False: self.clear())
         for b in (self.add_files_button, self.add_folder_button, self.remove_button, self.clear_button):
             bar.addWidget(b)
+        bar.addSpacing(12)
+        policy_label = QLabel("Bad &records:")
+        self.policy_combo = QComboBox()
+        self.policy_combo.setObjectName("badRecordPolicy")
+        for key, label in POLICY_LABELS.items():
+            self.policy_combo.addItem(label, key)
+        self.policy_combo.setAccessibleName("Bad records")
+        self.policy_combo.setToolTip("A JSON line that does not parse, a CSV row without the text column, a count "
+                                     "line without a number:\nreject the whole file (naming the line), or skip such "
+                                     "records and report how many and where.")
+        policy_label.setBuddy(self.policy_combo)
+        self.policy_combo.currentIndexChanged.connect(self._on_policy_changed)
+        bar.addWidget(policy_label)
+        bar.addWidget(self.policy_combo)
         bar.addStretch(1)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(True)
         self.progress.setMinimumWidth(180)
         self.progress.setMaximumWidth(280)
+        self.progress.setAccessibleName("Reading progress")
         self.rate_label = QLabel()
         self.rate_label.setMinimumWidth(140)
         self.cancel_button = QPushButton("Cancel")
@@ -340,6 +392,7 @@ class CorpusPanel(QWidget):
         for w in (self.rate_label, self.progress, self.cancel_button):
             bar.addWidget(w)
         layout.addLayout(bar)
+        layout.addWidget(self._build_notices())
 
         self.stack = QStackedWidget()
         self.empty = EmptyState(
@@ -350,6 +403,7 @@ class CorpusPanel(QWidget):
         self.empty.add_button("Add files…", self.choose_files, primary=True)
         self.empty.add_button("Add folder…", self.choose_folder)
         self.empty.add_button("Use the demo corpus", self.add_demo)
+        self.empty.setAccessibleName("No corpus files yet")
         self.stack.addWidget(self.empty)
 
         content = QWidget()
@@ -370,10 +424,12 @@ class CorpusPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.setAccessibleName("Corpus files")
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table for the next control
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for col, width in enumerate((210, 120, 80, 100, 80, 130, 210, 120)):
+        for col, width in enumerate((200, 130, 80, 100, 125, 145, 200, 200)):
             self.table.setColumnWidth(col, width)
         self.table.selectionModel().selectionChanged.connect(self._show_preview)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -383,6 +439,11 @@ class CorpusPanel(QWidget):
         delete.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         delete.triggered.connect(lambda _c=False: self.remove_selected())
         self.table.addAction(delete)
+        undo = QAction("Undo remove", self)
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        undo.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        undo.triggered.connect(lambda _c=False: self.undo_remove())
+        self.addAction(undo)
         tl.addWidget(self.table)
         self.totals = QLabel()
         self.totals.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -407,6 +468,7 @@ class CorpusPanel(QWidget):
         bl.addLayout(row)
         self.rejected_list = QListWidget()
         self.rejected_list.setWordWrap(True)
+        self.rejected_list.setAccessibleName("Files not loaded")
         self.rejected_list.setIconSize(QSize(16, 16))
         self.rejected_list.setMinimumHeight(90)
         self.rejected_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -426,6 +488,8 @@ class CorpusPanel(QWidget):
         self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.preview.setFont(style.monospace_font())
         self.preview.setPlaceholderText("Select a file to see its first lines.")
+        self.preview.setAccessibleName("Preview of the selected file")
+        self.preview.setTabChangesFocus(True)
         pl.addWidget(self.preview)
         self.splitter.addWidget(pv)
         self.splitter.setStretchFactor(0, 3)
@@ -438,6 +502,29 @@ class CorpusPanel(QWidget):
         if not state.isEmpty():
             self.splitter.restoreState(state)
         self.splitter.splitterMoved.connect(lambda *_: self.settings.set_splitter_state("corpus", self.splitter.saveState()))
+
+    def _build_notices(self) -> QWidget:
+        """One line under the toolbar: what to do next, what was skipped, or Undo for a removal."""
+        box = QWidget()
+        box.setObjectName("corpusNotice")
+        row = QHBoxLayout(box)
+        row.setContentsMargins(4, 2, 4, 2)
+        self.notice_label = QLabel()
+        self.notice_label.setWordWrap(True)
+        self.notice_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.undo_button = QPushButton("&Undo remove")
+        self.undo_button.setToolTip("Put the removed files back, with their statistics (Ctrl+Z)")
+        self.undo_button.clicked.connect(lambda _c=False: self.undo_remove())
+        self.train_button = QPushButton("Go to &Train →")
+        self.train_button.setToolTip("Show the Train tab (F5 trains with its current settings)")
+        self.train_button.clicked.connect(lambda _c=False: self.train_requested.emit())
+        row.addWidget(self.notice_label, 1)
+        row.addWidget(self.undo_button)
+        row.addWidget(self.train_button)
+        self.notice_box = box
+        self._notice_kind = ""  # "" | "removed" (else: what to do next, when files are loaded)
+        self._notice_text = ""
+        return box
 
     # ---- public API ------------------------------------------------------------------------------
     def files(self) -> list[CorpusFile]:
@@ -480,15 +567,19 @@ class CorpusPanel(QWidget):
         return bool(self._jobs)
 
     def add_paths(self, paths: Sequence[str | Path], *, field: str | None = None, column: str | None = None,
-                  encoding: str | None = None, prompt: bool = True) -> int | None:
-        """Validate and scan ``paths`` in the background; returns the job id (None if the user cancelled)."""
+                  encoding: str | None = None, prompt: bool = True, kind: str | None = None,
+                  on_bad_record: str | None = None) -> int | None:
+        """Validate and scan ``paths`` in the background; returns the job id (None if the user cancelled).
+
+        ``kind`` reads them as that kind whatever their names say; ``on_bad_record`` defaults to the
+        tab's "Bad records" choice."""
         paths = [str(p) for p in paths]
         if not paths:
             return None
-        if prompt and (field is None or column is None):
+        if prompt and kind is None and (field is None or column is None):
             firsts = _first_files(paths, {"jsonl", "csv", "tsv"})
-            for kind, first in firsts.items():
-                if (kind == "jsonl" and field is not None) or (kind == "csv" and column is not None):
+            for first_kind, first in firsts.items():
+                if (first_kind == "jsonl" and field is not None) or (first_kind == "csv" and column is not None):
                     continue
                 found = option_candidates(first)
                 if not found or len(found[1]) <= 1:
@@ -501,7 +592,8 @@ class CorpusPanel(QWidget):
                     field = choice
                 else:
                     column = choice
-        job = self._worker.submit(paths, field=field, column=column, encoding=encoding)
+        job = self._worker.submit(paths, field=field, column=column, encoding=encoding, kind=kind,
+                                  on_bad_record=on_bad_record or self.on_bad_record)
         if not self._jobs:
             self._scan_started = time.monotonic()
             self._scan_done_start = 0
@@ -523,30 +615,92 @@ class CorpusPanel(QWidget):
     def set_files(self, items: Sequence[tuple[str, dict]]) -> None:
         """Replace the corpus with project files, each with its stored reader options."""
         self.clear()
+        self._undo.clear()
         groups: dict[tuple, list[str]] = {}
         for path, options in items:
-            key = (options.get("field"), options.get("column"), options.get("encoding"))
+            # The kind is given again only where the name does not say it (sniffed or chosen).
+            kind = options.get("kind") if detect_kind(Path(path))[0] != options.get("kind") else None
+            key = (options.get("field"), options.get("column"), options.get("encoding"), kind,
+                   options.get("on_bad_record") or "fail")
             groups.setdefault(key, []).append(path)
-        for (field, column, encoding), paths in groups.items():
+        for (field, column, encoding, kind, policy), paths in groups.items():
             self.add_paths(paths, field=field, column=None if column is None else str(column), encoding=encoding,
-                           prompt=False)
+                           prompt=False, kind=kind, on_bad_record=policy)
 
     def cancel_scan(self) -> None:
         self._worker.cancel()
 
     def remove_selected(self) -> None:
-        keys = [self.model.entries[i.row()].key for i in self.table.selectionModel().selectedRows()]
-        if keys:
-            self.model.remove(keys)
-            self._changed()
+        """Remove the selected files; Undo (Ctrl+Z or the button) puts them back with their statistics."""
+        rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())
+        self._remove_rows(rows)
+
+    def _remove_rows(self, rows: Sequence[int]) -> None:
+        if not rows:
+            return
+        removed = [(row, self.model.entries[row]) for row in rows]
+        self.model.remove([e.key for _, e in removed])
+        self._show_preview()  # the preview must not go on showing a file that is gone
+        self._undo.append(removed)
+        del self._undo[:-20]
+        names = ", ".join(e.source.path.name for _, e in removed[:3]) + (" …" if len(removed) > 3 else "")
+        self._show_notice("removed", f"Removed {len(removed)} file{'s' if len(removed) != 1 else ''}: {names}.")
+        self.message.emit(f"Removed {len(removed)} corpus file{'s' if len(removed) != 1 else ''} — Ctrl+Z puts "
+                          f"{'them' if len(removed) != 1 else 'it'} back.")
+        self._changed()
+
+    def undo_remove(self) -> bool:
+        """Put the most recently removed files back where they were; False when there is nothing to undo."""
+        if not self._undo:
+            return False
+        for row, entry in sorted(self._undo.pop()):
+            if entry.stats is None and entry.state in ("queued", "reading"):
+                entry.state = "cancelled"  # its scan was dropped with it; the row says so
+            self.model.insert(row, entry)
+        self._show_preview()
+        self._notice_kind = ""
+        self.message.emit("Removal undone.")
+        self._changed()
+        return True
 
     def clear(self) -> None:
+        """Remove every file (undoable) and the list of refused files."""
         if self.is_scanning():
             self._worker.cancel()
-        self.model.clear()
+        self._remove_rows(list(range(len(self.model.entries))))
         self.rejected_list.clear()
         self._rejected.clear()
         self.preview.clear()
+        self._changed()
+
+    def set_kind(self, key: str, kind: str) -> int | None:
+        """Read a loaded file as ``kind`` (the "Read as" menu): it is checked and scanned again."""
+        e = self.model.entry(key)
+        if e is None or kind not in KINDS or kind == e.source.kind:
+            return None
+        self.model.remove([key])
+        self._changed()
+        return self.add_paths([str(e.source.path)], kind=kind, encoding=e.source.encoding, prompt=False,
+                              on_bad_record=e.source.on_bad_record)
+
+    @Slot(int)
+    def _on_policy_changed(self, _index: int) -> None:
+        """A new bad-record choice applies to every loaded file, and files refused for a bad
+        record (a message with a line number) are tried again under it."""
+        policy = self.policy_combo.currentData() or "fail"
+        if policy == self.on_bad_record:
+            return
+        self.on_bad_record = policy
+        for e in self.model.entries:
+            e.source = e.source.with_policy(policy)
+        retry = []
+        for i in reversed(range(self.rejected_list.count())):
+            item = self.rejected_list.item(i)
+            if re.search(r":\d+: ", item.text()) and not item.data(Qt.ItemDataRole.UserRole + 1):
+                retry.append(str(item.data(Qt.ItemDataRole.UserRole)))
+                self._drop_rejected(item)
+        if retry:
+            self.add_paths(list(reversed(retry)), prompt=False)
         self._changed()
 
     def choose_files(self) -> None:
@@ -650,8 +804,13 @@ class CorpusPanel(QWidget):
                     self.model.changed(e.key)
         if not self._jobs:
             self._scan_keys.clear()
+            if self._notice_kind == "removed":
+                self._notice_kind = ""  # new files read: the next thing to say is what to do with them
             self._update_view()
             self._changed()
+            skipped, first = self.skipped_records()
+            if skipped:
+                self.message.emit(f"Skipped {skipped:,} bad record{'s' if skipped != 1 else ''}; first: {first[0]}")
             self.scan_finished.emit()
 
     # ---- view updates ----------------------------------------------------------------------------
@@ -686,9 +845,44 @@ class CorpusPanel(QWidget):
         self.clear_button.setEnabled(has_files)
         n_bad = self.rejected_list.count()
         self.rejected_box.setVisible(n_bad > 0)
-        self.rejected_label.setText(f"<b>Not loaded ({n_bad})</b> — the other files are kept" if n_bad else "")
+        record_level = self.on_bad_record == "fail" and any(re.search(r":\d+: ", m) for m in self._rejected)
+        hint = " · a bad record refused a file: choose <i>Bad records: Skip them and report</i> to load the rest" \
+            if record_level else ""
+        self.rejected_label.setText(f"<b>Not loaded ({n_bad})</b> — the other files are kept{hint}" if n_bad else "")
         self.rejected_label.setStyleSheet(f"color: {style.error_colour(self.palette()).name()}")
         self._update_totals()
+        self._update_notice()
+
+    def _show_notice(self, kind: str, message: str) -> None:
+        self._notice_kind = kind
+        self._notice_text = message
+        self._update_notice()
+
+    def skipped_records(self) -> tuple[int, list[str]]:
+        """Bad records skipped over the loaded files: how many, and the first few full messages."""
+        read = [e.stats for e in self.model.entries if e.stats is not None]
+        return sum(st.skipped for st in read), [m for st in read for m in st.skipped_at][:5]
+
+    def _update_notice(self) -> None:
+        entries = self.model.entries
+        scanning = self.is_scanning()
+        lines: list[str] = []
+        if self._notice_kind == "removed" and self._undo:
+            lines.append(self._notice_text)
+        elif entries and not scanning:
+            size = text.human_bytes(sum(e.source.size for e in entries))
+            lines.append(f"<b>Corpus ready:</b> {len(entries)} file{'s' if len(entries) != 1 else ''}, {size} — "
+                         "press F5 or go to Train to train a tokenizer.")
+        skipped, first = self.skipped_records()
+        if skipped and not scanning:
+            import html
+
+            lines.append(f"<b>Skipped {skipped:,} bad record{'s' if skipped != 1 else ''}</b> (Bad records: "
+                         f"skip); first:<br>" + "<br>".join(html.escape(m) for m in first))
+        self.notice_label.setText("<br>".join(lines))
+        self.notice_box.setVisible(bool(lines))
+        self.undo_button.setVisible(self._notice_kind == "removed" and bool(self._undo))
+        self.train_button.setVisible(bool(entries) and not scanning)
 
     def _update_totals(self) -> None:
         entries = self.model.entries
@@ -705,9 +899,14 @@ class CorpusPanel(QWidget):
                     scripts[k] = scripts.get(k, 0) + v
             partial = len(read) < len(entries) or any(not st.complete for st in read)
             prefix = "≥ " if partial else ""
-            parts += [f"{prefix}{text.count(sum(st.chars for st in read))} characters",
-                      f"{prefix}{text.count(sum(st.lines for st in read))} lines",
-                      text.script_mix(scripts, limit=4)]
+            lines = sum(st.lines for st in read if st.records is None)
+            records = sum(st.records for st in read if st.records is not None)
+            parts += [f"{prefix}{text.count(sum(st.chars for st in read))} characters"]
+            if any(st.records is None for st in read):
+                parts.append(f"{prefix}{text.count(lines)} lines")
+            if any(st.records is not None for st in read):
+                parts.append(f"{prefix}{text.count(records)} records")
+            parts.append(text.script_mix(scripts, limit=4))
         self.totals.setText("Total: " + "  ·  ".join(parts))
 
     def _selected_key(self) -> str | None:
@@ -749,6 +948,12 @@ class CorpusPanel(QWidget):
         menu = QMenu(self)
         menu.addAction("Remove", self.remove_selected)
         entries = [self.model.entries[i.row()] for i in self.table.selectionModel().selectedRows()]
+        if len(entries) == 1:
+            read_as = menu.addMenu("Read &as")
+            for kind in KINDS:
+                action = read_as.addAction(KIND_LABELS[kind], lambda k=kind, key=entries[0].key: self.set_kind(key, k))
+                action.setCheckable(True)
+                action.setChecked(kind == entries[0].source.kind)
         if len(entries) == 1 and entries[0].source.kind in ("jsonl", "csv", "tsv"):
             e = entries[0]
             what = "field" if e.source.kind == "jsonl" else "column"
@@ -757,7 +962,7 @@ class CorpusPanel(QWidget):
         menu.exec(self.table.viewport().mapToGlobal(pos))
 
     def _rechoose(self, e: CorpusEntry) -> None:
-        found = option_candidates(e.source.path)
+        found = option_candidates(e.source.path, e.source.kind)
         if not found:
             return
         what, candidates, _default = found
@@ -766,10 +971,13 @@ class CorpusPanel(QWidget):
         if choice is None:
             return
         self.model.remove([e.key])
+        kind = e.source.kind if detect_kind(e.source.path)[0] != e.source.kind else None
         if what == "field":
-            self.add_paths([str(e.source.path)], field=choice, encoding=e.source.encoding, prompt=False)
+            self.add_paths([str(e.source.path)], field=choice, encoding=e.source.encoding, prompt=False, kind=kind,
+                           on_bad_record=e.source.on_bad_record)
         else:
-            self.add_paths([str(e.source.path)], column=choice, encoding=e.source.encoding, prompt=False)
+            self.add_paths([str(e.source.path)], column=choice, encoding=e.source.encoding, prompt=False, kind=kind,
+                           on_bad_record=e.source.on_bad_record)
 
     @staticmethod
     def _copy_paths(entries: Sequence[CorpusEntry]) -> None:

@@ -714,6 +714,9 @@ class TrainingPanel(QWidget):
             self.progress.setRange(0, 1000)
             self.progress.setValue(int(1000 * done / total))
             self.progress.setFormat(f"reading {100 * done / total:.0f}% of {text.human_bytes(total)}")
+        elif kind == "skipped":  # --on-bad-record skip left records out: say so, with the first position
+            first = (data.get("positions") or [""])[0]
+            self.message.emit(f"Training {str(data.get('message', '')).removesuffix('; first:')}; first: {first}")
         elif kind == "merges":
             self._last_progress = data
             target = max(int(data.get("target", self.target) or 1), 1)
@@ -722,7 +725,8 @@ class TrainingPanel(QWidget):
             self.progress.setValue(int(1000 * min(step, target) / target))
             rate = float(data.get("merges_per_s", 0.0))
             eta = data.get("eta_s")
-            eta_text = f" · ETA {text.duration(float(eta))}" if eta is not None and step < target else ""
+            eta_text = "" if step >= target else " · ETA estimating…" if eta is None \
+                else f" · ETA {text.duration(float(eta))}"
             self.progress.setFormat(f"{step:,} / {target:,} merges")
             if self.process.state != "paused":
                 self.state_label.setText(f"Run {data.get('run_id')}: {rate:,.0f} merges/s{eta_text}\n"

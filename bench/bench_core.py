@@ -165,7 +165,8 @@ def measure_tiktoken_encode(path: Path, _vocab: int) -> dict:
 
 
 MEASURES = {
-    "ours-train": measure_ours_train, "ours-project": measure_ours_project, "hf-train": measure_hf_train, "textbook": measure_textbook,
+    "ours-train": measure_ours_train, "ours-project": measure_ours_project, "hf-train": measure_hf_train,
+    "textbook": measure_textbook,
     "ours-encode": measure_ours_encode, "tiktoken-encode": measure_tiktoken_encode,
 }
 

@@ -153,7 +153,7 @@ def bench_source(app, panel, label: str, source: tuple, document: str, keys: int
         before = panel.applied_generation
         t0 = time.perf_counter()
         send_char(app, editor, "x")
-        wait_for(app, lambda: panel.applied_generation > before and panel.colouring_done())
+        wait_for(app, lambda before=before: panel.applied_generation > before and panel.colouring_done())
         single.append(time.perf_counter() - t0)
         parts.append((panel.last_worker_seconds, panel.last_apply_seconds))
         wait_for(app, lambda: not panel._debounce.isActive(), 1.0)
@@ -206,7 +206,7 @@ def bench_source(app, panel, label: str, source: tuple, document: str, keys: int
         watch.start()
         t0 = time.perf_counter()
         generation = panel.flush()
-        wait_for(app, lambda: panel.applied_generation >= generation and panel.colouring_done())
+        wait_for(app, lambda generation=generation: panel.applied_generation >= generation and panel.colouring_done())
         resplit.append(time.perf_counter() - t0)
         watch.stop()
         resplit_gaps.append(max(watch.gaps) if watch.gaps else 0.0)

@@ -12,7 +12,8 @@
    back in rotating order ``--repeat`` times; prints each writer's overhead as the median of the
    rounds' ratios, and from medians and best times, for wall time and for the training thread's
    CPU time (a writer process's work on the other core is not in the latter, the trainer's
-   share of the writing is), and the median ratio process / thread. It also times the writer on recorded events: everything, waiting for
+   share of the writing is), and the median ratio process / thread. It also times the writer on
+   recorded events: everything, waiting for
    each commit, and the trainer's share alone. Falls back to synthetic events when the trainer is
    not importable.
 2. Reopens the project and times ``open`` plus pages of 200 rows: first, middle, last, sorted by
@@ -115,7 +116,7 @@ def train_events(n_merges: int, n_words: int):
     try:
         from workbench.core.bpe import BpeTrainer, TrainConfig
     except ImportError:
-        BpeTrainer = None
+        BpeTrainer = None  # noqa: N806 - the class, or None when the core is too old to have it
     if BpeTrainer is None:
         vocab = base_vocab("bytes")
         events, pieces = [], []

@@ -10,11 +10,13 @@ the workbench imports that file, so both sides use the very same merges.
   five corpus files (streamed, no cache), then the same call again answered from the cache.
 * **anchor** — what a user would do without the workbench: for each of the same k, build a
   ``tokenizers`` BPE holding the first k merges and encode the same files (in ~256 KB chunks cut
-  where the GPT-2 pattern cannot notice, with ``encode_batch``), summing the tokens. ``--threads`` sets ``RAYON_NUM_THREADS`` (1 = the same
+  where the GPT-2 pattern cannot notice, with ``encode_batch``), summing the tokens.
+  ``--threads`` sets ``RAYON_NUM_THREADS`` (1 = the same
   single core our pure-Python sweep gets).
 
 Each side runs in its own process, so its peak memory (ru_maxrss) is its own. The token counts of
-the two sides are compared point by point (they must be equal: same merges, same text). Not a test: timings never decide pass/fail.
+the two sides are compared point by point (they must be equal: same merges, same text).
+Not a test: timings never decide pass/fail.
 """
 
 from __future__ import annotations

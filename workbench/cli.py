@@ -55,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     enc.add_argument("--greedy", action="store_true", help="greedy longest match instead of BPE merges")
     enc.add_argument("--pattern", help="pre-tokenizer for a .tiktoken file that is not a known public one")
     enc.add_argument("--json", action="store_true", help='print {"ids": [...], "tokens": [...], "count": N}')
-    enc.add_argument("--jsonl", action="store_true", help='one {"ids": [...], "count": N} per input line (line break not encoded)')
+    enc.add_argument("--jsonl", action="store_true",
+                     help='one {"ids": [...], "count": N} per input line (line break not encoded)')
 
     dec = sub.add_parser("decode", help="decode ids to text")
     dec.add_argument("--tokenizer", required=True, metavar="SRC")
@@ -160,7 +161,8 @@ def add_train_parser(sub) -> None:
     train.add_argument("--pretokenizer", metavar="PRESET|REGEX",
                        help="gpt2 (BPE's default), cl100k, o200k, whitespace, digits, bert (WordPiece's), "
                        "metaspace (Unigram's), none, or a regular expression")
-    train.add_argument("--normalize", metavar="LIST", help="none, nfc, nfkc, lower, strip-accents, bert, bert-lower; comma-separated to combine")
+    train.add_argument("--normalize", metavar="LIST",
+                       help="none, nfc, nfkc, lower, strip-accents, bert, bert-lower; comma-separated to combine")
     train.add_argument("--min-frequency", type=int, metavar="K", help="stop when no pair occurs K times")
     train.add_argument("--special", action="append", metavar="TOKEN", help="special token (repeatable); reserves the first ids")
     train.add_argument("--tie-break", choices=["first-seen", "hf"], help="rule between equally frequent pairs")

@@ -59,7 +59,8 @@ def test_not_gzip_at_all(tmp_path):
         open_source(path)
 
 
-CP1252_TEXT = "plain ascii line\nsecond line\nthe caf\u00e9 served \u201cna\u00efve\u201d cr\u00e8me br\u00fbl\u00e9e \u2013 \u20ac5\n"
+CP1252_TEXT = ("plain ascii line\nsecond line\n"
+               "the caf\u00e9 served \u201cna\u00efve\u201d cr\u00e8me br\u00fbl\u00e9e \u2013 \u20ac5\n")
 
 
 def test_cp1252_file_names_line_offset_and_suggests_encoding(write, tmp_path):

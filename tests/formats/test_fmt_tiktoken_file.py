@@ -21,10 +21,10 @@ def no_tiktoken_cache(monkeypatch):
 
 def _tiktoken_encoding(path, side):
     tiktoken = pytest.importorskip("tiktoken")
-    import tiktoken.load
+    from tiktoken.load import load_tiktoken_bpe
 
     return tiktoken.Encoding(name=side["name"], pat_str=side["pat_str"],
-                             mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
+                             mergeable_ranks=load_tiktoken_bpe(str(path)),
                              special_tokens=side["special_tokens"])
 
 

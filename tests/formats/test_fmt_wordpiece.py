@@ -54,7 +54,8 @@ def test_hf_export_loads_and_gives_our_ids(tmp_path, trained):
     result = export_tokenizer(trained, "hf", out)
     assert any("tokenizers" in check for check in result.checks)
     document = json.loads(out.read_text("utf-8"))
-    assert document["model"]["type"] == "WordPiece" and document["decoder"] == {"type": "WordPiece", "prefix": "##", "cleanup": False}
+    assert document["model"]["type"] == "WordPiece"
+    assert document["decoder"] == {"type": "WordPiece", "prefix": "##", "cleanup": False}
     if trained.normalizer:
         assert document["normalizer"]["type"] == "BertNormalizer"
         assert document["pre_tokenizer"] == {"type": "BertPreTokenizer"}

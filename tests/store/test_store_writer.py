@@ -408,14 +408,14 @@ def test_an_interrupted_hand_over_is_sent_again_whole(tmp_path, monkeypatch):
                 log.vocab.append(p)
                 log.append((e.left, e.right, e.new_id), e.frequency, e.token_count)
                 if i % 100 == 0:
-                    with pytest.raises(KeyboardInterrupt) if len(calls) == 1 else _nothing():
+                    with pytest.raises(KeyboardInterrupt) if len(calls) == 1 else _Nothing():
                         writer.add_log(log)
         assert calls == [100, 100, 200]  # the interrupted 100 went again with the next 100
     merges, _ = _tables(path, run)
     assert [m[1] for m in merges] == list(range(300))
 
 
-class _nothing:
+class _Nothing:
     def __enter__(self):
         return self
 

@@ -24,19 +24,19 @@ class AncestryNode:
     token_id: int
     piece: bytes
     rank: int | None = None  # rank of the (first) merge that created the token; None for base tokens
-    parts: tuple["AncestryNode", ...] = ()
+    parts: tuple[AncestryNode, ...] = ()
 
     @property
     def is_base(self) -> bool:
         return not self.parts
 
-    def leaves(self) -> list["AncestryNode"]:
+    def leaves(self) -> list[AncestryNode]:
         """The base tokens the piece is made of, left to right."""
         if not self.parts:
             return [self]
         return [leaf for part in self.parts for leaf in part.leaves()]
 
-    def walk(self) -> Iterator["AncestryNode"]:
+    def walk(self) -> Iterator[AncestryNode]:
         yield self
         for part in self.parts:
             yield from part.walk()

@@ -105,7 +105,7 @@ class TextTally:
     def from_dict(cls, d: Mapping) -> TextTally:
         return cls(d["chars"], d["bytes"], d["lines"], d["words"], d["units"])
 
-    def __iadd__(self, other: TextTally) -> "TextTally":
+    def __iadd__(self, other: TextTally) -> TextTally:
         self.chars += other.chars
         self.bytes += other.bytes
         self.lines += other.lines
@@ -165,7 +165,7 @@ class TokenCounts:
     def from_dict(cls, d: Mapping) -> TokenCounts:
         return cls(d["tokens"], d["attention"], d["unknown"], {int(i): int(n) for i, n in d["frequencies"]})
 
-    def __iadd__(self, other: TokenCounts) -> "TokenCounts":
+    def __iadd__(self, other: TokenCounts) -> TokenCounts:
         self.tokens += other.tokens
         self.attention += other.attention
         self.unknown += other.unknown

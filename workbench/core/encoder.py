@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import regex
 
 from workbench.core.model import Tokenizer
-from workbench.core.wordpiece import WordPieceModel
 from workbench.core.unigram import UnigramModel, is_spm_model, model_of
+from workbench.core.wordpiece import WordPieceModel
 from workbench.errors import WorkbenchError
 
 _LONG_PIECE = 48  # above this many symbols the quadratic scan gives way to a heap

@@ -89,7 +89,7 @@ class PreTokenizer:
         """The string the CLI and the project file use for this pre-tokenizer."""
         return (self.pattern or "") if self.name == "custom" else self.name
 
-    def compiled(self) -> "regex.Pattern[str] | None":
+    def compiled(self) -> regex.Pattern[str] | None:
         return _compile(self.pattern) if self.pattern is not None else None
 
     def split(self, text: str) -> list[str]:
@@ -134,10 +134,10 @@ class PreTokenizer:
         return text.replace(" ", METASPACE) if self.name == "metaspace" else text
 
 
-_COMPILED: dict[str, "regex.Pattern[str]"] = {}
+_COMPILED: dict[str, regex.Pattern[str]] = {}
 
 
-def _compile(pattern: str) -> "regex.Pattern[str]":
+def _compile(pattern: str) -> regex.Pattern[str]:
     compiled = _COMPILED.get(pattern)
     if compiled is None:
         compiled = _COMPILED[pattern] = regex.compile(pattern)

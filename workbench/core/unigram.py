@@ -53,8 +53,8 @@ from itertools import pairwise
 
 import regex
 
-from workbench.core.trainer import TrainLog
 from workbench.core.model import Tokenizer
+from workbench.core.trainer import TrainLog
 from workbench.errors import WorkbenchError
 
 METASPACE = "\u2581"  # ▁

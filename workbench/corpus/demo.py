@@ -11,6 +11,7 @@ from pathlib import Path
 from workbench.errors import WorkbenchError
 from workbench.resources import resource_dir
 
+
 def demo_corpus_files() -> list[Path]:
     """The demo corpus files (``*.txt``), sorted; an error if the resources folder is missing."""
     try:

@@ -307,7 +307,7 @@ def _decoded_lines(src: CorpusSource, stream: BinaryIO,
     bad line cannot be told from a misread file).
     """
     if sniff.is_wide_encoding(src.encoding):
-        wrapper = io.TextIOWrapper(stream, encoding=src.encoding, newline="")  # type: ignore[arg-type]
+        wrapper = io.TextIOWrapper(stream, encoding=src.encoding, newline="")
         try:
             yield from enumerate(wrapper, 1)
         except UnicodeDecodeError:
@@ -386,7 +386,7 @@ def _csv_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iter
         if stop():
             return
         encoding = src.encoding or "utf-8-sig"
-        wrapper = io.TextIOWrapper(stream, encoding=encoding, newline="")  # type: ignore[arg-type]
+        wrapper = io.TextIOWrapper(stream, encoding=encoding, newline="")
         reader = csv.reader(wrapper, delimiter=src.delimiter)
         try:
             header = next(reader)
@@ -421,7 +421,7 @@ def _parquet_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> 
     pq = records.import_parquet(src.path)
     try:
         pfile: Any = pq.ParquetFile(src.path)
-    except Exception as exc:  # pyarrow's own error types
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises its own error types, not a public base
         raise WorkbenchError(f"{src.path}: not a readable Parquet file ({exc}): check the file") from None
     total_rows = max(1, pfile.metadata.num_rows)
     rows = 0

@@ -221,7 +221,7 @@ def _open_parquet(p: Path, size: int, column: str | int | None) -> CorpusSource:
     pq = records.import_parquet(p)
     try:
         schema = pq.ParquetFile(p).schema_arrow
-    except Exception as exc:  # pyarrow raises its own ArrowInvalid/OSError family
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises its own ArrowInvalid/OSError family
         raise WorkbenchError(f"{p}: not a readable Parquet file ({exc}): check the file") from None
     names = list(schema.names)
     if column is None:

@@ -107,7 +107,7 @@ class Staging:
             raise
         self.committed = False
 
-    def __enter__(self) -> "Staging":
+    def __enter__(self) -> Staging:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -15,7 +15,6 @@ from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 from workbench.formats.bytes_unicode import bytes_to_unicode_str
 
-
 # The largest tokenizer file read (o200k's .tiktoken is 3.6 MB, big tokenizer.json files ~30 MB).
 MAX_TOKENIZER_FILE_BYTES = 512 << 20
 

@@ -233,8 +233,9 @@ def _verify_hf(tokenizer: Tokenizer, staged: list[Path], texts: list[str], notes
     if lib is not None:
         try:
             hf = lib.Tokenizer.from_file(str(staged[0]))
-        except Exception as exc:  # the library's own error types are not public API
-            raise WorkbenchError(f"hf export failed verification: tokenizers cannot load it ({exc}): nothing was written") from None
+        except Exception as exc:  # noqa: BLE001 - the library's own error types are not public API
+            raise WorkbenchError(f"hf export failed verification: tokenizers cannot load it ({exc}): "
+                                 "nothing was written") from None
 
         def encode(text: str) -> list[int]:
             return hf.encode(text, add_special_tokens=False).ids
@@ -265,8 +266,9 @@ def _verify_gpt2(tokenizer: Tokenizer, staged: list[Path], texts: list[str], not
 
         try:
             hf = lib.Tokenizer(models.BPE.from_file(str(staged[0]), str(staged[1])))
-        except Exception as exc:
-            raise WorkbenchError(f"gpt2 export failed verification: tokenizers cannot load it ({exc}): nothing was written") from None
+        except Exception as exc:  # noqa: BLE001 - the library's own error types are not public API
+            raise WorkbenchError(f"gpt2 export failed verification: tokenizers cannot load it ({exc}): "
+                                 "nothing was written") from None
         if pre.name == "gpt2":
             hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
         elif pre.pattern is None:
@@ -320,8 +322,9 @@ def _verify_tiktoken(tokenizer: Tokenizer, staged: list[Path], texts: list[str],
             ranks = tiktoken.load.load_tiktoken_bpe(str(staged[0]))
         encoding = lib.Encoding(name=side["name"], pat_str=side["pat_str"], mergeable_ranks=ranks,
                                 special_tokens=side["special_tokens"])
-    except Exception as exc:
-        raise WorkbenchError(f"tiktoken export failed verification: tiktoken cannot load it ({exc}): nothing was written") from None
+    except Exception as exc:  # noqa: BLE001 - tiktoken raises plain ValueError/KeyError/pyo3 panics
+        raise WorkbenchError(f"tiktoken export failed verification: tiktoken cannot load it ({exc}): "
+                             "nothing was written") from None
     normalize = tokenizer.normalize
     checks.append(_compare(f"tiktoken {getattr(lib, '__version__', '')} Encoding".replace("  ", " "), "tiktoken",
                            cases, lambda text: encoding.encode_ordinary(normalize(text))))

@@ -136,7 +136,8 @@ def render_hf_json(tokenizer: Tokenizer, *, legacy_merges: bool = False) -> tupl
     if pre.name == "metaspace":
         normalizers.append({"type": "Replace", "pattern": {"String": " "}, "content": METASPACE})
         pretokenizers.append(_split(METASPACE_SPLIT))
-        decoder = {"type": "Sequence", "decoders": [decoder, {"type": "Replace", "pattern": {"String": METASPACE}, "content": " "}]}
+        unmark = {"type": "Replace", "pattern": {"String": METASPACE}, "content": " "}
+        decoder = {"type": "Sequence", "decoders": [decoder, unmark]}
     elif pre.name == "whitespace":
         pretokenizers.append({"type": "Whitespace"})
     elif pre.pattern is not None:
@@ -212,7 +213,7 @@ def _end_of_word_model(tokenizer: Tokenizer, vocab: dict[str, int], merges: list
             added += 1
     out: list[tuple[str, str]] = []
     dropped = dead = 0
-    for left, right, new in tokenizer.merges:
+    for left, right, _new in tokenizer.merges:
         if right != eow_id:
             out.append((text_of[left], text_of[right]))
             continue

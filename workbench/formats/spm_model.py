@@ -41,7 +41,7 @@ UNIGRAM, BPE = 1, 2
 
 def _pb2():
     try:
-        from sentencepiece import sentencepiece_model_pb2  # type: ignore[import-untyped]
+        from sentencepiece import sentencepiece_model_pb2
     except ImportError as exc:
         raise WorkbenchError(
             f"SentencePiece .model files need the sentencepiece and protobuf packages ({exc}): "
@@ -170,7 +170,7 @@ def read_spm_model(path: Path) -> tuple[Tokenizer, list[str]]:
     path = Path(path)
     data = read_bytes(path)
     pb = _pb2()
-    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # with _pb2()
+    from google.protobuf.message import DecodeError  # with _pb2()
 
     proto = pb.ModelProto()
     try:

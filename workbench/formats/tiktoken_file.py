@@ -27,9 +27,9 @@ from functools import partial
 from pathlib import Path
 
 from workbench.core.model import Tokenizer
+from workbench.core.normalize import parse_normalizer
 from workbench.core.pretokenize import PRESET_PATTERNS, make_pretokenizer
 from workbench.errors import WorkbenchError
-from workbench.core.normalize import parse_normalizer
 from workbench.formats.common import assemble_vocab, check_id_range, load_json, read_bytes
 from workbench.formats.recover import recover_merges
 

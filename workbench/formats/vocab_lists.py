@@ -99,7 +99,8 @@ def read_wordpiece(path: Path) -> tuple[Tokenizer, list[str]]:
             model="wordpiece", continuing_prefix="##",
         )
         why = "upper-case pieces seen" if cased else "no upper-case piece"
-        return tokenizer, [f"vocab.txt with ## pieces: imported as WordPiece (BERT pre-tokenizer, normalizer {normalizer}: {why})"]
+        return tokenizer, [f"vocab.txt with ## pieces: imported as WordPiece "
+                           f"(BERT pre-tokenizer, normalizer {normalizer}: {why})"]
     tokenizer = Tokenizer(
         vocab=assemble_vocab(pieces, specials, path.name), merges=(), units="chars", pretokenizer="whitespace",
         special_tokens=specials, name=path.stem, unk_token=unk, merge_rule="pairs",

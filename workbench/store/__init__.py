@@ -3,7 +3,9 @@
 Standard library ``sqlite3`` plus :mod:`workbench.core` only — no Qt (whose bundled SQLite must
 never open the same file), no numpy. Modules: ``schema`` (identity, version, migrations),
 ``opening`` (refusing bad files untouched, read-only detection), ``project`` (:class:`ProjectStore`),
-``writer`` (batched :class:`RunWriter`, whose SQL runs in ``writer_process``), ``queries`` (paged merge-table SQL), ``rows`` (dataclasses).
+``writer`` (batched :class:`RunWriter`, whose SQL runs in ``writer_process``), ``queries`` (paged
+merge-table SQL), ``browse`` (the merge and vocabulary browsers' filtered, sorted pages), ``rows``
+(dataclasses).
 """
 
 from workbench.store.project import ProjectStore

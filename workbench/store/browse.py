@@ -42,10 +42,10 @@ def source_label(source: Source) -> str:
 # ---------------------------------------------------------------------------------------------------
 # SQL functions registered on the connection
 
-_PATTERNS: dict[str, "regex.Pattern[str]"] = {}
+_PATTERNS: dict[str, regex.Pattern[str]] = {}
 
 
-def compile_pattern(pattern: str) -> "regex.Pattern[str]":
+def compile_pattern(pattern: str) -> regex.Pattern[str]:
     """The compiled pattern, or WorkbenchError with the reason (shown under the filter box)."""
     compiled = _PATTERNS.get(pattern)
     if compiled is None:

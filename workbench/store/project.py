@@ -101,7 +101,7 @@ class ProjectStore:
     # ---- opening and closing -----------------------------------------------------------------
     @classmethod
     def open(cls, path: str | os.PathLike, *, create: bool = False,
-             readonly: bool = False) -> "ProjectStore":
+             readonly: bool = False) -> ProjectStore:
         """Open (or with ``create=True`` create) a project; bad files raise WorkbenchError."""
         path = Path(path).expanduser()
         if not path.exists():
@@ -159,7 +159,7 @@ class ProjectStore:
         return cls(path, ro, read_only=True, note=note)
 
     @classmethod
-    def _create(cls, path: Path) -> "ProjectStore":
+    def _create(cls, path: Path) -> ProjectStore:
         if not path.parent.is_dir():
             raise WorkbenchError(f"Cannot create {path}: the folder {path.parent} does not exist.")
         try:
@@ -179,7 +179,7 @@ class ProjectStore:
         return cls._configure(path, conn)
 
     @classmethod
-    def _open_writable(cls, path: Path) -> "ProjectStore":
+    def _open_writable(cls, path: Path) -> ProjectStore:
         try:
             conn = opening.connect(path, "rw")
         except sqlite3.Error as e:
@@ -215,7 +215,7 @@ class ProjectStore:
         return store
 
     @classmethod
-    def _configure(cls, path: Path, conn: sqlite3.Connection) -> "ProjectStore":
+    def _configure(cls, path: Path, conn: sqlite3.Connection) -> ProjectStore:
         # NORMAL is durable against process crashes in WAL mode (only power loss can drop the
         # last commits, and never corrupts); FULL would fsync every 100 ms batch.
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -257,7 +257,7 @@ class ProjectStore:
                 if _LIVE[key] <= 0:
                     del _LIVE[key]
 
-    def __enter__(self) -> "ProjectStore":
+    def __enter__(self) -> ProjectStore:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -18,7 +18,7 @@ What this module leaves out: deciding whether a file may be opened at all (``ope
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable, Sequence, Union
+from typing import Callable, Sequence
 
 #: "TOKW" — written to the header at offset 68; a file without it is not ours.
 APPLICATION_ID = 0x544F4B57
@@ -32,7 +32,7 @@ REQUIRED_TABLES = frozenset(
 # REFERENCES clauses document the relations; foreign-key enforcement stays off (a lookup per
 # inserted merge), and deleting a run deletes its rows explicitly.
 
-Step = Union[str, Callable[[sqlite3.Connection], None]]
+Step = str | Callable[[sqlite3.Connection], None]
 
 _V1: tuple[Step, ...] = (
     """CREATE TABLE corpora (

@@ -99,7 +99,7 @@ class Batch:
             array.array(_INT, map(len, self.pieces)).tobytes(), pieces, extras))
 
     @classmethod
-    def read(cls, stream: BinaryIO) -> "Batch | None":
+    def read(cls, stream: BinaryIO) -> Batch | None:
         """The next frame's batch; None at the closing frame or at end-of-file (even mid-frame)."""
         header = _read_exact(stream, _HEADER.size)
         if header is None:
@@ -161,7 +161,7 @@ class RunWriter:
 
     def __init__(self, path: os.PathLike | str, run_id: int, *, transaction: Transaction,
                  explain: Callable[[sqlite3.OperationalError], Exception] = lambda e: e,
-                 on_close: Callable[["RunWriter"], None] | None = None, interval: float = 0.1,
+                 on_close: Callable[[RunWriter], None] | None = None, interval: float = 0.1,
                  clock: Callable[[], float] = time.monotonic, background: bool = True) -> None:
         self.path = Path(path)
         self._transaction = transaction
@@ -259,7 +259,7 @@ class RunWriter:
                 self._reader.join()
                 self._stderr.close()
 
-    def __enter__(self) -> "RunWriter":
+    def __enter__(self) -> RunWriter:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -107,7 +107,7 @@ def _commit(conn: sqlite3.Connection, batch: Batch, run: int) -> sqlite3.Error |
     return None  # not reached
 
 
-def _read_frames(stdin: BinaryIO, frames: "queue.SimpleQueue[Batch | None]") -> None:
+def _read_frames(stdin: BinaryIO, frames: queue.SimpleQueue[Batch | None]) -> None:
     """On a thread: keep the pipe drained while the main thread commits, so the trainer never
     waits on a full pipe (64 KB on macOS, less on Windows; Linux gets 1 MB)."""
     try:

@@ -220,7 +220,7 @@ class TextLayout:
         self._blockmap: BlockMap | None = None
 
     @property
-    def blockmap(self) -> "BlockMap":
+    def blockmap(self) -> BlockMap:
         if self._blockmap is None:
             tables = {}
             for chunk, _base, block, *_ in self._parts:

@@ -42,7 +42,8 @@ def load_tokenizer(src: str, *, pattern: str | None = None) -> Tokenizer:
                 return store.load_tokenizer(_parse_id(ref, path, "run"))
             run_id = latest_usable_run(store)
             if run_id is None:
-                raise WorkbenchError(f"{path}: the project has no trained run yet: run `workbench train … --project {path}` first")
+                raise WorkbenchError(f"{path}: the project has no trained run yet: "
+                                     f"run `workbench train … --project {path}` first")
             return store.load_tokenizer(run_id)
     from workbench.formats import load_tokenizer_file
 

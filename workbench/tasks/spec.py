@@ -64,7 +64,7 @@ class CorpusFile:
         return out
 
     @classmethod
-    def from_dict(cls, data: Any, where: str = "files") -> "CorpusFile":
+    def from_dict(cls, data: Any, where: str = "files") -> CorpusFile:
         if isinstance(data, str):
             data = {"path": data}
         if not isinstance(data, dict):
@@ -162,7 +162,7 @@ class RunSpec:
     project: str = ""
 
     # ---- checking ----------------------------------------------------------------------------
-    def validate(self) -> "RunSpec":
+    def validate(self) -> RunSpec:
         """Check every setting (and the reader options of every file, without reading it).
 
         Returns the spec in canonical form (pre-tokenizer preset names lower-cased, normalizer
@@ -170,8 +170,8 @@ class RunSpec:
         What needs the corpus (the alphabet of a character-level run) is checked by the trainer.
         """
         from workbench.core.normalize import parse_normalizer
-        from workbench.core.train_checks import MAX_VOCAB_SIZE, check_special_tokens
         from workbench.core.pretokenize import make_pretokenizer
+        from workbench.core.train_checks import MAX_VOCAB_SIZE, check_special_tokens
 
         if self.model not in MODELS:
             raise ConfigError("model", f"unknown model {self.model!r}: use one of {', '.join(MODELS)}")
@@ -276,7 +276,7 @@ class RunSpec:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=2)
 
     @classmethod
-    def from_dict(cls, data: Any) -> "RunSpec":
+    def from_dict(cls, data: Any) -> RunSpec:
         """Read a spec written by :meth:`to_dict`; unknown keys and newer versions are refused."""
         if not isinstance(data, dict):
             raise ConfigError("spec", "a run spec is a JSON object")
@@ -307,7 +307,7 @@ class RunSpec:
         return cls(**kwargs)
 
     @classmethod
-    def from_json(cls, text: str, where: str = "the run spec") -> "RunSpec":
+    def from_json(cls, text: str, where: str = "the run spec") -> RunSpec:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -66,8 +66,9 @@ def assign_colours(groups: Sequence[Group], tokens: Sequence[Span], text: str, n
     """A colour index per group; two neighbouring groups never get the same one.
 
     By position (default): colours cycle within a line and restart at 0 after a group holding a
-    line break (which itself never takes 0), so an edit changes the colours of its own line only. ``stable``: a colour per token id,
-    moved to the next colour where it would equal its left neighbour's. ``prev`` is the colour of
+    line break (which itself never takes 0), so an edit changes the colours of its own line only.
+    ``stable``: a colour per token id, moved to the next colour where it would equal its left
+    neighbour's. ``prev`` is the colour of
     the group before the first (``-1``: none); ``restart``: the first group begins a line.
     """
     if n < 2:

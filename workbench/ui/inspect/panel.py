@@ -23,11 +23,13 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QInputDialog,
     QLabel,
     QMenu,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QStackedWidget,
     QTabWidget,
@@ -135,6 +137,7 @@ class InspectPanel(QWidget):
         self.line_breaks.setToolTip("How a line break is encoded (set to \\r\\n when text with Windows line "
                                     "breaks is pasted)")
         self.line_breaks.currentIndexChanged.connect(self._schedule)
+        self.line_breaks.currentIndexChanged.connect(self._on_line_breaks)
         self.whole_graphemes = QCheckBox("Whole characters")
         self.whole_graphemes.setChecked(True)
         self.whole_graphemes.setToolTip(
@@ -164,18 +167,42 @@ class InspectPanel(QWidget):
         self.texts_menu.aboutToShow.connect(self._fill_texts_menu)
         self.texts_button.setMenu(self.texts_menu)
 
-        toolbar = QHBoxLayout()
-        toolbar.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.show_whitespace, self.whole_graphemes, self.special_mode, self.colour_mode,
-                       self.line_breaks, self.mark_differences):
-            toolbar.addWidget(widget)
-        toolbar.addStretch(1)
-        toolbar.addWidget(self.texts_button)
-        toolbar.addWidget(self.add_button)
-        toolbar.addWidget(self.import_button)
+        self.boundary_marks = QCheckBox("Boundary marks")
+        self.boundary_marks.setToolTip("Draw a thin line between tokens, so the split reads without the colours")
+        self.boundary_marks.toggled.connect(self._on_boundary_marks)
+        for combo in (self.special_mode, self.colour_mode, self.line_breaks):
+            # Long item texts elide rather than widen the window (issue 14: panes pushed it off screen).
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(12)
 
+        # Two rows: the display switches, then the text's settings and the actions — one row of
+        # everything asked for ~1000 px before any column was added.
+        toolbar = QVBoxLayout()
+        toolbar.setContentsMargins(0, 0, 0, 0)
+        toolbar.setSpacing(2)
+        row1, row2 = QHBoxLayout(), QHBoxLayout()
+        for widget in (self.show_whitespace, self.whole_graphemes, self.boundary_marks, self.mark_differences):
+            row1.addWidget(widget)
+        row1.addStretch(1)
+        row1.addWidget(self.texts_button)
+        row1.addWidget(self.add_button)
+        row1.addWidget(self.import_button)
+        for widget in (self.special_mode, self.colour_mode, self.line_breaks):
+            row2.addWidget(widget)
+        row2.addStretch(1)
+        toolbar.addLayout(row1)
+        toolbar.addLayout(row2)
+
+        # The columns share the width; past their minimum they scroll sideways instead of
+        # raising the window's minimum width (four columns once asked for 1,876 px).
         self.pane_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.pane_splitter.setChildrenCollapsible(False)
+        self.pane_scroll = QScrollArea()
+        self.pane_scroll.setWidgetResizable(True)
+        self.pane_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.pane_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.pane_scroll.setWidget(self.pane_splitter)
+        self.pane_scroll.setAccessibleName("Tokenizer columns")
         self.primary = self._make_pane(primary=True)
         self.active = self.primary
 
@@ -190,7 +217,7 @@ class InspectPanel(QWidget):
         self.tabs.addTab(self.decoder, "Decode")
 
         splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.pane_splitter)
+        splitter.addWidget(self.pane_scroll)
         splitter.addWidget(self.tabs)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 1)
@@ -227,6 +254,8 @@ class InspectPanel(QWidget):
         pane.editor.crlf_pasted.connect(self._on_crlf_pasted)
         pane.editor.verticalScrollBar().valueChanged.connect(self._on_scrolled)
         pane.editor.set_show_whitespace(self.show_whitespace.isChecked())
+        pane.editor.set_boundary_marks(self.boundary_marks.isChecked())
+        pane.editor.set_line_separator(self.line_breaks.currentData() or "\n")
         self.panes.append(pane)
         self.pane_splitter.addWidget(pane)
         pane.set_sources(self.sources, self._default_source())
@@ -505,6 +534,16 @@ class InspectPanel(QWidget):
         for pane in self.panes:
             pane.editor.set_show_whitespace(on)
         self.decoder.set_show_whitespace(on)
+
+    @Slot(int)
+    def _on_line_breaks(self, _index: int) -> None:
+        for pane in self.panes:
+            pane.editor.set_line_separator(self.separator())
+
+    @Slot(bool)
+    def _on_boundary_marks(self, on: bool) -> None:
+        for pane in self.panes:
+            pane.editor.set_boundary_marks(on)
 
     @Slot(bool)
     def _on_mark_differences(self, on: bool) -> None:

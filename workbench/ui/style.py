@@ -35,6 +35,7 @@ STATUS_STYLE = {
     "running": ("#2f80ed", "▶"),
     "finished": ("#27ae60", "✓"),
     "cancelled": ("#d68910", "■"),
+    "paused": ("#d68910", "‖"),
     "interrupted": ("#e67e22", "!"),
     "failed": ("#e74c3c", "✕"),
 }

@@ -269,7 +269,7 @@ class TokenPane(QFrame):
         else:
             left_id, left_piece = info.left
             right_id, right_piece = info.right
-            rows.append(("merge", f"rank {info.rank:,} (merge {info.rank + 1:,}): "
+            rows.append(("merge", f"merge rank {info.rank:,}: "
                                   f"<code>{_code(left_piece)}</code> ({left_id}) + "
                                   f"<code>{_code(right_piece)}</code> ({right_id})"))
             if info.frequency is not None:

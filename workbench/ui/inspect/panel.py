@@ -50,7 +50,7 @@ from workbench.ui.inspect.worker import (
     Source,
     WorkerThread,
 )
-from workbench.ui.project_session import open_read, open_write
+from workbench.ui.project_session import INSPECT_SESSION_NAME, open_read, open_write
 
 SAMPLE_TEXT = (
     "Tokenizers split text into pieces. Type here to see how yours does it.\n"
@@ -299,13 +299,64 @@ class InspectPanel(QWidget):
             return  # the new split arrives with the next result; marks are applied then
         self._apply_selection()
 
+    # ---- the session kept in the project (the window stores it through ProjectSession) ----------
+    def session_state(self) -> dict:
+        """The text, the columns' tokenizers and the display options, as plain JSON values."""
+        return {
+            "version": 1,
+            "text": self.text(),
+            "line_break": self.separator(),
+            "columns": [{"source": list(p.source()) if p.source() is not None else None,
+                         "merges": p.slider.value() if p.slider.value() < p.slider.maximum() else None}
+                        for p in self.panes],
+            "show_whitespace": self.show_whitespace.isChecked(),
+            "whole_characters": self.whole_graphemes.isChecked(),
+            "boundary_marks": self.boundary_marks.isChecked(),
+            "special_tokens": bool(self.special_mode.currentData()),
+            "colour_per_id": bool(self.colour_mode.currentData()),
+        }
+
+    def restore_session(self, state: dict) -> None:
+        """Bring back a :meth:`session_state` (after ``set_project``); unknown or stale parts are skipped."""
+        if not isinstance(state, dict) or state.get("version") != 1:
+            return
+        text = state.get("text")
+        if isinstance(text, str):
+            self.set_text(text)
+        index = self.line_breaks.findData(state.get("line_break"))
+        if index >= 0:
+            self.line_breaks.setCurrentIndex(index)
+        for box, key in ((self.show_whitespace, "show_whitespace"), (self.whole_graphemes, "whole_characters"),
+                         (self.boundary_marks, "boundary_marks")):
+            if isinstance(state.get(key), bool):
+                box.setChecked(state[key])
+        for combo, key in ((self.special_mode, "special_tokens"), (self.colour_mode, "colour_per_id")):
+            if isinstance(state.get(key), bool):
+                combo.setCurrentIndex(combo.findData(state[key]))
+        for pane in self.panes[1:]:
+            self.remove_pane(pane)
+        known = {info.source for info in self.sources}
+        columns = [c for c in state.get("columns") or [] if isinstance(c, dict)][: self.MAX_PANES]
+        for i, column in enumerate(columns):
+            raw = column.get("source")
+            source = tuple(raw) if isinstance(raw, list) and len(raw) == 2 else None
+            if source not in known:
+                continue  # the run was deleted since: that column is not brought back
+            pane = self.primary if i == 0 else self.add_pane(source)
+            if pane is None:
+                continue
+            pane.set_source(source)
+            if isinstance(column.get("merges"), int):
+                pane.set_merges(column["merges"])
+        self._schedule()
+
     # ---- texts kept in the project ------------------------------------------------------------
     def saved_texts(self) -> list[tuple[int, str, str]]:
         """(id, name, text) of the texts kept in the project, oldest first."""
         if self.project is None:
             return []
         with open_read(self.project) as store:
-            return store.texts()
+            return [row for row in store.texts() if row[1] != INSPECT_SESSION_NAME]
 
     def save_text(self, name: str) -> None:
         """Keep the current text in the project under ``name`` (the same name replaces it)."""

@@ -68,7 +68,7 @@ class MergeDetail(QWidget):
         self.tree_label = QLabel("<b>How it was built</b>")
         self.tree = QTreeWidget()
         self.tree.setColumnCount(3)
-        self.tree.setHeaderLabels(["token", "id", "merge #"])
+        self.tree.setHeaderLabels(["token", "id", "rank"])
         self.tree.setFont(mono)
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
@@ -83,7 +83,7 @@ class MergeDetail(QWidget):
         self.children = QTreeWidget()
         self.children.setRootIsDecorated(False)
         self.children.setColumnCount(4)
-        self.children.setHeaderLabels(["merge #", "pair", "result", "frequency"])
+        self.children.setHeaderLabels(["rank", "pair", "result", "frequency"])
         self.children.setUniformRowHeights(True)
         self.children.setAlternatingRowColors(True)
         ch = self.children.header()
@@ -149,7 +149,9 @@ class MergeDetail(QWidget):
         self.title.setToolTip("bytes: " + piece_hex(piece))
         parts = [f"token {token_id}"]
         if entry is not None:
-            parts.append(f"merge #{entry.rank}: {browser_piece(entry.left_piece or b'')} + "
+            # "merge rank N" (0 = the first merge) is the one numbering of the window: the merge
+            # table's rank column, Inspect's hover and this pane say the same.
+            parts.append(f"merge rank {entry.rank:,}: {browser_piece(entry.left_piece or b'')} + "
                          f"{browser_piece(entry.right_piece or b'')}")
             if entry.frequency is not None:
                 parts.append(f"pair frequency {entry.frequency:,} when merged")

@@ -1,0 +1,163 @@
+"""Issue 14: the rough edges a first-time user hit outside the Corpus tab (window, Inspect, Merges)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QFileDialog
+from ui_helpers import train_cli
+
+from workbench.ui.main_window import SAVED_MESSAGE
+from workbench.ui.settings import documents_folder, inside_installation
+
+
+def test_an_imported_reference_is_offered_in_the_merges_tab_at_once(make_window, qtbot, project, small_corpus,
+                                                                     tmp_path):
+    train_cli(small_corpus, project, "--merges", "12")
+    window = make_window(project)
+    (run_id,) = window.training.history.run_ids()
+    out = tmp_path / "tokenizer.json"
+    with qtbot.waitSignal(window.export_finished, timeout=60000):
+        window.export_run(run_id, "hf", str(out))
+    with qtbot.waitSignal(window.import_finished, timeout=60000) as imported:
+        window.import_tokenizer(str(out))
+    assert imported.args[0], imported.args[1]
+    (ref,) = window.session.store.references()
+    chooser = window.merges.chooser
+    offered = [tuple(chooser.itemData(i)) for i in range(chooser.count())]
+    assert ("ref", ref.id) in offered
+    for combo in (window.merges.diff.combo_a, window.merges.diff.combo_b):
+        assert ("ref", ref.id) in [tuple(combo.itemData(i)) for i in range(combo.count())]
+
+
+def test_an_import_from_the_inspect_tab_reaches_the_merges_tab(make_window, qtbot, project, small_corpus, tmp_path):
+    train_cli(small_corpus, project, "--merges", "12")
+    window = make_window(project)
+    (run_id,) = window.training.history.run_ids()
+    out = tmp_path / "tokenizer.json"
+    with qtbot.waitSignal(window.export_finished, timeout=60000):
+        window.export_run(run_id, "hf", str(out))
+    with qtbot.waitSignal(window.inspect.import_finished, timeout=60000) as imported:
+        window.inspect.import_file(out)
+    assert imported.args[0].error is None
+    (ref,) = window.session.store.references()
+    chooser = window.merges.chooser
+    assert ("ref", ref.id) in [tuple(chooser.itemData(i)) for i in range(chooser.count())]
+
+
+def test_four_inspect_columns_keep_the_window_within_1280_px(make_window, qtbot, project, small_corpus):
+    train_cli(small_corpus, project, "--merges", "12", "--name",
+              "a long run name that once widened every column of the Inspect tab by itself")
+    window = make_window(project)
+    window.show_panel("inspect")
+    for _ in range(3):
+        assert window.inspect.add_pane() is not None
+    qtbot.waitUntil(lambda: window.inspect.colouring_done(), timeout=15000)
+    assert len(window.inspect.panes) == 4
+    assert window.minimumSizeHint().width() <= 1280
+    assert window.inspect.minimumSizeHint().width() <= 1000
+
+
+def _press(qtbot, window, key, modifier=Qt.KeyboardModifier.ControlModifier):
+    """A real key press: shortcuts only fire in the active window, at the focused widget."""
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    qtbot.keyClick(QApplication.focusWidget() or window, key, modifier)
+
+
+def test_tabs_switch_with_ctrl_page_and_ctrl_tab_and_alt_numbers(make_window, qtbot, project):
+    window = make_window(project)
+    qtbot.waitExposed(window)
+    window.show_panel("corpus")
+    _press(qtbot, window, Qt.Key.Key_PageDown)
+    assert window.current_panel == "train"
+    _press(qtbot, window, Qt.Key.Key_Tab)
+    assert window.current_panel == "inspect"
+    _press(qtbot, window, Qt.Key.Key_PageUp)
+    assert window.current_panel == "train"
+    _press(qtbot, window, Qt.Key.Key_4, Qt.KeyboardModifier.AltModifier)
+    assert window.current_panel == "merges"
+    assert all(not d.isHidden() for d in window.docks.values())  # no Ctrl+N hid a panel
+    for act in window.actions():  # no panel toggle is bound to Ctrl+digit any more
+        assert not any(re.fullmatch(r"Ctrl\+\d", s.toString()) for s in act.shortcuts())
+
+
+def test_ctrl_f_focuses_the_merge_filter(make_window, qtbot, project, small_corpus):
+    train_cli(small_corpus, project, "--merges", "5")
+    window = make_window(project)
+    qtbot.waitExposed(window)
+    window.show_panel("train")
+    _press(qtbot, window, Qt.Key.Key_F)
+    assert window.current_panel == "merges"
+    qtbot.waitUntil(lambda: window.merges.filter.edit.hasFocus(), timeout=5000)
+
+
+def test_ctrl_s_says_a_named_project_is_saved_and_asks_a_name_for_an_untitled_one(make_window, qtbot, project,
+                                                                                 tmp_path, monkeypatch):
+    window = make_window(project)
+    qtbot.waitExposed(window)
+    _press(qtbot, window, Qt.Key.Key_S)
+    assert window.statusBar().currentMessage() == SAVED_MESSAGE
+    window.new_project()
+    asked = []
+
+    def fake_dialog(parent, title, suggested, _filter):
+        asked.append(suggested)
+        return str(tmp_path / "named.tokproj"), ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(fake_dialog))
+    _press(qtbot, window, Qt.Key.Key_S)
+    assert asked and window.session.path == tmp_path / "named.tokproj" and not window.session.untitled
+
+
+def test_file_dialogs_never_start_inside_the_installation(make_window, qtbot, project):
+    from workbench.corpus import demo_corpus_files
+
+    window = make_window(project)
+    demo_folder = Path(demo_corpus_files()[0]).parent
+    window.settings.last_folder = str(demo_folder)  # what adding the demo corpus used to leave behind
+    start = Path(window.settings.last_folder)
+    assert not inside_installation(start) and start.is_dir()
+    assert start == Path(documents_folder())
+    window.settings.last_folder = str(project.parent)  # an ordinary folder is kept
+    assert window.settings.last_folder == str(project.parent)
+
+
+def test_the_guide_opens_with_the_demo_walks_the_tabs_and_can_stay_closed(make_window, qtbot):
+    window = make_window()
+    window.start_demo()
+    qtbot.waitUntil(lambda: not window.corpus.is_scanning(), timeout=30000)
+    assert window.guide_bar.isVisible() and window.guide.step.key == "corpus"
+    keys = []
+    for _ in range(4):
+        qtbot.mouseClick(window.guide.next_button, Qt.MouseButton.LeftButton)
+        keys.append(window.guide.step.key)
+    assert keys == ["train", "inspect", "merges", "compare"]
+    assert window.current_panel == "compare"
+    window.guide.dont_show.setChecked(True)
+    qtbot.mouseClick(window.guide.close_button, Qt.MouseButton.LeftButton)
+    assert not window.guide_bar.isVisible() and window.settings.show_guide is False
+    window.start_demo()
+    assert not window.guide_bar.isVisible()
+    window.act_guide.trigger()  # Help ▸ Show the Guide brings it back
+    assert window.guide_bar.isVisible() and window.guide.step.key == "corpus"
+
+
+def test_the_inspect_session_comes_back_when_the_project_is_reopened(make_window, qtbot, project, small_corpus):
+    train_cli(small_corpus, project, "--merges", "12")
+    train_cli(small_corpus, project, "--merges", "6")
+    window = make_window(project)
+    inspect = window.inspect
+    inspect.set_text("lower\r\nnewest")
+    assert inspect.primary.set_source(("run", 2))
+    assert inspect.add_pane(("run", 1)) is not None
+    inspect.boundary_marks.setChecked(True)
+    assert window.close()  # closing keeps the session in the project
+    again = make_window(project).inspect
+    assert again.text() == "lower\r\nnewest" and again.separator() == "\r\n"
+    assert [p.source() for p in again.panes] == [("run", 2), ("run", 1)]
+    assert again.boundary_marks.isChecked()
+    # It is kept out of the list of texts the user keeps.
+    assert [name for _id, name, _text in again.saved_texts()] == []

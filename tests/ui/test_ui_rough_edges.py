@@ -161,3 +161,31 @@ def test_the_inspect_session_comes_back_when_the_project_is_reopened(make_window
     assert again.boundary_marks.isChecked()
     # It is kept out of the list of texts the user keeps.
     assert [name for _id, name, _text in again.saved_texts()] == []
+
+
+def test_the_status_bar_says_paused_and_a_new_run_starts_with_fresh_axes(make_window, qtbot, project, small_corpus,
+                                                                         long_corpus):
+    window = make_window(project, small_corpus)
+    panel = window.training
+    window.show_panel("train")
+    panel.set_options(merges=60)
+    with qtbot.waitSignal(panel.run_finished, timeout=60000):
+        assert panel.start()
+    vocab_plot = panel.plots.plots["vocab"]
+    assert vocab_plot.vb.viewRange()[0][1] >= 60  # the finished run's x range
+
+    with qtbot.waitSignal(window.corpus.scan_finished, timeout=20000):
+        window.corpus.add_paths([str(long_corpus)], prompt=False)
+    panel.set_options(merges=1_000_000)
+    ranges = []
+    panel.run_started.connect(lambda _rid: ranges.append(vocab_plot.vb.viewRange()[0][1]))
+    with qtbot.waitSignal(panel.run_started, timeout=30000):
+        assert panel.start()
+    assert ranges and ranges[0] < 60  # reset on start, not the last run's axis
+    assert "training" in window.run_label.text() or "reading" in window.run_label.text()
+    qtbot.waitUntil(lambda: panel.process.state == "training", timeout=20000)
+    assert panel.pause()
+    assert window.run_label.text() == "● paused"
+    with qtbot.waitSignal(panel.run_finished, timeout=30000):
+        panel.cancel()
+    assert window.run_label.text() == ""

@@ -83,6 +83,11 @@ class TokenPane(QFrame):
 
         self.counts_label = QLabel(" ")
         self.counts_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Wrapped, not one long line: its width was each column's minimum, so columns could not
+        # share the window's width (issue 14).
+        self.counts_label.setWordWrap(True)
+        self.counts_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.slider_label.setMinimumWidth(0)
         self.status_label = QLabel()
         self.status_label.setWordWrap(True)
         self.status_label.setVisible(False)

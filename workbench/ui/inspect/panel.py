@@ -170,10 +170,6 @@ class InspectPanel(QWidget):
         self.boundary_marks = QCheckBox("Boundary marks")
         self.boundary_marks.setToolTip("Draw a thin line between tokens, so the split reads without the colours")
         self.boundary_marks.toggled.connect(self._on_boundary_marks)
-        for combo in (self.special_mode, self.colour_mode, self.line_breaks):
-            # Long item texts elide rather than widen the window (issue 14: panes pushed it off screen).
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(12)
 
         # Two rows: the display switches, then the text's settings and the actions — one row of
         # everything asked for ~1000 px before any column was added.

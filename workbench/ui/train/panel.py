@@ -743,6 +743,7 @@ class TrainingPanel(QWidget):
         self.progress.setFormat(f"0 / {target:,} merges")
         self.reload_history(select=[run_id])
         self.session.modified_changed.emit(self.session.is_modified())
+        self.plots.fit_all()  # the new run's axes start afresh, not at the last run's ranges
         self.plots.set_live(True)
         self.poll_timer.start()
         self.run_started.emit(run_id)
@@ -855,12 +856,14 @@ class TrainingPanel(QWidget):
             now = time.monotonic()
             if got:
                 self._pending_merge_signal = True
-            if self._pending_merge_signal and now - self._last_merges_signal >= MERGES_REFRESH_S:
-                self._last_merges_signal = now
-                self._pending_merge_signal = False
+                # The Runs row keeps pace with the plots and the progress bar (one short read);
+                # only the other tabs' refresh is rate-limited below.
                 info = self.session.run(self.live_run)
                 if info is not None:
                     self.history.update_run(info, self.live_run)
+            if self._pending_merge_signal and now - self._last_merges_signal >= MERGES_REFRESH_S:
+                self._last_merges_signal = now
+                self._pending_merge_signal = False
                 self.steps_arrived.emit(self.live_run)
         self._paced_redraw()
 

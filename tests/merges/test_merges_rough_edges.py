@@ -1,0 +1,39 @@
+"""Issue 14 in the Merges tab: the sort arrow points the way the order goes; a long token does not
+widen the detail pane."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QTableWidget
+
+from workbench.ui import style
+from workbench.ui.merges.detail import _short
+
+
+def _arrow_rows(header) -> list[int]:
+    """Dark pixels per row of the first section (an empty title): the arrow's shape, top to bottom."""
+    image = header.grab().toImage()
+    width = header.sectionSize(0)
+    rows = [sum(1 for x in range(width) if image.pixelColor(x, y).lightness() < 100) for y in range(image.height())]
+    return [n for n in rows if n]
+
+
+def test_ascending_order_shows_an_arrow_pointing_up(qtbot):
+    style.apply_theme(QApplication.instance(), "light")
+    table = QTableWidget(3, 2)
+    table.setHorizontalHeaderLabels(["", ""])
+    qtbot.addWidget(table)
+    table.show()
+    header = table.horizontalHeader()
+    header.setSortIndicatorShown(True)
+    header.setSortIndicator(0, Qt.SortOrder.AscendingOrder)
+    up = _arrow_rows(header)
+    header.setSortIndicator(0, Qt.SortOrder.DescendingOrder)
+    down = _arrow_rows(header)
+    assert len(up) >= 2 and up == sorted(up) and up[0] < up[-1]  # narrow at the top: ▲
+    assert down == sorted(down, reverse=True) and down[0] > down[-1]  # ▼
+
+
+def test_long_pieces_are_cut_short_with_an_ellipsis():
+    assert _short("x" * 100) == "x" * 39 + "…" and len(_short("x" * 100)) == 40
+    assert _short("short") == "short"

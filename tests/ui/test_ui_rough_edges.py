@@ -189,3 +189,20 @@ def test_the_status_bar_says_paused_and_a_new_run_starts_with_fresh_axes(make_wi
     with qtbot.waitSignal(panel.run_finished, timeout=30000):
         panel.cancel()
     assert window.run_label.text() == ""
+
+
+def test_every_table_text_and_chart_has_a_name_and_takes_the_keyboard(make_window, qtbot, project):
+    from PySide6.QtWidgets import QAbstractItemView, QComboBox, QGraphicsView, QHeaderView, QPlainTextEdit
+
+    window = make_window(project)
+    seen = 0
+    for cls in (QAbstractItemView, QPlainTextEdit, QGraphicsView):
+        for view in window.findChildren(cls):
+            if isinstance(view, QHeaderView) or isinstance(view.parentWidget().parentWidget(), QComboBox):
+                continue
+            seen += 1
+            assert view.accessibleName(), f"{type(view).__name__} has no accessible name"
+            assert view.focusPolicy() != Qt.FocusPolicy.NoFocus, view.accessibleName()
+    assert seen >= 15
+    assert window.training.plots.view.accessibleName() == "Training curves"
+    assert window.training.history.tree.accessibleName() == "Runs"

@@ -26,12 +26,18 @@ from typing import Protocol, TypeVar, runtime_checkable
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QApplication,
+    QComboBox,
     QDockWidget,
     QFileDialog,
+    QFrame,
+    QGraphicsView,
+    QHeaderView,
     QLabel,
     QMainWindow,
     QMessageBox,
+    QPlainTextEdit,
     QTabWidget,
     QToolBar,
     QWidget,
@@ -116,6 +122,7 @@ class MainWindow(QMainWindow):
         self._build_guide()
         self._wire()
         self._restore_layout()
+        self._name_unnamed_views()
         self.guide_bar.hide()  # a restored layout must not bring the guide back: start_demo does
         self._update_title()
 
@@ -152,6 +159,20 @@ class MainWindow(QMainWindow):
         self.docks[key] = dock
         widget.setAccessibleName(f"{title} panel")
         dock.visibilityChanged.connect(lambda visible, k=key: self._on_dock_visible(k, visible))
+
+    def _name_unnamed_views(self) -> None:
+        """Give every table, text view and plot a screen-reader name (issue 14).
+
+        The panels name their own; one left unnamed gets "<what> in the <tab> panel" here, so
+        a screen reader never announces a bare "table". Combo box pop-ups and headers are Qt's.
+        """
+        kinds = ((QAbstractItemView, "Table"), (QPlainTextEdit, "Text"), (QGraphicsView, "Chart"))
+        for dock in self.docks.values():
+            for cls, what in kinds:
+                for view in dock.widget().findChildren(cls):
+                    if view.accessibleName() or isinstance(view, QHeaderView) or _in_combo_popup(view):
+                        continue
+                    view.setAccessibleName(f"{what} in the {dock.windowTitle()} panel")
 
     def _on_dock_visible(self, key: str, visible: bool) -> None:
         if visible and not self.docks[key].isFloating():
@@ -234,8 +255,10 @@ class MainWindow(QMainWindow):
         self.act_rename = self._action("&Rename Run", self._rename_run, "F2")
         self.act_shortcuts = self._action("&Keyboard Shortcuts", self.show_shortcuts, K.HelpContents)
         self.act_guide = self._action("Show the &Guide", self.show_guide,
-                                      tip="A short tour: Corpus → Train → Inspect → Merges → Compare → Export")
-        self.act_find = self._action("&Find", self.focus_search, K.Find, "Focus the merge filter (or this tab's search)")
+                                      tip="A short tour: Corpus → Train → Inspect → Merges → Compare → "
+                                          "Export")
+        self.act_find = self._action("&Find", self.focus_search, K.Find,
+                                     "Focus the merge filter (or this tab's search)")
         self.act_next_tab = self._action("Next Tab", lambda: self.next_panel(1), [K.NextChild, "Ctrl+PgDown"])
         self.act_prev_tab = self._action("Previous Tab", lambda: self.next_panel(-1), [K.PreviousChild, "Ctrl+PgUp"])
         self.act_show_log = self._action("Show &Log", self.show_log,
@@ -762,6 +785,12 @@ class MainWindow(QMainWindow):
         for view in self.views:  # the views own worker threads too
             self._guarded(view, "shutdown", view.shutdown)
         self.session.close(discard_untitled=True)
+
+
+def _in_combo_popup(view: QWidget) -> bool:
+    """A combo box's drop-down list (Qt names it after the combo box)."""
+    frame = view.parentWidget()
+    return isinstance(frame, QFrame) and isinstance(frame.parentWidget(), QComboBox)
 
 
 def _version() -> str:

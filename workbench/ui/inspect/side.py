@@ -80,6 +80,7 @@ class IdsView(QPlainTextEdit):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Token ids")
         self.setReadOnly(True)
         self.setUndoRedoEnabled(False)
         self.setMouseTracking(True)
@@ -225,6 +226,7 @@ class CountsTable(QTableWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(len(self.ROWS), 0, parent)
+        self.setAccessibleName("Token counts")
         self.setVerticalHeaderLabels(list(self.ROWS))
         self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -292,6 +294,7 @@ class DecodeBox(QWidget):
         self.show_whitespace = False
         self.title = QLabel("Decode")
         self.input = QPlainTextEdit()
+        self.input.setAccessibleName("Ids to decode")
         self.input.setPlaceholderText("Paste ids: 15339, 1917  or  [15339, 1917]")
         self.input.setMaximumHeight(70)
         self.input.textChanged.connect(self.decode)

@@ -67,6 +67,7 @@ class MergeDetail(QWidget):
 
         self.tree_label = QLabel("<b>How it was built</b>")
         self.tree = QTreeWidget()
+        self.tree.setAccessibleName("How the token was built")
         self.tree.setColumnCount(3)
         self.tree.setHeaderLabels(["token", "id", "rank"])
         self.tree.setFont(mono)
@@ -83,6 +84,7 @@ class MergeDetail(QWidget):
         self.children = QTreeWidget()
         self.children.setRootIsDecorated(False)
         self.children.setColumnCount(4)
+        self.children.setAccessibleName("Later merges that use this token")
         self.children.setHeaderLabels(["rank", "pair", "result", "frequency"])
         self.children.setUniformRowHeights(True)
         self.children.setAlternatingRowColors(True)

@@ -118,6 +118,11 @@ class TrainingPlots(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         self.view = pg.GraphicsLayoutWidget()
         self.view.ci.setSpacing(6)
+        self.view.setAccessibleName("Training curves")
+        self.view.setAccessibleDescription("Vocabulary size, merged-pair frequency, corpus tokens and compression "
+                                           "by merge step; hover for the merge made at a step")
+        # A visible focus: the curves take the keyboard (Tab), and nothing else would show it.
+        self.view.setStyleSheet("QGraphicsView:focus { border: 1px solid palette(highlight); }")
         layout.addWidget(self.view)
         self.plots: dict[str, pg.PlotItem] = {}
         for i, name in enumerate(PLOTS):

@@ -206,3 +206,28 @@ def test_every_table_text_and_chart_has_a_name_and_takes_the_keyboard(make_windo
     assert seen >= 15
     assert window.training.plots.view.accessibleName() == "Training curves"
     assert window.training.history.tree.accessibleName() == "Runs"
+
+
+def test_the_overlay_legend_covers_no_curve(make_window, qtbot, project, small_corpus):
+    import numpy as np
+    from PySide6.QtCore import QPointF
+
+    for merges in ("40", "80", "120"):
+        train_cli(small_corpus, project, "--merges", merges)
+    window = make_window(project)
+    window.show_panel("train")
+    plots = window.training.plots
+    window.training.history.select(window.training.history.run_ids())
+    qtbot.waitUntil(lambda: len(plots.runs) == 3 and plots.legend.isVisible(), timeout=10000)
+    plots.redraw()
+    qtbot.wait(50)  # one paint, so the legend has its laid-out size
+    box = plots.legend.sceneBoundingRect()
+    assert box.width() > 0
+    for name, plot in plots.plots.items():
+        if not plot.sceneBoundingRect().intersects(box):
+            continue
+        for rid in plots.runs:
+            x, y = plots.curve_data(rid, name)
+            ys = np.log10(np.maximum(y, 1e-9)) if name == "frequency" else y
+            for px, py in zip(x, ys):
+                assert not box.contains(plot.vb.mapViewToScene(QPointF(float(px), float(py)))), (name, rid, px)

@@ -144,7 +144,10 @@ class TrainingPlots(QWidget):
             if name != "vocab":
                 plot.setXLink(self.plots["vocab"])
             self.plots[name] = plot
-        self.legend = self.plots["vocab"].addLegend(offset=(-8, -8))  # bottom right: the curve rises left to right
+        # The overlay legend is a row of its own under the plots: inside a plot, wherever it was
+        # put, a legend of a few long run names covered some curve on a small window (issue 14).
+        self.legend = pg.LegendItem(colCount=2)
+        self.view.addItem(self.legend, row=2, col=0, colspan=2)
         self.legend.setVisible(False)
         self.cursors = {}
         for name, plot in self.plots.items():

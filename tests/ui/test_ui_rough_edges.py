@@ -231,3 +231,29 @@ def test_the_overlay_legend_covers_no_curve(make_window, qtbot, project, small_c
             ys = np.log10(np.maximum(y, 1e-9)) if name == "frequency" else y
             for px, py in zip(x, ys):
                 assert not box.contains(plot.vb.mapViewToScene(QPointF(float(px), float(py)))), (name, rid, px)
+
+
+def test_message_boxes_fit_their_title_and_the_export_report_fits_the_status_bar(make_window, qtbot, project,
+                                                                                 small_corpus, tmp_path):
+    from PySide6.QtWidgets import QMessageBox
+
+    from workbench.ui.dialogs import fit_title
+
+    title = "Cannot import the tokenizer because of a rather long reason"
+    box = QMessageBox(QMessageBox.Icon.Warning, title, "short", QMessageBox.StandardButton.Ok)
+    qtbot.addWidget(box)
+    need = box.fontMetrics().horizontalAdvance(title) + 100  # the title plus the window's buttons
+    assert box.sizeHint().width() < need  # sized from its text alone, the title would be clipped
+    fit_title(box)
+    assert box.sizeHint().width() >= need
+
+    train_cli(small_corpus, project, "--merges", "12")
+    window = make_window(project)
+    (run_id,) = window.training.history.run_ids()
+    out = tmp_path / "tokenizer.json"
+    with qtbot.waitSignal(window.export_finished, timeout=60000) as done:
+        window.export_run(run_id, "hf", str(out))
+    full = done.args[1]
+    shown = window.statusBar().currentMessage()
+    assert str(out) in full and len(shown) <= 110 and full.startswith(shown.rstrip("…"))
+    assert window.statusBar().toolTip() == full

@@ -18,11 +18,14 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
+    QSpacerItem,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -118,6 +121,24 @@ class ExportDialog(QDialog):
 
     def choice(self) -> tuple[int, str, str, bool]:
         return self.run_combo.currentData(), self.fmt, self.path_edit.text().strip(), self.force_check.isChecked()
+
+
+def fit_title(dialog: QDialog, extra: int = 160) -> None:
+    """Make ``dialog`` at least as wide as its title needs: a window manager clips a title that is
+    wider than the dialog ("Cannot import the tok…"). A message box sizes itself from its text and
+    ignores a minimum width, so it gets a spacer in its grid instead."""
+    width = dialog.fontMetrics().horizontalAdvance(dialog.windowTitle()) + extra
+    layout = dialog.layout()
+    if isinstance(layout, QGridLayout):
+        layout.addItem(QSpacerItem(width, 0, QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Minimum),
+                       layout.rowCount(), 0, 1, layout.columnCount())
+    else:
+        dialog.setMinimumWidth(max(dialog.minimumWidth(), width))
+
+
+def short_message(message: str, limit: int = 110) -> str:
+    """A status-bar line: the first ``limit`` characters (the whole text goes in its tooltip)."""
+    return message if len(message) <= limit else message[: limit - 1].rstrip() + "…"
 
 
 def shortcuts_dialog(rows: Sequence[tuple[str, str]], parent: QWidget | None = None) -> QDialog:

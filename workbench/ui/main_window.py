@@ -46,7 +46,7 @@ from PySide6.QtWidgets import (
 from workbench.errors import WorkbenchError
 from workbench.ui import style
 from workbench.ui.corpus.panel import CorpusPanel
-from workbench.ui.dialogs import ExportDialog, shortcuts_dialog
+from workbench.ui.dialogs import ExportDialog, fit_title, short_message, shortcuts_dialog
 from workbench.ui.guide import GuideBanner
 from workbench.ui.inspect.panel import InspectPanel
 from workbench.ui.jobs import JobRunner
@@ -625,7 +625,11 @@ class MainWindow(QMainWindow):
         self.tasks.submit(work, self._exported, self._export_failed)
 
     def _exported(self, message: str) -> None:
-        self.statusBar().showMessage(message, 15000)
+        # The whole report (every path, every check) is too long for the status bar, where it was
+        # cut off mid-path: the bar gets the start, its tooltip and the log the whole text.
+        log.info("%s", message)
+        self.statusBar().showMessage(short_message(message), 15000)
+        self.statusBar().setToolTip(message)
         self.export_finished.emit(True, message)
 
     def _export_failed(self, message: str) -> None:
@@ -753,6 +757,7 @@ class MainWindow(QMainWindow):
     def _error(self, title: str, message: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, title, message.splitlines()[0] if message else title,
                           QMessageBox.StandardButton.Ok, self)
+        fit_title(box)
         box.exec()
 
     # ---- closing --------------------------------------------------------------------------------------

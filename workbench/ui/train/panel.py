@@ -48,6 +48,7 @@ from workbench.errors import ConfigError, WorkbenchError
 from workbench.store import RunInfo
 from workbench.tasks.spec import MODEL_DEFAULTS, MODEL_OPTIONS, ModelOption, RunSpec
 from workbench.ui import style, text
+from workbench.ui.dialogs import fit_title
 from workbench.ui.empty_state import EmptyState
 from workbench.ui.jobs import SplitPreviewer
 from workbench.ui.project_session import ProjectSession
@@ -81,6 +82,7 @@ def ask(parent: QWidget, title: str, message: str, buttons, default) -> QMessage
     """A modal question; one place so tests can answer it."""
     box = QMessageBox(QMessageBox.Icon.Question, title, message, buttons, parent)
     box.setDefaultButton(default)
+    fit_title(box)
     return QMessageBox.StandardButton(box.exec())
 
 

@@ -37,3 +37,21 @@ def test_ascending_order_shows_an_arrow_pointing_up(qtbot):
 def test_long_pieces_are_cut_short_with_an_ellipsis():
     assert _short("x" * 100) == "x" * 39 + "…" and len(_short("x" * 100)) == 40
     assert _short("short") == "short"
+
+
+def test_the_detail_pane_and_inspect_number_a_merge_alike(panel, worked_project, qtbot):
+    """One convention, "merge rank N" counted from 0, in the merge detail and in Inspect's hover."""
+    from workbench.store import ProjectStore
+    from workbench.ui.inspect.pane import TokenPane
+
+    project, run_id = worked_project
+    panel.set_project(project)
+    with ProjectStore.open(project, readonly=True) as store:
+        tok = store.load_tokenizer(run_id)
+    token = tok.id_of_piece[b"low</w>"]
+    panel.select_token(("run", run_id), token)
+    assert "merge rank 4:" in panel.detail.subtitle.text()
+    pane = TokenPane()
+    qtbot.addWidget(pane)
+    tip = pane._describe_id(tok, token)
+    assert "merge rank 4:" in tip and "(merge " not in tip

@@ -257,3 +257,36 @@ def test_message_boxes_fit_their_title_and_the_export_report_fits_the_status_bar
     shown = window.statusBar().currentMessage()
     assert str(out) in full and len(shown) <= 110 and full.startswith(shown.rstrip("…"))
     assert window.statusBar().toolTip() == full
+
+
+def test_the_train_tab_is_walked_by_tab_alone(make_window, qtbot, project, small_corpus):
+    window = make_window(project, small_corpus)
+    qtbot.waitExposed(window)
+    panel = window.training
+    window.show_panel("train")
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    panel.model_combo.setFocus(Qt.FocusReason.TabFocusReason)
+    wanted = {panel.start_button, panel.size_spin, panel.history.tree}
+    reached = set()
+    for _ in range(80):
+        widget = QApplication.focusWidget()
+        reached.add(widget)
+        if wanted <= reached:
+            break
+        qtbot.keyClick(widget, Qt.Key.Key_Tab)
+    assert wanted <= reached, [w.accessibleName() or type(w).__name__ for w in wanted - reached]
+
+
+def test_ctrl_tab_switches_tabs_even_from_the_inspect_editor(make_window, qtbot, project):
+    window = make_window(project)
+    qtbot.waitExposed(window)
+    window.show_panel("inspect")
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    editor = window.inspect.primary.editor
+    editor.setFocus()
+    before = editor.toPlainText()
+    qtbot.keyClick(editor, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert window.current_panel == "merges"
+    assert editor.toPlainText() == before  # no tab typed into the text

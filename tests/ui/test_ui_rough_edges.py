@@ -290,3 +290,17 @@ def test_ctrl_tab_switches_tabs_even_from_the_inspect_editor(make_window, qtbot,
     qtbot.keyClick(editor, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
     assert window.current_panel == "merges"
     assert editor.toPlainText() == before  # no tab typed into the text
+
+
+def test_the_inspect_import_dialog_starts_in_the_last_folder(make_window, qtbot, project, tmp_path, monkeypatch):
+    window = make_window(project)
+    window.settings.last_folder = str(tmp_path)
+    started = []
+
+    def fake_dialog(parent, title, folder, _filter):
+        started.append(folder)
+        return "", ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(fake_dialog))
+    window.inspect._on_import_clicked()
+    assert started == [str(tmp_path)]

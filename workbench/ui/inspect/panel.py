@@ -51,6 +51,7 @@ from workbench.ui.inspect.worker import (
     WorkerThread,
 )
 from workbench.ui.project_session import INSPECT_SESSION_NAME, open_read, open_write
+from workbench.ui.settings import AppSettings
 
 SAMPLE_TEXT = (
     "Tokenizers split text into pieces. Type here to see how yours does it.\n"
@@ -670,10 +671,12 @@ class InspectPanel(QWidget):
         if self.project is None:
             self.status.setText("Open or create a project first: imported tokenizers are kept in it.")
             return
+        settings = AppSettings()  # the last folder used or the documents, never the working folder
         path, _filter = QFileDialog.getOpenFileName(
-            self, "Import a tokenizer", "",
+            self, "Import a tokenizer", settings.last_folder,
             "Tokenizer files (*.tiktoken tokenizer.json vocab.json *.json merges.txt);;All files (*)")
         if path:
+            settings.last_folder = str(Path(path).parent)
             self.import_file(Path(path))
 
     def import_file(self, path: Path, name: str = "") -> None:

@@ -199,10 +199,16 @@ def ask_and_export_csv(parent: QWidget, title: str, default_name: str, export: C
     """Ask where to save, then run ``export(path)``; a failure shows in ``error`` as one line."""
     from PySide6.QtWidgets import QFileDialog
 
-    from workbench.errors import WorkbenchError
+    from pathlib import Path
 
-    path, _ = QFileDialog.getSaveFileName(parent, title, default_name, "CSV files (*.csv)")
+    from workbench.errors import WorkbenchError
+    from workbench.ui.settings import AppSettings
+
+    settings = AppSettings()  # start in the last folder used or the documents, never the working folder
+    start = str(Path(settings.last_folder) / default_name)
+    path, _ = QFileDialog.getSaveFileName(parent, title, start, "CSV files (*.csv)")
     if path:
+        settings.last_folder = str(Path(path).parent)
         try:
             export(path)
         except WorkbenchError as exc:

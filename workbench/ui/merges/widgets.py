@@ -197,9 +197,9 @@ def shown_entries(table, model, *, selection: bool) -> list:
 def ask_and_export_csv(parent: QWidget, title: str, default_name: str, export: Callable[[str], object],
                        error: "ErrorLabel") -> None:
     """Ask where to save, then run ``export(path)``; a failure shows in ``error`` as one line."""
-    from PySide6.QtWidgets import QFileDialog
-
     from pathlib import Path
+
+    from PySide6.QtWidgets import QFileDialog
 
     from workbench.errors import WorkbenchError
     from workbench.ui.settings import AppSettings

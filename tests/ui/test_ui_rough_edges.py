@@ -304,3 +304,26 @@ def test_the_inspect_import_dialog_starts_in_the_last_folder(make_window, qtbot,
     monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(fake_dialog))
     window.inspect._on_import_clicked()
     assert started == [str(tmp_path)]
+
+
+def test_the_runs_row_keeps_pace_with_the_plots(make_window, qtbot, project, long_corpus):
+    import time
+
+    window = make_window(project, [long_corpus])
+    panel = window.training
+    window.show_panel("train")
+    panel.set_options(merges=1_000_000)
+    with qtbot.waitSignal(panel.run_started, timeout=30000) as started:
+        assert panel.start()
+    run_id = started.args[0]
+    qtbot.waitUntil(lambda: panel.plots.last_step(run_id) > 0, timeout=20000)
+    panel.poll_timer.stop()  # drive the reads by hand from here
+    try:
+        qtbot.waitUntil(lambda: bool(window.session.steps(run_id, panel.plots.last_step(run_id))), timeout=20000)
+        panel._last_merges_signal = time.monotonic()  # inside the other tabs' rate limit
+        panel._tick()
+        merges = int(panel.history.item_for(run_id).text(3).replace(",", ""))
+        assert merges >= panel.plots.last_step(run_id)  # the row was read with (after) the plots
+    finally:
+        with qtbot.waitSignal(panel.run_finished, timeout=30000):
+            panel.cancel()

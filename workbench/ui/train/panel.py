@@ -990,6 +990,8 @@ class TrainingPanel(QWidget):
 
     @Slot()
     def _on_project_changed(self) -> None:
+        self.settle_timer.stop()  # a run id of the old project means nothing in the new one
+        self._settling = None
         self.plots.clear()
         self._merge_cache.clear()
         self._show_error("")

@@ -144,7 +144,7 @@ def short_message(message: str, limit: int = 110) -> str:
 def shortcuts_dialog(rows: Sequence[tuple[str, str]], parent: QWidget | None = None) -> QDialog:
     dialog = QDialog(parent)
     dialog.setWindowTitle("Keyboard shortcuts")
-    dialog.setMinimumSize(460, 440)
+    dialog.setMinimumSize(620, 480)
     table = QTableWidget(len(rows), 2)
     table.setHorizontalHeaderLabels(["Action", "Shortcut"])
     table.verticalHeader().setVisible(False)
@@ -152,11 +152,16 @@ def shortcuts_dialog(rows: Sequence[tuple[str, str]], parent: QWidget | None = N
     table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
     table.setAlternatingRowColors(True)
     table.setShowGrid(False)
-    table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+    # The action names take the width they need (they were wrapped into two lines); the keys,
+    # some of which list several sequences, get the rest and elide with a tooltip.
+    table.setWordWrap(False)
+    table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+    table.setAccessibleName("Keyboard shortcuts")
     for i, (action, keys) in enumerate(rows):
         table.setItem(i, 0, QTableWidgetItem(action))
         item = QTableWidgetItem(keys)
+        item.setToolTip(keys)
         item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         table.setItem(i, 1, item)
     layout = QVBoxLayout(dialog)

@@ -55,3 +55,32 @@ def test_the_detail_pane_and_inspect_number_a_merge_alike(panel, worked_project,
     qtbot.addWidget(pane)
     tip = pane._describe_id(tok, token)
     assert "merge rank 4:" in tip and "(merge " not in tip
+
+
+def test_a_long_token_does_not_squeeze_the_merge_table(panel, tmp_path, qtbot):
+    """Eight merges double "a" up to a 256-byte token; selecting it keeps the table's share."""
+    from workbench.core.model import MergeEvent, base_vocab
+    from workbench.store import ProjectStore
+
+    vocab = base_vocab("bytes")
+    initial = list(vocab)
+    path = tmp_path / "long.tokproj"
+    with ProjectStore.open(path, create=True) as store:
+        run = store.create_run("long token", {"units": "bytes", "pretokenizer": "none"}, [], initial,
+                               ["base"] * len(initial))
+        with store.run_writer(run, interval=float("inf")) as writer:
+            last = ord("a")
+            for step in range(1, 9):
+                vocab.append(vocab[last] * 2)
+                writer.add(MergeEvent(step, last, last, len(vocab) - 1, 100 - step, len(vocab), 1000 - step),
+                           vocab[-1])
+                last = len(vocab) - 1
+        store.finish_run(run, "finished")
+    panel.set_project(path)
+    table_before = panel.table.width()
+    panel.select_token(("run", run), len(vocab) - 1)
+    qtbot.wait(10)
+    assert panel.detail.title.toolTip().startswith("a" * 256)  # whole in the tooltip
+    assert panel.detail.title.text().endswith("…") and len(panel.detail.title.text()) <= 40
+    assert panel.detail.minimumSizeHint().width() < 500
+    assert panel.table.width() >= table_before - 5

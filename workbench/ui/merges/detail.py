@@ -150,7 +150,7 @@ class MergeDetail(QWidget):
         shown = browser_piece(piece) if piece else "(empty piece)"
         # A long token has no place to wrap: shown whole it widened this pane and squeezed the
         # merge table. It is cut short here; the tooltip has it whole.
-        self.title.setText(_short(shown))
+        self.title.setText(_short(shown, 24))  # the title's large font: 24 characters is ~380 px
         self.title.setToolTip(f"{shown}\nbytes: {piece_hex(piece)}")
         parts = [f"token {token_id}"]
         if entry is not None:

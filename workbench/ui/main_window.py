@@ -11,6 +11,14 @@ Export, and closing with a run in progress (asks, then stops the run cleanly).
 Failures a panel survives are logged (``workbench.ui.main_window``) and summed up in the status bar;
 Help ▸ Show Log shows the log file.
 
+Keys follow ``QKeySequence`` standard keys where there is one: Ctrl+Tab / Ctrl+Shift+Tab and
+Ctrl+PgDown / Ctrl+PgUp change tabs, Alt+1… go to one, Ctrl+F finds (the merge filter), Ctrl+S
+saves (Save As for an untitled project; a named one is saved after every change already).
+Showing and hiding a panel has no shortcut: Ctrl+1… hid panels where users expect it to switch.
+The first-run guide (:mod:`workbench.ui.guide`) opens with the demo; an import from any tab goes
+through ``ProjectSession.references_changed``; the Inspect tab's session is kept in the project
+when the window leaves it (``ProjectSession.save_inspect_session``).
+
 What it leaves out: the panels' own behaviour, and any work longer than a paged read (export and
 import run on the job runner, training in a child process).
 """

@@ -18,11 +18,14 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
+    QSpacerItem,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -121,10 +124,28 @@ class ExportDialog(QDialog):
         return self.run_combo.currentData(), self.fmt, self.path_edit.text().strip(), self.force_check.isChecked()
 
 
+def fit_title(dialog: QDialog, extra: int = 160) -> None:
+    """Make ``dialog`` at least as wide as its title needs: a window manager clips a title that is
+    wider than the dialog ("Cannot import the tok…"). A message box sizes itself from its text and
+    ignores a minimum width, so it gets a spacer in its grid instead."""
+    width = dialog.fontMetrics().horizontalAdvance(dialog.windowTitle()) + extra
+    layout = dialog.layout()
+    if isinstance(layout, QGridLayout):
+        layout.addItem(QSpacerItem(width, 0, QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Minimum),
+                       layout.rowCount(), 0, 1, layout.columnCount())
+    else:
+        dialog.setMinimumWidth(max(dialog.minimumWidth(), width))
+
+
+def short_message(message: str, limit: int = 110) -> str:
+    """A status-bar line: the first ``limit`` characters (the whole text goes in its tooltip)."""
+    return message if len(message) <= limit else message[: limit - 1].rstrip() + "…"
+
+
 def shortcuts_dialog(rows: Sequence[tuple[str, str]], parent: QWidget | None = None) -> QDialog:
     dialog = QDialog(parent)
     dialog.setWindowTitle("Keyboard shortcuts")
-    dialog.setMinimumSize(460, 440)
+    dialog.setMinimumSize(620, 480)
     table = QTableWidget(len(rows), 2)
     table.setHorizontalHeaderLabels(["Action", "Shortcut"])
     table.verticalHeader().setVisible(False)
@@ -132,11 +153,16 @@ def shortcuts_dialog(rows: Sequence[tuple[str, str]], parent: QWidget | None = N
     table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
     table.setAlternatingRowColors(True)
     table.setShowGrid(False)
-    table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+    # The action names take the width they need (they were wrapped into two lines); the keys,
+    # some of which list several sequences, get the rest and elide with a tooltip.
+    table.setWordWrap(False)
+    table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+    table.setAccessibleName("Keyboard shortcuts")
     for i, (action, keys) in enumerate(rows):
         table.setItem(i, 0, QTableWidgetItem(action))
         item = QTableWidgetItem(keys)
+        item.setToolTip(keys)
         item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         table.setItem(i, 1, item)
     layout = QVBoxLayout(dialog)

@@ -11,6 +11,14 @@ Export, and closing with a run in progress (asks, then stops the run cleanly).
 Failures a panel survives are logged (``workbench.ui.main_window``) and summed up in the status bar;
 Help ▸ Show Log shows the log file.
 
+Keys follow ``QKeySequence`` standard keys where there is one: Ctrl+Tab / Ctrl+Shift+Tab and
+Ctrl+PgDown / Ctrl+PgUp change tabs, Alt+1… go to one, Ctrl+F finds (the merge filter), Ctrl+S
+saves (Save As for an untitled project; a named one is saved after every change already).
+Showing and hiding a panel has no shortcut: Ctrl+1… hid panels where users expect it to switch.
+The first-run guide (:mod:`workbench.ui.guide`) opens with the demo; an import from any tab goes
+through ``ProjectSession.references_changed``; the Inspect tab's session is kept in the project
+when the window leaves it (``ProjectSession.save_inspect_session``).
+
 What it leaves out: the panels' own behaviour, and any work longer than a paged read (export and
 import run on the job runner, training in a child process).
 """
@@ -26,20 +34,28 @@ from typing import Protocol, TypeVar, runtime_checkable
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QApplication,
+    QComboBox,
     QDockWidget,
     QFileDialog,
+    QFrame,
+    QGraphicsView,
+    QHeaderView,
     QLabel,
     QMainWindow,
     QMessageBox,
+    QPlainTextEdit,
     QTabWidget,
+    QToolBar,
     QWidget,
 )
 
 from workbench.errors import WorkbenchError
 from workbench.ui import style
 from workbench.ui.corpus.panel import CorpusPanel
-from workbench.ui.dialogs import ExportDialog, shortcuts_dialog
+from workbench.ui.dialogs import ExportDialog, fit_title, short_message, shortcuts_dialog
+from workbench.ui.guide import GuideBanner
 from workbench.ui.inspect.panel import InspectPanel
 from workbench.ui.jobs import JobRunner
 from workbench.ui.logs import LogDialog, window_log_path
@@ -50,6 +66,7 @@ from workbench.ui.settings import AppSettings
 from workbench.ui.train.panel import TrainingPanel, ask
 
 APP_NAME = "Tokenizer Workbench"
+SAVED_MESSAGE = "Saved — the project saves itself after every change."
 PROJECT_FILTER = "Tokenizer Workbench projects (*.tokproj);;All files (*)"
 TOKENIZER_FILTER = ("Tokenizer files (*.json *.tiktoken *.txt *.vocab);;tokenizer.json (*.json);;"
                     "tiktoken (*.tiktoken);;GPT-2 vocab.json (vocab.json);;WordPiece vocab.txt (*.txt);;"
@@ -100,6 +117,7 @@ class MainWindow(QMainWindow):
         self.views: list[ProjectView] = []      # tabs that follow the open project
         self._live_views: list[ProjectView] = []  # ... and refresh while a run trains
         self._log_dialog: LogDialog | None = None
+        self.current_panel = "corpus"  # the tab in front (followed through the docks' visibility)
         self._build_tabs()
         first = next(iter(self.docks.values()))
         for dock in list(self.docks.values())[1:]:
@@ -109,13 +127,16 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_menus()
         self._build_status_bar()
+        self._build_guide()
         self._wire()
         self._restore_layout()
+        self._name_unnamed_views()
+        self.guide_bar.hide()  # a restored layout must not bring the guide back: start_demo does
         self._update_title()
 
     # ---- panels ----------------------------------------------------------------------------------
     def _build_tabs(self) -> None:
-        """The tabs, in order (Alt+1… and Ctrl+1… follow it). Adding a tab is one line here."""
+        """The tabs, in order (Alt+1… follows it). Adding a tab is one line here."""
         self.corpus = self._add_tab("corpus", "Corpus", CorpusPanel(self.settings))
         self.training = self._add_tab("train", "Train", TrainingPanel(self.session, self.corpus, self.settings))
         self.inspect = self._add_view("inspect", "Inspect", InspectPanel())
@@ -144,19 +165,72 @@ class MainWindow(QMainWindow):
         dock.setTitleBarWidget(QWidget(dock))  # the tab shows the title; no second bar above it
         self.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, dock)
         self.docks[key] = dock
+        widget.setAccessibleName(f"{title} panel")
+        dock.visibilityChanged.connect(lambda visible, k=key: self._on_dock_visible(k, visible))
+
+    def _name_unnamed_views(self) -> None:
+        """Give every table, text view and plot a screen-reader name (issue 14).
+
+        The panels name their own; one left unnamed gets "<what> in the <tab> panel" here, so
+        a screen reader never announces a bare "table". Combo box pop-ups and headers are Qt's.
+        """
+        kinds = ((QAbstractItemView, "Table"), (QPlainTextEdit, "Text"), (QGraphicsView, "Chart"))
+        for dock in self.docks.values():
+            for cls, what in kinds:
+                for view in dock.widget().findChildren(cls):
+                    if view.accessibleName() or isinstance(view, QHeaderView) or _in_combo_popup(view):
+                        continue
+                    view.setAccessibleName(f"{what} in the {dock.windowTitle()} panel")
+
+    def _on_dock_visible(self, key: str, visible: bool) -> None:
+        if visible and not self.docks[key].isFloating():
+            self.current_panel = key
 
     def show_panel(self, key: str) -> None:
         dock = self.docks[key]
         dock.show()
         dock.raise_()
         dock.widget().setFocus()
+        self.current_panel = key
+
+    def next_panel(self, step: int = 1) -> None:
+        """Ctrl+Tab / Ctrl+PgDown (step 1) and Ctrl+Shift+Tab / Ctrl+PgUp (-1): the next shown tab."""
+        keys = [k for k, d in self.docks.items() if not d.isHidden() or k == self.current_panel]
+        if not keys:
+            return
+        i = keys.index(self.current_panel) if self.current_panel in keys else 0
+        self.show_panel(keys[(i + step) % len(keys)])
+
+    def focus_search(self) -> None:
+        """Ctrl+F: the current tab's search field; from a tab without one, the merge filter."""
+        if self.current_panel not in ("merges",) and hasattr(self.docks[self.current_panel].widget(), "focus_search"):
+            self.docks[self.current_panel].widget().focus_search()
+            return
+        self.show_panel("merges")
+        edit = self.merges.filter.edit
+        edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        edit.selectAll()
+
+    def save(self) -> bool:
+        """Ctrl+S: Save As for an untitled project; a named one is already saved, so say so."""
+        if not self.session.is_open:
+            return False
+        if self.session.untitled:
+            return self.save_as()
+        self._save_inspect_session()
+        self.statusBar().showMessage(SAVED_MESSAGE, 6000)
+        return True
 
     # ---- actions and menus -------------------------------------------------------------------------
     def _action(self, text: str, slot: Callable[[], None], shortcut=None, tip: str = "") -> QAction:
         act = QAction(text, self)
         if shortcut is not None:
             if isinstance(shortcut, (list, tuple)):
-                act.setShortcuts([QKeySequence(s) for s in shortcut])
+                keys: list[QKeySequence] = []
+                for s in shortcut:  # a standard key may stand for several sequences on a platform
+                    keys.extend(QKeySequence.keyBindings(s) if isinstance(s, QKeySequence.StandardKey)
+                                else [QKeySequence(s)])
+                act.setShortcuts(keys)
             else:
                 act.setShortcut(QKeySequence(shortcut))
         if tip:
@@ -169,6 +243,8 @@ class MainWindow(QMainWindow):
         K = QKeySequence.StandardKey
         self.act_new = self._action("&New Project", self.new_project, K.New, "Start an empty untitled project")
         self.act_open = self._action("&Open Project…", self.choose_project, K.Open, "Open a .tokproj file")
+        self.act_save = self._action("&Save", self.save, K.Save,
+                                     "An untitled project asks for a name; a named one saves itself after every change")
         self.act_save_as = self._action("Save Project &As…", self.save_as, K.SaveAs,
                                         "Write a copy of the project (SQLite backup API) and continue there")
         self.act_add_files = self._action("Add Corpus &Files…", self.corpus.choose_files, "Ctrl+Shift+O")
@@ -186,6 +262,13 @@ class MainWindow(QMainWindow):
         self.act_cancel = self._action("&Cancel Run", self.training.cancel, "Shift+F5")
         self.act_rename = self._action("&Rename Run", self._rename_run, "F2")
         self.act_shortcuts = self._action("&Keyboard Shortcuts", self.show_shortcuts, K.HelpContents)
+        self.act_guide = self._action("Show the &Guide", self.show_guide,
+                                      tip="A short tour: Corpus → Train → Inspect → Merges → Compare → "
+                                          "Export")
+        self.act_find = self._action("&Find", self.focus_search, K.Find,
+                                     "Focus the merge filter (or this tab's search)")
+        self.act_next_tab = self._action("Next Tab", lambda: self.next_panel(1), [K.NextChild, "Ctrl+PgDown"])
+        self.act_prev_tab = self._action("Previous Tab", lambda: self.next_panel(-1), [K.PreviousChild, "Ctrl+PgUp"])
         self.act_show_log = self._action("Show &Log", self.show_log,
                                          tip="The window's log: what failed and why, with tracebacks")
         self.act_about = self._action("&About Tokenizer Workbench", self.show_about)
@@ -199,6 +282,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = m.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._fill_recent()
+        m.addAction(self.act_save)
         m.addAction(self.act_save_as)
         m.addSeparator()
         m.addAction(self.act_add_files)
@@ -217,15 +301,22 @@ class MainWindow(QMainWindow):
         r.addAction(self.act_rename)
 
         v = bar.addMenu("&View")
+        go_menu = v.addMenu("&Go to")
         for i, key in enumerate(self.docks, 1):
-            toggle = self.docks[key].toggleViewAction()
-            toggle.setShortcut(QKeySequence(f"Ctrl+{i}"))
-            v.addAction(toggle)
-            self.addAction(toggle)
-            go = QAction(self)
+            # Alt+N switches tabs; Ctrl+N no longer hides a panel (issue 14: it fought the habit of
+            # Ctrl+1… switching tabs). Showing and hiding stays in the menu, without a shortcut.
+            go = QAction(self.docks[key].windowTitle(), self)
             go.setShortcut(QKeySequence(f"Alt+{i}"))
             go.triggered.connect(lambda _c=False, k=key: self.show_panel(k))
+            go_menu.addAction(go)
             self.addAction(go)
+        go_menu.addSeparator()
+        go_menu.addAction(self.act_next_tab)
+        go_menu.addAction(self.act_prev_tab)
+        v.addAction(self.act_find)
+        v.addSeparator()
+        for key in self.docks:
+            v.addAction(self.docks[key].toggleViewAction())
         v.addSeparator()
         theme_menu = v.addMenu("&Appearance")
         self.theme_group = QActionGroup(self)
@@ -240,6 +331,7 @@ class MainWindow(QMainWindow):
         v.addAction("Reset &Layout", self.reset_layout)
 
         h = bar.addMenu("&Help")
+        h.addAction(self.act_guide)
         h.addAction(self.act_shortcuts)
         h.addAction(self.act_show_log)
         h.addSeparator()
@@ -253,11 +345,49 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.run_label)
         sb.addPermanentWidget(self.project_label)
 
+    def _build_guide(self) -> None:
+        """The first-run guide, as a banner in a toolbar above the tabs (non-modal, dismissible)."""
+        self.guide = GuideBanner()
+        self.guide.go_to.connect(self._on_guide_go_to)
+        self.guide.dismissed.connect(self._on_guide_dismissed)
+        self.guide_bar = QToolBar("Guide", self)
+        self.guide_bar.setObjectName("guideBar")
+        self.guide_bar.setMovable(False)
+        self.guide_bar.setFloatable(False)
+        self.guide_bar.toggleViewAction().setVisible(False)
+        self.guide_bar.addWidget(self.guide)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.guide_bar)
+
+    def show_guide(self) -> None:
+        """Help ▸ Show the Guide (and the demo's first start): from its first step."""
+        self.guide.set_step(0)
+        self.guide.dont_show.setChecked(not self.settings.show_guide)
+        self.guide_bar.show()
+
+    @Slot(str)
+    def _on_guide_go_to(self, key: str) -> None:
+        if key == "export":
+            if self.session.runs():
+                self.export_dialog()
+            else:
+                self.statusBar().showMessage("Train a run first (F5): then File ▸ Export Tokenizer writes it.", 8000)
+        elif key in self.docks:
+            self.show_panel(key)
+
+    @Slot(bool)
+    def _on_guide_dismissed(self, dont_show: bool) -> None:
+        self.settings.show_guide = not dont_show
+        self.guide_bar.hide()
+
     def _wire(self) -> None:
         self.session.project_changed.connect(self._on_project_changed)
         self.session.modified_changed.connect(lambda _m: self._update_title())
         self.session.runs_changed.connect(self._refresh_views)
         self.session.runs_changed.connect(self._update_actions)
+        self.session.references_changed.connect(self._refresh_views)
+        self.session.references_changed.connect(self._update_actions)
+        self.inspect.import_finished.connect(self._on_inspect_imported)
+        self.training.process.state_changed.connect(self._on_process_state)
         self.training.message.connect(lambda m: self.statusBar().showMessage(m, 8000))
         self.training.training_changed.connect(self._on_training_changed)
         self.training.steps_arrived.connect(self._on_steps_arrived)
@@ -326,16 +456,19 @@ class MainWindow(QMainWindow):
         return True
 
     def start_demo(self) -> None:
-        """An untitled project with the bundled demo corpus loaded, ready to train."""
+        """An untitled project with the bundled demo corpus loaded, ready to train (and the guide)."""
         self._new_untitled()
         self.corpus.add_demo()
         self.show_panel("corpus")
+        if self.settings.show_guide:
+            self.show_guide()
         self.statusBar().showMessage("Demo corpus loaded (English, German, Russian, Chinese). "
                                      "Press F5 to train a 1,000-token BPE vocabulary on it.", 15000)
 
     def new_project(self, files: list[str] | None = None) -> bool:
         if not self._may_leave_project():
             return False
+        self._save_inspect_session()
         self._new_untitled()
         if files:
             self.corpus.add_paths(files)
@@ -359,6 +492,7 @@ class MainWindow(QMainWindow):
         path = Path(path)
         if ask_first and not self._may_leave_project():
             return False
+        self._save_inspect_session()
         try:
             self.session.open(path)
         except WorkbenchError as exc:
@@ -383,7 +517,8 @@ class MainWindow(QMainWindow):
             QMessageBox.information(self, "Training in progress",
                                     "Save As is available when the run has finished or been cancelled.")
             return False
-        start = self.settings.last_folder
+        self._save_inspect_session()  # the copy takes the Inspect session along
+        start = self.settings.last_folder  # never inside the installation (AppSettings.last_folder)
         suggested = str(Path(start) / ("tokenizer-project.tokproj" if self.session.untitled else self.session.path.name))
         path, _ = QFileDialog.getSaveFileName(self, "Save project as", suggested, PROJECT_FILTER)
         if not path:
@@ -405,8 +540,18 @@ class MainWindow(QMainWindow):
     def _on_project_changed(self) -> None:
         path = self.session.path
         self._set_views_project(path)
+        if path is not None:
+            state = self.session.inspect_session()
+            if state:
+                self._guarded(self.inspect, "restore_session", lambda: self.inspect.restore_session(state))
         self._update_title()
         self._update_actions()
+
+    def _save_inspect_session(self) -> None:
+        """Keep the Inspect tab's text, columns and options in the project before leaving it."""
+        if self.session.is_open and not self.session.read_only:
+            self._guarded(self.inspect, "session_state",
+                          lambda: self.session.save_inspect_session(self.inspect.session_state()))
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -451,8 +596,14 @@ class MainWindow(QMainWindow):
 
     def _imported(self, message: str) -> None:
         self.statusBar().showMessage(message, 10000)
-        self.session.notify_runs_changed()
+        self.session.notify_references_changed()
         self.import_finished.emit(True, message)
+
+    @Slot(object)
+    def _on_inspect_imported(self, outcome) -> None:
+        """An import from the Inspect tab: the other tabs' lists must offer the reference too."""
+        if getattr(outcome, "error", None) is None:
+            self.session.notify_references_changed()
 
     def _import_failed(self, message: str) -> None:
         self.statusBar().clearMessage()
@@ -484,7 +635,11 @@ class MainWindow(QMainWindow):
         self.tasks.submit(work, self._exported, self._export_failed)
 
     def _exported(self, message: str) -> None:
-        self.statusBar().showMessage(message, 15000)
+        # The whole report (every path, every check) is too long for the status bar, where it was
+        # cut off mid-path: the bar gets the start, its tooltip and the log the whole text.
+        log.info("%s", message)
+        self.statusBar().showMessage(short_message(message), 15000)
+        self.statusBar().setToolTip(message)
         self.export_finished.emit(True, message)
 
     def _export_failed(self, message: str) -> None:
@@ -524,15 +679,15 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> None:
         rows = []
-        for act in (self.act_new, self.act_open, self.act_save_as, self.act_add_files, self.act_add_folder,
-                    self.act_import, self.act_export, self.act_train, self.act_pause, self.act_cancel,
-                    self.act_rename, self.act_shortcuts, self.act_show_log, self.act_quit):
+        for act in (self.act_new, self.act_open, self.act_save, self.act_save_as, self.act_add_files,
+                    self.act_add_folder, self.act_import, self.act_export, self.act_train, self.act_pause,
+                    self.act_cancel, self.act_rename, self.act_find, self.act_next_tab, self.act_prev_tab,
+                    self.act_shortcuts, self.act_show_log, self.act_quit):
             keys = ", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in act.shortcuts())
             rows.append((act.text().replace("&", "").rstrip("…"), keys))
         for i, dock in enumerate(self.docks.values(), 1):
             key = dock.windowTitle()
             rows.append((f"Go to the {key} panel", f"Alt+{i}"))
-            rows.append((f"Show / hide the {key} panel", f"Ctrl+{i}"))
         rows += [("Remove corpus files / delete runs", "Delete"), ("Rename the selected run", "F2")]
         shortcuts_dialog(rows, self).exec()
 
@@ -582,10 +737,20 @@ class MainWindow(QMainWindow):
     def _on_training_changed(self, running: bool) -> None:
         if running:
             self.show_panel("train")  # F5 from another panel: show the curves filling in
-        self.run_label.setText("● training" if running else "")
-        self.run_label.setStyleSheet(f"color: {style.STATUS_STYLE['running'][0]}")
+        self._on_process_state(self.training.process.state if running else "idle")
         self._update_actions()
         self._update_title()
+
+    @Slot(str)
+    def _on_process_state(self, state: str) -> None:
+        """The status bar's run marker follows the child: training, paused, stopping — or nothing."""
+        words = {"starting": "starting", "reading": "reading the corpus", "training": "training",
+                 "paused": "paused", "stopping": "stopping"}
+        text = words.get(state, "") if self.training.is_training() else ""
+        self.run_label.setText(f"● {text}" if text else "")
+        colour = style.STATUS_STYLE.get("paused" if state == "paused" else "running", style.STATUS_STYLE["running"])[0]
+        self.run_label.setStyleSheet(f"color: {colour}")
+        self.run_label.setAccessibleName(f"Run: {text}" if text else "No run in progress")
 
     @Slot()
     def _on_scan_finished(self) -> None:
@@ -602,6 +767,7 @@ class MainWindow(QMainWindow):
     def _error(self, title: str, message: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, title, message.splitlines()[0] if message else title,
                           QMessageBox.StandardButton.Ok, self)
+        fit_title(box)
         box.exec()
 
     # ---- closing --------------------------------------------------------------------------------------
@@ -620,6 +786,7 @@ class MainWindow(QMainWindow):
         if not self._keep_or_discard_untitled("closing"):
             event.ignore()
             return
+        self._save_inspect_session()
         self.save_layout()
         self.shutdown()
         event.accept()
@@ -633,6 +800,12 @@ class MainWindow(QMainWindow):
         for view in self.views:  # the views own worker threads too
             self._guarded(view, "shutdown", view.shutdown)
         self.session.close(discard_untitled=True)
+
+
+def _in_combo_popup(view: QWidget) -> bool:
+    """A combo box's drop-down list (Qt names it after the combo box)."""
+    frame = view.parentWidget()
+    return isinstance(frame, QFrame) and isinstance(frame.parentWidget(), QComboBox)
 
 
 def _version() -> str:

@@ -18,6 +18,7 @@ What it leaves out: widgets. It emits signals; panels and the main window decide
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from contextlib import contextmanager
@@ -31,6 +32,10 @@ from workbench.store import ProjectStore, RunInfo, StepRow
 from workbench.store.opening import SIDE_FILES
 
 UNTITLED_PREFIX = "Untitled"
+#: The Inspect tab's session (text, columns, options) as JSON, kept under this reserved name in the
+#: project's ``texts`` table — the one name → text table the schema has; a settings table of its
+#: own would need a schema step. The Inspect tab's list of kept texts leaves this name out.
+INSPECT_SESSION_NAME = ".workbench inspect session"
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +71,7 @@ class ProjectSession(QObject):
 
     project_changed = Signal()   # a different project (or none) is open
     runs_changed = Signal()      # runs added, renamed, deleted or finished
+    references_changed = Signal()  # a reference tokenizer was imported (from any tab)
     modified_changed = Signal(bool)
 
     def __init__(self, parent: QObject | None = None):
@@ -241,3 +247,36 @@ class ProjectSession(QObject):
     def notify_runs_changed(self) -> None:
         self.runs_changed.emit()
         self.modified_changed.emit(self.is_modified())
+
+    def notify_references_changed(self) -> None:
+        """A reference was imported: every view's lists of tokenizers must offer it now."""
+        self.references_changed.emit()
+        self.modified_changed.emit(self.is_modified())
+
+    # ---- the Inspect tab's session ---------------------------------------------------------------
+    def inspect_session(self) -> dict:
+        """The Inspect session kept in the project ({} when none, or when it cannot be read)."""
+        if self.store is None:
+            return {}
+        try:
+            for _text_id, name, text in self.store.texts():
+                if name == INSPECT_SESSION_NAME:
+                    value = json.loads(text)
+                    return value if isinstance(value, dict) else {}
+        except (WorkbenchError, ValueError) as exc:
+            log.warning("cannot read the Inspect session of %s: %s", self.path, exc)
+        return {}
+
+    def save_inspect_session(self, state: dict) -> bool:
+        """Keep the Inspect session in the project; False (logged) when the file cannot take it."""
+        if self.store is None or not self.writable:
+            return False
+        if state == self.inspect_session():
+            return True  # unchanged: leave the file alone
+        try:
+            with self._writer() as store:
+                store.save_text(INSPECT_SESSION_NAME, json.dumps(state, ensure_ascii=False))
+        except WorkbenchError as exc:
+            log.warning("cannot keep the Inspect session in %s: %s", self.path, exc)
+            return False
+        return True

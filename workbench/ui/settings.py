@@ -9,10 +9,11 @@ data (that lives in the ``.tokproj`` file) and anything a user would want to car
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
 
 MAX_RECENT = 10
 THEMES = ("system", "light", "dark")
@@ -89,7 +90,16 @@ class AppSettings:
 
     @property
     def last_folder(self) -> str:
-        return self._get("files/last_folder", str(Path.home()), str)
+        """Where file dialogs start: the last folder used, else the user's documents.
+
+        Never a folder inside the installed app (adding the demo corpus once made it the last
+        folder, and Save As then offered to write into the installation): such a folder, or one
+        that no longer exists, gives the documents folder instead.
+        """
+        value = self._get("files/last_folder", "", str)
+        if value and Path(value).is_dir() and not inside_installation(value):
+            return value
+        return documents_folder()
 
     @last_folder.setter
     def last_folder(self, value: str | Path) -> None:
@@ -109,9 +119,42 @@ class AppSettings:
         self._s.setValue("train/last_settings", json.dumps(value))
 
     @property
+    def show_guide(self) -> bool:
+        """Whether the first-run guide opens with the demo ("Don't show again" turns it off)."""
+        return self._get("help/show_guide", True, bool)
+
+    @show_guide.setter
+    def show_guide(self, value: bool) -> None:
+        self._s.setValue("help/show_guide", bool(value))
+
+    @property
     def show_whitespace_preview(self) -> bool:
         return self._get("train/preview_marks", True, bool)
 
     @show_whitespace_preview.setter
     def show_whitespace_preview(self, value: bool) -> None:
         self._s.setValue("train/preview_marks", bool(value))
+
+
+def installation_folders() -> list[Path]:
+    """Folders that belong to the installed app (the package; a frozen app's own folder)."""
+    import workbench
+
+    folders = [Path(workbench.__file__).resolve().parent]
+    if getattr(sys, "frozen", False):
+        folders.append(Path(sys.executable).resolve().parent)
+    return folders
+
+
+def inside_installation(path: str | Path) -> bool:
+    try:
+        resolved = Path(path).resolve()
+    except OSError:
+        return False
+    return any(resolved == folder or folder in resolved.parents for folder in installation_folders())
+
+
+def documents_folder() -> str:
+    """The user's documents folder (the home folder when the platform has none)."""
+    docs = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    return docs if docs and Path(docs).is_dir() else str(Path.home())

@@ -26,7 +26,7 @@ from PySide6.QtGui import (
     QPen,
     QPixmap,
 )
-from PySide6.QtWidgets import QApplication, QStyleFactory
+from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOptionHeader
 
 ICON_DIR = Path(str(files("workbench.resources") / "icons"))
 
@@ -35,6 +35,7 @@ STATUS_STYLE = {
     "running": ("#2f80ed", "▶"),
     "finished": ("#27ae60", "✓"),
     "cancelled": ("#d68910", "■"),
+    "paused": ("#d68910", "‖"),
     "interrupted": ("#e67e22", "!"),
     "failed": ("#e74c3c", "✕"),
 }
@@ -87,10 +88,30 @@ def light_palette() -> QPalette:
     return p
 
 
+class WorkbenchStyle(QProxyStyle):
+    """Fusion, with a table header's sort arrow pointing the way the order goes.
+
+    Qt hands the style ``SortDown`` for ascending order (the Windows convention) and Fusion draws
+    it as ▼; users read ▼ as "largest first" (issue 14). Here ascending (smallest at the top) is
+    ▲ and descending ▼, as on macOS and GTK.
+    """
+
+    def drawPrimitive(self, element, option, painter, widget=None) -> None:  # noqa: N802 - Qt override
+        if element == QStyle.PrimitiveElement.PE_IndicatorHeaderArrow and isinstance(option, QStyleOptionHeader):
+            flipped = QStyleOptionHeader(option)
+            if option.sortIndicator == QStyleOptionHeader.SortIndicator.SortDown:
+                flipped.sortIndicator = QStyleOptionHeader.SortIndicator.SortUp
+            elif option.sortIndicator == QStyleOptionHeader.SortIndicator.SortUp:
+                flipped.sortIndicator = QStyleOptionHeader.SortIndicator.SortDown
+            super().drawPrimitive(element, flipped, painter, widget)
+            return
+        super().drawPrimitive(element, option, painter, widget)
+
+
 def apply_theme(app: QApplication, theme: str = "system") -> str:
     """Fusion plus the palette for ``theme`` (system/light/dark); returns the scheme applied."""
-    if app.style().name().lower() != "fusion":
-        app.setStyle("Fusion")
+    if not isinstance(app.style(), WorkbenchStyle):
+        app.setStyle(WorkbenchStyle(QStyleFactory.create("Fusion")))
     dark = theme == "dark" or (theme == "system" and system_prefers_dark())
     app.setPalette(dark_palette() if dark else light_palette())
     return "dark" if dark else "light"

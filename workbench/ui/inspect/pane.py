@@ -83,6 +83,11 @@ class TokenPane(QFrame):
 
         self.counts_label = QLabel(" ")
         self.counts_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Wrapped, not one long line: its width was each column's minimum, so columns could not
+        # share the window's width (issue 14).
+        self.counts_label.setWordWrap(True)
+        self.counts_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.slider_label.setMinimumWidth(0)
         self.status_label = QLabel()
         self.status_label.setWordWrap(True)
         self.status_label.setVisible(False)
@@ -269,7 +274,7 @@ class TokenPane(QFrame):
         else:
             left_id, left_piece = info.left
             right_id, right_piece = info.right
-            rows.append(("merge", f"rank {info.rank:,} (merge {info.rank + 1:,}): "
+            rows.append(("merge", f"merge rank {info.rank:,}: "
                                   f"<code>{_code(left_piece)}</code> ({left_id}) + "
                                   f"<code>{_code(right_piece)}</code> ({right_id})"))
             if info.frequency is not None:

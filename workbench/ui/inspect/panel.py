@@ -23,11 +23,13 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QInputDialog,
     QLabel,
     QMenu,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QStackedWidget,
     QTabWidget,
@@ -48,7 +50,8 @@ from workbench.ui.inspect.worker import (
     Source,
     WorkerThread,
 )
-from workbench.ui.project_session import open_read, open_write
+from workbench.ui.project_session import INSPECT_SESSION_NAME, open_read, open_write
+from workbench.ui.settings import AppSettings
 
 SAMPLE_TEXT = (
     "Tokenizers split text into pieces. Type here to see how yours does it.\n"
@@ -135,6 +138,7 @@ class InspectPanel(QWidget):
         self.line_breaks.setToolTip("How a line break is encoded (set to \\r\\n when text with Windows line "
                                     "breaks is pasted)")
         self.line_breaks.currentIndexChanged.connect(self._schedule)
+        self.line_breaks.currentIndexChanged.connect(self._on_line_breaks)
         self.whole_graphemes = QCheckBox("Whole characters")
         self.whole_graphemes.setChecked(True)
         self.whole_graphemes.setToolTip(
@@ -164,18 +168,38 @@ class InspectPanel(QWidget):
         self.texts_menu.aboutToShow.connect(self._fill_texts_menu)
         self.texts_button.setMenu(self.texts_menu)
 
-        toolbar = QHBoxLayout()
-        toolbar.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.show_whitespace, self.whole_graphemes, self.special_mode, self.colour_mode,
-                       self.line_breaks, self.mark_differences):
-            toolbar.addWidget(widget)
-        toolbar.addStretch(1)
-        toolbar.addWidget(self.texts_button)
-        toolbar.addWidget(self.add_button)
-        toolbar.addWidget(self.import_button)
+        self.boundary_marks = QCheckBox("Boundary marks")
+        self.boundary_marks.setToolTip("Draw a thin line between tokens, so the split reads without the colours")
+        self.boundary_marks.toggled.connect(self._on_boundary_marks)
 
+        # Two rows: the display switches, then the text's settings and the actions — one row of
+        # everything asked for ~1000 px before any column was added.
+        toolbar = QVBoxLayout()
+        toolbar.setContentsMargins(0, 0, 0, 0)
+        toolbar.setSpacing(2)
+        row1, row2 = QHBoxLayout(), QHBoxLayout()
+        for widget in (self.show_whitespace, self.whole_graphemes, self.boundary_marks, self.mark_differences):
+            row1.addWidget(widget)
+        row1.addStretch(1)
+        row1.addWidget(self.texts_button)
+        row1.addWidget(self.add_button)
+        row1.addWidget(self.import_button)
+        for widget in (self.special_mode, self.colour_mode, self.line_breaks):
+            row2.addWidget(widget)
+        row2.addStretch(1)
+        toolbar.addLayout(row1)
+        toolbar.addLayout(row2)
+
+        # The columns share the width; past their minimum they scroll sideways instead of
+        # raising the window's minimum width (four columns once asked for 1,876 px).
         self.pane_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.pane_splitter.setChildrenCollapsible(False)
+        self.pane_scroll = QScrollArea()
+        self.pane_scroll.setWidgetResizable(True)
+        self.pane_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.pane_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.pane_scroll.setWidget(self.pane_splitter)
+        self.pane_scroll.setAccessibleName("Tokenizer columns")
         self.primary = self._make_pane(primary=True)
         self.active = self.primary
 
@@ -190,7 +214,7 @@ class InspectPanel(QWidget):
         self.tabs.addTab(self.decoder, "Decode")
 
         splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.pane_splitter)
+        splitter.addWidget(self.pane_scroll)
         splitter.addWidget(self.tabs)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 1)
@@ -227,6 +251,8 @@ class InspectPanel(QWidget):
         pane.editor.crlf_pasted.connect(self._on_crlf_pasted)
         pane.editor.verticalScrollBar().valueChanged.connect(self._on_scrolled)
         pane.editor.set_show_whitespace(self.show_whitespace.isChecked())
+        pane.editor.set_boundary_marks(self.boundary_marks.isChecked())
+        pane.editor.set_line_separator(self.line_breaks.currentData() or "\n")
         self.panes.append(pane)
         self.pane_splitter.addWidget(pane)
         pane.set_sources(self.sources, self._default_source())
@@ -270,13 +296,64 @@ class InspectPanel(QWidget):
             return  # the new split arrives with the next result; marks are applied then
         self._apply_selection()
 
+    # ---- the session kept in the project (the window stores it through ProjectSession) ----------
+    def session_state(self) -> dict:
+        """The text, the columns' tokenizers and the display options, as plain JSON values."""
+        return {
+            "version": 1,
+            "text": self.text(),
+            "line_break": self.separator(),
+            "columns": [{"source": list(p.source()) if p.source() is not None else None,
+                         "merges": p.slider.value() if p.slider.value() < p.slider.maximum() else None}
+                        for p in self.panes],
+            "show_whitespace": self.show_whitespace.isChecked(),
+            "whole_characters": self.whole_graphemes.isChecked(),
+            "boundary_marks": self.boundary_marks.isChecked(),
+            "special_tokens": bool(self.special_mode.currentData()),
+            "colour_per_id": bool(self.colour_mode.currentData()),
+        }
+
+    def restore_session(self, state: dict) -> None:
+        """Bring back a :meth:`session_state` (after ``set_project``); unknown or stale parts are skipped."""
+        if not isinstance(state, dict) or state.get("version") != 1:
+            return
+        text = state.get("text")
+        if isinstance(text, str):
+            self.set_text(text)
+        index = self.line_breaks.findData(state.get("line_break"))
+        if index >= 0:
+            self.line_breaks.setCurrentIndex(index)
+        for box, key in ((self.show_whitespace, "show_whitespace"), (self.whole_graphemes, "whole_characters"),
+                         (self.boundary_marks, "boundary_marks")):
+            if isinstance(state.get(key), bool):
+                box.setChecked(state[key])
+        for combo, key in ((self.special_mode, "special_tokens"), (self.colour_mode, "colour_per_id")):
+            if isinstance(state.get(key), bool):
+                combo.setCurrentIndex(combo.findData(state[key]))
+        for pane in self.panes[1:]:
+            self.remove_pane(pane)
+        known = {info.source for info in self.sources}
+        columns = [c for c in state.get("columns") or [] if isinstance(c, dict)][: self.MAX_PANES]
+        for i, column in enumerate(columns):
+            raw = column.get("source")
+            source = tuple(raw) if isinstance(raw, list) and len(raw) == 2 else None
+            if source not in known:
+                continue  # the run was deleted since: that column is not brought back
+            pane = self.primary if i == 0 else self.add_pane(source)
+            if pane is None:
+                continue
+            pane.set_source(source)
+            if isinstance(column.get("merges"), int):
+                pane.set_merges(column["merges"])
+        self._schedule()
+
     # ---- texts kept in the project ------------------------------------------------------------
     def saved_texts(self) -> list[tuple[int, str, str]]:
         """(id, name, text) of the texts kept in the project, oldest first."""
         if self.project is None:
             return []
         with open_read(self.project) as store:
-            return store.texts()
+            return [row for row in store.texts() if row[1] != INSPECT_SESSION_NAME]
 
     def save_text(self, name: str) -> None:
         """Keep the current text in the project under ``name`` (the same name replaces it)."""
@@ -506,6 +583,16 @@ class InspectPanel(QWidget):
             pane.editor.set_show_whitespace(on)
         self.decoder.set_show_whitespace(on)
 
+    @Slot(int)
+    def _on_line_breaks(self, _index: int) -> None:
+        for pane in self.panes:
+            pane.editor.set_line_separator(self.separator())
+
+    @Slot(bool)
+    def _on_boundary_marks(self, on: bool) -> None:
+        for pane in self.panes:
+            pane.editor.set_boundary_marks(on)
+
     @Slot(bool)
     def _on_mark_differences(self, on: bool) -> None:
         result = self._last_result
@@ -584,10 +671,12 @@ class InspectPanel(QWidget):
         if self.project is None:
             self.status.setText("Open or create a project first: imported tokenizers are kept in it.")
             return
+        settings = AppSettings()  # the last folder used or the documents, never the working folder
         path, _filter = QFileDialog.getOpenFileName(
-            self, "Import a tokenizer", "",
+            self, "Import a tokenizer", settings.last_folder,
             "Tokenizer files (*.tiktoken tokenizer.json vocab.json *.json merges.txt);;All files (*)")
         if path:
+            settings.last_folder = str(Path(path).parent)
             self.import_file(Path(path))
 
     def import_file(self, path: Path, name: str = "") -> None:

@@ -16,7 +16,7 @@ import bisect
 import json
 from typing import Sequence
 
-from PySide6.QtCore import QEvent, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QMimeData, Qt, Signal, Slot
 from PySide6.QtGui import QColor, QGuiApplication, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -80,6 +80,7 @@ class IdsView(QPlainTextEdit):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Token ids")
         self.setReadOnly(True)
         self.setUndoRedoEnabled(False)
         self.setMouseTracking(True)
@@ -225,6 +226,7 @@ class CountsTable(QTableWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(len(self.ROWS), 0, parent)
+        self.setAccessibleName("Token counts")
         self.setVerticalHeaderLabels(list(self.ROWS))
         self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -249,6 +251,37 @@ class CountsTable(QTableWidget):
         return item.text() if item is not None else ""
 
 
+class DecodedView(QPlainTextEdit):
+    """The decoded text, read-only; copying gives the text itself, never the whitespace glyphs shown.
+
+    What is shown is ``display.show_whitespace(text)`` or the text with ``\r\n`` as one break —
+    either way one UTF-16 unit per unit of :attr:`copy_text`, so a selection maps straight back.
+    """
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.copy_text = ""  # the decoded text with \r\n as \n (what the document positions index)
+        self.line_separator = "\n"
+        self.setAccessibleName("Decoded text")
+
+    def show_text(self, text: str, *, show_whitespace: bool) -> None:
+        self.line_separator = "\r\n" if "\r\n" in text else "\n"
+        self.copy_text = text.replace("\r\n", "\n")
+        self.setPlainText(display.show_whitespace(text) if show_whitespace else self.copy_text)
+
+    def selected_text(self) -> str:
+        cursor = self.textCursor()
+        units = self.copy_text.encode("utf-16-le")
+        part = units[2 * cursor.selectionStart(): 2 * cursor.selectionEnd()].decode("utf-16-le", "replace")
+        return part.replace("\n", self.line_separator)
+
+    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt override
+        mime = QMimeData()
+        mime.setText(self.selected_text())
+        return mime
+
+
 class DecodeBox(QWidget):
     """Paste ids, read the text they decode to under the active column's tokenizer."""
 
@@ -261,11 +294,11 @@ class DecodeBox(QWidget):
         self.show_whitespace = False
         self.title = QLabel("Decode")
         self.input = QPlainTextEdit()
+        self.input.setAccessibleName("Ids to decode")
         self.input.setPlaceholderText("Paste ids: 15339, 1917  or  [15339, 1917]")
         self.input.setMaximumHeight(70)
         self.input.textChanged.connect(self.decode)
-        self.output = QPlainTextEdit()
-        self.output.setReadOnly(True)
+        self.output = DecodedView()
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.use_button = QPushButton("Put in the editor")
@@ -315,11 +348,10 @@ class DecodeBox(QWidget):
             return
         self._text = text
         self.use_button.setEnabled(True)
-        shown = display.show_whitespace(text) if self.show_whitespace else text
-        self._show(shown, f"{len(ids):,} ids → {len(text):,} characters")
+        self._show(text, f"{len(ids):,} ids → {len(text):,} characters")
 
     def _show(self, text: str, message: str, error: bool = False) -> None:
-        self.output.setPlainText(text)
+        self.output.show_text(text, show_whitespace=self.show_whitespace)
         self.message.setText(message)
         self.message.setStyleSheet("color: #dc2626;" if error else "")
 

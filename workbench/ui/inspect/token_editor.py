@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 from typing import Callable, Sequence
 
-from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QMimeData, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -77,6 +77,10 @@ class TokenEditor(QPlainTextEdit):
         self._disagree: list[tuple[int, int]] = []
         self._disagree_starts: list[int] = []
         self._press_pos = None
+        self.line_separator = "\n"  # what a line break is in the text (the panel's \n / \r\n setting)
+        self.boundary_marks = False  # a thin line between tokens: the split without relying on colour
+        self.setAccessibleName("Text, split into tokens" if not read_only else "The text under another tokenizer")
+        self.setAccessibleDescription("Each token is coloured; hover or click a token for its id and merges")
 
     # ---- what to draw -----------------------------------------------------------------------------
     def set_layout(self, layout: inspection.TextLayout | None) -> int:
@@ -103,6 +107,23 @@ class TokenEditor(QPlainTextEdit):
     def set_show_whitespace(self, on: bool) -> None:
         self.show_whitespace = on
         self.viewport().update()
+
+    def set_boundary_marks(self, on: bool) -> None:
+        self.boundary_marks = on
+        self.viewport().update()
+
+    def set_line_separator(self, separator: str) -> None:
+        self.line_separator = separator
+
+    def selected_text(self) -> str:
+        """The selection as the text holds it: real spaces (whitespace glyphs are only painted) and
+        the chosen line break (the document itself only knows paragraphs)."""
+        return self.textCursor().selectedText().replace("\u2029", self.line_separator)
+
+    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt override
+        mime = QMimeData()
+        mime.setText(self.selected_text())
+        return mime
 
     def set_colours_enabled(self, on: bool) -> None:
         self.highlighter.enabled = on
@@ -350,6 +371,8 @@ class TokenEditor(QPlainTextEdit):
             bs = bm.cp_starts[number]
             if self.show_whitespace or focus:
                 self._paint_glyphs(painter, glyph_pen, font_metrics, block, geometry, text, bs, focus, bm)
+            if self.boundary_marks and number < len(layout.block_spans):
+                self._paint_boundaries(painter, glyph_pen, block, geometry, layout.block_spans[number])
             if self._disagree:
                 be = bs + len(bm.blocks[number])
                 k = max(0, bisect.bisect_right(self._disagree_starts, bs) - 1)
@@ -370,6 +393,19 @@ class TokenEditor(QPlainTextEdit):
             for group in focus:
                 for rect in self._group_rects(group):
                     painter.drawRoundedRect(rect.adjusted(-0.5, 0.5, 0.5, -0.5), 2, 2)
+
+    def _paint_boundaries(self, painter: QPainter, pen: QPen, block, geometry, spans) -> None:
+        """A thin vertical line where each token (group) starts after the first of the line."""
+        layout = block.layout()
+        painter.setPen(pen)
+        for span in spans[1:]:
+            col16 = span[0]
+            line = layout.lineForTextPosition(col16)
+            if not line.isValid():
+                continue
+            x = geometry.left() + line.cursorToX(col16)[0]
+            top = geometry.top() + line.y()
+            painter.drawLine(QPointF(x, top + 2), QPointF(x, top + line.height() - 2))
 
     def _paint_glyphs(self, painter, pen, metrics, block, geometry, text, bs, focus, bm) -> None:
         number = block.blockNumber()

@@ -67,8 +67,9 @@ class MergeDetail(QWidget):
 
         self.tree_label = QLabel("<b>How it was built</b>")
         self.tree = QTreeWidget()
+        self.tree.setAccessibleName("How the token was built")
         self.tree.setColumnCount(3)
-        self.tree.setHeaderLabels(["token", "id", "merge #"])
+        self.tree.setHeaderLabels(["token", "id", "rank"])
         self.tree.setFont(mono)
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
@@ -83,7 +84,8 @@ class MergeDetail(QWidget):
         self.children = QTreeWidget()
         self.children.setRootIsDecorated(False)
         self.children.setColumnCount(4)
-        self.children.setHeaderLabels(["merge #", "pair", "result", "frequency"])
+        self.children.setAccessibleName("Later merges that use this token")
+        self.children.setHeaderLabels(["rank", "pair", "result", "frequency"])
         self.children.setUniformRowHeights(True)
         self.children.setAlternatingRowColors(True)
         ch = self.children.header()
@@ -145,12 +147,17 @@ class MergeDetail(QWidget):
         root = source.ancestry(token_id)
         self.tree_root = root
         piece = root.piece
-        self.title.setText(browser_piece(piece) if piece else "(empty piece)")
-        self.title.setToolTip("bytes: " + piece_hex(piece))
+        shown = browser_piece(piece) if piece else "(empty piece)"
+        # A long token has no place to wrap: shown whole it widened this pane and squeezed the
+        # merge table. It is cut short here; the tooltip has it whole.
+        self.title.setText(_short(shown, 24))  # the title's large font: 24 characters is ~380 px
+        self.title.setToolTip(f"{shown}\nbytes: {piece_hex(piece)}")
         parts = [f"token {token_id}"]
         if entry is not None:
-            parts.append(f"merge #{entry.rank}: {browser_piece(entry.left_piece or b'')} + "
-                         f"{browser_piece(entry.right_piece or b'')}")
+            # "merge rank N" (0 = the first merge) is the one numbering of the window: the merge
+            # table's rank column, Inspect's hover and this pane say the same.
+            parts.append(f"merge rank {entry.rank:,}: {_short(browser_piece(entry.left_piece or b''))} + "
+                         f"{_short(browser_piece(entry.right_piece or b''))}")
             if entry.frequency is not None:
                 parts.append(f"pair frequency {entry.frequency:,} when merged")
         else:
@@ -224,3 +231,8 @@ class MergeDetail(QWidget):
         token_id = item.data(0, _ID_ROLE)
         if token_id is not None:
             self.token_activated.emit(int(token_id))
+
+
+def _short(text: str, limit: int = 40) -> str:
+    """At most ``limit`` characters, with an ellipsis where it was cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

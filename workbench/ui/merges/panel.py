@@ -202,6 +202,8 @@ class MergePanel(QWidget):
         self.table.setModel(self.model)
         configure_table(self.table, {0: 64, 1: 130, 2: 130, 3: 170, 4: 100, 5: 48, 6: 48, 7: 72}, stretch=3)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+        self.table.horizontalHeader().sortIndicatorChanged.connect(self._sync_sort_indicator)
+        self.table.setAccessibleName("Merges in training order")
         self.model.rows_changed.connect(self._update_count)
         self.detail = MergeDetail()
         self.detail.token_activated.connect(self._on_token_activated)
@@ -493,6 +495,21 @@ class MergePanel(QWidget):
         self._update_status()
 
     # ---- selection ------------------------------------------------------------------------------------
+    @Slot(int, Qt.SortOrder)
+    def _sync_sort_indicator(self, *_args) -> None:
+        """Keep the header's arrow on the order the rows are really in.
+
+        A column that cannot be sorted (the model ignores it) used to take the arrow anyway, so
+        the arrow described an order the table was not in.
+        """
+        header = self.table.horizontalHeader()
+        column = self.model._sort_column
+        order = Qt.SortOrder.DescendingOrder if self.model._descending else Qt.SortOrder.AscendingOrder
+        if (header.sortIndicatorSection(), header.sortIndicatorOrder()) != (column, order):
+            header.blockSignals(True)
+            header.setSortIndicator(column, order)
+            header.blockSignals(False)
+
     @Slot(QModelIndex, QModelIndex)
     def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if not current.isValid() or self._merge_source is None:

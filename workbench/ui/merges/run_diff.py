@@ -298,6 +298,7 @@ class RunDiffView(QWidget):
                   "words": {0: 180, 1: 80, 2: 70, 3: 240, 4: 70, 5: 240}}
         for key, model in self.models.items():
             view = PlaceholderTableView()
+            view.setAccessibleName(f"Run comparison: {key}")
             view.setModel(model)
             configure_table(view, widths[key], stretch={"words": 3, "shared": 0}.get(key, 4))
             view.set_placeholder("Nothing to show yet: press Compare.")

@@ -138,6 +138,7 @@ class VocabView(QWidget):
 
         self.model = VocabTableModel(self)
         self.table = PlaceholderTableView()
+        self.table.setAccessibleName("Vocabulary")
         self.table.setModel(self.model)
         configure_table(self.table, {0: 70, 1: 260, 2: 220, 3: 70, 4: 110, 5: 90}, stretch=2)
         self.table.selectionModel().currentRowChanged.connect(self._on_current)

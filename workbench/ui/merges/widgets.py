@@ -197,12 +197,18 @@ def shown_entries(table, model, *, selection: bool) -> list:
 def ask_and_export_csv(parent: QWidget, title: str, default_name: str, export: Callable[[str], object],
                        error: "ErrorLabel") -> None:
     """Ask where to save, then run ``export(path)``; a failure shows in ``error`` as one line."""
+    from pathlib import Path
+
     from PySide6.QtWidgets import QFileDialog
 
     from workbench.errors import WorkbenchError
+    from workbench.ui.settings import AppSettings
 
-    path, _ = QFileDialog.getSaveFileName(parent, title, default_name, "CSV files (*.csv)")
+    settings = AppSettings()  # start in the last folder used or the documents, never the working folder
+    start = str(Path(settings.last_folder) / default_name)
+    path, _ = QFileDialog.getSaveFileName(parent, title, start, "CSV files (*.csv)")
     if path:
+        settings.last_folder = str(Path(path).parent)
         try:
             export(path)
         except WorkbenchError as exc:

@@ -48,6 +48,7 @@ from workbench.errors import ConfigError, WorkbenchError
 from workbench.store import RunInfo
 from workbench.tasks.spec import MODEL_DEFAULTS, MODEL_OPTIONS, ModelOption, RunSpec
 from workbench.ui import style, text
+from workbench.ui.dialogs import fit_title
 from workbench.ui.empty_state import EmptyState
 from workbench.ui.jobs import SplitPreviewer
 from workbench.ui.project_session import ProjectSession
@@ -74,12 +75,14 @@ NORMALIZER_CHOICES = ("none", "nfc", "nfkc", "lower", "strip-accents", "nfkc,low
 DEFAULT_SAMPLE = "Hello world! Tokenizers split 12345 words — Привет, 世界 👋"
 POLL_MS = 100
 MERGES_REFRESH_S = 0.5
+SETTLE_S = 30.0  # how long a finished run is read again for its last batches (the writer's own retry limit)
 
 
 def ask(parent: QWidget, title: str, message: str, buttons, default) -> QMessageBox.StandardButton:
     """A modal question; one place so tests can answer it."""
     box = QMessageBox(QMessageBox.Icon.Question, title, message, buttons, parent)
     box.setDefaultButton(default)
+    fit_title(box)
     return QMessageBox.StandardButton(box.exec())
 
 
@@ -123,6 +126,11 @@ class TrainingPanel(QWidget):
         self.poll_timer = QTimer(self)
         self.poll_timer.setInterval(POLL_MS)
         self.poll_timer.timeout.connect(self._tick)
+        self._settling: TrainOutcome | None = None  # a run that ended before the store showed all of it
+        self._settle_deadline = 0.0
+        self.settle_timer = QTimer(self)
+        self.settle_timer.setInterval(POLL_MS)
+        self.settle_timer.timeout.connect(self._settle_tick)
 
         self._build()
         self._restore_form()
@@ -741,6 +749,7 @@ class TrainingPanel(QWidget):
         self.progress.setFormat(f"0 / {target:,} merges")
         self.reload_history(select=[run_id])
         self.session.modified_changed.emit(self.session.is_modified())
+        self.plots.fit_all()  # the new run's axes start afresh, not at the last run's ranges
         self.plots.set_live(True)
         self.poll_timer.start()
         self.run_started.emit(run_id)
@@ -764,19 +773,7 @@ class TrainingPanel(QWidget):
         self.plots.set_live(False)
         self.progress.setRange(0, 1000)
         if outcome.status in ("finished", "cancelled"):
-            info = self.session.run(run_id) if run_id is not None else None
-            took = (info.timings or {}).get("total_s") if info is not None else None
-            if info is not None:
-                done = f"{info.merge_count:,} merges, |V| {info.vocab_size:,}"
-                self.state_label.setText(f"Run {run_id} {outcome.status}: {done}"
-                                         + (f" in {text.duration(took)}." if took else "."))
-                if outcome.status == "finished":
-                    self.progress.setValue(1000)
-                self.progress.setFormat(f"{info.merge_count:,} merges · {outcome.status}")
-            else:
-                self.state_label.setText(f"Run {outcome.status}" + (f": {outcome.message}" if outcome.message else "."))
-                self.progress.setValue(0)
-                self.progress.setFormat("")
+            self._describe_outcome(outcome)
         else:
             self.progress.setValue(0)
             self.progress.setFormat("")
@@ -790,6 +787,72 @@ class TrainingPanel(QWidget):
         self._update_controls()
         self.run_finished.emit(run_id or 0, outcome.status)
         self.message.emit(self.state_label.text())
+        if run_id is not None and not self._run_settled(run_id, outcome):
+            self._start_settling(outcome)
+
+    def _describe_outcome(self, outcome: TrainOutcome) -> None:
+        """The state label and progress bar for a finished or cancelled run, as the store has it."""
+        run_id = outcome.run_id
+        info = self.session.run(run_id) if run_id is not None else None
+        took = (info.timings or {}).get("total_s") if info is not None else None
+        if info is not None:
+            done = f"{info.merge_count:,} merges, |V| {info.vocab_size:,}"
+            self.state_label.setText(f"Run {run_id} {outcome.status}: {done}"
+                                     + (f" in {text.duration(took)}." if took else "."))
+            if outcome.status == "finished":
+                self.progress.setValue(1000)
+            self.progress.setFormat(f"{info.merge_count:,} merges · {outcome.status}")
+        else:
+            self.state_label.setText(f"Run {outcome.status}" + (f": {outcome.message}" if outcome.message else "."))
+            self.progress.setValue(0)
+            self.progress.setFormat("")
+
+    # ---- after the child has exited: reading until the store holds the whole run ---------------------
+    def _run_settled(self, run_id: int, outcome: TrainOutcome) -> bool:
+        """Whether the store (as our connection sees it) holds the run's end, and the plots its last step.
+
+        The child's exit (or its 'finished' line) is not proof that our read saw the last batch:
+        the run's writer is a process of its own that can commit after the trainer has gone (a
+        killed trainer's writer drains its stdin first), and a read that raced the final commit
+        would leave the Runs table, the plots and the Merges tab one batch short for good.
+        """
+        info = self.session.run(run_id)
+        # "interrupted" is how the store shows a running run whose owner has exited: its writer
+        # may still be about to commit the last batch and the final status.
+        if info is None or info.status in ("running", "interrupted"):
+            return False
+        merges = outcome.result.get("merges")
+        want = max(int(merges) if isinstance(merges, int) else 0, info.merge_count)
+        if info.merge_count < want:
+            return False
+        return not self.plots.has_run(run_id) or self.plots.last_step(run_id) >= want
+
+    def _start_settling(self, outcome: TrainOutcome) -> None:
+        self._settling = outcome
+        self._settle_deadline = time.monotonic() + SETTLE_S
+        self.settle_timer.start()
+
+    @Slot()
+    def _settle_tick(self) -> None:
+        """Read the finished run again until it is complete (or SETTLE_S pass), then refresh everyone."""
+        outcome = self._settling
+        if outcome is None or outcome.run_id is None or self.is_training():
+            self.settle_timer.stop()
+            self._settling = None
+            return
+        run_id = outcome.run_id
+        got = self._poll_run(run_id)
+        settled = self._run_settled(run_id, outcome)
+        if not (got or settled or time.monotonic() >= self._settle_deadline):
+            return
+        self.plots.redraw()
+        if settled or time.monotonic() >= self._settle_deadline:
+            self.settle_timer.stop()
+            self._settling = None
+        if outcome.status in ("finished", "cancelled"):
+            self._describe_outcome(outcome)
+        self.reload_history()
+        self.session.notify_runs_changed()
 
     # ---- polling the store ---------------------------------------------------------------------------
     @Slot()
@@ -799,12 +862,14 @@ class TrainingPanel(QWidget):
             now = time.monotonic()
             if got:
                 self._pending_merge_signal = True
-            if self._pending_merge_signal and now - self._last_merges_signal >= MERGES_REFRESH_S:
-                self._last_merges_signal = now
-                self._pending_merge_signal = False
+                # The Runs row keeps pace with the plots and the progress bar (one short read);
+                # only the other tabs' refresh is rate-limited below.
                 info = self.session.run(self.live_run)
                 if info is not None:
                     self.history.update_run(info, self.live_run)
+            if self._pending_merge_signal and now - self._last_merges_signal >= MERGES_REFRESH_S:
+                self._last_merges_signal = now
+                self._pending_merge_signal = False
                 self.steps_arrived.emit(self.live_run)
         self._paced_redraw()
 
@@ -929,6 +994,8 @@ class TrainingPanel(QWidget):
 
     @Slot()
     def _on_project_changed(self) -> None:
+        self.settle_timer.stop()  # a run id of the old project means nothing in the new one
+        self._settling = None
         self.plots.clear()
         self._merge_cache.clear()
         self._show_error("")
@@ -1006,6 +1073,7 @@ class TrainingPanel(QWidget):
 
     def shutdown(self) -> None:
         self.poll_timer.stop()
+        self.settle_timer.stop()
         self.stop_and_wait()
         self._remove_spec_file()
         self.previewer.shutdown()

@@ -118,6 +118,11 @@ class TrainingPlots(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         self.view = pg.GraphicsLayoutWidget()
         self.view.ci.setSpacing(6)
+        self.view.setAccessibleName("Training curves")
+        self.view.setAccessibleDescription("Vocabulary size, merged-pair frequency, corpus tokens and compression "
+                                           "by merge step; hover for the merge made at a step")
+        # A visible focus: the curves take the keyboard (Tab), and nothing else would show it.
+        self.view.setStyleSheet("QGraphicsView:focus { border: 1px solid palette(highlight); }")
         layout.addWidget(self.view)
         self.plots: dict[str, pg.PlotItem] = {}
         for i, name in enumerate(PLOTS):
@@ -139,7 +144,10 @@ class TrainingPlots(QWidget):
             if name != "vocab":
                 plot.setXLink(self.plots["vocab"])
             self.plots[name] = plot
-        self.legend = self.plots["vocab"].addLegend(offset=(-8, -8))  # bottom right: the curve rises left to right
+        # The overlay legend is a row of its own under the plots: inside a plot, wherever it was
+        # put, a legend of a few long run names covered some curve on a small window (issue 14).
+        self.legend = pg.LegendItem(colCount=2)
+        self.view.addItem(self.legend, row=2, col=0, colspan=2)
         self.legend.setVisible(False)
         self.cursors = {}
         for name, plot in self.plots.items():

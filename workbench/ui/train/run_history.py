@@ -83,6 +83,7 @@ class RunHistory(QWidget):
         layout.addLayout(head)
 
         self.tree = QTreeWidget()
+        self.tree.setAccessibleName("Runs")
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(list(COLUMNS))
         self.tree.setRootIsDecorated(False)

@@ -1,10 +1,11 @@
-"""The main window: menus, the four panels as tabbed docks, the title, the status bar, closing.
+"""The main window: menus, the five panels as tabbed docks, the title, the status bar, closing.
 
 Each tab is a panel from its own package (``ui/corpus``, ``ui/train``, ``ui/inspect``,
-``ui/merges``), imported plainly and added with one line in :meth:`MainWindow._build_tabs`; a tab
-that shows the open project satisfies :class:`ProjectView` (``set_project``, ``refresh``,
-``shutdown``) and the window calls nothing else on it. The window wires them together — a token picked in Inspect selects its merge, a merge
-picked in Merges highlights the token, both refresh while a run trains (at most every 0.5 s) and
+``ui/merges``, ``ui/compare``), imported plainly and added with one line in
+:meth:`MainWindow._build_tabs`; a tab that shows the open project satisfies :class:`ProjectView`
+(``set_project``, ``refresh``, ``shutdown``) and the window calls nothing else on it. The window
+wires them together — a token picked in Inspect selects its merge, a merge picked in Merges
+highlights the token, the views refresh while a run trains (at most every 0.5 s) and
 when runs change — and owns the project lifecycle: New, Open, Open Recent, Save As, Import,
 Export, and closing with a run in progress (asks, then stops the run cleanly).
 
@@ -53,13 +54,13 @@ from PySide6.QtWidgets import (
 
 from workbench.errors import WorkbenchError
 from workbench.ui import style
+from workbench.ui.compare.panel import ComparePanel
 from workbench.ui.corpus.panel import CorpusPanel
 from workbench.ui.dialogs import ExportDialog, fit_title, short_message, shortcuts_dialog
 from workbench.ui.guide import GuideBanner
 from workbench.ui.inspect.panel import InspectPanel
 from workbench.ui.jobs import JobRunner
 from workbench.ui.logs import LogDialog, window_log_path
-from workbench.ui.compare.panel import ComparePanel
 from workbench.ui.merges.panel import MergePanel
 from workbench.ui.project_session import ProjectSession
 from workbench.ui.settings import AppSettings
@@ -240,7 +241,7 @@ class MainWindow(QMainWindow):
         return act
 
     def _build_actions(self) -> None:
-        K = QKeySequence.StandardKey
+        K = QKeySequence.StandardKey  # noqa: N806 - reads as the key names it abbreviates
         self.act_new = self._action("&New Project", self.new_project, K.New, "Start an empty untitled project")
         self.act_open = self._action("&Open Project…", self.choose_project, K.Open, "Open a .tokproj file")
         self.act_save = self._action("&Save", self.save, K.Save,

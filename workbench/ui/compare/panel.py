@@ -588,7 +588,8 @@ class ComparePanel(QWidget):
             self.add_tokenizer_file(path)
 
     def _on_add_files_clicked(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Add corpus files", "", "Text (*.txt *.jsonl *.csv *.tsv *.gz);;All files (*)")
+        paths, _ = QFileDialog.getOpenFileNames(self, "Add corpus files", "",
+                                                "Text (*.txt *.jsonl *.csv *.tsv *.gz);;All files (*)")
         for path in paths:
             self.add_corpus_file(path)
 

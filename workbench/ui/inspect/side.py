@@ -16,7 +16,7 @@ import bisect
 import json
 from typing import Sequence
 
-from PySide6.QtCore import QEvent, QMimeData, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, Qt, Signal, Slot
 from PySide6.QtGui import QColor, QGuiApplication, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from workbench.core import display
 from workbench.errors import WorkbenchError
 from workbench.tasks import inspection, token_colours
+from workbench.ui.copy_text import TextCopyMixin
 from workbench.ui.inspect.token_editor import editor_font, visible_block_range
 from workbench.ui.inspect.token_highlighter import (
     FormatCache,
@@ -251,7 +252,7 @@ class CountsTable(QTableWidget):
         return item.text() if item is not None else ""
 
 
-class DecodedView(QPlainTextEdit):
+class DecodedView(TextCopyMixin, QPlainTextEdit):
     """The decoded text, read-only; copying gives the text itself, never the whitespace glyphs shown.
 
     What is shown is ``display.show_whitespace(text)`` or the text with ``\r\n`` as one break —
@@ -276,10 +277,6 @@ class DecodedView(QPlainTextEdit):
         part = units[2 * cursor.selectionStart(): 2 * cursor.selectionEnd()].decode("utf-16-le", "replace")
         return part.replace("\n", self.line_separator)
 
-    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt override
-        mime = QMimeData()
-        mime.setText(self.selected_text())
-        return mime
 
 
 class DecodeBox(QWidget):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 from typing import Callable, Sequence
 
-from PySide6.QtCore import QEvent, QMimeData, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -34,6 +34,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from workbench.tasks import inspection, token_colours
+from workbench.ui.copy_text import TextCopyMixin
 from workbench.ui.inspect.token_highlighter import (
     FormatCache,
     TokenHighlighter,
@@ -51,7 +52,7 @@ def visible_block_range(edit: QPlainTextEdit) -> tuple[int, int]:
     return first.blockNumber(), max(first.blockNumber(), last.blockNumber())
 
 
-class TokenEditor(QPlainTextEdit):
+class TokenEditor(TextCopyMixin, QPlainTextEdit):
     """Plain text with token colours. ``hovered``/``clicked`` carry a GroupRef (or None)."""
 
     hovered = Signal(object)
@@ -120,10 +121,6 @@ class TokenEditor(QPlainTextEdit):
         the chosen line break (the document itself only knows paragraphs)."""
         return self.textCursor().selectedText().replace("\u2029", self.line_separator)
 
-    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt override
-        mime = QMimeData()
-        mime.setText(self.selected_text())
-        return mime
 
     def set_colours_enabled(self, on: bool) -> None:
         self.highlighter.enabled = on

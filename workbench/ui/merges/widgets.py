@@ -195,7 +195,7 @@ def shown_entries(table, model, *, selection: bool) -> list:
 
 
 def ask_and_export_csv(parent: QWidget, title: str, default_name: str, export: Callable[[str], object],
-                       error: "ErrorLabel") -> None:
+                       error: ErrorLabel) -> None:
     """Ask where to save, then run ``export(path)``; a failure shows in ``error`` as one line."""
     from pathlib import Path
 

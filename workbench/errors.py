@@ -15,6 +15,23 @@ class WorkbenchError(Exception):
     """Bad input or an impossible request, explained for the user."""
 
 
+class UnreadableText(WorkbenchError):
+    """A corpus file whose bytes do not decode as the encoding it is read with.
+
+    ``path`` is the file; ``encoding`` the encoding to read it with instead, when one can be
+    guessed (a byte-order mark, a legacy code page), else None — so the window can offer it
+    without parsing the message.
+    """
+
+    def __init__(self, message: str, *, path: str = "", encoding: str | None = None):
+        super().__init__(message)
+        self.path = path
+        self.encoding = encoding
+
+    def __reduce__(self):  # scans run in worker processes: the error crosses a pickle
+        return (self.__class__, (str(self),), {"path": self.path, "encoding": self.encoding})
+
+
 class ConfigError(WorkbenchError):
     """A run setting that cannot be used; ``field`` names the RunSpec field it is about.
 

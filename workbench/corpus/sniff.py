@@ -13,7 +13,7 @@ import codecs
 from collections import Counter
 from pathlib import Path
 
-from workbench.errors import WorkbenchError
+from workbench.errors import UnreadableText, WorkbenchError
 
 BINARY_SAMPLE = 8192
 # Control bytes that real text carries: tab, LF, VT, FF, CR and ESC (ANSI colour codes, as in the
@@ -142,19 +142,19 @@ def decode_error(
     used = encoding or "utf-8"
     where = f"{path}:{line}: not valid {used} at byte {offset}"
     if encoding not in (None, "utf-8", "utf_8", "utf-8-sig", "utf_8_sig"):
-        return WorkbenchError(f"{where}: the file is not in {used}; read it with its real encoding")
+        return UnreadableText(f"{where}: the file is not in {used}; read it with its real encoding", path=str(path))
     guess = bom_encoding(window) if offset < 4 else None
     if guess in ("utf-16", "utf-32"):
-        return WorkbenchError(
-            f"{where} (starts with a {str(guess).upper()} byte-order mark): read it with encoding {guess}"
-        )
+        return UnreadableText(
+            f"{where} (starts with a {str(guess).upper()} byte-order mark): read it with encoding {guess}",
+            path=str(path), encoding=guess)
     if mostly_utf8(window):
-        return WorkbenchError(
+        return UnreadableText(
             f"{where} (the rest looks like UTF-8; the file is damaged here): fix or remove the bad "
-            "bytes, or read it with encoding latin-1 anyway"
-        )
+            "bytes, or read it with encoding latin-1 anyway", path=str(path), encoding="latin-1")
     guess = guess_encoding(window)
-    return WorkbenchError(f"{where} (looks like {guess}): read it with encoding {guess}")
+    return UnreadableText(f"{where} (looks like {guess}): read it with encoding {guess}", path=str(path),
+                          encoding=guess)
 
 
 SNIFF_LINES = 50  # enough lines to tell JSONL from prose that happens to start with "{"

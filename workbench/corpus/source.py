@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, Callable, Iterable
 from workbench.corpus import records, sniff
 from workbench.corpus.bad_records import DEFAULT_POLICY, POLICIES, SkippedRecords
 from workbench.corpus.streams import open_content, os_error, read_head
-from workbench.errors import WorkbenchError
+from workbench.errors import UnreadableText, WorkbenchError
 
 KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "wordcounts")
 _EXTENSIONS = {
@@ -148,10 +148,9 @@ def open_source(
     reason = sniff.binary_reason(head, encoding)
     wide = sniff.utf16_without_bom(head) if reason else None
     if wide:
-        raise WorkbenchError(
+        raise UnreadableText(
             f"{p}:1: not valid utf-8 at byte 0 (looks like {wide} without a byte-order mark): "
-            f"read it with encoding {wide}"
-        )
+            f"read it with encoding {wide}", path=str(p), encoding=wide)
     if reason:
         raise WorkbenchError(f"{p}: looks binary, not text ({reason}): pick a text file ({SUPPORTED})")
     text = _decoded_head(p, head, complete, encoding)
@@ -288,6 +287,25 @@ _NOT_CORPUS = frozenset(
     ".tokproj .sqlite .db .model .tiktoken .md .html .htm .xml .py .json .yaml .yml".split())
 
 
+class Rejection(str):
+    """A file :func:`expand_paths` could not use: the one-line message (it *is* the string, so
+    callers that print it need nothing else), plus ``path`` and the ``encoding`` to read it with
+    when one is suggested — so the window never parses a message to offer the fix."""
+
+    path: str
+    encoding: str | None
+
+    def __new__(cls, message: str, *, path: str, encoding: str | None = None) -> Rejection:
+        self = super().__new__(cls, message)
+        self.path = path
+        self.encoding = encoding
+        return self
+
+    @classmethod
+    def of(cls, error: WorkbenchError, path: Path) -> Rejection:
+        return cls(str(error), path=getattr(error, "path", str(path)), encoding=getattr(error, "encoding", None))
+
+
 def expand_paths(
     paths: Iterable[str | os.PathLike[str]],
     *,
@@ -296,7 +314,7 @@ def expand_paths(
     encoding: str | None = None,
     kind: str | None = None,
     on_bad_record: str = DEFAULT_POLICY,
-) -> tuple[list[CorpusSource], list[str]]:
+) -> tuple[list[CorpusSource], list[Rejection]]:
     """Turn files and folders into sources; bad or unsupported files become messages, not failures.
 
     Folders are walked recursively in sorted order, skipping hidden files and folders. One bad
@@ -304,7 +322,7 @@ def expand_paths(
     message (naming the file, and the line where known) and the remaining files are kept.
     """
     sources: list[CorpusSource] = []
-    messages: list[str] = []
+    messages: list[Rejection] = []
     seen: dict[object, Path] = {}
     options: dict[str, Any] = {"field": field, "column": column, "encoding": encoding, "kind": kind,
                                "on_bad_record": on_bad_record}
@@ -320,7 +338,7 @@ def expand_paths(
         try:
             sources.append(open_source(candidate, **options))
         except WorkbenchError as exc:
-            messages.append(str(exc))
+            messages.append(Rejection.of(exc, candidate))
 
     for raw in paths:
         p = Path(raw).expanduser()
@@ -329,12 +347,12 @@ def expand_paths(
             continue
         found = sorted(f for f in p.rglob("*") if f.is_file() and not _is_hidden(f, p))
         if not found:
-            messages.append(f"{p}: the folder has no files: add a folder with {SUPPORTED} files")
+            messages.append(Rejection(f"{p}: the folder has no files: add a folder with {SUPPORTED} files", path=str(p)))
         for f in found:
             if kind is None and detect_kind(f)[0] is None and not f.name.startswith("part-"):
                 # In a folder, a name with an unknown ending is someone else's file (README.md,
                 # LICENSE, a script); Spark's and Hadoop's part-00000… are output, read by content.
-                messages.append(f"{f}: skipped: not a supported corpus format ({SUPPORTED})")
+                messages.append(Rejection(f"{f}: skipped: not a supported corpus format ({SUPPORTED})", path=str(f)))
             else:
                 add(f)
     return sources, messages

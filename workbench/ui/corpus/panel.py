@@ -65,8 +65,6 @@ from workbench.ui.settings import AppSettings
 FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.csv *.tsv *.parquet *.counts *.gz);;"
                "Text (*.txt *.text *.gz);;JSON lines (*.jsonl *.ndjson);;CSV / TSV (*.csv *.tsv);;"
                "Parquet (*.parquet);;Word counts (*.counts *.wordcounts.tsv);;All files (*)")
-_ENCODING_HINT = re.compile(r"(?:re-add|read) (?:it )?with encoding ([\w.-]+)")
-_LIST_HINT = re.compile(r"\((?:fields|columns): ([^)]*)\)")
 
 
 @dataclass
@@ -747,15 +745,14 @@ class CorpusPanel(QWidget):
         self._scan_keys[key] = src.size
         self._changed()
 
-    @Slot(int, str, str)
-    def _on_file_rejected(self, job_id: int, path: str, message: str) -> None:
+    @Slot(int, str, str, str)
+    def _on_file_rejected(self, job_id: int, path: str, message: str, encoding: str = "") -> None:
         self._rejected.append(message)
         item = QListWidgetItem(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning), message)
         item.setToolTip(message)
         item.setData(Qt.ItemDataRole.UserRole, path)
-        hint = _ENCODING_HINT.search(message)
-        if hint:
-            item.setData(Qt.ItemDataRole.UserRole + 1, hint.group(1))
+        if encoding:  # the reader's own suggestion (UnreadableText.encoding), offered by Retry
+            item.setData(Qt.ItemDataRole.UserRole + 1, encoding)
         self.rejected_list.addItem(item)
         self.file_rejected.emit(message)
         self._update_view()
@@ -786,12 +783,12 @@ class CorpusPanel(QWidget):
                                            self.model.entries[0].key == key):
             self._show_preview()
 
-    @Slot(str, str)
-    def _on_file_failed(self, key: str, message: str) -> None:
+    @Slot(str, str, str)
+    def _on_file_failed(self, key: str, message: str, encoding: str = "") -> None:
         e = self.model.entry(key)
         if e is not None:
             self.model.remove([key])
-        self._on_file_rejected(0, str(e.source.path) if e else key, message)
+        self._on_file_rejected(0, str(e.source.path) if e else key, message, encoding)
         self._changed()
 
     @Slot(int, bool)

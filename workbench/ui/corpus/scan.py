@@ -49,10 +49,10 @@ class CorpusScanWorker(QObject):
     """
 
     file_added = Signal(int, object)          # job id, CorpusSource (validated, not scanned yet)
-    file_rejected = Signal(int, str, str)     # job id, path, one-line reason
+    file_rejected = Signal(int, str, str, str)  # job id, path, one-line reason, encoding to suggest (or "")
     file_progress = Signal(str, int, int)     # key (resolved path), bytes done, file size
     file_scanned = Signal(str, object)        # key, CorpusStats
-    file_failed = Signal(str, str)            # key, one-line reason found while reading
+    file_failed = Signal(str, str, str)       # key, one-line reason found while reading, encoding to suggest
     job_finished = Signal(int, bool)          # job id, cancelled
 
     def __init__(self, splitter: Callable[[str], Sequence[str]] | None = None, *, pool_workers: int | None = None):
@@ -107,11 +107,11 @@ class CorpusScanWorker(QObject):
                                                  on_bad_record=job.on_bad_record)
             except Exception as exc:  # noqa: BLE001 - a bug here must not kill the thread
                 log.exception("listing corpus paths %s failed", list(job.paths))
-                self.file_rejected.emit(job.job_id, ", ".join(job.paths), f"cannot read: {exc}")
+                self.file_rejected.emit(job.job_id, ", ".join(job.paths), f"cannot read: {exc}", "")
                 self.job_finished.emit(job.job_id, False)
                 continue
-            for message in rejected:
-                self.file_rejected.emit(job.job_id, _path_of(message), message)
+            for rejection in rejected:
+                self.file_rejected.emit(job.job_id, rejection.path, str(rejection), rejection.encoding or "")
             for src in sources:
                 self.file_added.emit(job.job_id, src)
             for src in sources:
@@ -130,11 +130,11 @@ class CorpusScanWorker(QObject):
                     stats = file_stats(src, split=self._split, progress=progress, should_stop=stopped,
                                        pool=self._pool)
                 except WorkbenchError as exc:
-                    self.file_failed.emit(key, str(exc))
+                    self.file_failed.emit(key, str(exc), getattr(exc, "encoding", None) or "")
                     continue
                 except Exception as exc:  # noqa: BLE001
                     log.exception("scanning corpus file %s failed", src.path)
-                    self.file_failed.emit(key, f"{src.path}: cannot read it ({exc})")
+                    self.file_failed.emit(key, f"{src.path}: cannot read it ({exc})", "")
                     continue
                 self.file_scanned.emit(key, stats)
             self.job_finished.emit(job.job_id, stopped())
@@ -152,15 +152,6 @@ def gpt2_findall() -> Callable[[str], Sequence[str]]:
     from workbench.core.pretokenize import make_pretokenizer
 
     return partial(make_pretokenizer("gpt2").compiled().findall, concurrent=True)
-
-
-def _path_of(message: str) -> str:
-    """The file a corpus error message names (messages start with ``path:`` or ``path:line:``)."""
-    head = message.split(": ", 1)[0]
-    parts = head.rsplit(":", 1)
-    if len(parts) == 2 and parts[1].isdigit():
-        return parts[0]
-    return head
 
 
 class ScanThread:

@@ -520,6 +520,11 @@ class Inspector:
                sep_len: int) -> _Chunk:
         spans: list[Span] = []
         encoder = self.encoder
+        if encoder._spm is not None and k1 > k0:
+            # Unigram (SentencePiece): the lattice spans the chunk's lines, not one pre-token at a
+            # time; its spans are already relative to the chunk (special tokens are not split out).
+            spans = [(t.id, t.start, t.end, t.partial) for t in encoder.encode_with_offsets(norm[pos:ends[k1 - 1]])]
+            k1 = k0
         for i in range(k0, k1):
             base = starts[i] - pos
             if i in special_at:

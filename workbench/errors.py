@@ -32,6 +32,11 @@ class UnreadableText(WorkbenchError):
         return (self.__class__, (str(self),), {"path": self.path, "encoding": self.encoding})
 
 
+class BadRecord(WorkbenchError):
+    """One record of a corpus file (a JSONL line, a CSV row, a counts line) that cannot be read;
+    the ``skip`` bad-record policy leaves such records out, so the window offers it for these."""
+
+
 class ConfigError(WorkbenchError):
     """A run setting that cannot be used; ``field`` names the RunSpec field it is about.
 

@@ -27,3 +27,14 @@ def test_the_error_keeps_its_data_across_a_worker_process():
     error = UnreadableText("x.txt:3: not valid utf-8", path="x.txt", encoding="cp1252")
     back = pickle.loads(pickle.dumps(error))
     assert (str(back), back.path, back.encoding) == (str(error), "x.txt", "cp1252")
+
+
+def test_a_broken_jsonl_line_is_marked_as_a_bad_record(tmp_path):
+    bad = tmp_path / "b.jsonl"
+    bad.write_text('{"text": "one"}\n{"text": "two"\n{"text": "three"}\n', encoding="utf-8")
+    _sources, (rejection,) = expand_paths([str(bad)])
+    assert rejection.bad_record and rejection.encoding is None and f"{bad}:2" in rejection
+    empty = tmp_path / "e.txt"
+    empty.write_text("", encoding="utf-8")
+    _sources, (other,) = expand_paths([str(empty)])
+    assert not other.bad_record  # an empty file is not a record problem: skipping would not help

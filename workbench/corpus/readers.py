@@ -28,7 +28,7 @@ from workbench.corpus.streams import (
     os_error,
     read_block,
 )
-from workbench.errors import WorkbenchError
+from workbench.errors import BadRecord, WorkbenchError
 
 Progress = Callable[[int, int], None]
 ShouldStop = Callable[[], bool]
@@ -139,7 +139,7 @@ def iter_word_counts(
                         word = records.unescape_count_word(word, f"{src.path}:{number}")
                 except WorkbenchError as exc:
                     if skip is None:
-                        raise
+                        raise BadRecord(str(exc)) from None
                     skip(str(exc))
                     continue
                 yield word, count
@@ -349,7 +349,7 @@ def _jsonl_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> It
                         text = records.field_text(records.parse_json_line(line, where), src.field, where)
                     except WorkbenchError as exc:
                         if skip is None:
-                            raise
+                            raise BadRecord(str(exc)) from None
                         skip(str(exc))  # the full reason, with file:line, for the report
                         continue
                     yield text

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from workbench.errors import WorkbenchError
+from workbench.errors import BadRecord, WorkbenchError
 
 DEFAULT_TEXT_NAMES = ("text", "content", "body")
 PARQUET_HINT = 'pip install "tokenizer-workbench[parquet]"'
@@ -52,11 +52,11 @@ def parse_json_line(line: str, where: str) -> Any:
         # json's messages end in "at" or name a character ("Invalid control character at"): the
         # column finishes the sentence, or the reason reads as if it were cut off.
         at = exc.msg if exc.msg.endswith(" at") else exc.msg + " at"
-        raise WorkbenchError(f"{where}: not valid JSON ({at} column {exc.colno}): fix the line or remove it") from None
+        raise BadRecord(f"{where}: not valid JSON ({at} column {exc.colno}): fix the line or remove it") from None
     except RecursionError:  # json recurses once per level: 100,000 nested brackets overflow it
-        raise WorkbenchError(f"{where}: JSON nested too deeply to read: fix the line or remove it") from None
+        raise BadRecord(f"{where}: JSON nested too deeply to read: fix the line or remove it") from None
     except ValueError:  # a number of more than 4,300 digits, which int() refuses
-        raise WorkbenchError(f"{where}: a JSON number is too long to read: fix the line or remove it") from None
+        raise BadRecord(f"{where}: a JSON number is too long to read: fix the line or remove it") from None
 
 
 def choose_field(record: Any, field: str | None, where: str) -> str | None:

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, Callable, Iterable
 from workbench.corpus import records, sniff
 from workbench.corpus.bad_records import DEFAULT_POLICY, POLICIES, SkippedRecords
 from workbench.corpus.streams import open_content, os_error, read_head
-from workbench.errors import UnreadableText, WorkbenchError
+from workbench.errors import BadRecord, UnreadableText, WorkbenchError
 
 KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "wordcounts")
 _EXTENSIONS = {
@@ -294,16 +294,19 @@ class Rejection(str):
 
     path: str
     encoding: str | None
+    bad_record: bool  # a record of the file is bad: the skip policy would read the rest
 
-    def __new__(cls, message: str, *, path: str, encoding: str | None = None) -> Rejection:
+    def __new__(cls, message: str, *, path: str, encoding: str | None = None, bad_record: bool = False) -> Rejection:
         self = super().__new__(cls, message)
         self.path = path
         self.encoding = encoding
+        self.bad_record = bad_record
         return self
 
     @classmethod
     def of(cls, error: WorkbenchError, path: Path) -> Rejection:
-        return cls(str(error), path=getattr(error, "path", str(path)), encoding=getattr(error, "encoding", None))
+        return cls(str(error), path=getattr(error, "path", str(path)), encoding=getattr(error, "encoding", None),
+                   bad_record=isinstance(error, BadRecord))
 
 
 def expand_paths(

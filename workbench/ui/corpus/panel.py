@@ -694,7 +694,7 @@ class CorpusPanel(QWidget):
         retry = []
         for i in reversed(range(self.rejected_list.count())):
             item = self.rejected_list.item(i)
-            if re.search(r":\d+: ", item.text()) and not item.data(Qt.ItemDataRole.UserRole + 1):
+            if item.data(Qt.ItemDataRole.UserRole + 2):
                 retry.append(str(item.data(Qt.ItemDataRole.UserRole)))
                 self._drop_rejected(item)
         if retry:
@@ -745,14 +745,16 @@ class CorpusPanel(QWidget):
         self._scan_keys[key] = src.size
         self._changed()
 
-    @Slot(int, str, str, str)
-    def _on_file_rejected(self, job_id: int, path: str, message: str, encoding: str = "") -> None:
+    @Slot(int, str, str, str, bool)
+    def _on_file_rejected(self, job_id: int, path: str, message: str, encoding: str = "",
+                          bad_record: bool = False) -> None:
         self._rejected.append(message)
         item = QListWidgetItem(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning), message)
         item.setToolTip(message)
         item.setData(Qt.ItemDataRole.UserRole, path)
         if encoding:  # the reader's own suggestion (UnreadableText.encoding), offered by Retry
             item.setData(Qt.ItemDataRole.UserRole + 1, encoding)
+        item.setData(Qt.ItemDataRole.UserRole + 2, bad_record)  # retried when bad records may be skipped
         self.rejected_list.addItem(item)
         self.file_rejected.emit(message)
         self._update_view()
@@ -783,12 +785,12 @@ class CorpusPanel(QWidget):
                                            self.model.entries[0].key == key):
             self._show_preview()
 
-    @Slot(str, str, str)
-    def _on_file_failed(self, key: str, message: str, encoding: str = "") -> None:
+    @Slot(str, str, str, bool)
+    def _on_file_failed(self, key: str, message: str, encoding: str = "", bad_record: bool = False) -> None:
         e = self.model.entry(key)
         if e is not None:
             self.model.remove([key])
-        self._on_file_rejected(0, str(e.source.path) if e else key, message, encoding)
+        self._on_file_rejected(0, str(e.source.path) if e else key, message, encoding, bad_record)
         self._changed()
 
     @Slot(int, bool)

@@ -20,7 +20,7 @@ from PySide6.QtCore import (
     Slot,
 )
 
-from workbench.errors import WorkbenchError
+from workbench.errors import BadRecord, WorkbenchError
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +49,10 @@ class CorpusScanWorker(QObject):
     """
 
     file_added = Signal(int, object)          # job id, CorpusSource (validated, not scanned yet)
-    file_rejected = Signal(int, str, str, str)  # job id, path, one-line reason, encoding to suggest (or "")
+    file_rejected = Signal(int, str, str, str, bool)  # job id, path, reason, encoding to suggest (or ""), bad record
     file_progress = Signal(str, int, int)     # key (resolved path), bytes done, file size
     file_scanned = Signal(str, object)        # key, CorpusStats
-    file_failed = Signal(str, str, str)       # key, one-line reason found while reading, encoding to suggest
+    file_failed = Signal(str, str, str, bool)  # key, reason found while reading, encoding to suggest, bad record
     job_finished = Signal(int, bool)          # job id, cancelled
 
     def __init__(self, splitter: Callable[[str], Sequence[str]] | None = None, *, pool_workers: int | None = None):
@@ -107,11 +107,12 @@ class CorpusScanWorker(QObject):
                                                  on_bad_record=job.on_bad_record)
             except Exception as exc:  # noqa: BLE001 - a bug here must not kill the thread
                 log.exception("listing corpus paths %s failed", list(job.paths))
-                self.file_rejected.emit(job.job_id, ", ".join(job.paths), f"cannot read: {exc}", "")
+                self.file_rejected.emit(job.job_id, ", ".join(job.paths), f"cannot read: {exc}", "", False)
                 self.job_finished.emit(job.job_id, False)
                 continue
             for rejection in rejected:
-                self.file_rejected.emit(job.job_id, rejection.path, str(rejection), rejection.encoding or "")
+                self.file_rejected.emit(job.job_id, rejection.path, str(rejection), rejection.encoding or "",
+                                        rejection.bad_record)
             for src in sources:
                 self.file_added.emit(job.job_id, src)
             for src in sources:
@@ -130,11 +131,12 @@ class CorpusScanWorker(QObject):
                     stats = file_stats(src, split=self._split, progress=progress, should_stop=stopped,
                                        pool=self._pool)
                 except WorkbenchError as exc:
-                    self.file_failed.emit(key, str(exc), getattr(exc, "encoding", None) or "")
+                    self.file_failed.emit(key, str(exc), getattr(exc, "encoding", None) or "",
+                                          isinstance(exc, BadRecord))
                     continue
                 except Exception as exc:  # noqa: BLE001
                     log.exception("scanning corpus file %s failed", src.path)
-                    self.file_failed.emit(key, f"{src.path}: cannot read it ({exc})", "")
+                    self.file_failed.emit(key, f"{src.path}: cannot read it ({exc})", "", False)
                     continue
                 self.file_scanned.emit(key, stats)
             self.job_finished.emit(job.job_id, stopped())

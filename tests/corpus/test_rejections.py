@@ -31,9 +31,9 @@ def test_the_error_keeps_its_data_across_a_worker_process():
 
 def test_a_broken_jsonl_line_is_marked_as_a_bad_record(tmp_path):
     bad = tmp_path / "b.jsonl"
-    bad.write_text('{"text": "one"}\n{"text": "two"\n{"text": "three"}\n', encoding="utf-8")
-    _sources, (rejection,) = expand_paths([str(bad)])
-    assert rejection.bad_record and rejection.encoding is None and f"{bad}:2" in rejection
+    bad.write_text('{"text": "one"\n{"text": "two"}\n{"text": "three"}\n', encoding="utf-8")
+    _sources, (rejection,) = expand_paths([str(bad)], field="text")
+    assert rejection.bad_record and rejection.encoding is None and f"{bad}:1" in rejection
     empty = tmp_path / "e.txt"
     empty.write_text("", encoding="utf-8")
     _sources, (other,) = expand_paths([str(empty)])

@@ -191,6 +191,8 @@ class TokenMeter:
         unk = tokenizer.special_tokens.get(tokenizer.unk_token) if tokenizer.unk_token else None
         self._unk = unk
         self._recut = Recut(tokenizer.pretokenizer)
+        # A Unigram (SentencePiece) lattice spans a whole line: the unit counted is the line.
+        self._by_line = self.encoder._spm is not None
         self._reset()
 
     def _reset(self) -> None:
@@ -202,14 +204,24 @@ class TokenMeter:
         """The ids of one pre-token (cached)."""
         found = self._ids.get(piece)
         if found is None:
-            found = self._ids[piece] = tuple(encode_pretoken(self.encoder, piece))
+            ids = self.encoder.encode(piece) if self._by_line else encode_pretoken(self.encoder, piece)
+            found = self._ids[piece] = tuple(ids)
         return found
 
     def add(self, text: str) -> None:
-        self._add(self._recut.push(text))
+        # Chunks end at line boundaries (the readers cut them so); a line-level model needs no
+        # re-cutting at pre-token boundaries, which could split a line in two.
+        self._add(text if self._by_line else self._recut.push(text))
 
     def _add(self, text: str) -> None:
         if not text:
+            return
+        if self._by_line:  # the encoder normalizes; a line is one SentencePiece sentence
+            lines = text.split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()
+            self._attention += sum(len(self.ids(line)) ** 2 for line in lines)
+            self._pieces.update(lines)
             return
         if self._normalize is not None:
             text = self._normalize(text)

@@ -34,7 +34,6 @@ from typing import Any, Iterator, Sequence
 
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
-from workbench.formats.atomic import replacing
 from workbench.store import opening, queries, schema
 from workbench.store.rows import (
     RUN_STATUSES,
@@ -595,6 +594,9 @@ class ProjectStore:
         for w in list(self._writers):
             w.flush()
         try:
+            # Imported here: the formats package is heavy and a training child never saves as.
+            from workbench.formats.atomic import replacing
+
             with replacing(dest, side_suffixes=opening.SIDE_FILES) as tmp:
                 out = sqlite3.connect(str(tmp), isolation_level=None)
                 try:

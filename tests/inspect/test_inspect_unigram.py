@@ -29,3 +29,15 @@ def test_inspector_ids_equal_the_encoder_for_unigram(unigram, text):
     assert ids == Encoder(unigram).encode(text)
     if text.strip():
         assert len(ids) < len(text.replace(" ", ""))  # pieces, not characters
+
+
+def test_hover_information_gives_a_unigram_piece_its_probability(unigram):
+    import math
+
+    from workbench.core.display import token_info
+
+    ids = Encoder(unigram).encode("Taylor Swift sings")
+    info = token_info(unigram, ids[0])
+    assert info.score == unigram.scores[ids[0]] and info.score < 0 and info.rank is None
+    assert 0 < math.exp(info.score) < 1
+    assert token_info(unigram, 0).score is None  # <unk> is a special: no probability shown

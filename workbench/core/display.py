@@ -145,6 +145,7 @@ class TokenInfo:
     left: tuple[int, str] | None = None  # (id, rendered piece) of the pair it was merged from
     right: tuple[int, str] | None = None
     frequency: int | None = None  # the pair's count when it was merged (runs only)
+    score: float | None = None  # Unigram: the piece's log probability (natural log)
 
 
 def token_info(tokenizer: Tokenizer, token_id: int, frequencies: Sequence[int] | None = None) -> TokenInfo:
@@ -152,7 +153,10 @@ def token_info(tokenizer: Tokenizer, token_id: int, frequencies: Sequence[int] |
     kind = tokenizer.kind(token_id)
     merged = tokenizer.merge_of_id.get(token_id)
     if merged is None:
-        return TokenInfo(token_id, piece_text(raw), piece_hex(raw), kind)
+        score = None
+        if tokenizer.model == "unigram" and kind != "special" and token_id < len(tokenizer.scores):
+            score = tokenizer.scores[token_id]
+        return TokenInfo(token_id, piece_text(raw), piece_hex(raw), kind, score=score)
     rank, left, right = merged
     freq = frequencies[rank] if frequencies is not None and rank < len(frequencies) else None
     return TokenInfo(token_id, piece_text(raw), piece_hex(raw), kind, rank,

@@ -9,6 +9,7 @@ draws the :class:`~workbench.ui.inspect.worker.PaneOutcome` that comes back.
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, Qt, Signal, Slot
@@ -269,6 +270,8 @@ class TokenPane(QFrame):
                 ("bytes", f"<code>{html.escape(info.hex)}</code> ({len(tok.vocab[token_id])})")]
         if info.kind == "special":
             rows.append(("kind", "special token"))
+        elif info.score is not None:  # a Unigram piece: its probability, not a merge
+            rows.append(("log p", f"{info.score:.4f} (p = {math.exp(info.score):.3g})"))
         elif info.rank is None:
             rows.append(("kind", "base symbol (no merge made it)"))
         else:

@@ -380,6 +380,10 @@ class MainWindow(QMainWindow):
         self.settings.show_guide = not dont_show
         self.guide_bar.hide()
 
+    def _compare_runs(self, run_ids: list) -> None:
+        self.compare.compare_runs(run_ids)
+        self.show_panel("compare")
+
     def _wire(self) -> None:
         self.session.project_changed.connect(self._on_project_changed)
         self.session.modified_changed.connect(lambda _m: self._update_title())
@@ -393,6 +397,7 @@ class MainWindow(QMainWindow):
         self.training.training_changed.connect(self._on_training_changed)
         self.training.steps_arrived.connect(self._on_steps_arrived)
         self.training.history.export_requested.connect(lambda rid: self.export_dialog(rid))
+        self.training.history.compare_requested.connect(self._compare_runs)
         self.corpus.file_rejected.connect(lambda m: self.statusBar().showMessage(f"Not loaded: {m}", 10000))
         self.corpus.scan_finished.connect(self._on_scan_finished)
         self.corpus.train_requested.connect(lambda: self.show_panel("train"))

@@ -350,6 +350,18 @@ class ComparePanel(QWidget):
             index = combo.findData(current) if current is not None else -1
             combo.setCurrentIndex(index if index >= 0 else min(default, combo.count() - 1))
 
+    def compare_runs(self, run_ids: list[int]) -> None:
+        """Tick exactly these runs of the open project (sent from the Train tab's history)."""
+        if self.project is None:
+            return
+        self.refresh()
+        wanted = {f"{self.project}#{run_id}" for run_id in run_ids}
+        for i in range(self.tokenizer_list.count()):
+            item = self.tokenizer_list.item(i)
+            item.setCheckState(Qt.CheckState.Checked if item.data(SRC_ROLE) in wanted else Qt.CheckState.Unchecked)
+        self.status.setText(f"{len(wanted)} run{'s' if len(wanted) != 1 else ''} from the Train tab: "
+                            "pick corpus files, then Compute.")
+
     # ---- what is ticked ---------------------------------------------------------------------------------
     def checked_sources(self) -> list[str]:
         return [self.tokenizer_list.item(i).data(SRC_ROLE) for i in range(self.tokenizer_list.count())

@@ -57,6 +57,7 @@ class RunHistory(QWidget):
     rename_requested = Signal(int, str)    # run id, new name
     delete_requested = Signal(list)        # run ids (the panel asks before deleting)
     export_requested = Signal(int)
+    compare_requested = Signal(list)       # run ids to measure side by side in the Compare tab
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -78,6 +79,10 @@ class RunHistory(QWidget):
         self.delete_button = QPushButton("Delete…")
         self.delete_button.setToolTip("Delete the selected runs (Delete); asks first")
         self.delete_button.clicked.connect(lambda _c=False: self._request_delete())
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip("Measure the selected runs side by side in the Compare tab")
+        self.compare_button.clicked.connect(lambda _c=False: self.request_compare())
+        head.addWidget(self.compare_button)
         head.addWidget(self.rename_button)
         head.addWidget(self.delete_button)
         layout.addLayout(head)
@@ -207,6 +212,7 @@ class RunHistory(QWidget):
     def _buttons(self) -> None:
         ids = self.selected_ids()
         self.rename_button.setEnabled(len(ids) == 1)
+        self.compare_button.setEnabled(bool(ids))
         self.delete_button.setEnabled(bool(ids) and self._live not in ids)
 
     def _selection(self) -> None:
@@ -234,6 +240,11 @@ class RunHistory(QWidget):
         if ids:
             self.delete_requested.emit(ids)
 
+    def request_compare(self) -> None:
+        ids = self.selected_ids()
+        if ids:
+            self.compare_requested.emit(ids)
+
     def _menu(self, pos) -> None:
         ids = self.selected_ids()
         if not ids:
@@ -242,6 +253,7 @@ class RunHistory(QWidget):
         if len(ids) == 1:
             menu.addAction("Rename", self.edit_selected_name)
             menu.addAction("Export…", lambda: self.export_requested.emit(ids[0]))
+        menu.addAction("Compare", self.request_compare)
         act = menu.addAction("Delete…", self._request_delete)
         act.setEnabled(self._live not in ids)
         menu.exec(self.tree.viewport().mapToGlobal(pos))

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hf_oracle import hf_merges_from_files
 from shared_corpora import CORPUS_FILES, require_corpora
 
 from workbench.core.byte_level import byte_encoder
@@ -38,16 +39,6 @@ def slices(tmp_path_factory) -> list[Path]:
     return out
 
 
-def _hf_merges(files: list[Path], vocab_size: int) -> list[tuple[str, str]]:
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                  show_progress=False)
-    tok.train([str(f) for f in files], trainer)
-    merges = json.loads(tok.to_str())["model"]["merges"]
-    return [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in merges]
 
 
 def _our_merges(project: Path, run_id: int) -> tuple[list[tuple[str, str]], dict]:
@@ -66,7 +57,7 @@ def test_lines_and_hf_tie_break_give_tokenizers_merges_through_the_cli(slices, t
     assert done.returncode == 0, done.stderr
     ours, settings = _our_merges(project, json.loads(done.stdout)["run_id"])
     assert settings["sequences"] == "lines"
-    expected = _hf_merges(slices, 900)
+    expected = [tuple(m) for m in hf_merges_from_files(slices, 900, None)]
     assert len(ours) == len(expected) > 500
     assert ours == expected
 

@@ -437,7 +437,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from workbench.formats.atomic import terminate_raises
+    from workbench.core.atomic import terminate_raises
     from workbench.tasks.import_export import export_run
 
     with terminate_raises():  # a kill mid-export unwinds through the writers' cleanup

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hf_oracle import hf_merges
 
 from workbench.core.bpe import TrainConfig, train
 from workbench.core.byte_level import byte_encoder
@@ -12,21 +13,6 @@ from workbench.core.pretokenize import PRESET_PATTERNS, onig_compatible
 tokenizers = pytest.importorskip("tokenizers")
 
 
-def hf_merges(texts, vocab_size, pattern):
-    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                  show_progress=False)
-    tok.train_from_iterator(texts, trainer)
-    import json
-
-    merges = json.loads(tok.to_str())["model"]["merges"]
-    return [m.split(" ") if isinstance(m, str) else m for m in merges]
 
 
 def our_merges(text, vocab_size, preset):

@@ -6,9 +6,8 @@ The oracle is the real ``tokenizers`` library training from the same files (STYL
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from hf_oracle import hf_merges_from_files
 from shared_corpora import CORPUS_FILES, require_corpora
 
 from workbench.core.bpe import TrainConfig, train
@@ -21,19 +20,6 @@ from workbench.errors import WorkbenchError
 tokenizers = pytest.importorskip("tokenizers")
 
 
-def hf_merges_from_files(files, vocab_size, pattern):
-    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                  show_progress=False)
-    tok.train([str(f) for f in files], trainer)
-    merges = json.loads(tok.to_str())["model"]["merges"]
-    return [m.split(" ") if isinstance(m, str) else m for m in merges]
 
 
 def our_merges(counts, vocab_size, preset):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from hostile_run import HOSTILE_PAIRS, write_hostile_project
 
-from workbench.formats.atomic import PAUSE_ENV, TEMP_PREFIX
+from workbench.core.atomic import PAUSE_ENV, TEMP_PREFIX
 
 
 @pytest.fixture(scope="module")

@@ -83,7 +83,7 @@ def test_no_arguments_open_the_demo_ready_to_train(qtbot):
         assert [Path(f.path).name for f in window.corpus.files()] == [p.name for p in demo_corpus_files()]
         assert window.session.untitled and window.windowTitle().startswith("Untitled")
         assert window.training.start_button.isEnabled()
-        opts = window.training.options()
+        opts = window.training.run_spec()
         assert (opts.units, opts.pretokenizer, opts.vocab_size) == ("bytes", "gpt2", 1000)
     finally:
         window.shutdown()

@@ -29,7 +29,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from workbench.corpus.counts_table import atomic_output, counts_settings
+from workbench.core.atomic import write_atomic
+from workbench.corpus.counts_table import counts_settings
 from workbench.corpus.fingerprint import fingerprint
 
 log = logging.getLogger(__name__)
@@ -119,8 +120,7 @@ class CountCache:
         data = MAGIC + header.encode("ascii") + b"\n" + marshal.dumps(dict(counts))
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            with atomic_output(self.path(key)) as handle:
-                handle.write(data)
+            write_atomic(self.path(key), data)
         except OSError as exc:
             log.warning("count cache: cannot write %s (%s)", self.folder, exc)
             return

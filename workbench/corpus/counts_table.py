@@ -20,16 +20,13 @@ Left out: sorting, top-k pruning and compression (gzip the output if wanted; the
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
 
+from workbench.core.atomic import replacing
 from workbench.core.count import check_sequences, count_batches, split_lines
 from workbench.core.normalize import parse_normalizer
 from workbench.core.pretokenize import make_pretokenizer
@@ -131,33 +128,13 @@ def write_counts_table(path: str | os.PathLike[str], counts: Mapping[str, int], 
     return out
 
 
-@contextmanager
-def atomic_output(out: Path) -> Iterator[BinaryIO]:
-    """A binary handle on a temp file beside ``out`` that becomes ``out`` (fsync + ``os.replace``)
-    only when the block ends without an error; otherwise the temp file is removed."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def atomic_write_lines(out: Path, *parts: Iterable[str]) -> None:
-    """Write text lines to ``out`` atomically (see :func:`atomic_output`)."""
-    with atomic_output(out) as raw:
-        handle = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+    """Write text lines to ``out`` atomically (:func:`workbench.core.atomic.replacing`: a temp file
+    beside it, fsynced and renamed; removed on any error), streaming, so a large table never has to
+    be held whole in memory."""
+    with replacing(out) as tmp, open(tmp, "x", encoding="utf-8", newline="") as handle:
         for part in parts:
             handle.writelines(part)
-        handle.flush()
-        handle.detach()  # the raw handle stays open for atomic_output's fsync
 
 
 def read_counts_header(src) -> dict | None:

@@ -5,7 +5,7 @@ reader always, and with ``tokenizers`` / ``tiktoken`` when they are importable â
 for id with our :class:`~workbench.core.encoder.Encoder` on a built-in multilingual sample (emoji
 sequences, flags, combining marks, CJK, digits, CRLF, runs of spaces), a sample made of the
 tokenizer's own merged pieces, and any text the caller adds. Only then does it replace the
-destination (atomically, see :mod:`workbench.formats.atomic`). A mismatch raises
+destination (atomically, see :mod:`workbench.core.atomic`). A mismatch raises
 :class:`WorkbenchError` and nothing is left under the output name.
 
 Formats that hold only a vocabulary (``wordpiece``, ``spm-vocab``) or only merges (``merges-csv``)
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from workbench.core.atomic import Staging, refuse_existing
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
-from workbench.formats.atomic import Staging, refuse_existing
 from workbench.formats.common import piece_to_text
 from workbench.formats.detect import FORMATS
 from workbench.formats.gpt2_files import read_gpt2, render_gpt2

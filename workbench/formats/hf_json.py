@@ -532,6 +532,17 @@ def _render_wordpiece(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), notes
 
 
+def _added_tokens(document: dict, name: str) -> dict[str, int]:
+    """``{content: id}`` of a tokenizer.json's ``added_tokens`` (WordPiece and Unigram readers)."""
+    specials: dict[str, int] = {}
+    for entry in document.get("added_tokens") or []:
+        try:
+            specials[str(entry["content"])] = int(entry["id"])
+        except (KeyError, TypeError, ValueError):
+            raise WorkbenchError(f"{name}: an added_tokens entry lacks \"content\" or \"id\"") from None
+    return specials
+
+
 def _bert_normalizer_name(spec: dict, name: str) -> str:
     lowercase = bool(spec.get("lowercase", True))
     strip = spec.get("strip_accents")
@@ -560,12 +571,7 @@ def _read_wordpiece(document: dict, path: Path) -> tuple[Tokenizer, list[str]]:
             and (document.get("pre_tokenizer") or {}).get("type") == "BertPreTokenizer"):
         notes.append("BertPreTokenizer without BertNormalizer keeps runs of CJK ideographs together; "
                      "the bert pre-tokenizer here splits each ideograph: CJK text may encode differently")
-    specials: dict[str, int] = {}
-    for entry in document.get("added_tokens") or []:
-        try:
-            specials[str(entry["content"])] = int(entry["id"])
-        except (KeyError, TypeError, ValueError):
-            raise WorkbenchError(f"{name}: an added_tokens entry lacks \"content\" or \"id\"") from None
+    specials = _added_tokens(document, name)
     unk = str(model.get("unk_token") or "[UNK]")
     pieces: dict[int, bytes] = {}
     for text, token_id in raw_vocab.items():
@@ -685,12 +691,7 @@ def _read_unigram(document: dict, path: Path) -> tuple[Tokenizer, list[str]]:
                      "(HF adds none before a text that starts with a space)")
     if not prepend:
         raise WorkbenchError(f"{name}: a Unigram tokenizer.json without the ▁ prefix is not supported yet")
-    specials: dict[str, int] = {}
-    for entry in document.get("added_tokens") or []:
-        try:
-            specials[str(entry["content"])] = int(entry["id"])
-        except (KeyError, TypeError, ValueError):
-            raise WorkbenchError(f"{name}: an added_tokens entry lacks \"content\" or \"id\"") from None
+    specials = _added_tokens(document, name)
     unk_id = model.get("unk_id")
     unk_token = None
     if isinstance(unk_id, int) and 0 <= unk_id < len(raw_vocab):

@@ -20,9 +20,9 @@ import io
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+from workbench.core.atomic import write_atomic
 from workbench.core.display import piece_chars, piece_hex, piece_text
 from workbench.errors import WorkbenchError
-from workbench.formats.atomic import write_atomic
 
 MERGE_CSV_HEADER = ("rank", "left", "right", "merged", "frequency", "bytes", "chars", "token_id",
                     "merged_hex")

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from workbench.core.atomic import replacing
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 from workbench.store import opening, queries, schema
@@ -594,9 +595,6 @@ class ProjectStore:
         for w in list(self._writers):
             w.flush()
         try:
-            # Imported here: the formats package is heavy and a training child never saves as.
-            from workbench.formats.atomic import replacing
-
             with replacing(dest, side_suffixes=opening.SIDE_FILES) as tmp:
                 out = sqlite3.connect(str(tmp), isolation_level=None)
                 try:

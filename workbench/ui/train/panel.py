@@ -497,7 +497,6 @@ class TrainingPanel(QWidget):
                        name=self.name_edit.text().strip(),
                        options=options, project=str(self.session.path or ""))
 
-    options = run_spec  # the form's settings, under the name older callers use
 
     def field_widget(self, field: str) -> QWidget | None:
         """The form control that sets a RunSpec field (None for the corpus files and the project)."""

@@ -2,7 +2,10 @@
 
 Three shapes, one rule (build beside the destination on the same file system, fsync, rename):
 
-* :func:`write_atomic` — one file from bytes (the merge browser's CSV tables).
+* :func:`write_atomic` — one file from bytes (the merge browser's CSV tables, the count cache).
+
+It lives in ``core`` (stdlib only) so that every layer — formats' exports, the store's Save As,
+corpus's counts tables and cache — uses this one writer.
 * :func:`replacing` — one file that something else fills, such as SQLite's backup API writing
   "Save Project As": the caller gets a temporary path, which becomes the destination on success.
 * :class:`Staging` — an export of one or more files: a hidden folder beside the outputs receives

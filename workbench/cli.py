@@ -14,6 +14,7 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import signal
 import sqlite3
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Sequence
 
 from workbench import logfile
+from workbench.corpus.demo import demo_corpus_files
 from workbench.errors import WorkbenchError
 
 log = logging.getLogger(__name__)
@@ -35,7 +37,7 @@ MAX_TEXT_FILE_BYTES = 256 << 20
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="workbench",
-        description="Tokenizer Workbench: train, inspect and export BPE tokenizers. "
+        description="Tokenizer Workbench: train, inspect, compare and export BPE, WordPiece and Unigram tokenizers. "
         "Without a command it opens the window (on a bundled demo corpus when nothing is given).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -90,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--no-cache", action="store_true", help="neither read nor write the metrics cache")
     stats.add_argument("--json", action="store_true")
     _add_count_parser(sub)
+    demo = sub.add_parser("demo", help="list the bundled demo corpus files, or copy them to a folder (--copy DIR)")
+    demo.add_argument("--copy", metavar="DIR", help="copy the demo corpus into DIR (created; existing files are kept)")
 
     swp = sub.add_parser("sweep", help="vocabulary-size sweep of a run over held-out files")
     swp.add_argument("tokenizer", metavar="P.tokproj[#RUN]", help="a project (latest run), a run, or another SRC with merges")
@@ -638,6 +642,26 @@ def cmd_count(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The bundled demo corpus for a headless first session: its paths, or copies the user can keep
+    (an existing file of the same name is never overwritten: it is reported and left as it is)."""
+    files = demo_corpus_files()
+    if not args.copy:
+        for path in files:
+            print(path)
+        return 0
+    folder = Path(args.copy)
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in files:
+        target = folder / path.name
+        if target.exists():
+            print(f"workbench demo: note: {target} exists: kept as it is", file=sys.stderr)
+        else:
+            shutil.copyfile(path, target)
+        print(target)
+    return 0
+
+
 def _existing(project: str) -> Path:
     path = Path(project)
     if not path.exists():
@@ -648,6 +672,7 @@ def _existing(project: str) -> Path:
 COMMANDS = {
     "train": cmd_train, "runs": cmd_runs, "encode": cmd_encode, "decode": cmd_decode,
     "export": cmd_export, "import": cmd_import, "stats": cmd_stats, "count": cmd_count, "sweep": cmd_sweep,
+    "demo": cmd_demo,
 }
 
 

@@ -102,3 +102,13 @@ def test_a_sentencepiece_model_imports_and_encodes_as_sentencepiece(tmp_path):
             got = _wb("encode", "--tokenizer", src, "--text", text, "--json", cwd=tmp_path)
             assert got.returncode == 0, got.stderr
             assert json.loads(got.stdout)["ids"] == processor.encode(text), (src, text)
+
+
+def test_vocab_size_below_the_alphabet_says_why_nothing_merges(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("".join(chr(0x4E00 + i) for i in range(300)) + "\nab ab ab\n", encoding="utf-8")
+    done = _wb("train", str(corpus), "--project", str(tmp_path / "p.tokproj"), "--model", "wordpiece",
+               "--vocab-size", "100", "--progress", "none", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["vocab_size"] > 100  # every symbol is kept, as in tokenizers
+    assert "not fewer than --vocab-size 100: no merge will be made" in done.stderr

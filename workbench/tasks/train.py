@@ -283,6 +283,11 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     skipped = report_skipped(sources, report)
     counted = time.monotonic()
     trainer = factory(counts, spec)
+    initial = len(trainer.initial_vocab)
+    if spec.model != "unigram" and spec.vocab_size is not None and initial >= spec.vocab_size:
+        # As tokenizers' trainers do, every symbol of the corpus is kept: say why nothing will merge.
+        _NOTES.info("the corpus has %d initial symbols and specials, not fewer than --vocab-size %d: no merge "
+                    "will be made; raise the vocabulary size", initial, spec.vocab_size)
     with ProjectStore.open(project_path, create=True) as store:
         corpus_ids = []
         for src in sources:

@@ -129,3 +129,23 @@ def test_a_fresh_window_plots_every_finished_run_of_the_three_models(make_window
     assert len(plots.curve_data(runs["unigram"], "frequency")[0]) == 0
     assert len(plots.curve_data(runs["bpe"], "frequency")[0]) == len(stored["bpe"])
     assert math.isfinite(plots.curve_data(runs["unigram"], "vocab")[1][-1])
+
+
+def test_the_unigram_split_preview_is_what_the_trainer_counts(make_window, qtbot, project):
+    """The preview showed the metaspace preset's split ('Hello', '▁▁world'); Unigram trains on
+    SentencePiece's words: a dummy ▁ first and a word at every ▁."""
+    from workbench.tasks.train import COUNTED_AS, split_for_training, unigram_words
+
+    window = make_window(project)
+    panel = window.training
+    sample = "Hello  world! naïve 12345"
+    panel.sample_edit.setText(sample)
+    panel.model_combo.setCurrentIndex(panel.model_combo.findData("unigram"))
+    panel.model_combo.activated.emit(panel.model_combo.currentIndex())
+    trained = unigram_words(sample)  # the counted line (COUNTED_AS: whole lines) as the trainer cuts it
+    assert COUNTED_AS["unigram"] == "none" and trained == ["▁Hello", "▁", "▁world!", "▁naïve", "▁12345"]
+    assert split_for_training("unigram", "metaspace", "none", sample) == trained
+    qtbot.waitUntil(lambda: f"{len(trained)} pieces" in panel.preview_text(), timeout=5000)
+    assert panel.preview_label.toolTip() == " | ".join(trained)
+    panel.model_combo.setCurrentIndex(panel.model_combo.findData("bpe"))  # the preset alone, for BPE
+    qtbot.waitUntil(lambda: panel.preview_label.toolTip() == "Hello | ▁▁world! | ▁naïve | ▁12345", timeout=5000)

@@ -69,7 +69,10 @@ class CountAxis(pg.AxisItem):
         if self.logMode:
             # Label the powers of ten only: pyqtgraph's minor log ticks (2·10², 3·10² …) crowd
             # into an unreadable stack on a short plot.
-            return [compact(10 ** round(v)) if abs(v - round(v)) < 1e-6 else "" for v in values]
+            powers = [abs(v - round(v)) < 1e-6 for v in values]
+            if sum(powers) < 2:  # less than a decade in view (WordPiece scores): label every tick
+                return [f"{10 ** v:.2g}" for v in values]
+            return [compact(10 ** round(v)) if p else "" for v, p in zip(values, powers)]
         return [compact(v * scale) for v in values]
 
 

@@ -71,7 +71,8 @@ class CountAxis(pg.AxisItem):
             # into an unreadable stack on a short plot.
             powers = [abs(v - round(v)) < 1e-6 for v in values]
             if sum(powers) < 2:  # less than a decade in view (WordPiece scores): label every tick
-                return [f"{10 ** v:.2g}" for v in values]
+                labels = [f"{10 ** v:.1g}" for v in values]  # 1, 2 and 5 × 10^k: the rest would crowd
+                return [t if t.lstrip("0.")[:1] in ("1", "2", "5") else "" for t in labels]
             return [compact(10 ** round(v)) if p else "" for v, p in zip(values, powers)]
         return [compact(v * scale) for v in values]
 

@@ -111,6 +111,16 @@ def test_project_missing_its_tables_is_refused(tmp_path):
     assert sha256(path) == before and side_files(path) == []
 
 
+def _current_copy(path):
+    """The v1 fixture upgraded to the current schema (a read-only open of an older file upgrades
+    it first when it can), back in the fixture's rollback-journal mode like a copied file."""
+    shutil.copy(DATA / "v1_project.tokproj", path)
+    ProjectStore.open(path).close()
+    raw = sqlite3.connect(path)
+    raw.execute("PRAGMA journal_mode=DELETE")
+    raw.close()
+
+
 def _assert_read_only_store(store, path, before):
     assert store.read_only and str(path.name) in store.note and "read-only" in store.note
     assert [r.name for r in store.runs()] == ["first run"]  # reading works
@@ -125,14 +135,14 @@ def _assert_read_only_store(store, path, before):
 
 def test_readonly_open_never_writes(tmp_path):
     path = tmp_path / "p.tokproj"
-    shutil.copy(DATA / "v1_project.tokproj", path)
+    _current_copy(path)
     before = sha256(path)
     _assert_read_only_store(ProjectStore.open(path, readonly=True), path, before)
 
 
 def test_read_only_file_opens_read_only(tmp_path):
     path = tmp_path / "p.tokproj"
-    shutil.copy(DATA / "v1_project.tokproj", path)
+    _current_copy(path)
     path.chmod(0o444)
     if os.access(path, os.W_OK):
         pytest.skip("running as root: permission bits do not stop writes")
@@ -142,7 +152,7 @@ def test_read_only_file_opens_read_only(tmp_path):
 
 def test_os_reporting_read_only_medium_opens_read_only(tmp_path, monkeypatch):
     path = tmp_path / "p.tokproj"
-    shutil.copy(DATA / "v1_project.tokproj", path)
+    _current_copy(path)
     before = sha256(path)
     monkeypatch.setattr(opening.os, "access", lambda p, mode: mode != os.W_OK)
     store = ProjectStore.open(path)
@@ -154,7 +164,7 @@ def test_sqlite_refusing_to_write_falls_back_to_read_only(tmp_path, monkeypatch)
     """As root chmod cannot stop writes, so make SQLite itself refuse: a write-mode connect
     that is really read-only, as on a medium that fails writes the OS did not predict."""
     path = tmp_path / "p.tokproj"
-    shutil.copy(DATA / "v1_project.tokproj", path)
+    _current_copy(path)
     before = sha256(path)
     real_connect = opening.connect
     monkeypatch.setattr(opening, "connect",

@@ -69,6 +69,21 @@ class LogSlice(NamedTuple):
     frequencies: Sequence[int]
     token_counts: Sequence[int]
     pieces: Sequence[bytes]  # the piece of each entry's new id
+    values: Sequence[float] = ()  # each entry's TrainLog.values, or () when the log keeps none
+
+
+class StepRecord(NamedTuple):
+    """A step that is not a merge, as the store's ``run_steps`` keeps it.
+
+    ``phase`` is ``"em"``, ``"prune"`` or ``"final"`` (Unigram); ``value`` the model's number
+    for the step (NaN when it has none — the store keeps NULL).
+    """
+
+    step: int
+    phase: str
+    vocab_size: int
+    token_count: int
+    value: float
 
 
 @dataclass
@@ -85,15 +100,24 @@ class TrainLog:
 
     The lists are public so a trainer's hot loop can append to them directly (a method call per
     merge is measurable there); ``token_counts`` is appended last, so ``len(log)`` never counts a
-    half-written entry. A model whose steps are not merges (Unigram) leaves ``merges`` empty and
-    reports its steps as :class:`StepEvent` only; what the store keeps for such a model is its
-    final vocabulary (not per-step rows) until the schema grows a table for it.
+    half-written entry.
+
+    Two optional records feed the store's ``run_steps`` table (schema 2):
+
+    * ``values`` — a float per merge that ``frequencies`` cannot hold (WordPiece's likelihood
+      score), appended before ``token_counts`` like the other columns. ``None`` (BPE) means none:
+      the store then writes nothing per merge beyond the merges row.
+    * ``steps`` — the steps of a model that does not merge (Unigram's EM rounds, pruning steps and
+      final cut) as :class:`StepRecord`, appended once per step; such a model leaves ``merges``
+      empty, so ``len(log)`` stays 0. A reader takes the new ones with :meth:`steps_since`.
     """
 
     vocab: list[bytes]
     merges: list[tuple[int, int, int]] = field(default_factory=list)
     frequencies: list[int] = field(default_factory=list)
     token_counts: list[int] = field(default_factory=list)
+    values: list[float] | None = None
+    steps: list[StepRecord] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.token_counts)
@@ -110,7 +134,12 @@ class TrainLog:
         new = self.merges[start:end]
         vocab = self.vocab
         return LogSlice(start, end, new, self.frequencies[start:end], self.token_counts[start:end],
-                        [vocab[n] for _, _, n in new])
+                        [vocab[n] for _, _, n in new],
+                        self.values[start:end] if self.values is not None else ())
+
+    def steps_since(self, start: int) -> list[StepRecord]:
+        """The non-merge steps recorded after the first ``start`` (empty when nothing is new)."""
+        return self.steps[start:]
 
 
 class Trainer(Protocol):

@@ -54,7 +54,7 @@ from itertools import pairwise
 import regex
 
 from workbench.core.model import Tokenizer
-from workbench.core.trainer import TrainLog
+from workbench.core.trainer import StepRecord, TrainLog
 from workbench.errors import WorkbenchError
 
 METASPACE = "\u2581"  # ▁
@@ -598,7 +598,8 @@ class UnigramTrainer:
         self._final: list[tuple[str, float]] | None = None
         self._log_k = 0.0  # scale per character that keeps forward sums near 1 (see _e_step)
         # The Trainer interface (workbench.core.trainer). A unigram model merges nothing: its log
-        # stays empty and the run's vocabulary is the final one (tokenizer()), stored at the end.
+        # holds no merges, only a StepRecord per step (log.steps, the store's run_steps rows), and
+        # the run's vocabulary is the final one (tokenizer()), stored at the end.
         self.log = TrainLog(list(self.vocab))
         self.initial_vocab = tuple(self.vocab)
         self.initial_kinds = tuple("special" for _ in self.vocab)
@@ -909,7 +910,7 @@ class UnigramTrainer:
                 self._m_step(expected)
                 step += 1
                 self.token_count = round(n_tokens)
-                yield UnigramEvent(step, "em", self._n_meta + len(self._order), self.token_count, log_lik)
+                yield self._step(UnigramEvent(step, "em", self._n_meta + len(self._order), self.token_count, log_lik))
             if len(self._order) <= desired:
                 break
             if should_stop is not None and should_stop():
@@ -917,10 +918,16 @@ class UnigramTrainer:
             tokens, _ = self._prune(desired)
             step += 1
             self.token_count = tokens
-            yield UnigramEvent(step, "prune", self._n_meta + len(self._order), tokens, math.nan)
+            yield self._step(UnigramEvent(step, "prune", self._n_meta + len(self._order), tokens, math.nan))
         self._finalize()
         step += 1
-        yield UnigramEvent(step, "final", len(self.vocab), self.token_count, math.nan)
+        yield self._step(UnigramEvent(step, "final", len(self.vocab), self.token_count, math.nan))
+
+    def _step(self, event: UnigramEvent) -> UnigramEvent:
+        """Record ``event`` in the log (what the store's writer reads) and pass it on."""
+        self.log.steps.append(StepRecord(event.step, event.phase, event.vocab_size, event.token_count,
+                                         event.log_likelihood))
+        return event
 
     def _finalize(self) -> None:
         target = self.config.vocab_size - self._n_meta

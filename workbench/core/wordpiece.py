@@ -192,7 +192,10 @@ class WordPieceTrainer:
         self.scores: list[float] = []
         self.token_counts: list[int] = []
         # The Trainer interface (workbench.core.trainer): the log shares the lists above.
-        self.log = TrainLog(self.vocab, self.merges, self.frequencies, self.token_counts)
+        # With the likelihood score the log carries each merge's score too (the store's run_steps,
+        # what the Train tab plots); with score = frequency the score is the frequency already kept.
+        self.log = TrainLog(self.vocab, self.merges, self.frequencies, self.token_counts,
+                            self.scores if config.score == "likelihood" else None)
         self.initial_vocab = tuple(self.vocab)
         special_ids = set(self.special_tokens.values())
         self.initial_kinds = tuple("special" if i in special_ids else "base" for i in range(len(self.vocab)))

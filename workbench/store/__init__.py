@@ -16,6 +16,7 @@ from workbench.store.rows import (
                                   MergeRow,
                                   ReferenceInfo,
                                   RunInfo,
+                                  RunStepRow,
                                   StepRow,
 )
 from workbench.store.schema import APPLICATION_ID, current_version
@@ -23,5 +24,5 @@ from workbench.store.writer import RunWriter
 
 __all__ = [
     "APPLICATION_ID", "RUN_STATUSES", "CorpusRef", "MergeFilter", "MergeRow", "ProjectStore",
-    "ReferenceInfo", "RunInfo", "RunWriter", "StepRow", "current_version",
+    "ReferenceInfo", "RunInfo", "RunStepRow", "RunWriter", "StepRow", "current_version",
 ]

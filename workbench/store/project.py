@@ -43,6 +43,7 @@ from workbench.store.rows import (
     MergeRow,
     ReferenceInfo,
     RunInfo,
+    RunStepRow,
     StepRow,
 )
 from workbench.store.writer import RunWriter
@@ -420,7 +421,7 @@ class ProjectStore:
                 except Exception:  # noqa: BLE001 - those rows are being deleted anyway
                     pass
         with self._write() as c:
-            for table in ("merges", "vocab", "run_corpora"):
+            for table in ("merges", "vocab", "run_corpora", "run_steps"):
                 c.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             c.execute("DELETE FROM runs WHERE id = ?", (run_id,))
         self._owned_runs.discard(run_id)
@@ -497,6 +498,18 @@ class ProjectStore:
             "WHERE run_id = ? AND rank >= ? ORDER BY rank", (run_id, since_step))
         return [StepRow(s, v, t, f, json.loads(x) if x else {}) for s, v, t, f, x in rows]
 
+    def run_steps(self, run_id: int, since_step: int = 0) -> list[RunStepRow]:
+        """The run's ``run_steps`` rows after ``since_step`` (a live plot polls for the new ones).
+
+        Unigram runs have a row per EM round, pruning step and the final cut; WordPiece runs
+        trained on the likelihood score one per merge (its score); BPE runs none — their steps
+        are the merges (:meth:`steps`).
+        """
+        rows = self._conn.execute(
+            "SELECT step, phase, vocab_size, token_count, value FROM run_steps "
+            "WHERE run_id = ? AND step > ? ORDER BY step", (run_id, since_step))
+        return [RunStepRow(*row) for row in rows]
+
     def load_tokenizer(self, run_id: int) -> Tokenizer:
         """Rebuild the run's Tokenizer from its settings, vocabulary and merges."""
         info = self.run(run_id)
@@ -563,6 +576,19 @@ class ProjectStore:
     def delete_text(self, text_id: int) -> None:
         with self._write() as c:
             c.execute("DELETE FROM texts WHERE id = ?", (text_id,))
+
+    # ---- project settings ---------------------------------------------------------------------
+    def setting(self, key: str, default: Any = None) -> Any:
+        """The JSON value kept under ``key`` (``default`` when there is none)."""
+        row = self._one("SELECT value FROM settings WHERE key = ?", (key,))
+        return default if row is None else json.loads(row[0])
+
+    def set_setting(self, key: str, value: Any) -> None:
+        """Keep ``value`` (anything JSON can hold) under ``key``, in one transaction."""
+        with self._write() as c:
+            c.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) "
+                      "DO UPDATE SET value = excluded.value",
+                      (key, json.dumps(value, ensure_ascii=False)))
 
     # ---- whole-file operations --------------------------------------------------------------
     def check_integrity(self) -> None:

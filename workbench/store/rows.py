@@ -67,6 +67,26 @@ class StepRow:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+#: What a ``run_steps`` row's ``phase`` says: a Unigram EM round, pruning step or final cut, or a
+#: merge (WordPiece, whose likelihood score the merges row has no column for).
+STEP_PHASES = ("em", "prune", "final", "merge")
+
+
+@dataclass(frozen=True, slots=True)
+class RunStepRow:
+    """One ``run_steps`` row: a step that is not a merge, or a merge's float value (schema 2).
+
+    ``value`` is the model's number for the step (Unigram: the corpus log-likelihood; WordPiece:
+    the merged pair's likelihood score), ``None`` when the step has none (a pruning step).
+    """
+
+    step: int
+    phase: str
+    vocab_size: int
+    token_count: int
+    value: float | None
+
+
 @dataclass(frozen=True)
 class MergeFilter:
     """What the merge table filters by; ``None``/empty means "no limit".

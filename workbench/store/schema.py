@@ -17,6 +17,7 @@ What this module leaves out: deciding whether a file may be opened at all (``ope
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Callable, Sequence
 
@@ -26,7 +27,7 @@ APPLICATION_ID = 0x544F4B57
 #: Tables every project of the current version has (checked before trusting a file).
 REQUIRED_TABLES = frozenset(
     {"corpora", "runs", "run_corpora", "merges", "vocab", "refs", "ref_vocab",
-     "ref_merges", "texts"}
+     "ref_merges", "texts", "run_steps", "settings"}
 )
 
 # REFERENCES clauses document the relations; foreign-key enforcement stays off (a lookup per
@@ -122,8 +123,57 @@ _V1: tuple[Step, ...] = (
     )""",
 )
 
+#: The name the Inspect tab's session had in the ``texts`` table before version 2 gave it a
+#: setting of its own (``settings`` key :data:`INSPECT_SESSION_KEY`).
+V1_INSPECT_SESSION_NAME = ".workbench inspect session"
+INSPECT_SESSION_KEY = "inspect_session"
+
+
+def _move_inspect_session(conn: sqlite3.Connection) -> None:
+    """Move a v1 Inspect session out of ``texts`` into ``settings`` (read once, then deleted).
+
+    The text was JSON written by the window; one that does not parse is moved as the JSON string
+    it is, so nothing the user had is dropped — the reader treats a non-object as no session.
+    """
+    row = conn.execute("SELECT text FROM texts WHERE name = ?", (V1_INSPECT_SESSION_NAME,)).fetchone()
+    if row is None:
+        return
+    try:
+        value = json.dumps(json.loads(row[0]), ensure_ascii=False)
+    except ValueError:
+        value = json.dumps(row[0], ensure_ascii=False)
+    conn.execute("INSERT INTO settings (key, value) VALUES (?, ?)", (INSPECT_SESSION_KEY, value))
+    conn.execute("DELETE FROM texts WHERE name = ?", (V1_INSPECT_SESSION_NAME,))
+
+
+_V2: tuple[Step, ...] = (
+    # ---- per-step values and project settings (run_steps, settings) -------------------------------
+    # One row per training step of a model whose steps are not merges (Unigram: EM rounds, pruning
+    # steps, the final cut) or whose merges carry a float the merges row lacks (WordPiece's
+    # likelihood score). ``phase`` is 'em' | 'prune' | 'final' | 'merge'; ``value`` is the model's
+    # number for the step (log-likelihood, score), NULL when the step has none (a pruning step).
+    # BPE writes no rows here: its merges row holds all it has, and a second INSERT per merge
+    # would be paid during training. No CHECK on phase, as for vocab.kind (checked in Python).
+    """CREATE TABLE run_steps (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        step INTEGER NOT NULL,
+        phase TEXT NOT NULL,
+        vocab_size INTEGER NOT NULL,
+        token_count INTEGER NOT NULL,
+        value REAL,
+        PRIMARY KEY (run_id, step)
+    ) WITHOUT ROWID""",
+    # Project-wide settings (the Inspect session, …): a JSON value per key.
+    """CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )""",
+    _move_inspect_session,
+    # ---- end of per-step values and project settings ----------------------------------------------
+)
+
 #: ``MIGRATIONS[i]`` takes a file from version ``i`` to ``i + 1``. Append only.
-MIGRATIONS: list[Sequence[Step]] = [_V1]
+MIGRATIONS: list[Sequence[Step]] = [_V1, _V2]
 
 
 def current_version() -> int:

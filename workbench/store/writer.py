@@ -23,6 +23,10 @@ Where the time goes, and why it is done this way (``bench/bench_store.py`` measu
 * The trainer keeps a merge log anyway (its :class:`~workbench.core.trainer.TrainLog`):
   :meth:`RunWriter.add_log`, called about every 100 ms, reads the log's new entries in bulk
   (``TrainLog.since``), so nothing is done per merge on the store's behalf.
+* Steps that are not merges (Unigram's EM rounds and pruning steps, ``TrainLog.steps``) and a
+  merge's float the merges row lacks (WordPiece's likelihood score, ``TrainLog.values``) travel in
+  the same batches and land in ``run_steps``. A BPE log has neither, so its batches carry no
+  values and its commits no extra INSERT (measured with ``bench_store.py``: unchanged).
 
 The writer process answers each batch with ``ok`` once committed, or ``error <Class> <message>``,
 on its stdout; a thread here reads the answers (it needs the GIL once per batch). If the trainer
@@ -53,19 +57,24 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, Callable, ContextManager, Mapping, Sequence
 
 from workbench.core.model import MergeEvent
-from workbench.core.trainer import TrainLog
+from workbench.core.trainer import StepRecord, TrainLog
 from workbench.errors import WorkbenchError
 
 #: One write transaction on the project (``ProjectStore._write``): yields the connection.
 Transaction = Callable[[], ContextManager[sqlite3.Connection]]
 
-# A batch on the wire: a header (rows, bytes of pieces, bytes of extras JSON), then the int64
-# columns ranks, (left, right, new) × rows, frequencies, token counts and piece lengths, then
-# the pieces concatenated, then the extras as a JSON list of [rank, JSON text]. A header of
-# zero rows and zero bytes says "no more batches": end-of-file without it means the trainer died.
-_HEADER = struct.Struct("<III")
+# A batch on the wire: a header (rows, bytes of pieces, bytes of extras JSON, values, bytes of
+# steps JSON), then the int64 columns ranks, (left, right, new) × rows, frequencies, token counts
+# and piece lengths, then the float64 values (none, or one per row), then the pieces
+# concatenated, then the extras as a JSON list of [rank, JSON text], then the non-merge steps as
+# a JSON list of [step, phase, vocab size, token count, value] (a few dozen per run, so JSON's
+# cost does not matter). A header of all zeros says "no more batches": end-of-file without it
+# means the trainer died.
+_HEADER = struct.Struct("<IIIII")
 _INT = "q"
 _INT_SIZE = array.array(_INT).itemsize
+_FLOAT = "d"
+_FLOAT_SIZE = array.array(_FLOAT).itemsize
 
 _MERGES_ROWS = ("INSERT INTO merges (run_id, rank, left_id, right_id, new_id, frequency, length, "
                 "vocab_size, token_count, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -74,6 +83,9 @@ _MERGES_ROWS = ("INSERT INTO merges (run_id, rank, left_id, right_id, new_id, fr
 _VOCAB_ROWS = "INSERT OR IGNORE INTO vocab (run_id, id, piece, kind) VALUES (?, ?, ?, 'merge')"
 _LARGEST_ID = "SELECT coalesce(max(id), -1) FROM vocab WHERE run_id = ?"
 _TOUCH_RUN = "UPDATE runs SET updated = ? WHERE id = ?"
+# NaN (a step without a value) is bound as NULL by SQLite.
+_STEP_ROWS = ("INSERT INTO run_steps (run_id, step, phase, vocab_size, token_count, value) "
+              "VALUES (?, ?, ?, ?, ?, ?)")
 
 
 @dataclass
@@ -86,17 +98,21 @@ class Batch:
     token_counts: Sequence[int]
     pieces: Sequence[bytes]
     extras: Sequence[tuple[int, str]]  # (rank, JSON text), rare
+    values: Sequence[float] = ()  # one per merge (WordPiece's score: a run_steps row each) or none
+    steps: Sequence[StepRecord] = ()  # non-merge steps (Unigram): a run_steps row each
 
     def encode(self) -> bytes:
         """The batch as one frame; reads each value once, formats none."""
         pieces = b"".join(self.pieces)
         extras = json.dumps(list(self.extras)).encode() if self.extras else b""
+        steps = json.dumps([list(s) for s in self.steps]).encode() if self.steps else b""
         return b"".join((
-            _HEADER.pack(len(self.ranks), len(pieces), len(extras)),
+            _HEADER.pack(len(self.ranks), len(pieces), len(extras), len(self.values), len(steps)),
             array.array(_INT, self.ranks).tobytes(), array.array(_INT, self.merges).tobytes(),
             array.array(_INT, self.frequencies).tobytes(),
             array.array(_INT, self.token_counts).tobytes(),
-            array.array(_INT, map(len, self.pieces)).tobytes(), pieces, extras))
+            array.array(_INT, map(len, self.pieces)).tobytes(),
+            array.array(_FLOAT, self.values).tobytes(), pieces, extras, steps))
 
     @classmethod
     def read(cls, stream: BinaryIO) -> Batch | None:
@@ -104,21 +120,28 @@ class Batch:
         header = _read_exact(stream, _HEADER.size)
         if header is None:
             return None
-        n, pieces_size, extras_size = _HEADER.unpack(header)
-        if n == 0 and pieces_size == 0 and extras_size == 0:
+        n, pieces_size, extras_size, n_values, steps_size = _HEADER.unpack(header)
+        if not (n or pieces_size or extras_size or n_values or steps_size):
             return None
-        body = _read_exact(stream, 7 * n * _INT_SIZE + pieces_size + extras_size)
+        ints, floats = 7 * n * _INT_SIZE, n_values * _FLOAT_SIZE
+        body = _read_exact(stream, ints + floats + pieces_size + extras_size + steps_size)
         if body is None:
             return None  # the sender died while writing: this batch was never complete
         columns = array.array(_INT)
-        columns.frombytes(body[:7 * n * _INT_SIZE])
+        columns.frombytes(body[:ints])
+        values = array.array(_FLOAT)
+        values.frombytes(body[ints:ints + floats])
         lengths = columns[6 * n:]
-        blob = body[7 * n * _INT_SIZE:7 * n * _INT_SIZE + pieces_size]
+        at = ints + floats
+        blob = body[at:at + pieces_size]
         ends = list(itertools.accumulate(lengths))
         pieces = [blob[e - k:e] for e, k in zip(ends, lengths)]
-        extras = [tuple(x) for x in json.loads(body[-extras_size:])] if extras_size else []
+        at += pieces_size
+        extras = [tuple(x) for x in json.loads(body[at:at + extras_size])] if extras_size else []
+        at += extras_size
+        steps = [StepRecord(*x) for x in json.loads(body[at:at + steps_size])] if steps_size else []
         return cls(columns[:n], columns[n:4 * n], columns[4 * n:5 * n], columns[5 * n:6 * n],
-                   pieces, extras)
+                   pieces, extras, values, steps)
 
     def write(self, conn: sqlite3.Connection, run_id: int) -> None:
         """Insert the batch's rows; the caller holds the transaction.
@@ -139,11 +162,16 @@ class Batch:
             vocab_rows.append((run_id, new, piece))
         conn.executemany(_MERGES_ROWS, merge_rows)
         conn.executemany(_VOCAB_ROWS, vocab_rows)
+        if self.values:  # a merge's float the merges row has no column for (WordPiece's score)
+            conn.executemany(_STEP_ROWS, [(run_id, r[1] + 1, "merge", r[7], r[8], v)
+                                          for r, v in zip(merge_rows, self.values)])
+        if self.steps:
+            conn.executemany(_STEP_ROWS, [(run_id, *s) for s in self.steps])
         conn.execute(_TOUCH_RUN, (time.time(), run_id))
 
 
 def closing_frame() -> bytes:
-    return _HEADER.pack(0, 0, 0)
+    return _HEADER.pack(0, 0, 0, 0, 0)
 
 
 def _read_exact(stream: BinaryIO, size: int) -> bytes | None:
@@ -175,6 +203,7 @@ class RunWriter:
         self._rows: list[tuple[int, int, int, int, int, int, bytes]] = []
         self._extras: list[tuple[int, str]] = []  # (rank, JSON text), rare
         self._log_taken = 0  # entries of the trainer's log already handed over by add_log()
+        self._steps_taken = 0  # … and of its non-merge steps (log.steps)
         self.batches = 0  # transactions committed, for tests and progress display
         self.closed = False
         self._in_flight: list[int] = []  # merges in each batch sent and not yet answered
@@ -221,12 +250,15 @@ class RunWriter:
         once their batch is sent: an interruption sends them again next time.
         """
         self._check_open()
-        if len(log) == self._log_taken:
+        steps_taken = self._steps_taken
+        if len(log) == self._log_taken and len(log.steps) == steps_taken:
             return
         new = log.since(self._log_taken)
+        steps = log.steps_since(steps_taken)
         self._send(Batch(range(new.start, new.end), list(itertools.chain.from_iterable(new.merges)),
-                         new.frequencies, new.token_counts, new.pieces, []))
+                         new.frequencies, new.token_counts, new.pieces, [], new.values, steps))
         self._log_taken = new.end
+        self._steps_taken = steps_taken + len(steps)
 
     def flush(self) -> None:
         """Commit everything added so far and wait for it (a no-op when nothing is pending).

@@ -82,14 +82,21 @@ def _wordpiece_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
         pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer)))
 
 
+def unigram_words(line: str) -> list[str]:
+    """One counted line as the Unigram trainer cuts it: SentencePiece's words — a dummy ▁ before the
+    line, spaces as ▁, a new word at every ▁ (what ``sentencepiece`` trains on)."""
+    from workbench.core.unigram import spm_words
+
+    return spm_words(line.rstrip("\r\n"))
+
+
 def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
-    """Lines (counted whole: pre-tokenizer ``none``) become SentencePiece's words: a dummy ▁ before
-    each line, spaces as ▁, a new word at every ▁ — what ``sentencepiece`` trains on."""
-    from workbench.core.unigram import UnigramConfig, UnigramTrainer, spm_words
+    """Lines (counted whole: pre-tokenizer ``none``, see COUNTED_AS) become :func:`unigram_words`."""
+    from workbench.core.unigram import UnigramConfig, UnigramTrainer
 
     words: dict[str, int] = {}
     for line, count in counts.items():
-        for word in spm_words(line.rstrip("\r\n")):
+        for word in unigram_words(line):
             words[word] = words.get(word, 0) + count
     return UnigramTrainer(words, UnigramConfig(
         vocab_size=spec.vocab_size or 8000, character_coverage=spec.options.get("character_coverage", 1.0),
@@ -101,6 +108,39 @@ def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
 #: The pre-tokenizer the counting pass uses when it is not the run's own: Unigram counts whole lines
 #: and cuts them into SentencePiece's words itself.
 COUNTED_AS = {"unigram": "none"}
+
+def split_for_training(model: str, pretokenizer: str, normalizer: str, text: str) -> list[str]:
+    """``text`` cut into the pieces the ``model``'s trainer counts: the Train tab's split preview.
+
+    ``normalizer`` is the form's comma-separated list. BPE and WordPiece count the pre-tokenizer's
+    pieces of the normalized text; Unigram counts whole lines (:data:`COUNTED_AS`) and cuts each
+    into :func:`unigram_words` — with the dummy ▁ in front and a word at every ▁, which the
+    ``metaspace`` preset alone would not show. Left out: what happens inside a piece (the model).
+    """
+    from workbench.core.normalize import make_normalizer, parse_normalizer
+    from workbench.core.pretokenize import make_pretokenizer
+
+    normalized = make_normalizer(parse_normalizer(normalizer))(text)
+    if model == "unigram":
+        return [w for line in normalized.splitlines() for w in unigram_words(line)]
+    pre = make_pretokenizer(pretokenizer)
+    return pre.split(pre.prepare(normalized) if pre.name == "metaspace" else normalized)
+
+
+def step_value(settings: Mapping) -> str:
+    """What the number plotted for each step of a stored run is, from the run's settings.
+
+    ``"frequency"``: the merged pair's count (BPE, WordPiece by frequency — the merges rows);
+    ``"score"``: WordPiece's likelihood score of the merged pair (``run_steps`` rows);
+    ``"log_likelihood"``: Unigram's corpus log-likelihood per EM round (``run_steps`` rows).
+    """
+    model = settings.get("model", "bpe")
+    if model == "unigram":
+        return "log_likelihood"
+    if model == "wordpiece" and settings.get("wordpiece_score", "likelihood") == "likelihood":
+        return "score"
+    return "frequency"
+
 
 #: How each model's trainer is made from the word counts and the spec. A new model adds its factory
 #: here (and its defaults and options in workbench.tasks.spec); nothing in the CLI or the window changes.

@@ -198,14 +198,12 @@ def _name(fn: Callable[..., Any]) -> str:
 # live pre-tokenizer preview
 
 
-def split_sample(spec: str, normalizer: str, text: str) -> list[str]:
-    """``text`` normalized and split by the pre-tokenizer ``spec`` (what the preview shows)."""
-    from workbench.core.normalize import make_normalizer, parse_normalizer
-    from workbench.core.pretokenize import make_pretokenizer
+def split_sample(spec: str, normalizer: str, text: str, model: str = "bpe") -> list[str]:
+    """``text`` as ``model``'s trainer counts it (what the preview shows): see
+    :func:`workbench.tasks.train.split_for_training`, the one function training uses too."""
+    from workbench.tasks.train import split_for_training
 
-    pre = make_pretokenizer(spec)
-    normalized = make_normalizer(parse_normalizer(normalizer))(text)
-    return pre.split(pre.prepare(normalized) if pre.name == "metaspace" else normalized)
+    return split_for_training(model, spec, normalizer, text)
 
 
 class SplitPreviewer(QObject):
@@ -219,8 +217,9 @@ class SplitPreviewer(QObject):
         super().__init__(parent)
         self.jobs = JobRunner(self, max_threads=2)
 
-    def request(self, spec: str, normalizer: str, text: str) -> None:
-        self.jobs.submit(partial(split_sample, spec, normalizer, text), self._on_pieces, self._on_error, key=self.KEY)
+    def request(self, spec: str, normalizer: str, text: str, model: str = "bpe") -> None:
+        self.jobs.submit(partial(split_sample, spec, normalizer, text, model), self._on_pieces, self._on_error,
+                         key=self.KEY)
 
     def _on_pieces(self, pieces: object) -> None:
         self.ready.emit(pieces, "")

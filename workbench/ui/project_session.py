@@ -18,8 +18,8 @@ What it leaves out: widgets. It emits signals; panels and the main window decide
 
 from __future__ import annotations
 
-import json
 import logging
+import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,14 +28,15 @@ from typing import Iterator
 from PySide6.QtCore import QObject, QStandardPaths, Signal
 
 from workbench.errors import WorkbenchError
-from workbench.store import ProjectStore, RunInfo, StepRow
+from workbench.store import ProjectStore, RunInfo, RunStepRow, StepRow
 from workbench.store.opening import SIDE_FILES
+from workbench.store.schema import INSPECT_SESSION_KEY, V1_INSPECT_SESSION_NAME
 
 UNTITLED_PREFIX = "Untitled"
-#: The Inspect tab's session (text, columns, options) as JSON, kept under this reserved name in the
-#: project's ``texts`` table — the one name → text table the schema has; a settings table of its
-#: own would need a schema step. The Inspect tab's list of kept texts leaves this name out.
-INSPECT_SESSION_NAME = ".workbench inspect session"
+#: Where schema 1 kept the Inspect session: a text of this reserved name. The schema-2 upgrade moves
+#: it to the project's settings (key :data:`INSPECT_SESSION_KEY`); the Inspect tab's list of kept
+#: texts still leaves the name out, in case a text was saved under it by hand.
+INSPECT_SESSION_NAME = V1_INSPECT_SESSION_NAME
 
 log = logging.getLogger(__name__)
 
@@ -212,6 +213,10 @@ class ProjectSession(QObject):
     def steps(self, run_id: int, since_step: int = 0) -> list[StepRow]:
         return self.store.steps(run_id, since_step) if self.store else []
 
+    def run_steps(self, run_id: int, since_step: int = 0) -> list[RunStepRow]:
+        """The run's ``run_steps`` rows after ``since_step`` (Unigram steps, WordPiece scores)."""
+        return self.store.run_steps(run_id, since_step) if self.store else []
+
     def merge_text(self, run_id: int, step: int):
         """The merge made at ``step`` (1-based) as a MergeRow, or None."""
         if self.store is None or step < 1:
@@ -259,13 +264,11 @@ class ProjectSession(QObject):
         if self.store is None:
             return {}
         try:
-            for _text_id, name, text in self.store.texts():
-                if name == INSPECT_SESSION_NAME:
-                    value = json.loads(text)
-                    return value if isinstance(value, dict) else {}
-        except (WorkbenchError, ValueError) as exc:
+            value = self.store.setting(INSPECT_SESSION_KEY, {})
+        except (WorkbenchError, ValueError, sqlite3.Error) as exc:
             log.warning("cannot read the Inspect session of %s: %s", self.path, exc)
-        return {}
+            return {}
+        return value if isinstance(value, dict) else {}
 
     def save_inspect_session(self, state: dict) -> bool:
         """Keep the Inspect session in the project; False (logged) when the file cannot take it."""
@@ -275,7 +278,7 @@ class ProjectSession(QObject):
             return True  # unchanged: leave the file alone
         try:
             with self._writer() as store:
-                store.save_text(INSPECT_SESSION_NAME, json.dumps(state, ensure_ascii=False))
+                store.set_setting(INSPECT_SESSION_KEY, state)
         except WorkbenchError as exc:
             log.warning("cannot keep the Inspect session in %s: %s", self.path, exc)
             return False

@@ -6,8 +6,10 @@ Corpus tab's files (each with the reader options it was checked with) make one
 :class:`~workbench.tasks.spec.RunSpec`. A setting the spec refuses (:class:`ConfigError`, here or
 from the child) is shown with its form control focused and marked. Its JSON lines give the run id and the
 progress bar's numbers; the plotted points are read back from the project file
-(``ProjectStore.steps(run_id, since_step=last)``) on a 100 ms timer, so what the plots show is
-exactly what is stored. Selecting runs in the history overlays their curves.
+(``ProjectStore.steps(run_id, since_step=last)`` for merges, ``ProjectStore.run_steps`` for Unigram
+steps and WordPiece scores — :func:`~workbench.tasks.train.step_value` says which) on a 100 ms
+timer, so what the plots show is exactly what is stored. Selecting runs in the history overlays
+their curves.
 
 What it leaves out: training itself (the child does it) and the merge table (the Merges panel).
 """
@@ -47,6 +49,7 @@ from workbench.core.pretokenize import PRESETS
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.store import RunInfo
 from workbench.tasks.spec import MODEL_DEFAULTS, MODEL_OPTIONS, ModelOption, RunSpec
+from workbench.tasks.train import step_value
 from workbench.ui import style, text
 from workbench.ui.dialogs import fit_title
 from workbench.ui.empty_state import EmptyState
@@ -107,6 +110,7 @@ class TrainingPanel(QWidget):
         self.last_outcome: TrainOutcome | None = None
         self._last_progress: dict = {}
         self._merge_cache: dict[tuple[int, int], str] = {}
+        self._kinds: dict[int, str] = {}  # run id → what its step value is (tasks.train.step_value)
         self._last_merges_signal = 0.0
         self._pending_merge_signal = False
         self._corpus_paths: dict[int, str] = {}
@@ -364,7 +368,8 @@ class TrainingPanel(QWidget):
         self.normalizer_combo.currentTextChanged.connect(lambda _t: self._schedule_preview())
         self.sample_edit.textChanged.connect(lambda _t: self._schedule_preview())
         self.by_vocab.toggled.connect(lambda _c: self._update_size_mode())
-        self.model_combo.currentIndexChanged.connect(lambda _i: self._update_model_options())
+        self.model_combo.currentIndexChanged.connect(lambda _i: (self._update_model_options(),
+                                                                 self._schedule_preview()))
         self.model_combo.activated.connect(lambda _i: self._apply_model_defaults())  # the user's choice only
         self.process.event.connect(self._on_event)
         self.process.run_started.connect(self._on_run_started)
@@ -591,7 +596,8 @@ class TrainingPanel(QWidget):
             self._on_preview(None, "enter a regular expression")
             return
         sample = self.sample_edit.text() or self.sample_edit.placeholderText()
-        self.previewer.request(spec, self.normalizer_combo.currentText().strip() or "none", sample[:400])
+        self.previewer.request(spec, self.normalizer_combo.currentText().strip() or "none", sample[:400],
+                               self.model_combo.currentData() or "bpe")
 
     @Slot(object, str)
     def _on_preview(self, pieces, error: str) -> None:
@@ -889,8 +895,16 @@ class TrainingPanel(QWidget):
     def _poll_run(self, run_id: int) -> int:
         if not self.plots.has_run(run_id) or self.session.store is None:
             return 0
+        last = self.plots.last_step(run_id)
+        kind = self._kinds.get(run_id, "frequency")
         try:
-            rows = self.session.steps(run_id, self.plots.last_step(run_id))
+            rows: list = (self.session.steps(run_id, last) if kind == "frequency"
+                          else self.session.run_steps(run_id, last))
+            if not rows and kind == "score" and last == 0 and run_id != self.live_run:
+                # A WordPiece run stored before schema 2 kept no scores: plot its frequencies.
+                self._kinds[run_id] = "frequency"
+                self.plots.set_kind(run_id, "frequency")
+                rows = self.session.steps(run_id, 0)
         except Exception as exc:  # noqa: BLE001 - a busy file must not stop the timer
             self.message.emit(f"Could not read the project file: {exc}")
             return 0
@@ -923,6 +937,9 @@ class TrainingPanel(QWidget):
         specs = [(rid, f"{runs[rid].name} (run {rid})") for rid in sorted(ids)]
         new = self.plots.show_runs(specs)
         for rid in ids:
+            if rid in new or rid not in self._kinds:
+                self._kinds[rid] = step_value(runs[rid].settings)
+            self.plots.set_kind(rid, self._kinds[rid])
             self.plots.set_chars(rid, self._chars_for(runs[rid]))
         for rid in new:
             if rid != self.live_run:
@@ -996,6 +1013,7 @@ class TrainingPanel(QWidget):
         self.settle_timer.stop()  # a run id of the old project means nothing in the new one
         self._settling = None
         self.plots.clear()
+        self._kinds.clear()
         self._merge_cache.clear()
         self._show_error("")
         self.state_label.setText("Ready.")

@@ -1,6 +1,11 @@
-"""Live training curves: vocabulary size, merged-pair frequency (log), token count L, compression.
+"""Live training curves: vocabulary size, what the model optimises, token count L, compression.
 
-One ``pyqtgraph`` scene with four linked plots over merge steps. Points are appended to growing
+One ``pyqtgraph`` scene with four linked plots over training steps. The second plot shows the
+number each model picks its steps by (:func:`workbench.tasks.train.step_value`): BPE the merged
+pair's frequency (log), WordPiece its likelihood score (log), Unigram the corpus log-likelihood of
+each EM round, with its pruning steps (▼) and final cut (★) marked on the vocabulary plot. Runs of
+another kind than the first shown are left out of that one plot (its title says so): a frequency
+and a log-likelihood share no axis. Points are appended to growing
 numpy buffers by :meth:`TrainingPlots.append` and drawn only by :meth:`TrainingPlots.redraw`, which
 the training panel calls from a ~100 ms timer — never once per merge (STYLE.md trap 11). Several
 runs can be shown at once (overlay); hovering shows the merge made at the step under the mouse.
@@ -20,16 +25,25 @@ from PySide6.QtCore import QPointF, Qt, Signal, Slot
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from workbench.store import StepRow
+from workbench.store import RunStepRow, StepRow
 from workbench.ui import style
 
-PLOTS = ("vocab", "frequency", "tokens", "compression")
+PLOTS = ("vocab", "frequency", "tokens", "compression")  # "frequency": the model's value (see VALUE_TITLES)
 TITLES = {
     "vocab": "Vocabulary size |V|",
     "frequency": "Frequency of the merged pair (log)",
     "tokens": "Corpus tokens L",
     "compression": "Compression (characters per token)",
 }
+#: The second plot's title for each kind of step value: what the model optimises.
+VALUE_TITLES = {
+    "frequency": "Frequency of the merged pair (log) — BPE merges the most frequent",
+    "score": "WordPiece score c(ab) / (c(a)·c(b)) of the merged pair (log)",
+    "log_likelihood": "Corpus log-likelihood per EM round — what Unigram maximises",
+}
+#: Where a step comes from: a merge, or a Unigram EM round, pruning step or final cut.
+PHASES = {"merge": 0, "em": 1, "prune": 2, "final": 3}
+_PHASE_NAMES = {0: "merge", 1: "EM round", 2: "pruning step", 3: "final cut"}
 
 
 def compact(value: float) -> str:
@@ -55,7 +69,11 @@ class CountAxis(pg.AxisItem):
         if self.logMode:
             # Label the powers of ten only: pyqtgraph's minor log ticks (2·10², 3·10² …) crowd
             # into an unreadable stack on a short plot.
-            return [compact(10 ** round(v)) if abs(v - round(v)) < 1e-6 else "" for v in values]
+            powers = [abs(v - round(v)) < 1e-6 for v in values]
+            if sum(powers) < 2:  # less than a decade in view (WordPiece scores): label every tick
+                labels = [f"{10 ** v:.1g}" for v in values]  # 1, 2 and 5 × 10^k: the rest would crowd
+                return [t if t.lstrip("0.")[:1] in ("1", "2", "5") else "" for t in labels]
+            return [compact(10 ** round(v)) if p else "" for v, p in zip(values, powers)]
         return [compact(v * scale) for v in values]
 
 
@@ -90,10 +108,12 @@ class RunCurves:
     run_id: int
     name: str
     colour: str
-    points: _Growing = field(default_factory=lambda: _Growing(4))  # step, vocab, frequency, tokens
+    points: _Growing = field(default_factory=lambda: _Growing(5))  # step, vocab, value, tokens, phase
     chars: int | None = None
+    kind: str = "frequency"  # what the value is: frequency | score | log_likelihood
     dirty: bool = True
     items: dict = field(default_factory=dict)
+    marks: pg.ScatterPlotItem | None = None  # pruning steps and the final cut, on the vocabulary plot
 
     @property
     def last_step(self) -> int:
@@ -185,8 +205,10 @@ class TrainingPlots(QWidget):
             elif curves.colour != colour or curves.name != name:
                 curves.colour, curves.name = colour, name
                 self._style_items(curves)
+        self.runs = {rid: self.runs[rid] for rid, _ in specs}  # in the order asked for: the first sets the value plot
         self.legend.setVisible(len(self.runs) > 1)
         self._hide_hover()
+        self._update_value_axis()
         return new
 
     def clear(self) -> None:
@@ -194,12 +216,13 @@ class TrainingPlots(QWidget):
             self._remove(rid)
         self.legend.setVisible(False)
         self._hide_hover()
+        self._update_value_axis()
 
     def reset_run(self, run_id: int) -> None:
         """Forget a run's points (it will be read again from the start)."""
         curves = self.runs.get(run_id)
         if curves is not None:
-            curves.points = _Growing(4)
+            curves.points = _Growing(5)
             curves.dirty = True
 
     def has_run(self, run_id: int) -> bool:
@@ -209,13 +232,54 @@ class TrainingPlots(QWidget):
         curves = self.runs.get(run_id)
         return curves.last_step if curves else 0
 
-    def append(self, run_id: int, rows: Sequence[StepRow]) -> None:
+    def append(self, run_id: int, rows: Sequence[StepRow] | Sequence[RunStepRow]) -> None:
+        """Add a run's new steps: merges rows (``StepRow``) or ``run_steps`` rows (``RunStepRow``)."""
         curves = self.runs.get(run_id)
         if curves is None or not rows:
             return
-        arr = np.array([(r.step, r.vocab_size, r.frequency, r.token_count) for r in rows], dtype=np.float64)
+        nan = np.nan
+        arr = np.array([(r.step, r.vocab_size, r.frequency, r.token_count, 0) if isinstance(r, StepRow) else
+                        (r.step, r.vocab_size, nan if r.value is None else r.value, r.token_count,
+                         PHASES.get(r.phase, 0)) for r in rows], dtype=np.float64)
         curves.points.extend(arr)
         curves.dirty = True
+
+    def set_kind(self, run_id: int, kind: str) -> None:
+        """What the run's step value is (``workbench.tasks.train.step_value``): titles and scales follow."""
+        curves = self.runs.get(run_id)
+        if curves is not None and curves.kind != kind:
+            curves.kind = kind
+            curves.dirty = True
+            self._update_value_axis()
+
+    def value_kind(self) -> str:
+        """The kind of value the second plot shows: the first shown run's."""
+        return next(iter(self.runs.values())).kind if self.runs else "frequency"
+
+    def titles(self) -> dict[str, str]:
+        """Each plot's title as shown now (it depends on the models of the runs shown)."""
+        kind = self.value_kind()
+        kinds = {c.kind for c in self.runs.values()}
+        titles = dict(TITLES)
+        titles["frequency"] = VALUE_TITLES.get(kind, TITLES["frequency"])
+        if len(kinds) > 1:
+            titles["frequency"] += " · other models' runs left out"
+        if "log_likelihood" in kinds:
+            titles["vocab"] = "Vocabulary size |V|  (▼ pruning step · ★ final cut)"
+        return titles
+
+    def _update_value_axis(self) -> None:
+        """Log scale for counts and scores, linear for a log-likelihood; titles and step labels."""
+        kinds = {c.kind for c in self.runs.values()}
+        for curves in self.runs.values():  # which runs the second plot takes may have changed
+            curves.dirty = True
+        self.plots["frequency"].setLogMode(x=False, y=self.value_kind() != "log_likelihood")
+        unit = ("merge step" if kinds <= {"frequency", "score"} else
+                "EM round / pruning step" if kinds == {"log_likelihood"} else "step")
+        for plot in self.plots.values():
+            plot.setLabel("bottom", unit)
+        if hasattr(self, "_fg"):
+            self._set_titles()
 
     def set_chars(self, run_id: int, chars: int | None) -> None:
         curves = self.runs.get(run_id)
@@ -249,8 +313,15 @@ class TrainingPlots(QWidget):
             x = v[:, 0]
             # Views of the buffer are safe to hand over: rows are only ever appended, never changed.
             curves.items["vocab"].setData(x, v[:, 1], skipFiniteCheck=True)
-            freq = np.maximum(v[:, 2], 1.0)
-            curves.items["frequency"].setData(x, freq, skipFiniteCheck=True)
+            self._draw_value(curves, v)
+            marked = v[:, 4] >= PHASES["prune"]
+            if curves.marks is not None:
+                if marked.any():
+                    final = v[marked, 4] == PHASES["final"]
+                    curves.marks.setData(x[marked], v[marked, 1], symbol=["star" if f else "t" for f in final],
+                                         size=[13 if f else 8 for f in final])
+                else:
+                    curves.marks.setData([], [])
             curves.items["tokens"].setData(x, v[:, 3], skipFiniteCheck=True)
             if curves.chars:
                 with np.errstate(divide="ignore"):
@@ -263,6 +334,33 @@ class TrainingPlots(QWidget):
             self.redrawn.emit(self.point_count())
         return changed
 
+    def _draw_value(self, curves: RunCurves, v: np.ndarray) -> None:
+        """The second plot's curve: counts and scores over every merge, a log-likelihood over the EM
+        rounds only (pruning steps have none); a run of another kind than the plot's gets none."""
+        item = curves.items["frequency"]
+        if curves.kind != self.value_kind():
+            item.setData([], [])
+        elif curves.kind == "log_likelihood":
+            em = np.isfinite(v[:, 2])
+            item.setData(v[em, 0], v[em, 2], symbol="o", symbolSize=4, symbolPen=None,
+                         symbolBrush=pg.mkBrush(curves.colour))
+        elif curves.kind == "score":
+            item.setData(v[:, 0], np.where(v[:, 2] > 0, v[:, 2], np.nan), connect="finite")
+        else:
+            item.setData(v[:, 0], np.maximum(v[:, 2], 1.0), skipFiniteCheck=True)
+
+    def _value_column(self, curves: RunCurves, v: np.ndarray) -> np.ndarray | None:
+        """The second plot's y values of a run in view coordinates (log10 on a log axis)."""
+        if curves.kind != self.value_kind():
+            return None
+        if curves.kind == "log_likelihood":
+            col = v[:, 2]
+            return col[np.isfinite(col)]
+        if curves.kind == "score":
+            col = v[:, 2]
+            return np.log10(col[np.isfinite(col) & (col > 0)])
+        return np.log10(np.maximum(v[:, 2], 1.0))
+
     # ---- ranges ------------------------------------------------------------------------------------
     def _bounds(self, name: str) -> tuple[float, float, float, float] | None:
         xs, ys = [], []
@@ -274,7 +372,10 @@ class TrainingPlots(QWidget):
             if name == "vocab":
                 col = v[:, 1]
             elif name == "frequency":
-                col = np.log10(np.maximum(v[:, 2], 1.0))
+                value = self._value_column(curves, v)
+                if value is None or not len(value):
+                    continue
+                col = value
             elif name == "tokens":
                 col = v[:, 3]
             elif curves.chars:
@@ -351,6 +452,9 @@ class TrainingPlots(QWidget):
             item.setClipToView(True)
             plot.addItem(item)
             curves.items[name] = item
+        curves.marks = pg.ScatterPlotItem(pxMode=True)
+        curves.marks.setZValue(20)
+        self.plots["vocab"].addItem(curves.marks)
         self._style_items(curves)
 
     def _style_items(self, curves: RunCurves) -> None:
@@ -358,6 +462,10 @@ class TrainingPlots(QWidget):
             item.setPen(pg.mkPen(curves.colour, width=1))  # 1-px cosmetic lines take the fast path
             if name == "vocab":
                 item.opts["name"] = curves.name
+        if curves.marks is not None:
+            curves.marks.setPen(pg.mkPen(curves.colour, width=1.5))
+            curves.marks.setBrush(pg.mkBrush(curves.colour))
+            curves.marks.setSymbol("t")
         if self.legend is not None:
             self.legend.clear()
             for c in self.runs.values():
@@ -368,6 +476,8 @@ class TrainingPlots(QWidget):
         curves = self.runs.pop(run_id)
         for name, item in curves.items.items():
             self.plots[name].removeItem(item)
+        if curves.marks is not None:
+            self.plots["vocab"].removeItem(curves.marks)
         if self.legend is not None:
             self.legend.removeItem(curves.items.get("vocab"))
 
@@ -399,12 +509,18 @@ class TrainingPlots(QWidget):
             i = int(np.searchsorted(v[:, 0], step))
             if i >= len(v) or int(v[i, 0]) != step:
                 continue
-            _s, vocab, freq, tokens = v[i]
-            merge = self.merge_lookup(curves.run_id, step) or ""
+            _s, vocab, value, tokens, phase = v[i]
             ratio = f" · {curves.chars / tokens:.2f} chars/tok" if curves.chars and tokens else ""
             who = f"<span style='color:{curves.colour}'>■</span> " if len(self.runs) > 1 else ""
-            lines.append(f"{who}<b>step {step:,}</b> · freq {int(freq):,}<br>{_html(merge)}<br>"
-                         f"|V| {int(vocab):,} · L {int(tokens):,}{ratio}")
+            if phase:  # a Unigram step: no merge to show
+                what = _PHASE_NAMES.get(int(phase), "step")
+                ll = f" · log-likelihood {value:,.1f}" if np.isfinite(value) else ""
+                lines.append(f"{who}<b>step {step:,}</b> · {what}{ll}<br>|V| {int(vocab):,} · L {int(tokens):,}{ratio}")
+            else:
+                merge = self.merge_lookup(curves.run_id, step) or ""
+                number = f"score {value:.3g}" if curves.kind == "score" else f"freq {int(value):,}"
+                lines.append(f"{who}<b>step {step:,}</b> · {number}<br>{_html(merge)}<br>"
+                             f"|V| {int(vocab):,} · L {int(tokens):,}{ratio}")
             if first is None:
                 first = (curves, i)
         if first is None:
@@ -424,7 +540,14 @@ class TrainingPlots(QWidget):
             self._label_plot = plot
         name = next(n for n, p in self.plots.items() if p is plot)
         v = curves.points.view
-        y = {"vocab": v[i, 1], "frequency": np.log10(max(v[i, 2], 1.0)), "tokens": v[i, 3],
+        value = v[i, 2]
+        if curves.kind == "log_likelihood":
+            value_y = value
+        else:
+            value_y = np.log10(value) if curves.kind == "score" and value > 0 else np.log10(max(value, 1.0))
+        if curves.kind != self.value_kind():
+            value_y = np.nan
+        y = {"vocab": v[i, 1], "frequency": value_y, "tokens": v[i, 3],
              "compression": (curves.chars / v[i, 3]) if curves.chars and v[i, 3] else np.nan}[name]
         if np.isfinite(y):
             self.marker.setData([step], [y], brush=pg.mkBrush(curves.colour), pen=pg.mkPen(self._fg, width=1))
@@ -479,8 +602,8 @@ class TrainingPlots(QWidget):
         axis = QColor(fg)
         axis.setAlpha(170)
         self.view.setBackground(bg)
-        for name, plot in self.plots.items():
-            plot.setTitle(TITLES[name], color=fg.name(), size="10pt")
+        self._set_titles()
+        for _name, plot in self.plots.items():
             for side in ("left", "bottom"):
                 ax = plot.getAxis(side)
                 ax.setPen(pg.mkPen(axis))
@@ -501,6 +624,11 @@ class TrainingPlots(QWidget):
             lb = QColor(bg)
             lb.setAlpha(200)
             self.legend.setBrush(pg.mkBrush(lb))
+
+
+    def _set_titles(self) -> None:
+        for name, title in self.titles().items():
+            self.plots[name].setTitle(title, color=self._fg.name(), size="10pt")
 
 
 def _html(text: str) -> str:

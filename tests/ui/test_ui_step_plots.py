@@ -50,6 +50,8 @@ def test_a_unigram_run_is_plotted_live_and_after_reopening(make_window, qtbot, p
     panel.set_options(vocab_size=1000)
     live_points: list[int] = []
     panel.plots.redrawn.connect(lambda n: live_points.append(n) if panel.live_run is not None else None)
+    bars: list[tuple[int, str]] = []  # the progress bar while pruning: |V| shrinking towards the target
+    panel.plots.redrawn.connect(lambda _n: bars.append((panel.progress.value(), panel.progress.format())))
     with qtbot.waitSignal(panel.run_finished, timeout=120000) as finished:
         qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
     run_id, status = finished.args
@@ -65,6 +67,15 @@ def test_a_unigram_run_is_plotted_live_and_after_reopening(make_window, qtbot, p
     assert "EM round" in hover and "log-likelihood" in hover
     prune = next(r for r in rows if r.phase == "prune")
     assert "pruning step" in panel.plots.hover_at(prune.step)
+    # Not "0 / 0 merges": the bar follows |V| from the seed size to the target, and the run's row has no
+    # merge count to show.
+    assert panel.progress.format() == "|V| 1,000 · finished" and panel.progress.value() == 1000
+    live = [fmt for _v, fmt in bars if fmt.startswith("step ")]
+    assert live and all("→ 1,000" in fmt for fmt in live), bars
+    values = [v for v, fmt in bars if fmt.startswith("step ")]
+    assert values == sorted(values)
+    item = panel.history.tree.topLevelItem(0)
+    assert item.text(3) == "—"
 
     window.shutdown()
     again = make_window(project)

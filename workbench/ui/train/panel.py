@@ -17,6 +17,7 @@ What it leaves out: training itself (the child does it) and the merge table (the
 from __future__ import annotations
 
 import html
+import math
 import time
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
@@ -107,6 +108,8 @@ class TrainingPanel(QWidget):
         self.process = TrainingProcess(self)
         self.live_run: int | None = None
         self.target = 0
+        self._target_vocab = 0
+        self._first_vocab = 0
         self.last_outcome: TrainOutcome | None = None
         self._last_progress: dict = {}
         self._merge_cache: dict[tuple[int, int], str] = {}
@@ -671,6 +674,8 @@ class TrainingPanel(QWidget):
         self._spec_file = write_spec(spec)
         self.live_run = None
         self.target = 0
+        self._target_vocab = spec.vocab_size or 0  # a model that prunes (Unigram) shows progress by |V|
+        self._first_vocab = 0
         self.last_outcome = None
         self._last_progress = {}
         self._click_time = time.monotonic()
@@ -732,6 +737,9 @@ class TrainingPanel(QWidget):
             self.message.emit(f"Training {str(data.get('message', '')).removesuffix('; first:')}; first: {first}")
         elif kind == "merges":
             self._last_progress = data
+            if not int(data.get("target", self.target) or 0):
+                self._show_pruning_progress(data)
+                return
             target = max(int(data.get("target", self.target) or 1), 1)
             step = int(data.get("step", 0))
             self.progress.setRange(0, 1000)
@@ -745,20 +753,38 @@ class TrainingPanel(QWidget):
                 self.state_label.setText(f"Run {data.get('run_id')}: {rate:,.0f} merges/s{eta_text}\n"
                                          f"|V| {int(data.get('vocab_size', 0)):,} · L {int(data.get('token_count', 0)):,} tokens")
 
+    def _show_pruning_progress(self, data: dict) -> None:
+        """A model with no step count known in advance (Unigram's EM rounds and pruning steps): the
+        bar shows how far |V| has shrunk from the seed vocabulary to the target, on a log scale —
+        each pruning step removes about the same share, so equal steps advance the bar equally."""
+        vocab = int(data.get("vocab_size", 0))
+        step = int(data.get("step", 0))
+        self._first_vocab = max(self._first_vocab, vocab)
+        first, goal = self._first_vocab, self._target_vocab
+        self.progress.setRange(0, 1000)
+        if goal and first > goal and vocab:
+            share = math.log(first / max(vocab, goal)) / math.log(first / goal)
+            self.progress.setValue(int(1000 * min(max(share, 0.0), 1.0)))
+        self.progress.setFormat(f"step {step:,} · |V| {vocab:,}" + (f" → {goal:,}" if goal else ""))
+        if self.process.state != "paused":
+            self.state_label.setText(f"Run {data.get('run_id')}: EM rounds and pruning, step {step:,}\n"
+                                     f"|V| {vocab:,} · L {int(data.get('token_count', 0)):,} tokens")
+
     @Slot(int, int)
     def _on_run_started(self, run_id: int, target: int) -> None:
         self.live_run = run_id
         self.target = target
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
-        self.progress.setFormat(f"0 / {target:,} merges")
+        self.progress.setFormat(f"0 / {target:,} merges" if target else "EM rounds and pruning…")
         self.reload_history(select=[run_id])
         self.session.modified_changed.emit(self.session.is_modified())
         self.plots.fit_all()  # the new run's axes start afresh, not at the last run's ranges
         self.plots.set_live(True)
         self.poll_timer.start()
         self.run_started.emit(run_id)
-        self.message.emit(f"Run {run_id} started: {target:,} merges to make.")
+        self.message.emit(f"Run {run_id} started: {target:,} merges to make." if target
+                          else f"Run {run_id} started: pruning down to |V| {self._target_vocab:,}.")
 
     def _remove_spec_file(self) -> None:
         if self._spec_file is not None:
@@ -801,12 +827,14 @@ class TrainingPanel(QWidget):
         info = self.session.run(run_id) if run_id is not None else None
         took = (info.timings or {}).get("total_s") if info is not None else None
         if info is not None:
-            done = f"{info.merge_count:,} merges, |V| {info.vocab_size:,}"
+            done = f"{info.merge_count:,} merges, |V| {info.vocab_size:,}" if info.merge_count \
+                else f"|V| {info.vocab_size:,}"
             self.state_label.setText(f"Run {run_id} {outcome.status}: {done}"
                                      + (f" in {text.duration(took)}." if took else "."))
             if outcome.status == "finished":
                 self.progress.setValue(1000)
-            self.progress.setFormat(f"{info.merge_count:,} merges · {outcome.status}")
+            self.progress.setFormat(f"{info.merge_count:,} merges · {outcome.status}" if info.merge_count
+                                    else f"|V| {info.vocab_size:,} · {outcome.status}")
         else:
             self.state_label.setText(f"Run {outcome.status}" + (f": {outcome.message}" if outcome.message else "."))
             self.progress.setValue(0)

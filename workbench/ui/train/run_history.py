@@ -143,7 +143,9 @@ class RunHistory(QWidget):
         took = (run.timings or {}).get("total_s")
         if took is None and run.ended and run.started:
             took = run.ended - run.started
-        item = QTreeWidgetItem([run.name, status, text.count(run.vocab_size), text.count(run.merge_count),
+        # A model that merges nothing (Unigram) has no merge count to show: "—", not a misleading 0.
+        merges = "—" if run.settings.get("model") == "unigram" else text.count(run.merge_count)
+        item = QTreeWidgetItem([run.name, status, text.count(run.vocab_size), merges,
                                 text.when(run.started), text.duration(took) if took is not None else ""])
         item.setData(0, ID_ROLE, run.id)
         item.setIcon(0, style.status_icon(status))

@@ -121,8 +121,7 @@ class TrainingPlots(QWidget):
         self.view.setAccessibleName("Training curves")
         self.view.setAccessibleDescription("Vocabulary size, merged-pair frequency, corpus tokens and compression "
                                            "by merge step; hover for the merge made at a step")
-        # A visible focus: the curves take the keyboard (Tab), and nothing else would show it.
-        self.view.setStyleSheet("QGraphicsView:focus { border: 1px solid palette(highlight); }")
+        # The curves take the keyboard (Tab); style.FocusRing shows the focus, as on every control.
         layout.addWidget(self.view)
         self.plots: dict[str, pg.PlotItem] = {}
         for i, name in enumerate(PLOTS):

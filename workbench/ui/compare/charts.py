@@ -135,6 +135,8 @@ class LanguageBarChart(_Chart):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Tokens per language chart")
+        self.view.setAccessibleName("Tokens per language chart")
         self.plot = self.view.addPlot(axisItems={"left": _CompactAxis("left")})
         self.plots = [self.plot]
         self.plot.showGrid(y=True, alpha=0.25)
@@ -198,6 +200,8 @@ class SweepChart(_Chart):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.plots = []
+        self.setAccessibleName("Vocabulary-size sweep chart")
+        self.view.setAccessibleName("Vocabulary-size sweep chart")
         for row, (_key, title) in enumerate(self.SERIES):
             plot = self.view.addPlot(row=row, col=0, title=title,
                                      axisItems={"left": _CompactAxis("left"), "bottom": _CompactAxis("bottom")})

@@ -111,6 +111,7 @@ class TrainingPlots(QWidget):
 
     def __init__(self, merge_lookup: MergeLookup | None = None, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Training plots")
         self.merge_lookup = merge_lookup or (lambda run_id, step: None)
         self.runs: dict[int, RunCurves] = {}
         self._hover_text = ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QComboBox, QFrame, QRadioButton, QWidget
+from PySide6.QtWidgets import QApplication, QComboBox, QFrame, QRadioButton, QWidget
 
 
 def describe(widget: QWidget | None) -> str:
@@ -44,8 +44,11 @@ def focusable_in(root: QWidget) -> list[QWidget]:
     return found
 
 
-def walk_tab_chain(qtbot, start: QWidget, limit: int = 400, *, key=Qt.Key.Key_Tab) -> tuple[list[QWidget], bool]:
-    """Press Tab from ``start`` until the focus comes back to it; (widgets in order, came back)."""
+def walk_tab_chain(qtbot, start: QWidget, limit: int = 400, *, key=Qt.Key.Key_Tab,
+                   check=None) -> tuple[list[QWidget], bool]:
+    """Press ``key`` from ``start`` until the focus comes back to it; (widgets in order, came back).
+
+    ``check(widget)`` runs at every stop, while the widget holds the focus."""
     start.setFocus(Qt.FocusReason.TabFocusReason)
     qtbot.waitUntil(lambda: QApplication.focusWidget() is start, timeout=3000)
     seen: list[QWidget] = [start]
@@ -61,12 +64,10 @@ def walk_tab_chain(qtbot, start: QWidget, limit: int = 400, *, key=Qt.Key.Key_Ta
             return seen, True
         if now is widget:  # Tab was eaten: a trap
             return seen, False
+        if check is not None and now is not None:
+            check(now)
         seen.append(now)
     return seen, False
-
-
-def current_cell_widget(view: QAbstractItemView) -> QWidget:
-    return view.viewport()
 
 
 def colours_in(image: QImage, x0: int, y0: int, x1: int, y1: int) -> set[str]:

@@ -4,7 +4,9 @@ colour never the only cue, and the window's shortcuts doing what they say (real 
 from __future__ import annotations
 
 import pytest
-from a11y_walk import describe, focusable_in, walk_tab_chain
+from a11y_walk import colours_in, describe, focusable_in, walk_tab_chain
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 from ui_helpers import train_cli
 
@@ -26,17 +28,34 @@ def demo_window(make_window, qtbot, project):
 
 @pytest.mark.parametrize("tab", ["corpus", "train", "inspect", "merges", "compare"])
 def test_the_tab_chain_reaches_every_control_of_each_tab_and_comes_back(demo_window, qtbot, tab):
+    from workbench.ui import style
+
     window = demo_window
     window.show_panel(tab)
     qtbot.wait(50)
     root = window.docks[tab].widget()
     wanted = focusable_in(root)
     assert len(wanted) >= 3, [describe(w) for w in wanted]
-    chain, closed = walk_tab_chain(qtbot, wanted[0])
+    unseen = []
+
+    def shows_focus(widget):
+        """Every stop is on screen, and marked: the ring over it, or the style's focus rectangle."""
+        where = QRect(widget.mapTo(window, QPoint(0, 0)), widget.size())
+        if not window.rect().intersects(where):
+            unseen.append(describe(widget))
+        target = style.ring_target(widget)
+        ring = QApplication.instance()._workbench_focus_ring.ring
+        if target is not None and not (ring.isVisible() and ring.parentWidget() is target and not ring.size().isEmpty()):
+            unseen.append(describe(widget) + " without a ring")
+
+    chain, closed = walk_tab_chain(qtbot, wanted[0], check=shows_focus)
+    back, closed_back = walk_tab_chain(qtbot, wanted[-1], key=Qt.Key.Key_Backtab)
     missing = [describe(w) for w in wanted if w not in chain]
     names = [describe(w) for w in chain]
     assert closed, f"Tab stopped at {names[-1]} after {len(chain)} stops: {names}"
     assert not missing, (missing, names)
+    assert not unseen
+    assert closed_back and set(wanted) <= set(back)  # Shift+Tab walks the same controls backwards
 
 
 def test_every_custom_widget_has_an_accessible_name(demo_window, qtbot):
@@ -59,3 +78,72 @@ def test_every_custom_widget_has_an_accessible_name(demo_window, qtbot):
             "IdsView", "VocabView", "MergeDetail"} <= kinds, kinds
     unnamed = sorted({f"{type(w).__module__}.{type(w).__name__}" for w in custom if not w.accessibleName()})
     assert not unnamed, "\n".join(unnamed)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_focus_ring_stands_out_from_every_colour_around_it(qapp, theme):
+    """WCAG 2.x non-text contrast (≥ 3:1): the ring against the window, fields, buttons and rows; on a
+    selected cell, where the ring is close to the selection colour, the line inside it carries it."""
+    from PySide6.QtGui import QPalette
+
+    from workbench.ui import style
+
+    palette = style.dark_palette() if theme == "dark" else style.light_palette()
+    ring, inner = style.focus_colours(palette)
+    roles = QPalette.ColorRole
+    for role in (roles.Window, roles.Base, roles.AlternateBase, roles.Button):
+        assert style.contrast_ratio(ring, palette.color(role)) >= 3.0, role
+    highlight = palette.color(roles.Highlight)
+    assert style.contrast_ratio(inner, highlight) >= 3.0
+    assert style.contrast_ratio(ring, inner) >= 3.0
+    # The formula itself, on the WCAG reference points.
+    assert style.contrast_ratio(QColor("#000000"), QColor("#ffffff")) == pytest.approx(21.0)
+    assert style.contrast_ratio(QColor("#777777"), QColor("#ffffff")) == pytest.approx(4.48, abs=0.01)
+
+
+@pytest.fixture
+def themed(qapp):
+    """Switch the app's palette for one test and put the light one back afterwards."""
+    from workbench.ui import style
+
+    yield lambda theme: style.apply_theme(qapp, theme)
+    style.apply_theme(qapp, "light")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_ring_is_painted_on_a_button_a_combo_a_table_cell_and_the_token_editor(demo_window, qtbot, themed,
+                                                                                   theme):
+    from workbench.ui import style
+
+    window = demo_window
+    themed(theme)
+    ring, inner = (c.name() for c in style.focus_colours())
+
+    def focused_grab(widget):
+        widget.setFocus(Qt.FocusReason.TabFocusReason)
+        qtbot.waitUntil(widget.hasFocus, timeout=3000)
+        qtbot.wait(20)
+        return widget.grab().toImage()
+
+    window.show_panel("inspect")
+    inspect = window.inspect
+    for widget in (inspect.add_button, inspect.special_mode, inspect.primary.editor):
+        image = focused_grab(widget)
+        mid = image.height() // 2
+        edge = colours_in(image, 0, mid, 2, mid + 1)
+        assert edge == {ring}, (type(widget).__name__, edge)
+        assert QColor(image.pixel(2, mid)).name() == inner
+        widget.clearFocus()
+        qtbot.wait(20)
+        assert QColor(widget.grab().toImage().pixel(0, mid)).name() != ring  # only while focused
+
+    window.show_panel("merges")
+    table = window.merges.table
+    qtbot.waitUntil(lambda: table.model().rowCount() > 3, timeout=10000)
+    table.setCurrentIndex(table.model().index(2, 1))
+    image = focused_grab(table.viewport())
+    cell = table.visualRect(table.currentIndex())
+    mid = cell.center().y()
+    assert QColor(image.pixel(cell.left(), mid)).name() == ring
+    assert QColor(image.pixel(cell.left() + 2, mid)).name() == inner
+    assert table.selectionModel().isSelected(table.currentIndex())  # the cell sits on the selection colour

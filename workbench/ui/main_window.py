@@ -211,12 +211,12 @@ class MainWindow(QMainWindow):
         return super().focusNextPrevChild(next)
 
     def _behind_another_tab(self, widget: QWidget) -> bool:
-        """Inside a docked panel that is not the tab in front (its region on screen is empty)."""
+        """Inside a docked panel that is not the tab in front (Qt parks those outside the window)."""
         docks = set(self.docks.values())
         w: QWidget | None = widget
         while w is not None and w is not self:
             if w in docks:
-                return not w.isFloating() and w.visibleRegion().isEmpty()
+                return not w.isFloating() and not self.rect().intersects(w.geometry())
             w = w.parentWidget()
         return False
 

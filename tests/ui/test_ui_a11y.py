@@ -147,3 +147,22 @@ def test_the_ring_is_painted_on_a_button_a_combo_a_table_cell_and_the_token_edit
     assert QColor(image.pixel(cell.left(), mid)).name() == ring
     assert QColor(image.pixel(cell.left() + 2, mid)).name() == inner
     assert table.selectionModel().isSelected(table.currentIndex())  # the cell sits on the selection colour
+
+
+def test_boundary_marks_are_remembered_across_windows_and_drawn_in_the_text(demo_window, make_window, qtbot):
+    """Colour is never the only cue: the thin token-boundary mark is a preference kept in QSettings."""
+    from workbench.ui.settings import AppSettings
+
+    inspect = demo_window.inspect
+    demo_window.show_panel("inspect")
+    assert not inspect.boundary_marks.isChecked()
+    editor = inspect.primary.editor
+    qtbot.waitUntil(lambda: inspect.colouring_done(), timeout=15000)
+    before = editor.viewport().grab().toImage()
+    inspect.boundary_marks.setChecked(True)
+    assert editor.boundary_marks and editor.viewport().grab().toImage() != before
+    assert AppSettings().boundary_marks
+    second = make_window().inspect
+    assert second.boundary_marks.isChecked() and second.primary.editor.boundary_marks
+    second.boundary_marks.setChecked(False)
+    assert not AppSettings().boundary_marks

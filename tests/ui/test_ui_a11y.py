@@ -166,3 +166,76 @@ def test_boundary_marks_are_remembered_across_windows_and_drawn_in_the_text(demo
     assert second.boundary_marks.isChecked() and second.primary.editor.boundary_marks
     second.boundary_marks.setChecked(False)
     assert not AppSettings().boundary_marks
+
+
+def _grey(icon) -> bytes:
+    """The icon drawn in grey levels: what is left of it for a reader who cannot tell its colours."""
+    from PySide6.QtGui import QImage
+
+    image = icon.pixmap(32, 32).toImage().convertToFormat(QImage.Format.Format_Grayscale8)
+    return bytes(image.constBits())
+
+
+def test_run_status_reads_as_a_word_and_a_glyph_not_only_a_colour(qtbot):
+    from workbench.store.rows import RunInfo
+    from workbench.ui.train.run_history import RunHistory
+
+    history = RunHistory()
+    qtbot.addWidget(history)
+    statuses = ["finished", "failed", "cancelled", "interrupted", "running"]
+    runs = [RunInfo(i + 1, f"run {i + 1}", status, {}, 300, 44, 1.7e9, 1.7e9 + 5, {}, None, ())
+            for i, status in enumerate(statuses)]
+    history.set_runs(runs, live_run=5)
+    shown = {}
+    for run in runs:
+        item = history.item_for(run.id)
+        assert item.text(1) == run.status  # the word itself, in its own column
+        shown[run.status] = _grey(item.icon(0))
+    assert len(set(shown.values())) == len(statuses)  # each icon differs even in grey (its glyph)
+
+
+def test_overlaid_series_differ_by_line_style_marker_and_hatch(demo_window, qtbot, project):
+    """Train curves, the sweep chart and the language bars: series differ in more than colour."""
+    from workbench.corpus import demo_corpus_files
+    from workbench.corpus.source import open_source
+    from workbench.tasks.compare import compare_corpus, sweep_files
+    from workbench.tasks.sources import load_tokenizer
+    from workbench.ui import style
+    from workbench.ui.compare.charts import LanguageBarChart, SweepChart
+
+    window = demo_window
+    plots = window.training.plots
+    window.training.history.select(window.training.history.run_ids())
+    qtbot.waitUntil(lambda: len(plots.runs) == 2, timeout=10000)
+    pens = [c.items["vocab"].opts["pen"] for c in plots.runs.values()]
+    assert len({p.style() for p in pens}) == 2 and len({p.color().name() for p in pens}) == 2
+
+    tokenizers = [(f"run {i}", load_tokenizer(f"{project}#{i}")) for i in (1, 2)]
+    sources = [open_source(p) for p in demo_corpus_files()[:2]]
+    sweeps = [sweep_files(tok, sources, name=name, points=4) for name, tok in tokenizers]
+    chart = SweepChart()
+    qtbot.addWidget(chart)
+    chart.set_sweeps(sweeps)
+    curves = [item for item in chart.plots[0].listDataItems()]
+    assert len(curves) == 2
+    assert len({c.opts["symbol"] for c in curves}) == 2
+    assert len({c.opts["pen"].style() for c in curves}) == 2
+
+    result = compare_corpus(tokenizers, sources)
+    bars = LanguageBarChart()
+    qtbot.addWidget(bars)
+    bars.set_rows(result.per_language, result.fairness, None)
+    assert len(bars.bars) == 2
+    hatches = [bar.opts["brush"].style() for bar in bars.bars]
+    assert hatches == [style.run_hatch(0), style.run_hatch(1)] and hatches[0] != hatches[1]
+
+
+def test_the_train_hover_names_each_run_when_several_are_overlaid(demo_window, qtbot):
+    plots = demo_window.training.plots
+    demo_window.training.history.select(demo_window.training.history.run_ids())
+    qtbot.waitUntil(lambda: len(plots.runs) == 2 and all(c.points.n for c in plots.runs.values()), timeout=10000)
+    text = plots.hover_at(10, "vocab")
+    lines = [line for line in text.splitlines() if "step 10" in line]
+    assert len(lines) == 2, text
+    for curves in plots.runs.values():  # each line says whose it is, not only a coloured square
+        assert sum(curves.name in line for line in lines) == 1, (curves.name, text)

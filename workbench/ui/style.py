@@ -65,6 +65,33 @@ STATUS_STYLE = {
 FOCUS_LIGHT, FOCUS_LIGHT_INNER = "#0b4fb3", "#ffffff"
 FOCUS_DARK, FOCUS_DARK_INNER = "#8ab4f8", "#111214"
 RUN_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#7f7f7f")
+# ... and, so that colour is never the only cue (issue 14), a line style, a marker and a bar hatch
+# paired with each colour: the n-th series always has the n-th of each.
+RUN_LINE_STYLES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine,
+                   Qt.PenStyle.DashDotDotLine)
+RUN_SYMBOLS = ("o", "s", "t", "d", "star", "h", "t1", "p")  # pyqtgraph marker names
+RUN_HATCHES = (Qt.BrushStyle.SolidPattern, Qt.BrushStyle.BDiagPattern, Qt.BrushStyle.CrossPattern,
+               Qt.BrushStyle.FDiagPattern, Qt.BrushStyle.Dense4Pattern, Qt.BrushStyle.HorPattern,
+               Qt.BrushStyle.DiagCrossPattern, Qt.BrushStyle.VerPattern)
+
+
+def series_index(colour: str) -> int:
+    """Where ``colour`` stands in :data:`RUN_COLOURS` (0 for a colour not from there)."""
+    wanted = colour.lower()
+    return next((i for i, c in enumerate(RUN_COLOURS) if c.lower() == wanted), 0)
+
+
+def run_line_style(colour: str) -> Qt.PenStyle:
+    """The line style that goes with a run colour: solid, dashed, dotted …"""
+    return RUN_LINE_STYLES[series_index(colour) % len(RUN_LINE_STYLES)]
+
+
+def run_symbol(index: int) -> str:
+    return RUN_SYMBOLS[index % len(RUN_SYMBOLS)]
+
+
+def run_hatch(index: int) -> Qt.BrushStyle:
+    return RUN_HATCHES[index % len(RUN_HATCHES)]
 
 
 def is_dark(palette: QPalette | None = None) -> bool:

@@ -355,7 +355,8 @@ class TrainingPlots(QWidget):
 
     def _style_items(self, curves: RunCurves) -> None:
         for name, item in curves.items.items():
-            item.setPen(pg.mkPen(curves.colour, width=1))  # 1-px cosmetic lines take the fast path
+            # 1-px cosmetic lines take the fast path; the first run is solid, others dashed, dotted …
+            item.setPen(pg.mkPen(curves.colour, width=1, style=style.run_line_style(curves.colour)))
             if name == "vocab":
                 item.opts["name"] = curves.name
         if self.legend is not None:
@@ -402,7 +403,7 @@ class TrainingPlots(QWidget):
             _s, vocab, freq, tokens = v[i]
             merge = self.merge_lookup(curves.run_id, step) or ""
             ratio = f" · {curves.chars / tokens:.2f} chars/tok" if curves.chars and tokens else ""
-            who = f"<span style='color:{curves.colour}'>■</span> " if len(self.runs) > 1 else ""
+            who = f"<span style='color:{curves.colour}'>■</span> {_html(curves.name)} · " if len(self.runs) > 1 else ""
             lines.append(f"{who}<b>step {step:,}</b> · freq {int(freq):,}<br>{_html(merge)}<br>"
                          f"|V| {int(vocab):,} · L {int(tokens):,}{ratio}")
             if first is None:

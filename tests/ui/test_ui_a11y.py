@@ -3,6 +3,9 @@ colour never the only cue, and the window's shortcuts doing what they say (real 
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 from a11y_walk import colours_in, describe, focusable_in, walk_tab_chain
 from PySide6.QtCore import QPoint, QRect, Qt
@@ -11,15 +14,24 @@ from PySide6.QtWidgets import QApplication, QLabel, QWidget
 from ui_helpers import train_cli
 
 
-@pytest.fixture
-def demo_window(make_window, qtbot, project):
-    """The window on a project trained on the demo corpus (two runs), shown and active."""
+@pytest.fixture(scope="module")
+def demo_project(tmp_path_factory) -> Path:
+    """A project trained on the demo corpus (two runs), made once; each test opens a copy."""
     from workbench.corpus import demo_corpus_files
 
-    files = demo_corpus_files()
-    train_cli(files, project, "--merges", "60", "--name", "demo 60")
-    train_cli(files, project, "--merges", "30", "--name", "demo 30")
-    window = make_window(project, files)
+    path = tmp_path_factory.mktemp("demo") / "demo.tokproj"
+    train_cli(demo_corpus_files(), path, "--merges", "60", "--name", "demo 60")
+    train_cli(demo_corpus_files(), path, "--merges", "30", "--name", "demo 30")
+    return path
+
+
+@pytest.fixture
+def demo_window(make_window, qtbot, project, demo_project):
+    """The window on a copy of the demo project, with the demo corpus loaded, shown and active."""
+    from workbench.corpus import demo_corpus_files
+
+    shutil.copyfile(demo_project, project)
+    window = make_window(project, demo_corpus_files())
     qtbot.waitExposed(window)
     window.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
@@ -239,3 +251,102 @@ def test_the_train_hover_names_each_run_when_several_are_overlaid(demo_window, q
     assert len(lines) == 2, text
     for curves in plots.runs.values():  # each line says whose it is, not only a coloured square
         assert sum(curves.name in line for line in lines) == 1, (curves.name, text)
+
+
+def _press(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier):
+    """A real key press at the focused widget of the active window (where shortcuts fire)."""
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    qtbot.keyClick(QApplication.focusWidget() or window, key, modifier)
+
+
+CTRL, SHIFT, ALT = (Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier,
+                    Qt.KeyboardModifier.AltModifier)
+TABS = ["corpus", "train", "inspect", "merges", "compare"]
+
+
+@pytest.mark.parametrize("number", [1, 2, 3, 4, 5])
+def test_alt_number_goes_to_that_tab_and_focuses_it(demo_window, qtbot, number):
+    window = demo_window
+    window.show_panel(TABS[number % 5])  # start elsewhere
+    _press(qtbot, window, getattr(Qt.Key, f"Key_{number}"), ALT)
+    assert window.current_panel == TABS[number - 1]
+    dock = window.docks[TABS[number - 1]]
+    assert window.rect().intersects(dock.geometry())  # the tab in front, not parked outside
+    focus = QApplication.focusWidget()
+    assert focus is not None and dock.isAncestorOf(focus)
+
+
+@pytest.mark.parametrize(("key", "modifier", "step"), [
+    (Qt.Key.Key_Tab, CTRL, 1), (Qt.Key.Key_PageDown, CTRL, 1),
+    (Qt.Key.Key_Backtab, CTRL | SHIFT, -1), (Qt.Key.Key_PageUp, CTRL, -1)])
+def test_ctrl_tab_and_ctrl_page_keys_step_through_every_tab_and_wrap(demo_window, qtbot, key, modifier, step):
+    window = demo_window
+    window.show_panel("corpus")
+    visited = []
+    for _ in TABS:
+        _press(qtbot, window, key, modifier)
+        visited.append(window.current_panel)
+    expected = [TABS[(i * step) % 5] for i in range(1, 6)]
+    assert visited == expected  # the fifth press wraps round to Corpus
+
+
+@pytest.mark.parametrize("tab", TABS)
+def test_ctrl_f_focuses_the_filter_of_the_list_in_front(demo_window, qtbot, tab):
+    window = demo_window
+    window.show_panel(tab)
+    _press(qtbot, window, Qt.Key.Key_F, CTRL)
+    assert window.current_panel == "merges"  # the only tab with a search field
+    qtbot.waitUntil(lambda: window.merges.filter.edit.hasFocus(), timeout=3000)
+
+
+def test_ctrl_f_in_the_vocabulary_focuses_its_own_filter(demo_window, qtbot):
+    window = demo_window
+    window.show_panel("merges")
+    window.merges.tabs.setCurrentWidget(window.merges.vocab)
+    window.merges.vocab.filter.edit.setText("th")
+    _press(qtbot, window, Qt.Key.Key_F, CTRL)
+    edit = window.merges.vocab.filter.edit
+    qtbot.waitUntil(edit.hasFocus, timeout=3000)
+    assert edit.selectedText() == "th"  # selected, so typing replaces the old filter
+
+
+def test_ctrl_s_says_the_project_saves_itself(demo_window, qtbot):
+    from workbench.ui.main_window import SAVED_MESSAGE
+
+    window = demo_window
+    window.show_panel("inspect")
+    _press(qtbot, window, Qt.Key.Key_S, CTRL)
+    assert window.statusBar().currentMessage() == SAVED_MESSAGE
+
+
+def test_f2_starts_renaming_the_selected_run(demo_window, qtbot):
+    window = demo_window
+    window.show_panel("compare")
+    history = window.training.history
+    history.select(history.run_ids()[:1])
+    _press(qtbot, window, Qt.Key.Key_F2)
+    assert window.current_panel == "train"
+    qtbot.waitUntil(lambda: history.tree.state() == history.tree.State.EditingState, timeout=3000)
+
+
+def test_f1_lists_the_shortcuts_with_their_keys(demo_window, qtbot):
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QDialog, QTableWidget
+
+    window = demo_window
+    seen = []
+
+    def read_and_close():
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, QDialog):
+            QTimer.singleShot(20, read_and_close)
+            return
+        table = dialog.findChild(QTableWidget)
+        seen.extend((table.item(r, 0).text(), table.item(r, 1).text()) for r in range(table.rowCount()))
+        dialog.reject()
+
+    QTimer.singleShot(20, read_and_close)
+    _press(qtbot, window, Qt.Key.Key_F1)
+    keys = dict(seen)
+    assert keys["Find"] == "Ctrl+F" and "Ctrl+PgDown" in keys["Next Tab"] and keys["Go to the Merges panel"] == "Alt+4"

@@ -236,14 +236,13 @@ class MainWindow(QMainWindow):
         self.show_panel(keys[(i + step) % len(keys)])
 
     def focus_search(self) -> None:
-        """Ctrl+F: the current tab's search field; from a tab without one, the merge filter."""
-        if self.current_panel not in ("merges",) and hasattr(self.docks[self.current_panel].widget(), "focus_search"):
-            self.docks[self.current_panel].widget().focus_search()
-            return
-        self.show_panel("merges")
-        edit = self.merges.filter.edit
-        edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        edit.selectAll()
+        """Ctrl+F: the current tab's search field (a panel's ``focus_search``); from a tab without
+        one, the merge filter."""
+        panel = self.docks[self.current_panel].widget()
+        if not hasattr(panel, "focus_search"):
+            self.show_panel("merges")
+            panel = self.merges
+        panel.focus_search()
 
     def save(self) -> bool:
         """Ctrl+S: Save As for an untitled project; a named one is already saved, so say so."""

@@ -350,3 +350,22 @@ def test_f1_lists_the_shortcuts_with_their_keys(demo_window, qtbot):
     _press(qtbot, window, Qt.Key.Key_F1)
     keys = dict(seen)
     assert keys["Find"] == "Ctrl+F" and "Ctrl+PgDown" in keys["Next Tab"] and keys["Go to the Merges panel"] == "Alt+4"
+    assert keys["Leave the Inspect text (Tab types a tab there)"] == "Esc, then Tab"
+
+
+def test_escape_then_tab_leaves_the_token_editor_and_tab_alone_types_a_tab(demo_window, qtbot):
+    window = demo_window
+    window.show_panel("inspect")
+    editor = window.inspect.primary.editor
+    editor.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(editor.hasFocus, timeout=3000)
+    editor.moveCursor(editor.textCursor().MoveOperation.End)
+    before = editor.toPlainText()
+    qtbot.keyClick(editor, Qt.Key.Key_Tab)
+    assert editor.hasFocus() and editor.toPlainText() == before + "\t"
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    qtbot.keyClick(editor, Qt.Key.Key_Tab)
+    assert not editor.hasFocus() and editor.toPlainText() == before + "\t"
+    assert window.docks["inspect"].isAncestorOf(QApplication.focusWidget())  # on to the next Inspect control
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Backtab, SHIFT)
+    assert editor.hasFocus()

@@ -726,7 +726,8 @@ class MainWindow(QMainWindow):
         for i, dock in enumerate(self.docks.values(), 1):
             key = dock.windowTitle()
             rows.append((f"Go to the {key} panel", f"Alt+{i}"))
-        rows += [("Remove corpus files / delete runs", "Delete"), ("Rename the selected run", "F2")]
+        rows += [("Remove corpus files / delete runs", "Delete"), ("Rename the selected run", "F2"),
+                 ("Leave the Inspect text (Tab types a tab there)", "Esc, then Tab")]
         shortcuts_dialog(rows, self).exec()
 
     def show_log(self) -> LogDialog:

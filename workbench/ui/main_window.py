@@ -16,6 +16,8 @@ Keys follow ``QKeySequence`` standard keys where there is one: Ctrl+Tab / Ctrl+S
 Ctrl+PgDown / Ctrl+PgUp change tabs, Alt+1… go to one, Ctrl+F finds (the merge filter), Ctrl+S
 saves (Save As for an untitled project; a named one is saved after every change already).
 Showing and hiding a panel has no shortcut: Ctrl+1… hid panels where users expect it to switch.
+Tab and Shift+Tab walk the controls of the tab in front only (:meth:`MainWindow.focusNextPrevChild`),
+and Tab leaves every table; the focus ring itself is drawn once, in :mod:`workbench.ui.style`.
 The first-run guide (:mod:`workbench.ui.guide`) opens with the demo; an import from any tab goes
 through ``ProjectSession.references_changed``; the Inspect tab's session is kept in the project
 when the window leaves it (``ProjectSession.save_inspect_session``).

@@ -215,8 +215,8 @@ def ring_target(widget: QWidget | None) -> QWidget | None:
     None for what the style marks itself through ``PE_FrameFocusRect`` (check boxes, radio and tool
     buttons) and for windows; the line edit inside a combo or spin box gives its box.
     """
-    if widget is None or widget.isWindow():
-        return None
+    if widget is None or widget.isWindow() or widget.window().windowType() == Qt.WindowType.Popup:
+        return None  # a pop-up (a combo box's list) shows its current row itself
     parent = widget.parentWidget()
     if isinstance(parent, (QComboBox, QAbstractSpinBox)):
         widget = parent

@@ -50,7 +50,11 @@ def walk_tab_chain(qtbot, start: QWidget, limit: int = 400, *, key=Qt.Key.Key_Ta
 
     ``check(widget)`` runs at every stop, while the widget holds the focus."""
     start.setFocus(Qt.FocusReason.TabFocusReason)
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is start, timeout=3000)
+    try:
+        qtbot.waitUntil(lambda: QApplication.focusWidget() is start, timeout=3000)
+    except Exception:
+        raise AssertionError(f"{describe(start)} takes no focus; it is at {describe(QApplication.focusWidget())}, "
+                             f"active window {describe(QApplication.activeWindow())}") from None
     seen: list[QWidget] = [start]
     for _ in range(limit):
         widget = QApplication.focusWidget()

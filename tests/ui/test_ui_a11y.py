@@ -44,6 +44,10 @@ def test_the_tab_chain_reaches_every_control_of_each_tab_and_comes_back(demo_win
 
     window = demo_window
     window.show_panel(tab)
+    if tab == "inspect":  # a second column: its read-only editor and controls must be walked too
+        assert window.inspect.add_pane() is not None
+        window.activateWindow()  # adding a column leaves no active window offscreen (see the report)
+        qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
     qtbot.wait(50)
     root = window.docks[tab].widget()
     wanted = focusable_in(root)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QComboBox, QFrame, QRadioButton, QWidget
+from pytestqt.exceptions import TimeoutError  # noqa: A004 - what waitUntil raises
 
 
 def describe(widget: QWidget | None) -> str:
@@ -52,7 +53,7 @@ def walk_tab_chain(qtbot, start: QWidget, limit: int = 400, *, key=Qt.Key.Key_Ta
     start.setFocus(Qt.FocusReason.TabFocusReason)
     try:
         qtbot.waitUntil(lambda: QApplication.focusWidget() is start, timeout=3000)
-    except Exception:
+    except TimeoutError:
         raise AssertionError(f"{describe(start)} takes no focus; it is at {describe(QApplication.focusWidget())}, "
                              f"active window {describe(QApplication.activeWindow())}") from None
     seen: list[QWidget] = [start]

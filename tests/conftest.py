@@ -14,6 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # for this process and the training children it starts, never to the user's own.
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="workbench-test-state-")
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="workbench-test-cache-")  # count and metrics caches
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="workbench-test-config-")  # QSettings a panel writes
 os.environ.pop("WORKBENCH_CACHE_DIR", None)
 
 from shared_corpora import CORPUS_FILES, require_corpora  # noqa: E402 - after the Qt platform is chosen

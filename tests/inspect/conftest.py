@@ -89,3 +89,6 @@ def panel(qtbot):
     widget.show()
     yield widget
     widget.shutdown()
+    from workbench.ui.settings import AppSettings
+
+    AppSettings().boundary_marks = False  # a preference kept in QSettings: the next panel starts without

@@ -29,6 +29,7 @@ class EmptyState(QWidget):
     def __init__(self, title: str, body: str = "", *, symbol: str = "", parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("emptyState")
+        self.setAccessibleName(title)
         outer = QVBoxLayout(self)
         outer.addStretch(1)
         self.symbol = QLabel(symbol)
@@ -83,6 +84,7 @@ class EmptyState(QWidget):
 
     def set_text(self, title: str, body: str = "") -> None:
         self.title.setText(title)
+        self.setAccessibleName(title)
         self.body.setText(body)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override

@@ -16,6 +16,8 @@ Keys follow ``QKeySequence`` standard keys where there is one: Ctrl+Tab / Ctrl+S
 Ctrl+PgDown / Ctrl+PgUp change tabs, Alt+1… go to one, Ctrl+F finds (the merge filter), Ctrl+S
 saves (Save As for an untitled project; a named one is saved after every change already).
 Showing and hiding a panel has no shortcut: Ctrl+1… hid panels where users expect it to switch.
+Tab and Shift+Tab walk the controls of the tab in front only (:meth:`MainWindow.focusNextPrevChild`),
+and Tab leaves every table; the focus ring itself is drawn once, in :mod:`workbench.ui.style`.
 The first-run guide (:mod:`workbench.ui.guide`) opens with the demo; an import from any tab goes
 through ``ProjectSession.references_changed``; the Inspect tab's session is kept in the project
 when the window leaves it (``ProjectSession.save_inspect_session``).
@@ -170,13 +172,16 @@ class MainWindow(QMainWindow):
         dock.visibilityChanged.connect(lambda visible, k=key: self._on_dock_visible(k, visible))
 
     def _name_unnamed_views(self) -> None:
-        """Give every table, text view and plot a screen-reader name (issue 14).
+        """Give every table, text view and plot a screen-reader name, and let Tab leave every table
+        (issue 14).
 
         The panels name their own; one left unnamed gets "<what> in the <tab> panel" here, so
         a screen reader never announces a bare "table". Combo box pop-ups and headers are Qt's.
         """
         kinds = ((QAbstractItemView, "Table"), (QPlainTextEdit, "Text"), (QGraphicsView, "Chart"))
         for dock in self.docks.values():
+            for table in dock.widget().findChildren(QAbstractItemView):
+                table.setTabKeyNavigation(False)  # Tab leaves a table (arrows move between cells), never a trap
             for cls, what in kinds:
                 for view in dock.widget().findChildren(cls):
                     if view.accessibleName() or isinstance(view, QHeaderView) or _in_combo_popup(view):
@@ -186,6 +191,36 @@ class MainWindow(QMainWindow):
     def _on_dock_visible(self, key: str, visible: bool) -> None:
         if visible and not self.docks[key].isFloating():
             self.current_panel = key
+
+    def focusNextPrevChild(self, next: bool) -> bool:  # noqa: N802, A002 - Qt override
+        """Tab / Shift+Tab: the next control the user can see, never one in a tab behind the current one.
+
+        Qt moves a tabified dock that is not in front out of view instead of hiding it, so its
+        controls stayed in the Tab chain: from the Corpus tab, the eighth Tab press went on into the
+        invisible Train form (issue 14). This walks the same chain and skips those.
+        """
+        start = QApplication.focusWidget()
+        if start is None or start.window() is not self:
+            return super().focusNextPrevChild(next)
+        widget = start
+        for _ in range(5000):
+            widget = widget.nextInFocusChain() if next else widget.previousInFocusChain()
+            if widget is start:
+                break
+            if _takes_tab_focus(widget, self) and not self._behind_another_tab(widget):
+                widget.setFocus(Qt.FocusReason.TabFocusReason if next else Qt.FocusReason.BacktabFocusReason)
+                return True
+        return super().focusNextPrevChild(next)
+
+    def _behind_another_tab(self, widget: QWidget) -> bool:
+        """Inside a docked panel that is not the tab in front (Qt parks those outside the window)."""
+        docks = set(self.docks.values())
+        w: QWidget | None = widget
+        while w is not None and w is not self:
+            if w in docks:
+                return not w.isFloating() and not self.rect().intersects(w.geometry())
+            w = w.parentWidget()
+        return False
 
     def show_panel(self, key: str) -> None:
         dock = self.docks[key]
@@ -203,14 +238,13 @@ class MainWindow(QMainWindow):
         self.show_panel(keys[(i + step) % len(keys)])
 
     def focus_search(self) -> None:
-        """Ctrl+F: the current tab's search field; from a tab without one, the merge filter."""
-        if self.current_panel not in ("merges",) and hasattr(self.docks[self.current_panel].widget(), "focus_search"):
-            self.docks[self.current_panel].widget().focus_search()
-            return
-        self.show_panel("merges")
-        edit = self.merges.filter.edit
-        edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        edit.selectAll()
+        """Ctrl+F: the current tab's search field (a panel's ``focus_search``); from a tab without
+        one, the merge filter."""
+        panel = self.docks[self.current_panel].widget()
+        if not hasattr(panel, "focus_search"):
+            self.show_panel("merges")
+            panel = self.merges
+        panel.focus_search()
 
     def save(self) -> bool:
         """Ctrl+S: Save As for an untitled project; a named one is already saved, so say so."""
@@ -694,7 +728,8 @@ class MainWindow(QMainWindow):
         for i, dock in enumerate(self.docks.values(), 1):
             key = dock.windowTitle()
             rows.append((f"Go to the {key} panel", f"Alt+{i}"))
-        rows += [("Remove corpus files / delete runs", "Delete"), ("Rename the selected run", "F2")]
+        rows += [("Remove corpus files / delete runs", "Delete"), ("Rename the selected run", "F2"),
+                 ("Leave the Inspect text (Tab types a tab there)", "Esc, then Tab")]
         shortcuts_dialog(rows, self).exec()
 
     def show_log(self) -> LogDialog:
@@ -806,6 +841,12 @@ class MainWindow(QMainWindow):
         for view in self.views:  # the views own worker threads too
             self._guarded(view, "shutdown", view.shutdown)
         self.session.close(discard_untitled=True)
+
+
+def _takes_tab_focus(widget: QWidget, window: QWidget) -> bool:
+    """What Qt's own Tab chain accepts: Tab focus, no focus proxy, shown and enabled in ``window``."""
+    return (bool(widget.focusPolicy() & Qt.FocusPolicy.TabFocus) and widget.focusProxy() is None
+            and widget.window() is window and widget.isVisibleTo(window) and widget.isEnabled())
 
 
 def _in_combo_popup(view: QWidget) -> bool:

@@ -128,6 +128,19 @@ class AppSettings:
         self._s.setValue("help/show_guide", bool(value))
 
     @property
+    def boundary_marks(self) -> bool:
+        """Inspect draws a thin line between tokens, so the split reads without colour (issue 14).
+
+        The user's own preference, for every project; a project's kept Inspect session still
+        brings back the state it was left in.
+        """
+        return self._get("inspect/boundary_marks", False, bool)
+
+    @boundary_marks.setter
+    def boundary_marks(self, value: bool) -> None:
+        self._s.setValue("inspect/boundary_marks", bool(value))
+
+    @property
     def show_whitespace_preview(self) -> bool:
         return self._get("train/preview_marks", True, bool)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtGui import QBrush, QColor, QPainter, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from workbench.core.corpus_metrics import Fairness, Metrics
@@ -135,6 +135,8 @@ class LanguageBarChart(_Chart):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Tokens per language chart")
+        self.view.setAccessibleName("Tokens per language chart")
         self.plot = self.view.addPlot(axisItems={"left": _CompactAxis("left")})
         self.plots = [self.plot]
         self.plot.showGrid(y=True, alpha=0.25)
@@ -175,8 +177,9 @@ class LanguageBarChart(_Chart):
                     xs.append(l_index - 0.4 + width * (t_index + 0.5))
                     hs.append(self.values[(name, lang)])
             colour = QColor(style.RUN_COLOURS[t_index % len(style.RUN_COLOURS)])
-            bar = pg.BarGraphItem(x=xs, height=hs, width=width * 0.92, brush=pg.mkBrush(colour),
-                                  pen=pg.mkPen(colour.darker(130)))
+            # A hatch per tokenizer as well as a colour: the bars read without telling colours apart.
+            bar = pg.BarGraphItem(x=xs, height=hs, width=width * 0.92, brush=QBrush(colour, style.run_hatch(t_index)),
+                                  pen=pg.mkPen(colour.darker(130), width=1.5))
             self.plot.addItem(bar)
             if self.legend is not None:
                 self.legend.addItem(bar, _short(name))
@@ -198,6 +201,8 @@ class SweepChart(_Chart):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.plots = []
+        self.setAccessibleName("Vocabulary-size sweep chart")
+        self.view.setAccessibleName("Vocabulary-size sweep chart")
         for row, (_key, title) in enumerate(self.SERIES):
             plot = self.view.addPlot(row=row, col=0, title=title,
                                      axisItems={"left": _CompactAxis("left"), "bottom": _CompactAxis("bottom")})
@@ -226,8 +231,10 @@ class SweepChart(_Chart):
             for plot, (key, _title) in zip(self.plots, self.SERIES):
                 ys = [getattr(p, key) for p in result.points]
                 # Only the top plot has a legend: a name there lists the sweep once.
-                plot.plot(xs, ys, pen=pg.mkPen(colour, width=2), symbol="o", symbolSize=6, symbolBrush=colour,
-                          symbolPen=pg.mkPen(colour), name=_short(result.tokenizer) if plot is self.plots[0] else None)
+                # A line style and a marker per sweep as well as a colour (issue 14: never colour alone).
+                plot.plot(xs, ys, pen=pg.mkPen(colour, width=2, style=style.run_line_style(colour.name())),
+                          symbol=style.run_symbol(index), symbolSize=7, symbolBrush=colour, symbolPen=pg.mkPen(colour),
+                          name=_short(result.tokenizer) if plot is self.plots[0] else None)
                 if knee is not None:
                     line = pg.InfiniteLine(xs[knee], angle=90, pen=pg.mkPen(colour, width=1, style=Qt.PenStyle.DashLine),
                                            label="knee" if plot is self.plots[0] else None,

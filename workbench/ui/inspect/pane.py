@@ -50,6 +50,7 @@ class TokenPane(QFrame):
 
     def __init__(self, parent: QWidget | None = None, *, primary: bool = False):
         super().__init__(parent)
+        self.setAccessibleName("Text column" if primary else "Comparison column")
         self.primary = primary
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.sources: list[SourceInfo] = []

@@ -170,6 +170,7 @@ class InspectPanel(QWidget):
 
         self.boundary_marks = QCheckBox("Boundary marks")
         self.boundary_marks.setToolTip("Draw a thin line between tokens, so the split reads without the colours")
+        self.boundary_marks.setChecked(AppSettings().boundary_marks)  # a preference across projects (QSettings)
         self.boundary_marks.toggled.connect(self._on_boundary_marks)
 
         # Two rows: the display switches, then the text's settings and the actions — one row of
@@ -590,6 +591,7 @@ class InspectPanel(QWidget):
 
     @Slot(bool)
     def _on_boundary_marks(self, on: bool) -> None:
+        AppSettings().boundary_marks = on
         for pane in self.panes:
             pane.editor.set_boundary_marks(on)
 

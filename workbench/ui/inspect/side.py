@@ -193,6 +193,7 @@ class IdsPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Token ids panel")
         self.view = IdsView()
         self.title = QLabel("Ids")
         copy_json = QPushButton("Copy as JSON")
@@ -286,6 +287,7 @@ class DecodeBox(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Decode ids")
         self.encoder = None
         self.name = ""
         self.show_whitespace = False

@@ -55,6 +55,8 @@ def visible_block_range(edit: QPlainTextEdit) -> tuple[int, int]:
 class TokenEditor(TextCopyMixin, QPlainTextEdit):
     """Plain text with token colours. ``hovered``/``clicked`` carry a GroupRef (or None)."""
 
+    tab_moves_on_after_escape = True  # Tab types a tab; Escape, then Tab, leaves (keyPressEvent)
+
     hovered = Signal(object)
     clicked = Signal(object)
     crlf_pasted = Signal()  # pasted text had \r\n line breaks (Qt keeps only the break itself)
@@ -81,7 +83,9 @@ class TokenEditor(TextCopyMixin, QPlainTextEdit):
         self.line_separator = "\n"  # what a line break is in the text (the panel's \n / \r\n setting)
         self.boundary_marks = False  # a thin line between tokens: the split without relying on colour
         self.setAccessibleName("Text, split into tokens" if not read_only else "The text under another tokenizer")
-        self.setAccessibleDescription("Each token is coloured; hover or click a token for its id and merges")
+        self.setAccessibleDescription("Each token is coloured; hover or click a token for its id and merges. "
+                                      "Tab types a tab; Escape, then Tab, moves on")
+        self._escaped = False  # the last key was Escape: a Tab now leaves the editor
 
     # ---- what to draw -----------------------------------------------------------------------------
     def set_layout(self, layout: inspection.TextLayout | None) -> int:
@@ -253,6 +257,13 @@ class TokenEditor(TextCopyMixin, QPlainTextEdit):
         super().insertFromMimeData(source)
 
     def keyPressEvent(self, event) -> None:  # noqa: N802
+        # Tab types a tab (tokenizers split on it), so it cannot also leave the text: Escape, then
+        # Tab or Shift+Tab moves on (as in CodeMirror), without which the editor was a keyboard trap.
+        escaped, self._escaped = self._escaped, event.key() == Qt.Key.Key_Escape
+        if escaped and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+            shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            QWidget.focusNextPrevChild(self, event.key() == Qt.Key.Key_Tab and not shift)  # not the text edit's: it keeps Tab
+            return
         if event.key() == Qt.Key.Key_Escape and self._selected:
             self.select_groups([])
             self.clicked.emit(None)

@@ -40,6 +40,7 @@ class MergeDetail(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Merge details")
         self._source: MergeSource | None = None
         self.token_id: int | None = None
         self.tree_root: AncestryNode | None = None

@@ -253,6 +253,16 @@ class MergePanel(QWidget):
         if app is not None:  # worker threads must be joined before the interpreter goes (trap 4)
             app.aboutToQuit.connect(self._on_about_to_quit)
 
+    def focus_search(self) -> None:
+        """Ctrl+F: the filter of the list in front — the vocabulary's, else the merges' (shown)."""
+        if self.tabs.currentWidget() is self.vocab:
+            edit = self.vocab.filter.edit
+        else:
+            self.tabs.setCurrentIndex(0)
+            edit = self.filter.edit
+        edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        edit.selectAll()
+
     # ---- project ------------------------------------------------------------------------------------
     def set_project(self, path: Path | None) -> None:
         """Open ``path`` read-only (None: close); the chooser lists its runs and references."""

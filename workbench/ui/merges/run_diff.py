@@ -249,6 +249,7 @@ class RunDiffView(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Run comparison")
         self._path: Path | None = None
         self._sources: list[SourceInfo] = []
         self.result: DiffResult | None = None

@@ -89,6 +89,7 @@ class VocabView(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Vocabulary browser")
         self._conn = None
         self._path: Path | None = None
         self._source: VocabSource | None = None

@@ -107,6 +107,8 @@ class FilterEdit(QWidget):
         super().__init__(parent)
         self.edit = QLineEdit()
         self.edit.setPlaceholderText(placeholder)
+        self.edit.setAccessibleName("Filter pieces")
+        self.setAccessibleName("Piece filter")
         self.edit.setClearButtonEnabled(True)
         self.regex = QCheckBox("regex")
         self.regex.setToolTip("Match a regular expression (Python `regex` syntax) against the decoded piece; "

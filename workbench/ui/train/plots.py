@@ -131,6 +131,7 @@ class TrainingPlots(QWidget):
 
     def __init__(self, merge_lookup: MergeLookup | None = None, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Training plots")
         self.merge_lookup = merge_lookup or (lambda run_id, step: None)
         self.runs: dict[int, RunCurves] = {}
         self._hover_text = ""
@@ -141,8 +142,7 @@ class TrainingPlots(QWidget):
         self.view.setAccessibleName("Training curves")
         self.view.setAccessibleDescription("Vocabulary size, merged-pair frequency, corpus tokens and compression "
                                            "by merge step; hover for the merge made at a step")
-        # A visible focus: the curves take the keyboard (Tab), and nothing else would show it.
-        self.view.setStyleSheet("QGraphicsView:focus { border: 1px solid palette(highlight); }")
+        # The curves take the keyboard (Tab); style.FocusRing shows the focus, as on every control.
         layout.addWidget(self.view)
         self.plots: dict[str, pg.PlotItem] = {}
         for i, name in enumerate(PLOTS):
@@ -459,7 +459,8 @@ class TrainingPlots(QWidget):
 
     def _style_items(self, curves: RunCurves) -> None:
         for name, item in curves.items.items():
-            item.setPen(pg.mkPen(curves.colour, width=1))  # 1-px cosmetic lines take the fast path
+            # 1-px cosmetic lines take the fast path; the first run is solid, others dashed, dotted …
+            item.setPen(pg.mkPen(curves.colour, width=1, style=style.run_line_style(curves.colour)))
             if name == "vocab":
                 item.opts["name"] = curves.name
         if curves.marks is not None:
@@ -511,7 +512,7 @@ class TrainingPlots(QWidget):
                 continue
             _s, vocab, value, tokens, phase = v[i]
             ratio = f" · {curves.chars / tokens:.2f} chars/tok" if curves.chars and tokens else ""
-            who = f"<span style='color:{curves.colour}'>■</span> " if len(self.runs) > 1 else ""
+            who = f"<span style='color:{curves.colour}'>■</span> {_html(curves.name)} · " if len(self.runs) > 1 else ""
             if phase:  # a Unigram step: no merge to show
                 what = _PHASE_NAMES.get(int(phase), "step")
                 ll = f" · log-likelihood {value:,.1f}" if np.isfinite(value) else ""

@@ -61,6 +61,7 @@ class RunHistory(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Run history")
         self._updating = False
         self._runs: dict[int, RunInfo] = {}
         self._live: int | None = None

@@ -270,8 +270,8 @@ class TokenPane(QFrame):
                 ("bytes", f"<code>{html.escape(info.hex)}</code> ({len(tok.vocab[token_id])})")]
         if info.kind == "special":
             rows.append(("kind", "special token"))
-        elif info.score is not None:  # a Unigram piece: its probability, not a merge
-            rows.append(("log p", f"{info.score:.4f} (p = {math.exp(info.score):.3g})"))
+        elif info.score is not None and info.model == "unigram":  # its probability, not a merge
+            rows.append((info.score_label, f"{info.score:.4f} (p = {math.exp(info.score):.3g})"))
         elif info.rank is None:
             rows.append(("kind", "base symbol (no merge made it)"))
         else:
@@ -282,6 +282,9 @@ class TokenPane(QFrame):
                                   f"<code>{_code(right_piece)}</code> ({right_id})"))
             if info.frequency is not None:
                 rows.append(("frequency", f"{info.frequency:,} in the training corpus when merged"))
+            if info.score is not None:  # WordPiece: the score the merge won with
+                kind = self.loaded.score_kind if self.loaded is not None else None
+                rows.append((info.score_label, f"{info.score:.6g}" + (f" ({kind})" if kind else "")))
         body = "".join(f"<tr><td style='color:gray;padding-right:8px'>{k}</td>"
                        f"<td style='white-space:nowrap'>{v}</td></tr>" for k, v in rows)
         return f"<table cellspacing=0>{body}</table>"

@@ -50,6 +50,7 @@ from workbench.ui.inspect.worker import (
     Source,
     WorkerThread,
 )
+from workbench.ui.jobs import JobRunner
 from workbench.ui.project_session import INSPECT_SESSION_NAME, open_read, open_write
 from workbench.ui.settings import AppSettings
 
@@ -90,6 +91,7 @@ class InspectPanel(QWidget):
         self._shut_down = False
 
         self._thread = WorkerThread()
+        self.jobs = JobRunner(self, max_threads=1)  # short side jobs: the n-best lists
         worker = self._thread.worker
         self._job_posted.connect(worker.run_job)
         self._import_posted.connect(worker.run_import)
@@ -242,7 +244,7 @@ class InspectPanel(QWidget):
         outer.addWidget(self.stack)
 
     def _make_pane(self, primary: bool = False) -> TokenPane:
-        pane = TokenPane(primary=primary)
+        pane = TokenPane(primary=primary, jobs=self.jobs)
         pane.spec_changed.connect(self._on_spec_changed)
         pane.close_requested.connect(self._on_close_pane)
         pane.activated.connect(self._on_pane_activated)
@@ -740,6 +742,7 @@ class InspectPanel(QWidget):
         self._shut_down = True
         self._debounce.stop()
         self._thread.stop()
+        self.jobs.shutdown()
 
     def closeEvent(self, event) -> None:  # noqa: N802
         self.shutdown()

@@ -298,6 +298,28 @@ class InspectPanel(QWidget):
             return  # the new split arrives with the next result; marks are applied then
         self._apply_selection()
 
+    def show_word(self, text: str, sources: list[Source | None]) -> None:
+        """``text`` under these tokenizers, one column each (Compare's "split differences" rows).
+
+        A source that is ``None`` or not in this project (a file ticked in Compare only) gets no
+        column: the status line says so, since only the project's tokenizers can be shown here.
+        """
+        self.set_text(text)
+        known = {info.source for info in self.sources}
+        wanted = [tuple(s) for s in sources if s is not None and tuple(s) in known][: self.MAX_PANES]
+        for pane in self.panes[1:]:
+            self.remove_pane(pane)
+        if wanted:
+            self.primary.set_source(wanted[0])
+        for source in wanted[1:]:
+            self.add_pane(source)
+        missing = len(sources) - len(wanted)
+        self.status.setText(f"{missing} of the tokenizers compared is not in this project (added in Compare "
+                            "as a file): import it here to see it" if missing else "")
+        self.active = self.primary
+        self.primary.editor.setFocus()
+        self._schedule()
+
     # ---- the session kept in the project (the window stores it through ProjectSession) ----------
     def session_state(self) -> dict:
         """The text, the columns' tokenizers and the display options, as plain JSON values."""

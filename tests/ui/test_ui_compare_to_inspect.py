@@ -52,6 +52,7 @@ def test_enter_on_a_differing_word_opens_it_in_inspect_under_both(make_window, q
     assert blocker.args == [word, [f"{project}#1", f"{project}#2"]]
     inspect = window.inspect
     assert window.docks["inspect"].isVisible()
+    assert word in window.statusBar().currentMessage()
     assert inspect.text() == word
     assert [p.source() for p in inspect.panes] == [("run", 1), ("run", 2)]
     _inspect_settled(qtbot, inspect)
@@ -83,6 +84,7 @@ def test_double_click_and_a_file_outside_the_project(make_window, qtbot, project
     assert compare.open_split_in_inspector(0)
     assert [p.source() for p in window.inspect.panes] == [("run", 2)]
     assert "not in this project" in window.inspect.status.text()
+    assert "outside this project" in window.statusBar().currentMessage()
 
 
 def test_project_source_names_runs_and_references_of_this_project_only(tmp_path):

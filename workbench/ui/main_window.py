@@ -390,8 +390,13 @@ class MainWindow(QMainWindow):
         from workbench.tasks.sources import project_source
 
         sources = [project_source(src, self.session.path) for src in srcs]
-        self._guarded(self.inspect, "show_word", lambda: self.inspect.show_word(word, sources))
+        shown = [0]
+        self._guarded(self.inspect, "show_word", lambda: shown.__setitem__(0, self.inspect.show_word(word, sources)))
         self.show_panel("inspect")
+        missing = len(sources) - shown[0]
+        self.statusBar().showMessage(
+            f"“{word}” from Compare" + (f": {missing} of its tokenizers is a file outside this project, import it "
+                                        "in Inspect to see it" if missing else ", split by both tokenizers"), 10000)
 
     def _wire(self) -> None:
         self.session.project_changed.connect(self._on_project_changed)

@@ -17,7 +17,7 @@ import html
 import math
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -89,7 +89,12 @@ class NBestView(QFrame):
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setToolTip("p: the product of the pieces' probabilities. share: p over the sum for every "
                               "way to split the word. ★ marks the split this column shows (Viterbi)")
-        self.table.setMinimumHeight(90)
+        # Compact rows (the pieces' monospace font asked for tall ones): six fit without scrolling.
+        row_height = max(self.table.fontMetrics().height(), QFontMetrics(editor_font()).height()) + 6
+        self.table.verticalHeader().setDefaultSectionSize(row_height)
+        self.table.verticalHeader().setMinimumSectionSize(row_height)
+        self.table.setMinimumHeight(row_height * 3)
+        self.table.setMaximumHeight(self.table.horizontalHeader().sizeHint().height() + row_height * 6 + 4)
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setVisible(False)
@@ -159,7 +164,7 @@ class NBestView(QFrame):
                 "\nthe split this column shows (Viterbi)" if row.viterbi else ""))
             p = QTableWidgetItem(probability_text(row.log_p))
             p.setToolTip(f"log p = {row.log_p:.4f}")
-            share = QTableWidgetItem(f"{100 * row.share:.1f} %")
+            share = QTableWidgetItem(f"{100 * row.share:.1f} %" if row.share >= 0.0005 else "< 0.1 %")
             for item in (p, share):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             items = (rank, pieces, p, share)

@@ -101,7 +101,6 @@ class TokenPane(QFrame):
         self.editor.installEventFilter(self)
         # Unigram only: the n best splits of the word at the cursor (hidden for other models).
         self.nbest = NBestView(jobs)
-        self.nbest.setMaximumHeight(190)
         self.editor.cursorPositionChanged.connect(self._on_cursor_moved)
 
         top = QHBoxLayout()

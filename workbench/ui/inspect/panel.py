@@ -298,8 +298,9 @@ class InspectPanel(QWidget):
             return  # the new split arrives with the next result; marks are applied then
         self._apply_selection()
 
-    def show_word(self, text: str, sources: list[Source | None]) -> None:
-        """``text`` under these tokenizers, one column each (Compare's "split differences" rows).
+    def show_word(self, text: str, sources: list[Source | None]) -> int:
+        """``text`` under these tokenizers, one column each (Compare's "split differences" rows);
+        returns how many of them are shown.
 
         A source that is ``None`` or not in this project (a file ticked in Compare only) gets no
         column: the status line says so, since only the project's tokenizers can be shown here.
@@ -315,10 +316,12 @@ class InspectPanel(QWidget):
             self.add_pane(source)
         missing = len(sources) - len(wanted)
         self.status.setText(f"{missing} of the tokenizers compared is not in this project (added in Compare "
-                            "as a file): import it here to see it" if missing else "")
+                            "as a file): import it here to see it" if missing else
+                            f"“{text}” from Compare, under {len(wanted)} tokenizers side by side")
         self.active = self.primary
         self.primary.editor.setFocus()
         self._schedule()
+        return len(wanted)
 
     # ---- the session kept in the project (the window stores it through ProjectSession) ----------
     def session_state(self) -> dict:

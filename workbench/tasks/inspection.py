@@ -747,6 +747,17 @@ def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int =
     if not nbest_applies(tokenizer) or not text:
         return None
     n = max(1, min(int(n), NBEST_MAX))
+    model = unigram.model_of(tokenizer)
+    base = 0
+    if model.escape and not model.crosses_words:
+        # Words start at spaces (normalizers keep a space a space): cut the text at the spaces
+        # around the position, so a keystroke in a 100 KB text does not normalize all of it.
+        # The window's own dummy ▁ is a separate zero-width word, as for a text that starts with a space.
+        position = min(max(position, 0), len(text) - 1)
+        base = max(text.rfind(" ", 0, position + 1), 0)
+        stop = text.find(" ", position + 1)
+        text = text[base:stop if stop >= 0 else len(text)]
+        position -= base
     normalized, words = spm_word_spans(tokenizer, text)
     mapping = offset_map(text, normalized, tokenizer.normalize) if tokenizer.normalizer else None
     norm_pos = min(max(position, 0), len(text) - 1)
@@ -764,7 +775,6 @@ def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int =
     if len(word) > NBEST_MAX_WORD:
         raise WorkbenchError(f"this word is {len(word):,} characters long: n-best segmentations are listed for "
                              f"words of up to {NBEST_MAX_WORD} characters")
-    model = unigram.model_of(tokenizer)
     viterbi_ids = model._ids(word, model.viterbi(word))
     lengths = {pid: len(piece) for piece, pid in model.piece_id.items()}
     rows: list[Segmentation] = []
@@ -799,4 +809,4 @@ def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int =
     o_start, o_end = start, end
     if mapping is not None and end > start:
         o_start, o_end = mapping[0][start], mapping[1][end - 1]
-    return NBest(word, o_start, o_end, tuple(rows), log_z)
+    return NBest(word, base + o_start, base + o_end, tuple(rows), log_z)

@@ -145,23 +145,41 @@ class TokenInfo:
     left: tuple[int, str] | None = None  # (id, rendered piece) of the pair it was merged from
     right: tuple[int, str] | None = None
     frequency: int | None = None  # the pair's count when it was merged (runs only)
-    score: float | None = None  # Unigram: the piece's log probability (natural log)
+    # Unigram: the piece's log probability (natural log), labelled "log p". WordPiece: the score
+    # its merge won with, labelled "score" (a likelihood ratio or a pair frequency: the run's
+    # ``wordpiece_score`` setting says which; the tokenizer itself does not know).
+    score: float | None = None
+    model: str = ""  # the tokenizer's model family (what ``score`` means)
+
+    @property
+    def score_label(self) -> str:
+        return "score" if self.model == "wordpiece" else "log p"
 
 
 def token_info(tokenizer: Tokenizer, token_id: int, frequencies: Sequence[int] | None = None) -> TokenInfo:
+    """What hovering ``token_id`` explains.
+
+    A score is given for a Unigram piece (not a special) and for a WordPiece id made by a merge,
+    when the tokenizer carries per-id scores: a WordPiece base symbol or special stores 0.0, which
+    is no score it won, so none is shown (an imported WordPiece vocabulary has no scores at all).
+    """
     raw = tokenizer.vocab[token_id]
     kind = tokenizer.kind(token_id)
     merged = tokenizer.merge_of_id.get(token_id)
+    model = tokenizer.model
     if merged is None:
         score = None
-        if tokenizer.model == "unigram" and kind != "special" and token_id < len(tokenizer.scores):
+        if model == "unigram" and kind != "special" and token_id < len(tokenizer.scores):
             score = tokenizer.scores[token_id]
-        return TokenInfo(token_id, piece_text(raw), piece_hex(raw), kind, score=score)
+        return TokenInfo(token_id, piece_text(raw), piece_hex(raw), kind, score=score, model=model)
     rank, left, right = merged
     freq = frequencies[rank] if frequencies is not None and rank < len(frequencies) else None
+    score = None
+    if model == "wordpiece" and token_id < len(tokenizer.scores):
+        score = tokenizer.scores[token_id]
     return TokenInfo(token_id, piece_text(raw), piece_hex(raw), kind, rank,
                      (left, piece_text(tokenizer.vocab[left])), (right, piece_text(tokenizer.vocab[right])),
-                     freq)
+                     freq, score, model)
 
 
 # ---- pasted ids -----------------------------------------------------------------------------------

@@ -13,11 +13,15 @@ Left out on purpose: anything that draws, threads, or reads the project file.
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Callable, Sequence
 
+from workbench.core import unigram
+from workbench.core.display import piece_text
+from workbench.core.model import Tokenizer
 from workbench.core.offsets import (
     ASTRAL,
     UNKNOWN_ID,
@@ -28,6 +32,7 @@ from workbench.core.offsets import (
     offset_map,
     remap_spans,
 )
+from workbench.errors import WorkbenchError
 from workbench.tasks.token_colours import PARTIAL, SPECIAL, UNKNOWN, assign_colours
 
 _WORD = re.compile(r"\S+")
@@ -657,3 +662,151 @@ class BlockMap:
                         per[b].append((a, z - a, code))
                 b += 1
         return [tuple(p) for p in per]
+
+
+# ---- a Unigram word's n best segmentations -----------------------------------------------------------
+NBEST_DEFAULT = 5
+NBEST_MAX = 20
+NBEST_MAX_WORD = 400  # characters: longer "words" (a line of CJK without spaces) are not searched
+
+
+@dataclass(frozen=True)
+class Segmentation:
+    """One way to split the word: its ids (as the encoder would give them), their pieces rendered by
+    :func:`~workbench.core.display.piece_text`, ``log_p`` (natural log of the product of the piece
+    probabilities), ``share`` (its probability over the sum for every segmentation of the word) and
+    whether it is the Viterbi one, the split the pane shows."""
+
+    ids: tuple[int, ...]
+    pieces: tuple[str, ...]
+    log_p: float
+    share: float
+    viterbi: bool
+
+    @property
+    def probability(self) -> float:
+        return math.exp(self.log_p)
+
+
+@dataclass(frozen=True)
+class NBest:
+    """The word around a position, in SentencePiece's form (``word``: ▁ for the space before it, and
+    for the text's first word the dummy ▁), its span ``start:end`` in the inspected text, and up to
+    ``n`` segmentations, best first. ``log_z`` is the log of the word's total probability."""
+
+    word: str
+    start: int
+    end: int
+    rows: tuple[Segmentation, ...]
+    log_z: float
+
+    @property
+    def covered(self) -> float:
+        """How much of the word's probability the listed segmentations hold."""
+        return sum(row.share for row in self.rows)
+
+
+def nbest_applies(tokenizer: Tokenizer) -> bool:
+    """Only a Unigram model has a distribution over segmentations (SentencePiece's BPE has none)."""
+    return tokenizer.model == "unigram" and len(tokenizer.scores) == len(tokenizer.vocab)
+
+
+def spm_word_spans(tokenizer: Tokenizer, text: str) -> tuple[str, list[tuple[str, int, int]]]:
+    """The normalized text and its words as the encoder cuts them, with their spans in it.
+
+    The same cut as :meth:`~workbench.core.unigram.UnigramModel.encode_spans`: normalizer, ▁ for
+    every space, one dummy ▁ in front of the text (no width), a word at every ▁ — so a line break
+    stays inside a word, as it does when the text is encoded.
+    """
+    model = unigram.model_of(tokenizer)
+    normalized = tokenizer.normalize(text) if tokenizer.normalizer else text
+    shift = 1 if (model.escape and model.dummy_prefix and normalized) else 0
+    out: list[tuple[str, int, int]] = []
+    pos = 0
+    for word in model.words(normalized):
+        out.append((word, max(pos - shift, 0), max(pos + len(word) - shift, 0)))
+        pos += len(word)
+    return normalized, out
+
+
+def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int = NBEST_DEFAULT) -> NBest | None:
+    """The ``n`` (1…:data:`NBEST_MAX`) best segmentations of the word of ``text`` at code point
+    ``position`` (a position at the end, or on nothing, takes the word before it).
+
+    ``None`` when the tokenizer is not a Unigram model or there is no word there. The word is cut
+    as encoding cuts it (:func:`spm_word_spans`), a run of unknown characters is one ``<unk>`` (or
+    its byte pieces with byte fallback), as in the encoder, so the Viterbi row's ids are the ids the
+    text's encoding gives this word. Of segmentations with equal probability the Viterbi one is
+    listed first. Raises :class:`~workbench.errors.WorkbenchError` for a word longer than
+    :data:`NBEST_MAX_WORD` characters.
+
+    Left out: special tokens recognised in the text (the word is cut as if they were text), and
+    SentencePiece's float32 sums over a whole line: on a near tie (< 0.05 in log p) the pane may
+    show the other split, which is then the one marked only if it is listed.
+    """
+    if not nbest_applies(tokenizer) or not text:
+        return None
+    n = max(1, min(int(n), NBEST_MAX))
+    model = unigram.model_of(tokenizer)
+    base = 0
+    if model.escape and not model.crosses_words:
+        # Words start at spaces (normalizers keep a space a space): cut the text at the spaces
+        # around the position, so a keystroke in a 100 KB text does not normalize all of it.
+        # The window's own dummy ▁ is a separate zero-width word, as for a text that starts with a space.
+        position = min(max(position, 0), len(text) - 1)
+        base = max(text.rfind(" ", 0, position + 1), 0)
+        stop = text.find(" ", position + 1)
+        text = text[base:stop if stop >= 0 else len(text)]
+        position -= base
+    normalized, words = spm_word_spans(tokenizer, text)
+    mapping = offset_map(text, normalized, tokenizer.normalize) if tokenizer.normalizer else None
+    norm_pos = min(max(position, 0), len(text) - 1)
+    if mapping is not None:
+        starts = mapping[0]
+        norm_pos = max(0, bisect.bisect_right(starts, norm_pos) - 1)
+    found = None
+    for word, start, end in words:
+        if start <= norm_pos < end:
+            found = (word, start, end)
+            break
+    if found is None:
+        return None
+    word, start, end = found
+    if len(word) > NBEST_MAX_WORD:
+        raise WorkbenchError(f"this word is {len(word):,} characters long: n-best segmentations are listed for "
+                             f"words of up to {NBEST_MAX_WORD} characters")
+    viterbi_ids = model._ids(word, model.viterbi(word))
+    lengths = {pid: len(piece) for piece, pid in model.piece_id.items()}
+    rows: list[Segmentation] = []
+    log_z = 0.0
+    for path, share in unigram.nbest(tokenizer, word, n):
+        ids: list[int] = []
+        log_p = 0.0
+        at = 0
+        unknown_from = -1  # start of the current run of unknown characters
+        for pid in path:
+            if pid < 0:
+                log_p += model.unk_score
+                if unknown_from < 0:
+                    unknown_from = at
+                at += 1
+                continue
+            if unknown_from >= 0:
+                ids.extend(model._unknown(word[unknown_from:at]))
+                unknown_from = -1
+            log_p += model.score[pid]
+            ids.append(pid)
+            at += lengths[pid]
+        if unknown_from >= 0:
+            ids.extend(model._unknown(word[unknown_from:at]))
+        if not rows and share > 0:
+            log_z = log_p - math.log(share)
+        rows.append(Segmentation(tuple(ids), tuple(piece_text(tokenizer.vocab[i]) for i in ids), log_p, share,
+                                 tuple(ids) == viterbi_ids))
+    best = next((k for k, row in enumerate(rows) if row.viterbi), None)
+    if best is not None and best > 0 and math.isclose(rows[best].log_p, rows[0].log_p, rel_tol=0, abs_tol=1e-9):
+        rows.insert(0, rows.pop(best))  # a tie: the encoder's choice first
+    o_start, o_end = start, end
+    if mapping is not None and end > start:
+        o_start, o_end = mapping[0][start], mapping[1][end - 1]
+    return NBest(word, base + o_start, base + o_end, tuple(rows), log_z)

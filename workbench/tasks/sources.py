@@ -25,6 +25,21 @@ def split_project_ref(src: str) -> tuple[Path, str | None]:
     return Path(src), None
 
 
+def project_source(src: str, project: str | Path | None) -> tuple[str, int] | None:
+    """``("run", id)`` or ``("ref", id)`` when ``src`` names a run or reference of ``project`` (how the
+    window's tabs name them), else ``None``: a file outside the project, another project, or no id."""
+    path, ref = split_project_ref(src)
+    if project is None or ref is None:
+        return None
+    try:
+        if path.resolve() != Path(project).resolve():
+            return None
+    except OSError:
+        return None
+    kind, number = ("ref", ref[4:]) if ref.startswith("ref:") else ("run", ref)
+    return (kind, int(number)) if number.isdigit() else None
+
+
 def load_tokenizer(src: str, *, pattern: str | None = None) -> Tokenizer:
     """The tokenizer ``src`` names; raises :class:`WorkbenchError` with the reason otherwise."""
     path, ref = split_project_ref(src)

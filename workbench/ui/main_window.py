@@ -418,6 +418,20 @@ class MainWindow(QMainWindow):
         self.compare.compare_runs(run_ids)
         self.show_panel("compare")
 
+    @Slot(str, list)
+    def _inspect_word(self, word: str, srcs: list) -> None:
+        """A Compare "split differences" row: the word in Inspect, under A and B side by side."""
+        from workbench.tasks.sources import project_source
+
+        sources = [project_source(src, self.session.path) for src in srcs]
+        shown = [0]
+        self._guarded(self.inspect, "show_word", lambda: shown.__setitem__(0, self.inspect.show_word(word, sources)))
+        self.show_panel("inspect")
+        missing = len(sources) - shown[0]
+        self.statusBar().showMessage(
+            f"“{word}” from Compare" + (f": {missing} of its tokenizers is a file outside this project, import it "
+                                        "in Inspect to see it" if missing else ", split by both tokenizers"), 10000)
+
     def _wire(self) -> None:
         self.session.project_changed.connect(self._on_project_changed)
         self.session.modified_changed.connect(lambda _m: self._update_title())
@@ -432,6 +446,7 @@ class MainWindow(QMainWindow):
         self.training.steps_arrived.connect(self._on_steps_arrived)
         self.training.history.export_requested.connect(lambda rid: self.export_dialog(rid))
         self.training.history.compare_requested.connect(self._compare_runs)
+        self.compare.inspect_requested.connect(self._inspect_word)
         self.corpus.file_rejected.connect(lambda m: self.statusBar().showMessage(f"Not loaded: {m}", 10000))
         self.corpus.scan_finished.connect(self._on_scan_finished)
         self.corpus.train_requested.connect(lambda: self.show_panel("train"))

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -72,6 +73,9 @@ class ComparePanel(QWidget):
     computed = Signal(object)      # CompareResult
     swept = Signal(object)         # Sweep
     splits_ready = Signal(object)  # SplitReport
+    # (word, [SRC of A, SRC of B]): a "split differences" row to open in the Inspect tab (the main
+    # window connects it; tabs never import each other)
+    inspect_requested = Signal(str, list)
     failed = Signal(str)
     busy_changed = Signal(bool)
 
@@ -82,6 +86,8 @@ class ComparePanel(QWidget):
         self.result = None
         self.sweep_result = None
         self.split_result = None
+        self.split_sources: tuple[str, str] | None = None  # the A and B of split_result
+        self._split_asked: tuple[str, str] | None = None
         self._names: dict[str, str] = {}  # SRC → display name
         self._stop = False
         self._shut_down = False
@@ -202,6 +208,12 @@ class ComparePanel(QWidget):
         self.split_button.clicked.connect(self.compare_splits)
         self.split_note = QLabel("")
         self.split_view = _table(self.split_model)
+        self.split_view.setAccessibleName("Words whose splits differ")
+        self.split_view.setToolTip("Double-click or press Enter on a word to open it in the Inspect tab, "
+                                   "split by A and B side by side")
+        self.split_view.activated.connect(self._on_split_activated)
+        self.split_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.split_view.customContextMenuRequested.connect(self._on_split_menu)
         split_page = QWidget()
         spv = QVBoxLayout(split_page)
         row = QHBoxLayout()
@@ -466,6 +478,7 @@ class ComparePanel(QWidget):
             return split_report(load_tokenizer(a), load_tokenizer(b), sources, should_stop=should_stop,
                                 progress=progress)
 
+        self._split_asked = (a, b)
         return self._start("Comparing splits", job, self._on_splits)
 
     @Slot()
@@ -542,6 +555,7 @@ class ComparePanel(QWidget):
             self.failed.emit("cancelled")
             return
         self.split_result = report
+        self.split_sources = self._split_asked
         self.split_model.set_differences(report.differences[:MAX_SPLIT_ROWS])
         self.split_view.resizeColumnsToContents()
         # One long "word" (a whole line of CJK text has no spaces) must not push the splits off screen.
@@ -551,6 +565,32 @@ class ComparePanel(QWidget):
                                 f"the {min(len(report.differences), MAX_SPLIT_ROWS)} most frequent are listed.")
         self.status.setText("Splits compared.")
         self.splits_ready.emit(report)
+
+    # ---- a differing word into the Inspect tab --------------------------------------------------------------
+    def open_split_in_inspector(self, row: int) -> bool:
+        """Ask for row ``row``'s word under A and B in the Inspect tab (``inspect_requested``)."""
+        if self.split_sources is None or not 0 <= row < len(self.split_model.rows):
+            return False
+        word = self.split_model.rows[row].word
+        self.inspect_requested.emit(word, list(self.split_sources))
+        return True
+
+    @Slot(QModelIndex)
+    def _on_split_activated(self, index: QModelIndex) -> None:
+        if index.isValid():
+            self.open_split_in_inspector(index.row())
+
+    @Slot(QPoint)
+    def _on_split_menu(self, point: QPoint) -> None:
+        index = self.split_view.indexAt(point)
+        if not index.isValid():
+            return
+        menu = QMenu(self.split_view)
+        action = menu.addAction("Open in Inspector")
+        action.setEnabled(self.split_sources is not None)
+        chosen = menu.exec(self.split_view.viewport().mapToGlobal(point))
+        if chosen is action:
+            self.open_split_in_inspector(index.row())
 
     # ---- export -------------------------------------------------------------------------------------------
     def table_models(self) -> dict[str, RowsModel]:

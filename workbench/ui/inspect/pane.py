@@ -27,8 +27,10 @@ from PySide6.QtWidgets import (
 
 from workbench.core import display, offsets
 from workbench.tasks import inspection
+from workbench.ui.inspect.nbest_view import NBestView
 from workbench.ui.inspect.token_editor import TokenEditor
 from workbench.ui.inspect.worker import LoadedTokenizer, PaneOutcome, PaneSpec, Source
+from workbench.ui.jobs import JobRunner
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class TokenPane(QFrame):
     close_requested = Signal(object)  # self
     activated = Signal(object)  # self: clicked or focused, its ids and decoder show below
 
-    def __init__(self, parent: QWidget | None = None, *, primary: bool = False):
+    def __init__(self, parent: QWidget | None = None, *, primary: bool = False, jobs: JobRunner | None = None):
         super().__init__(parent)
         self.setAccessibleName("Text column" if primary else "Comparison column")
         self.primary = primary
@@ -98,6 +100,9 @@ class TokenPane(QFrame):
         self.editor.describe = self.describe
         self.editor.clicked.connect(self._on_editor_clicked)
         self.editor.installEventFilter(self)
+        # Unigram only: the n best splits of the word at the cursor (hidden for other models).
+        self.nbest = NBestView(jobs)
+        self.editor.cursorPositionChanged.connect(self._on_cursor_moved)
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -111,6 +116,7 @@ class TokenPane(QFrame):
         box.addWidget(self.counts_label)
         box.addWidget(self.status_label)
         box.addWidget(self.editor, 1)
+        box.addWidget(self.nbest)
         self._update_slider_range()
 
     # ---- sources --------------------------------------------------------------------------------
@@ -180,6 +186,15 @@ class TokenPane(QFrame):
     def _on_editor_clicked(self, _group) -> None:
         self.activated.emit(self)
 
+    @Slot()
+    def _on_cursor_moved(self) -> None:
+        """The word at the cursor, for the n-best view (in the text the shown split was made of)."""
+        layout = self.layout_
+        if layout is None or not self.nbest.isVisibleTo(self):
+            return
+        position = layout.blockmap.cp_at(self.editor.textCursor().position())
+        self.nbest.set_word_at(layout.text, min(position, len(layout.text)))
+
     def eventFilter(self, watched, event) -> bool:  # noqa: N802
         if watched is self.editor and event.type() == QEvent.Type.FocusIn:
             self.activated.emit(self)
@@ -208,6 +223,7 @@ class TokenPane(QFrame):
 
     def apply(self, outcome: PaneOutcome) -> None:
         self.loaded = outcome.loaded or self.loaded
+        self.nbest.set_tokenizer(self.loaded.tokenizer if self.loaded is not None else None)
         if outcome.error is not None:
             self.error = outcome.error
             self.layout_ = None
@@ -222,6 +238,7 @@ class TokenPane(QFrame):
         self.counts_label.setText(
             f"<b>{counts.tokens:,}</b> tokens · {counts.characters:,} characters · {counts.bytes:,} bytes · "
             f"{counts.chars_per_token:.2f} chars/token · {counts.tokens_per_word:.2f} tokens/word")
+        self._on_cursor_moved()
         unknown = outcome.layout.unknown
         if unknown:
             self.set_status(f"{unknown:,} piece(s) cannot be encoded: this character-level vocabulary has no entry "
@@ -271,8 +288,8 @@ class TokenPane(QFrame):
                 ("bytes", f"<code>{html.escape(info.hex)}</code> ({len(tok.vocab[token_id])})")]
         if info.kind == "special":
             rows.append(("kind", "special token"))
-        elif info.score is not None:  # a Unigram piece: its probability, not a merge
-            rows.append(("log p", f"{info.score:.4f} (p = {math.exp(info.score):.3g})"))
+        elif info.score is not None and info.model == "unigram":  # its probability, not a merge
+            rows.append((info.score_label, f"{info.score:.4f} (p = {math.exp(info.score):.3g})"))
         elif info.rank is None:
             rows.append(("kind", "base symbol (no merge made it)"))
         else:
@@ -283,6 +300,9 @@ class TokenPane(QFrame):
                                   f"<code>{_code(right_piece)}</code> ({right_id})"))
             if info.frequency is not None:
                 rows.append(("frequency", f"{info.frequency:,} in the training corpus when merged"))
+            if info.score is not None:  # WordPiece: the score the merge won with
+                kind = self.loaded.score_kind if self.loaded is not None else None
+                rows.append((info.score_label, f"{info.score:.6g}" + (f" ({kind})" if kind else "")))
         body = "".join(f"<tr><td style='color:gray;padding-right:8px'>{k}</td>"
                        f"<td style='white-space:nowrap'>{v}</td></tr>" for k, v in rows)
         return f"<table cellspacing=0>{body}</table>"

@@ -50,6 +50,7 @@ from workbench.ui.inspect.worker import (
     Source,
     WorkerThread,
 )
+from workbench.ui.jobs import JobRunner
 from workbench.ui.project_session import INSPECT_SESSION_NAME, open_read, open_write
 from workbench.ui.settings import AppSettings
 
@@ -90,6 +91,7 @@ class InspectPanel(QWidget):
         self._shut_down = False
 
         self._thread = WorkerThread()
+        self.jobs = JobRunner(self, max_threads=1)  # short side jobs: the n-best lists
         worker = self._thread.worker
         self._job_posted.connect(worker.run_job)
         self._import_posted.connect(worker.run_import)
@@ -243,7 +245,7 @@ class InspectPanel(QWidget):
         outer.addWidget(self.stack)
 
     def _make_pane(self, primary: bool = False) -> TokenPane:
-        pane = TokenPane(primary=primary)
+        pane = TokenPane(primary=primary, jobs=self.jobs)
         pane.spec_changed.connect(self._on_spec_changed)
         pane.close_requested.connect(self._on_close_pane)
         pane.activated.connect(self._on_pane_activated)
@@ -296,6 +298,31 @@ class InspectPanel(QWidget):
                 return
             return  # the new split arrives with the next result; marks are applied then
         self._apply_selection()
+
+    def show_word(self, text: str, sources: list[Source | None]) -> int:
+        """``text`` under these tokenizers, one column each (Compare's "split differences" rows);
+        returns how many of them are shown.
+
+        A source that is ``None`` or not in this project (a file ticked in Compare only) gets no
+        column: the status line says so, since only the project's tokenizers can be shown here.
+        """
+        self.set_text(text)
+        known = {info.source for info in self.sources}
+        wanted = [tuple(s) for s in sources if s is not None and tuple(s) in known][: self.MAX_PANES]
+        for pane in self.panes[1:]:
+            self.remove_pane(pane)
+        if wanted:
+            self.primary.set_source(wanted[0])
+        for source in wanted[1:]:
+            self.add_pane(source)
+        missing = len(sources) - len(wanted)
+        self.status.setText(f"{missing} of the tokenizers compared is not in this project (added in Compare "
+                            "as a file): import it here to see it" if missing else
+                            f"“{text}” from Compare, under {len(wanted)} tokenizers side by side")
+        self.active = self.primary
+        self.primary.editor.setFocus()
+        self._schedule()
+        return len(wanted)
 
     # ---- the session kept in the project (the window stores it through ProjectSession) ----------
     def session_state(self) -> dict:
@@ -742,6 +769,7 @@ class InspectPanel(QWidget):
         self._shut_down = True
         self._debounce.stop()
         self._thread.stop()
+        self.jobs.shutdown()
 
     def closeEvent(self, event) -> None:  # noqa: N802
         self.shutdown()

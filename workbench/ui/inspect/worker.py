@@ -64,6 +64,7 @@ class LoadedTokenizer:
     tokenizer: Tokenizer
     frequencies: list[int] | None  # per merge rank, runs only
     encoder: offsets.SpanEncoder
+    score_kind: str | None = None  # a WordPiece run's ``wordpiece_score``: likelihood or frequency
 
 
 @dataclass
@@ -105,14 +106,18 @@ def load_source(project: Path, source: Source) -> LoadedTokenizer:
         if kind == "run":
             tokenizer = store.load_tokenizer(number)
             frequencies = [step.frequency for step in store.steps(number)]
-            name = store.run(number).name
+            run = store.run(number)
+            name = run.name
+            score_kind = run.settings.get("wordpiece_score") if tokenizer.model == "wordpiece" else None
         elif kind == "ref":
             tokenizer = store.load_reference(number)
             frequencies = None
             name = tokenizer.name
+            score_kind = None
         else:
             raise WorkbenchError(f"unknown tokenizer source {source!r}")
-    return LoadedTokenizer(source, name or f"{kind} {number}", tokenizer, frequencies, offsets.SpanEncoder(tokenizer))
+    return LoadedTokenizer(source, name or f"{kind} {number}", tokenizer, frequencies, offsets.SpanEncoder(tokenizer),
+                           score_kind)
 
 
 def import_reference(project: Path, path: Path, name: str = "") -> ImportOutcome:

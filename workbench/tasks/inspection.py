@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Callable, Sequence
 
+from workbench.core.model import Tokenizer
 from workbench.core.offsets import (
     ASTRAL,
     UNKNOWN_ID,
@@ -657,3 +658,24 @@ class BlockMap:
                         per[b].append((a, z - a, code))
                 b += 1
         return [tuple(p) for p in per]
+
+
+def piece_segmentations(tokenizer: Tokenizer, token_id: int, n: int = 3) -> list[tuple[list[int], float]]:
+    """The ``n`` best ways a Unigram tokenizer could spell piece ``token_id`` with *other* pieces,
+    each with its probability among every segmentation of the piece's text (the piece alone
+    included, which is why the list may sum to well under 1).
+
+    What the Merges tab's piece detail shows instead of a BPE ancestry. Empty for special tokens,
+    byte pieces and models other than Unigram.
+    """
+    from workbench.core.unigram import byte_block, nbest
+
+    if tokenizer.model != "unigram" or not 0 <= token_id < len(tokenizer.vocab):
+        return []
+    if token_id in tokenizer.special_ids or token_id in set(byte_block(tokenizer) or ()):
+        return []
+    try:
+        text = tokenizer.vocab[token_id].decode("utf-8")
+    except UnicodeDecodeError:
+        return []
+    return [(ids, p) for ids, p in nbest(tokenizer, text, n + 1) if ids != [token_id]][:n]

@@ -127,19 +127,22 @@ def test_valid_pieces_stay_in_one_script() -> None:
     assert valid_limits("abcdef", 3) == [3, 4, 5, 6, 6, 6]
 
 
-def test_vocab_usage_counts_the_viterbi_pieces_of_each_pre_token() -> None:
-    # The Vocabulary tab and the Merges tab's never-used flag encode each distinct pre-token once
-    # (Encoder._encode_piece): for Unigram that must be Viterbi, not characters.
-    from workbench.core.metrics import vocab_usage
+
+def test_vocab_usage_encodes_lines_by_viterbi() -> None:
+    # The Vocabulary tab and the Merges tab's never-used flag count a Unigram model over whole
+    # lines (a SentencePiece lattice spans the line), encoded as Encoder.encode does.
+    from workbench.core.metrics import encode_pretoken, usage_pretokenizer, vocab_usage
 
     tok = unigram({METASPACE: -3 * L2, "a": -2 * L2, "b": -2 * L2, "ab": -L2, f"{METASPACE}ab": -L2,
                    "ba": -4 * L2, "c": -4 * L2})
-    words = {f"{METASPACE}ab": 3, "bab": 2, f"{METASPACE}c": 1}
-    usage = vocab_usage(tok, words)
+    assert usage_pretokenizer(tok) == ("none", ())
+    lines = {"ab bab\n": 3, "c\n": 1}
+    usage = vocab_usage(tok, lines)
     expected = [0] * len(tok.vocab)
-    for word, n in words.items():
-        for token_id in viterbi(tok, word):
+    for line, n in lines.items():
+        for token_id in Encoder(tok).encode(line):
             expected[token_id] += n
     assert list(usage.frequencies) == expected
-    assert pieces(tok, viterbi(tok, "bab")) == ["b", "ab"] and expected[tok.vocab.index(b"ab")] == 2
     assert [tok.vocab[i].decode() for i in usage.never_used] == ["a", "ba"]
+    # One pre-token on its own is split by Viterbi too (b+ab), not into characters.
+    assert pieces(tok, list(encode_pretoken(Encoder(tok), "bab"))) == ["b", "ab"] == pieces(tok, viterbi(tok, "bab"))

@@ -64,6 +64,10 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 class PieceDetail(QWidget):
     """One piece: its numbers, and how the other pieces would spell its text."""
 
@@ -107,7 +111,8 @@ class PieceDetail(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.subtitle)
         layout.addWidget(self.split_label)
-        layout.addWidget(self.splits, 1)
+        layout.addWidget(self.splits, 100)
+        layout.addStretch(1)  # keeps the lines together at the top when there is no list
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(body)
         outer = QVBoxLayout(self)
@@ -128,7 +133,7 @@ class PieceDetail(QWidget):
         if e.score is not None:
             parts.append(f"log prob {e.score:.4f}")
             parts.append(f"p = {format_probability(e.probability)}")
-        parts.append(f"{e.chars} characters, {e.length} bytes")
+        parts.append(f"{_count(e.chars, 'character')}, {_count(e.length, 'byte')}")
         if e.frequency is not None:
             parts.append("never used in the corpus" if e.never_used else f"{e.frequency:,} times in the corpus")
         self.subtitle.setText(" · ".join(parts))

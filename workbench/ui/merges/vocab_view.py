@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.metrics import VocabUsage, vocab_usage
+from workbench.core.metrics import VocabUsage, usage_pretokenizer, vocab_usage
 from workbench.corpus.counts import corpus_sources, corpus_word_counts
 from workbench.errors import WorkbenchError
 from workbench.formats.tables import write_vocab_csv
@@ -106,7 +106,8 @@ def usage_job(path: Path, source: Source):
                                  "(runs trained from the command line record theirs; add corpus files first)")
         sources, warnings = corpus_sources([(c.path, c.reader_options) for c in refs],
                                            [c.fingerprint for c in refs])
-        counts = corpus_word_counts(sources, pretokenizer=tok.pretokenizer, normalizer=tok.normalizer,
+        pretokenizer, normalizer = usage_pretokenizer(tok)
+        counts = corpus_word_counts(sources, pretokenizer=pretokenizer, normalizer=normalizer,
                                     sequences=sequences, should_stop=should_stop, progress=progress)
         if counts is None:
             return None

@@ -115,6 +115,12 @@ def test_filter_box_narrows_the_piece_table(panel, demo_project, qtbot):
     assert panel.count_label.text() == f"{len(expected):,} of {len(tok.vocab):,} pieces match"
     panel.set_filter("^▁t", regex=True)
     assert {e.id for e in model.iter_all()} == {i for i, p in enumerate(tok.vocab) if p.startswith("▁t".encode())}
+    # A piece the filter hides is no longer explained; an empty result says why it is empty.
+    panel.pieces.select_token(expected[0])
+    assert panel.pieces.detail.token_id == expected[0]
+    panel.set_filter("no piece has this")
+    assert model.rowCount() == 0 and panel.pieces.detail.token_id is None
+    assert panel.pieces.table._placeholder == "No piece matches the filter."
     # Ctrl+F's field is the same box: typing there filters the pieces (debounced).
     panel.set_filter()
     qtbot.keyClicks(panel.filter.edit, "ing")

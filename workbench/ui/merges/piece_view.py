@@ -281,12 +281,20 @@ class PieceView(QWidget):
         query = VocabQuery(text, "", self.never_only.isChecked() and self._usage is not None)
         if self._source is not None:
             self.model.set_query(query)
+            self._drop_hidden_detail()
         self._text = text
 
     @Slot(bool)
     def _on_never_only(self, _checked: bool) -> None:
         if self._source is not None:
             self.model.set_query(self._query())
+            self._drop_hidden_detail()
+
+    def _drop_hidden_detail(self) -> None:
+        """The detail follows the table: a piece the filter hides is no longer explained."""
+        shown = self.detail.token_id
+        if shown is not None and self.model.row_of_key(shown) is None:
+            self.detail.clear()
 
     # ---- never used -------------------------------------------------------------------------------------
     def auto_count(self) -> None:

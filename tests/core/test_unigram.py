@@ -125,3 +125,24 @@ def test_valid_pieces_stay_in_one_script() -> None:
     assert word[4:limits[4]] == ","  # punctuation (Common) is not Latin
     assert word[5:limits[5]] == "де"
     assert valid_limits("abcdef", 3) == [3, 4, 5, 6, 6, 6]
+
+
+
+def test_vocab_usage_encodes_lines_by_viterbi() -> None:
+    # The Vocabulary tab and the Merges tab's never-used flag count a Unigram model over whole
+    # lines (a SentencePiece lattice spans the line), encoded as Encoder.encode does.
+    from workbench.core.metrics import encode_pretoken, usage_pretokenizer, vocab_usage
+
+    tok = unigram({METASPACE: -3 * L2, "a": -2 * L2, "b": -2 * L2, "ab": -L2, f"{METASPACE}ab": -L2,
+                   "ba": -4 * L2, "c": -4 * L2})
+    assert usage_pretokenizer(tok) == ("none", ())
+    lines = {"ab bab\n": 3, "c\n": 1}
+    usage = vocab_usage(tok, lines)
+    expected = [0] * len(tok.vocab)
+    for line, n in lines.items():
+        for token_id in Encoder(tok).encode(line):
+            expected[token_id] += n
+    assert list(usage.frequencies) == expected
+    assert [tok.vocab[i].decode() for i in usage.never_used] == ["a", "ba"]
+    # One pre-token on its own is split by Viterbi too (b+ab), not into characters.
+    assert pieces(tok, list(encode_pretoken(Encoder(tok), "bab"))) == ["b", "ab"] == pieces(tok, viterbi(tok, "bab"))

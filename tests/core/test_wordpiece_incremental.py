@@ -170,3 +170,23 @@ def test_as_of_merge_n_uses_only_the_pieces_made_so_far():
     # Pieces made after merge N are unused before it (greedy matching need not shrink at every step).
     made_later = {tok.merges[k][2] for k in range(10, len(tok.merges))} - {tok.merges[k][2] for k in range(10)}
     assert not made_later & set(steps[10]) and len(steps[10]) < len(steps[0])
+
+
+@pytest.mark.parametrize("score", ["likelihood", "frequency"])
+def test_tokenizer_carries_one_score_per_id_from_the_merge_that_made_it(score):
+    # "a"+"##ab" and "aa"+"##b" both spell "aab": the piece made twice keeps its first merge's score.
+    counts = {"aab": 7, "aaab": 5, "ab": 3, "baa": 2, "aaa": 4}
+    trainer = WordPieceTrainer(counts, WordPieceConfig(merges=12, score=score, special_tokens=("[UNK]",),
+                                                       normalizer=(), pretokenizer="none"))
+    list(trainer.run())
+    tok = trainer.tokenizer()
+    assert len(tok.scores) == len(tok.vocab)
+    assert all(s == 0.0 for s in tok.scores[:trainer.initial_size])
+    first: dict[int, float] = {}
+    for (_a, _b, new), s in zip(trainer.merges, trainer.scores):
+        first.setdefault(new, s)
+    assert {i: tok.scores[i] for i in first} == first
+    assert all(s > 0 for s in first.values())
+    # The scores describe training only: encoding is greedy longest match, unchanged by them.
+    from dataclasses import replace
+    assert Encoder(tok).encode("aab baa aaab") == Encoder(replace(tok, scores=())).encode("aab baa aaab")

@@ -160,3 +160,20 @@ def test_bert_pre_tokenizer_without_bert_normalizer_is_noted(tmp_path):
     assert result.tokenizer.model == "wordpiece" and result.tokenizer.normalizer == ()
     assert any("CJK" in note for note in result.notes)
     assert Encoder(result.tokenizer).encode("ab a abz") == [1, 2, 1, 0]
+
+
+@pytest.mark.parametrize("fmt", ["hf", "wordpiece", "spm-vocab", "merges-csv"])
+def test_training_scores_leave_every_export_byte_identical(tmp_path, fmt):
+    """Trained WordPiece tokenizers now carry per-id scores (for the Merges tab); no file format
+    may change because of them."""
+    from dataclasses import replace
+
+    tok = trained_with("bert")
+    assert any(tok.scores), "the trainer hands its merge scores to the tokenizer"
+    written = {}
+    for label, t in (("scored", tok), ("bare", replace(tok, scores=()))):
+        out = tmp_path / label / "out"
+        out.parent.mkdir()
+        export_tokenizer(t, fmt, out)
+        written[label] = sorted((p.name, p.read_bytes()) for p in out.parent.rglob("*") if p.is_file())
+    assert written["scored"] == written["bare"] and written["scored"]

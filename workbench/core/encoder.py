@@ -233,6 +233,8 @@ class Encoder:
         return symbols
 
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
+        if self._spm is not None:  # one word (SentencePiece form) by Viterbi, as training saw it
+            return tuple(self._spm.encode_word(piece))
         if self._wordpiece is not None:
             return self._wordpiece.encode_word(piece)
         if self.greedy:

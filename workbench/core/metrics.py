@@ -13,6 +13,7 @@ from typing import Callable, Mapping, Sequence
 
 from workbench.core.encoder import Encoder
 from workbench.core.model import Tokenizer
+from workbench.core.unigram import is_spm_model
 
 ShouldStop = Callable[[], bool]
 
@@ -90,9 +91,12 @@ def vocab_usage(tokenizer: Tokenizer, word_counts: Mapping[str, int], *,
     """Frequencies of every id over a ``{pre-token: count}`` table (None if stopped).
 
     Each distinct pre-token is encoded once and weighted by its count — the same ids as encoding
-    the whole corpus, in a fraction of the time.
+    the whole corpus, in a fraction of the time. A Unigram (SentencePiece) lattice spans a whole
+    line, so for those models the keys are lines (counted with the ``none`` pre-tokenizer, see
+    :func:`usage_pretokenizer`) and each is encoded as a text.
     """
     encoder = Encoder(tokenizer)
+    by_line = is_spm_model(tokenizer)
     freq = [0] * len(tokenizer.vocab)
     total = len(word_counts)
     pace = Pacer(total, "encoding", should_stop, progress)
@@ -100,13 +104,21 @@ def vocab_usage(tokenizer: Tokenizer, word_counts: Mapping[str, int], *,
     for index, (word, n) in enumerate(word_counts.items()):
         if index % 512 == 0 and pace.stopped(index):
             return None
-        ids = encode_pretoken(encoder, word)
+        ids = encoder.encode(word) if by_line else encode_pretoken(encoder, word)
         for token_id in ids:
             freq[token_id] += n
         tokens += n * len(ids)
     if progress is not None:
         progress(total, total, "encoding")
     return VocabUsage(tuple(freq), counted_ids(tokenizer), tokens, total)
+
+
+def usage_pretokenizer(tokenizer: Tokenizer) -> tuple[str, tuple[str, ...]]:
+    """(pre-tokenizer, normalizer) to count a corpus with for :func:`vocab_usage`: the tokenizer's
+    own, or whole raw lines for a Unigram/SentencePiece model (its encoder normalizes them)."""
+    if is_spm_model(tokenizer):
+        return "none", ()
+    return tokenizer.pretokenizer, tuple(tokenizer.normalizer)
 
 
 def counted_ids(tokenizer: Tokenizer) -> tuple[bool, ...]:

@@ -450,14 +450,33 @@ class WordPieceTrainer:
 
     # ------------------------------------------------------------------------------------------------
     def tokenizer(self, name: str = "") -> Tokenizer:
-        """The tokenizer trained so far (callable mid-run)."""
+        """The tokenizer trained so far (callable mid-run), with :meth:`id_scores` as its ``scores``.
+
+        The scores only describe the training (the Merges tab shows them): WordPiece inference is
+        greedy longest match, so nothing encodes or exports by them.
+        """
         cfg = self.config
         return Tokenizer(
             vocab=tuple(self.vocab), merges=tuple(self.merges), units="chars", pretokenizer=cfg.pretokenizer,
             normalizer=tuple(cfg.normalizer), special_tokens=dict(self.special_tokens), name=name,
             unk_token=cfg.unk_token, model="wordpiece", continuing_prefix=cfg.continuing_prefix,
-            max_input_chars_per_word=cfg.max_input_chars_per_word,
+            max_input_chars_per_word=cfg.max_input_chars_per_word, scores=self.id_scores(),
         )
+
+    def id_scores(self) -> tuple[float, ...]:
+        """One score per id: the score of the merge that first made it, 0.0 for the ids training
+        started with (specials, characters, ``##`` pieces).
+
+        A merge whose result already existed (two pairs spelling the same piece) adds no id, so its
+        score is kept only in :attr:`scores` (one per merge), not here.
+        """
+        out = [0.0] * len(self.vocab)
+        made = set(range(self.initial_size))
+        for (_a, _b, new), score in zip(self.merges, self.scores):
+            if new not in made:
+                made.add(new)
+                out[new] = score
+        return tuple(out)
 
 
 def train(word_counts: Mapping[str, int], config: WordPieceConfig,

@@ -19,6 +19,7 @@ at all: row ``r`` *is* rank ``r``.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from dataclasses import dataclass
 from itertools import count as _counter
@@ -89,6 +90,35 @@ def _sql_usage_never(key: int, token_id: int) -> int | None:
     return int(bool(data[1][token_id]) and data[0][token_id] == 0)
 
 
+#: scores key → one float per id (a WordPiece run's merge scores, a Unigram run's log probabilities)
+_SCORES: dict[int, Sequence[float | None]] = {}
+_SCORES_KEPT = 16  # sources alive at once are few (the panel holds two); older keys are dropped
+
+
+def _sql_score(key: int, token_id: int) -> float | None:
+    scores = _SCORES.get(key)
+    if scores is None or not 0 <= token_id < len(scores):
+        return None
+    return scores[token_id]
+
+
+def _register_scores(scores: Sequence[float | None]) -> int:
+    key = next(_usage_keys)
+    _SCORES[key] = scores
+    while len(_SCORES) > _SCORES_KEPT:
+        _SCORES.pop(next(iter(_SCORES)))
+    return key
+
+
+def _score_sql(owner, column: str) -> str:
+    """``wb_score(key, column)`` for ``owner.scores`` (registered again if the key was dropped)."""
+    if owner.scores is None:
+        return "NULL"
+    if owner._scores_key not in _SCORES:
+        owner._scores_key = _register_scores(owner.scores)
+    return f"wb_score({owner._scores_key}, {column})"
+
+
 def register_functions(conn: sqlite3.Connection) -> None:
     """Add the ``wb_*`` functions to a connection.
 
@@ -99,6 +129,7 @@ def register_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("wb_chars", 1, _sql_chars, deterministic=True)
     conn.create_function("wb_usage_freq", 2, _sql_usage_freq)
     conn.create_function("wb_usage_never", 2, _sql_usage_never)
+    conn.create_function("wb_score", 2, _sql_score)
 
 
 def store_connection(store) -> sqlite3.Connection:
@@ -220,6 +251,39 @@ class _Tables:
         self.is_run = run
 
 
+def source_settings(conn: sqlite3.Connection, source: Source) -> dict:
+    """The settings JSON of a run or reference ({} when missing or unreadable)."""
+    table = "runs" if source[0] == "run" else "refs"
+    row = conn.execute(f"SELECT settings FROM {table} WHERE id = ?", (int(source[1]),)).fetchone()
+    try:
+        settings = json.loads(row[0]) if row and row[0] else {}
+    except ValueError:
+        return {}
+    return settings if isinstance(settings, dict) else {}
+
+
+def source_model(conn: sqlite3.Connection, source: Source) -> str:
+    """The model family (``bpe``, ``wordpiece``, ``unigram``) a run or reference was stored with."""
+    model = source_settings(conn, source).get("model", "bpe")
+    return model if isinstance(model, str) else "bpe"
+
+
+def source_scores(conn: sqlite3.Connection, source: Source) -> tuple[float, ...] | None:
+    """One score per id from the settings (``tasks.train.record_final_model`` stores them when a
+    run ends), or None: a BPE run, a run still training, a WordPiece run trained before its scores
+    were kept, or a list that does not fit the vocabulary."""
+    scores = source_settings(conn, source).get("scores")
+    if not isinstance(scores, list) or not scores:
+        return None
+    try:
+        values = tuple(float(x) for x in scores)
+    except (TypeError, ValueError):
+        return None
+    t = _Tables(source)
+    size = conn.execute(f"SELECT count(*) FROM {t.vocab} WHERE {t.owner} = ?", (t.id,)).fetchone()[0]
+    return values if len(values) == size else None
+
+
 # ---------------------------------------------------------------------------------------------------
 # merges
 
@@ -227,13 +291,45 @@ class _Tables:
 class MergeSource:
     """The merges of one run or reference, queried page by page. GUI thread only."""
 
-    ORDER_KEYS = ("rank", "left", "right", "result", "frequency", "bytes", "chars", "id")
+    ORDER_KEYS = ("rank", "left", "right", "result", "frequency", "bytes", "chars", "id", "score")
 
     def __init__(self, conn: sqlite3.Connection, source: Source):
         register_functions(conn)
         self.conn = conn
         self.t = _Tables(source)
         self.source = self.t.source
+        self.model = source_model(conn, self.source)
+        self.scores: tuple[float, ...] | None = None
+        self.score_rule = ""  # a WordPiece run's pair score: "likelihood" or "frequency"
+        self._remade: frozenset[int] = frozenset()
+        self._scores_key: int | None = None
+        self.load_scores()
+
+    def load_scores(self) -> bool:
+        """(Re-)read the per-id scores (a WordPiece run records them when it ends); True if there are.
+
+        Scores are kept per id, so a merge that re-made an existing piece (two pairs spelling it)
+        has none of its own: those ranks are found once (one grouped scan) and show no score.
+        """
+        if self.scores is None:
+            self.scores = source_scores(self.conn, self.source)
+            if self.scores is not None:
+                rule = source_settings(self.conn, self.source).get("wordpiece_score", "")
+                self.score_rule = rule if isinstance(rule, str) else ""
+                t = self.t
+                self._remade = frozenset(r[0] for r in self.conn.execute(
+                    f"SELECT m.rank FROM {t.merges} m JOIN (SELECT new_id, min(rank) AS first FROM {t.merges} "
+                    f"WHERE {t.owner} = ? GROUP BY new_id HAVING count(*) > 1) d ON d.new_id = m.new_id "
+                    f"WHERE m.{t.owner} = ? AND m.rank > d.first", (t.id, t.id)))
+        return self.scores is not None
+
+    def score(self, token_id: int, rank: int | None = None) -> float | None:
+        """The score of the id a merge made, None without scores or for a merge (``rank``) that
+        re-made an existing piece."""
+        scores = self.scores
+        if scores is None or not 0 <= token_id < len(scores) or (rank is not None and rank in self._remade):
+            return None
+        return scores[token_id]
 
     # ---- sizes ------------------------------------------------------------------------------------
     def max_key(self) -> int:
@@ -319,6 +415,11 @@ class MergeSource:
             return t.frequency
         if order == "id":
             return "m.new_id"
+        if order == "score":
+            score = _score_sql(self, "m.new_id")
+            if self._remade:  # ints from the file, so they can be part of the SQL text
+                score = f"(CASE WHEN m.rank IN ({','.join(map(str, sorted(self._remade)))}) THEN NULL ELSE {score} END)"
+            return score
         if order == "bytes":
             if t.is_run:
                 return "m.length"
@@ -495,7 +596,7 @@ class MergeSource:
 class VocabSource:
     """The vocabulary of one run or reference, with optional corpus frequencies (see set_usage)."""
 
-    ORDER_KEYS = ("id", "piece", "bytes", "kind", "frequency", "never_used")
+    ORDER_KEYS: tuple[str, ...] = ("id", "piece", "bytes", "kind", "frequency", "never_used")
 
     def __init__(self, conn: sqlite3.Connection, source: Source):
         register_functions(conn)
@@ -592,14 +693,18 @@ class VocabSource:
         # The key is an int this module made, so it can be part of the SQL text.
         freq = f"wb_usage_freq({self.usage_key}, v.id)" if self.usage_key else "NULL"
         never = f"wb_usage_never({self.usage_key}, v.id)" if self.usage_key else "NULL"
-        keys = {"id": "v.id", "piece": "v.piece", "bytes": "length(v.piece)", "kind": kind,
-                "frequency": freq, "never_used": never}
+        keys = self._order_keys(kind, freq, never)
         if order not in keys:
             raise ValueError(f"cannot sort the vocabulary by {order!r}; use one of {self.ORDER_KEYS}")
         sql = (("WITH " + ", ".join(ctes) + " ") if ctes else "") + \
               f"SELECT {what.format(key=keys[order], kind=kind, freq=freq, never=never)} " \
               f"FROM {t.vocab} v WHERE {' AND '.join(where)}"
         return sql, params + wparams
+
+    def _order_keys(self, kind: str, freq: str, never: str) -> dict[str, str]:
+        """Order key → SQL expression (``PieceSource`` adds its own)."""
+        return {"id": "v.id", "piece": "v.piece", "bytes": "length(v.piece)", "kind": kind,
+                "frequency": freq, "never_used": never}
 
     # ---- queries ----------------------------------------------------------------------------------
     def keys(self, query: VocabQuery | None, order: str = "id", descending: bool = False, *,
@@ -659,6 +764,108 @@ class VocabSource:
             for i in chunk:
                 if i in found:
                     yield found[i]
+
+
+# ---------------------------------------------------------------------------------------------------
+# pieces of a model that merges nothing (Unigram)
+
+
+@dataclass(frozen=True, slots=True)
+class PieceEntry:
+    """One piece of a Unigram vocabulary with its log probability (None: no score recorded)."""
+
+    id: int
+    piece: bytes
+    kind: str  # special | byte | normal (| unused: an imported id without a piece)
+    score: float | None
+    frequency: int | None  # None until corpus frequencies are counted
+    never_used: bool | None
+
+    @property
+    def probability(self) -> float | None:
+        return None if self.score is None else math.exp(self.score)
+
+    @property
+    def length(self) -> int:
+        return len(self.piece)
+
+    @property
+    def chars(self) -> int:
+        return piece_chars(self.piece)
+
+
+class PieceSource(VocabSource):
+    """A Unigram vocabulary as a piece table: the vocabulary's columns plus each piece's log
+    probability (from the settings' ``scores``) and its length in characters; kinds are
+    ``special``, ``byte`` (the 256 byte-fallback pieces) and ``normal``.
+
+    Left out: merges and ancestry (Unigram has none) and segmentations (``tasks.inspection``).
+    """
+
+    ORDER_KEYS = ("id", "piece", "score", "chars", "kind", "frequency", "never_used")
+
+    def __init__(self, conn: sqlite3.Connection, source: Source):
+        super().__init__(conn, source)
+        settings = source_settings(conn, self.source)
+        self.scores: tuple[float | None, ...] | None = source_scores(conn, self.source)
+        self._scores_key: int | None = None
+        self.byte_ids: range = range(0)
+        if settings.get("byte_fallback"):
+            self.byte_ids = self._byte_block()
+        if self.t.is_run:
+            self._specials = tuple(r[0] for r in conn.execute(
+                "SELECT id FROM vocab WHERE run_id = ? AND kind = 'special' ORDER BY id", (self.t.id,)))
+        if self.scores is not None:
+            # A special token's 0.0 is a placeholder, not a log probability: it sorts as "none".
+            specials = set(self._specials)
+            self.scores = tuple(None if i in specials else x
+                                for i, x in enumerate(self.scores))
+
+    def _byte_block(self) -> range:
+        """Ids of the pieces ``\\x00``…``\\xff`` in order (as ``core.unigram.byte_block`` finds them)."""
+        t = self.t
+        for (start,) in self.conn.execute(f"SELECT id FROM {t.vocab} WHERE {t.owner} = ? AND piece = ? "
+                                          "ORDER BY id", (t.id, b"\x00")).fetchall():
+            rows = self.conn.execute(f"SELECT piece FROM {t.vocab} WHERE {t.owner} = ? AND id BETWEEN ? AND ? "
+                                     "ORDER BY id", (t.id, start, start + 255)).fetchall()
+            if [bytes(r[0]) for r in rows] == [bytes([b]) for b in range(256)]:
+                return range(start, start + 256)
+        return range(0)
+
+    def _kind_expr(self, ctes: list, params: list) -> str:
+        specials = ",".join(str(i) for i in self._specials) or "NULL"
+        byte = (f"WHEN v.id BETWEEN {self.byte_ids.start} AND {self.byte_ids.stop - 1} THEN 'byte' "
+                if self.byte_ids else "")
+        return (f"(CASE WHEN v.id IN ({specials}) THEN 'special' {byte}"
+                "WHEN length(v.piece) = 0 THEN 'unused' ELSE 'normal' END)")
+
+    def _kind_of(self, token_id: int, piece: bytes) -> str:
+        if token_id in self._specials:
+            return "special"
+        if token_id in self.byte_ids:
+            return "byte"
+        return "normal" if piece else "unused"
+
+    def _order_keys(self, kind: str, freq: str, never: str) -> dict[str, str]:
+        keys = super()._order_keys(kind, freq, never)
+        keys.update(score=_score_sql(self, "v.id"), chars="wb_chars(v.piece)")
+        return keys
+
+    def score(self, token_id: int) -> float | None:
+        scores = self.scores
+        return scores[token_id] if scores is not None and 0 <= token_id < len(scores) else None
+
+    def _rows(self, where: str, params: Sequence) -> dict[int, PieceEntry]:  # type: ignore[override]
+        t = self.t
+        key = self.usage_key
+        freq = f"wb_usage_freq({key}, v.id)" if key else "NULL"
+        never = f"wb_usage_never({key}, v.id)" if key else "NULL"
+        sql = f"SELECT v.id, v.piece, {freq}, {never} FROM {t.vocab} v WHERE v.{t.owner} = ? AND {where}"
+        out = {}
+        for i, piece, f, n in self.conn.execute(sql, (t.id, *params)):
+            piece = bytes(piece)
+            out[i] = PieceEntry(i, piece, self._kind_of(i, piece), self.score(i), f, None if n is None else bool(n))
+        return out
 
 
 # ---------------------------------------------------------------------------------------------------

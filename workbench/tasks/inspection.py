@@ -810,3 +810,22 @@ def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int =
     if mapping is not None and end > start:
         o_start, o_end = mapping[0][start], mapping[1][end - 1]
     return NBest(word, base + o_start, base + o_end, tuple(rows), log_z)
+
+
+def piece_segmentations(tokenizer: Tokenizer, token_id: int, n: int = 3) -> list[tuple[list[int], float]]:
+    """The ``n`` best ways a Unigram tokenizer could spell piece ``token_id`` with *other* pieces,
+    each with its probability among every segmentation of the piece's text (the piece alone
+    included, which is why the list may sum to well under 1).
+
+    What the Merges tab's piece detail shows instead of a BPE ancestry. Empty for special tokens,
+    byte pieces and models other than Unigram.
+    """
+    if tokenizer.model != "unigram" or not 0 <= token_id < len(tokenizer.vocab):
+        return []
+    if token_id in tokenizer.special_ids or token_id in set(unigram.byte_block(tokenizer) or ()):
+        return []
+    try:
+        text = tokenizer.vocab[token_id].decode("utf-8")
+    except UnicodeDecodeError:
+        return []
+    return [(ids, p) for ids, p in unigram.nbest(tokenizer, text, n + 1) if ids != [token_id]][:n]

@@ -161,6 +161,12 @@ class MergeDetail(QWidget):
                          f"{_short(browser_piece(entry.right_piece or b''))}")
             if entry.frequency is not None:
                 parts.append(f"pair frequency {entry.frequency:,} when merged")
+            score = source.score(token_id, entry.rank)
+            if score is not None:
+                rule = {"likelihood": "likelihood score", "frequency": "score (frequency)"}.get(source.score_rule, "score")
+                parts.append(f"{rule} {score:.6g} when merged")
+            elif source.model == "wordpiece" and source.scores is None:
+                parts.append("no score recorded (a run keeps them when it finishes; older runs have none)")
         else:
             parts.append("base token (no merge made it)")
         parts.append(f"{len(piece)} bytes, {piece_chars(piece)} characters")

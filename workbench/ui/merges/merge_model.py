@@ -13,7 +13,9 @@ otherwise — so the view, its selection and its scroll position survive. No
 ``QSortFilterProxyModel``: a proxy would pull every row through ``data()`` to sort or filter.
 
 :class:`MergeTableModel` adds the merge columns: rank, left, right, result, frequency when merged,
-length in bytes and characters, token id. What it leaves out: widgets (``merge_panel``).
+length in bytes and characters, token id, and (WordPiece) the pair's score when merged — the
+score of the id the merge made, from the run's settings. What it leaves out: widgets
+(``merge_panel``).
 """
 
 from __future__ import annotations
@@ -425,9 +427,29 @@ class MergeTableModel(LazyKeyedModel):
         ("bytes", "bytes", "Length of the result in UTF-8 bytes"),
         ("chars", "chars", "Length of the result in characters (a stray byte counts as one)"),
         ("token id", "id", "Id of the result in the vocabulary"),
+        ("score", "score", "The pair's score when training merged it (WordPiece): the highest score is merged next"),
     )
     NATURAL = "rank"
     PIECE_COLUMNS = (1, 2, 3)
+    SCORE_COLUMN = 8
+    SCORE_TIPS = {
+        "likelihood": "The pair's likelihood score when merged: freq(xy) / (freq(x) · freq(y)); "
+                      "training merges the highest-scoring pair next",
+        "frequency": "The pair's score when merged: its frequency (the score tokenizers' WordPieceTrainer uses)",
+    }
+
+    def has_scores(self) -> bool:
+        """Whether the source recorded per-merge scores (WordPiece runs trained since they are kept)."""
+        return self._source is not None and getattr(self._source, "scores", None) is not None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if (section == self.SCORE_COLUMN and role == Qt.ItemDataRole.ToolTipRole
+                and orientation == Qt.Orientation.Horizontal and self._source is not None):
+            tip = self.SCORE_TIPS.get(getattr(self._source, "score_rule", ""))
+            if tip:
+                return tip
+        return super().headerData(section, orientation, role)
 
     def cell(self, e: MergeEntry, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
@@ -442,6 +464,9 @@ class MergeTableModel(LazyKeyedModel):
                 return str(e.length)
             if column == 6:
                 return str(e.chars)
+            if column == self.SCORE_COLUMN:
+                score = self._source.score(e.new_id, e.rank) if self.has_scores() else None
+                return "—" if score is None else f"{score:.6g}"
             return str(e.new_id)
         if role == Qt.ItemDataRole.ToolTipRole:
             if column in self.PIECE_COLUMNS:
@@ -453,6 +478,8 @@ class MergeTableModel(LazyKeyedModel):
                 return piece_tooltip(piece, heading)
             if column == 4 and e.frequency is None:
                 return "Imported tokenizers do not record merge frequencies"
+            if column == self.SCORE_COLUMN and not self.has_scores():
+                return "No scores recorded: only WordPiece runs trained by this version keep them"
             return None
         if role == Qt.ItemDataRole.FontRole:
             return self._font if column in self.PIECE_COLUMNS else None

@@ -5,9 +5,11 @@ Layout: a tokenizer chooser on top, then three tabs —
 
 * **Merges**: a filter bar (substring or regex on any/left/right/result piece, frequency range,
   length range in bytes or characters), the lazy merge table (:class:`MergeTableModel`, sorted by
-  clicking a header, all in SQL) and, beside it, the selected merge's ancestry tree and children
-  (:class:`MergeDetail`). Selecting a merge emits ``merge_selected(source, token_id)`` for the
-  inspector; :meth:`MergePanel.select_token` goes the other way.
+  clicking a header, all in SQL; a WordPiece run adds each merge's score) and, beside it, the
+  selected merge's ancestry tree and children (:class:`MergeDetail`). Selecting a merge emits
+  ``merge_selected(source, token_id)`` for the inspector; :meth:`MergePanel.select_token` goes the
+  other way. A Unigram run has no merges: the same place shows its piece table with log
+  probabilities and never-used flags (:class:`PieceView`), filtered by the same text box.
 * **Vocabulary**: :class:`VocabView` — every entry with its corpus frequency and never-used flag.
 * **Compare**: :class:`RunDiffView` — two runs, or a run and a reference.
 
@@ -60,6 +62,7 @@ from workbench.store.browse import (
 )
 from workbench.ui.merges.detail import MergeDetail
 from workbench.ui.merges.merge_model import MergeTableModel
+from workbench.ui.merges.piece_view import PieceView
 from workbench.ui.merges.run_diff import RunDiffView, _label
 from workbench.ui.merges.vocab_view import VocabView
 from workbench.ui.merges.widgets import (
@@ -133,6 +136,7 @@ class MergePanel(QWidget):
         self._follow_latest = True
         self._syncing = False
         self._vocab_dirty = True
+        self._pieces_mode = False  # a Unigram source: the piece table replaces the merge table
 
         # ---- top bar ----------------------------------------------------------------------------
         self.chooser = QComboBox()
@@ -179,14 +183,16 @@ class MergePanel(QWidget):
         row1.addWidget(self.field)
         row2 = QHBoxLayout()
         self.freq_label = QLabel("frequency")
+        self.len_label = QLabel("length")
+        self.dashes = (QLabel("–"), QLabel("–"))
         row2.addWidget(self.freq_label)
         row2.addWidget(self.freq_min)
-        row2.addWidget(QLabel("–"))
+        row2.addWidget(self.dashes[0])
         row2.addWidget(self.freq_max)
         row2.addSpacing(12)
-        row2.addWidget(QLabel("length"))
+        row2.addWidget(self.len_label)
         row2.addWidget(self.len_min)
-        row2.addWidget(QLabel("–"))
+        row2.addWidget(self.dashes[1])
         row2.addWidget(self.len_max)
         row2.addWidget(self.len_unit)
         row2.addSpacing(12)
@@ -200,7 +206,9 @@ class MergePanel(QWidget):
         self.model = MergeTableModel(self)
         self.table = PlaceholderTableView()
         self.table.setModel(self.model)
-        configure_table(self.table, {0: 64, 1: 130, 2: 130, 3: 170, 4: 100, 5: 48, 6: 48, 7: 72}, stretch=3)
+        configure_table(self.table, {0: 64, 1: 130, 2: 130, 3: 170, 4: 100, 5: 48, 6: 48, 7: 72, 8: 90}, stretch=3)
+        self.table.horizontalHeader().moveSection(MergeTableModel.SCORE_COLUMN, 5)  # beside the frequency
+        self.table.setColumnHidden(MergeTableModel.SCORE_COLUMN, True)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
         self.table.horizontalHeader().sortIndicatorChanged.connect(self._sync_sort_indicator)
         self.table.setAccessibleName("Merges in training order")
@@ -215,12 +223,19 @@ class MergePanel(QWidget):
         split.setChildrenCollapsible(False)
         self.splitter = split
 
+        self.pieces = PieceView()
+        self.pieces.rows_changed.connect(self._update_count)
+        self.pieces.piece_selected.connect(self._on_vocab_token)
+        self.merge_stack = QStackedWidget()
+        self.merge_stack.addWidget(split)
+        self.merge_stack.addWidget(self.pieces)
+
         merges_tab = QWidget()
         ml = QVBoxLayout(merges_tab)
         ml.addLayout(row1)
         ml.addLayout(row2)
         ml.addWidget(self.error)
-        ml.addWidget(split, 1)
+        ml.addWidget(self.merge_stack, 1)
 
         # ---- other tabs ---------------------------------------------------------------------------
         self.vocab = VocabView()
@@ -283,6 +298,7 @@ class MergePanel(QWidget):
 
     def _close_store(self) -> None:
         self.vocab.set_source(None, None, None)
+        self.pieces.set_source(None, None, None)
         self.diff.set_project(None, [])
         self.model.set_source(None)
         self.detail.clear()
@@ -367,9 +383,28 @@ class MergePanel(QWidget):
             self._merge_source = None
             self.model.set_source(None)
             self.vocab.set_source(None, None, None)
+            self.pieces.set_source(None, None, None)
+            self._set_pieces_mode(False)
             self._update_status()
             return
         self._merge_source = MergeSource(self._conn, source)
+        self._set_pieces_mode(self._merge_source.model == "unigram" and self._merge_source.count() == 0)
+        if self._pieces_mode:
+            info = self._info(source)
+            self.pieces.set_source(self._conn, self.path, source, info.status if info else "",
+                                   self._tokenizer_loader(source))
+            self.model.set_source(None)
+            self._apply_filter()
+            self._vocab_dirty = True
+            if self.tabs.currentIndex() == TAB_VOCAB:
+                self._load_vocab()
+            elif self.tabs.currentIndex() == TAB_MERGES:
+                self.pieces.auto_count()
+            self.diff.set_default_a(source)
+            self._update_status()
+            return
+        self.pieces.set_source(None, None, None)
+        self.table.setColumnHidden(MergeTableModel.SCORE_COLUMN, self._merge_source.scores is None)
         has_freq = self._merge_source.has_frequency
         for w in (self.freq_min, self.freq_max, self.freq_label):
             w.setEnabled(has_freq)
@@ -386,6 +421,27 @@ class MergePanel(QWidget):
         self.diff.set_default_a(source)
         self._update_status()
 
+    def _set_pieces_mode(self, on: bool) -> None:
+        """Unigram: the piece table instead of the merge table; only the text filter applies."""
+        self._pieces_mode = on
+        self.merge_stack.setCurrentIndex(1 if on else 0)
+        for w in (self.field, self.freq_label, self.freq_min, self.freq_max, self.len_label, self.len_min,
+                  self.len_max, self.len_unit, *self.dashes, self.export):
+            w.setVisible(not on)
+        self.filter.edit.setPlaceholderText(
+            "Filter pieces: a substring, or tick regex for a pattern such as ^▁" if on else
+            "Filter pieces: a substring, or tick regex for a pattern such as ^\\s")
+
+    def _tokenizer_loader(self, source: Source):
+        """Builds the source's tokenizer on first use (the piece detail's segmentations)."""
+        store = self.store
+
+        def load():
+            if store is None:
+                raise WorkbenchError("the project is closed")
+            return store.load_tokenizer(source[1]) if source[0] == "run" else store.load_reference(source[1])
+        return load
+
     def _load_vocab(self) -> None:
         info = self._info(self._source)
         self.vocab.set_source(self._conn, self.path, self._source, info.status if info else "")
@@ -396,6 +452,8 @@ class MergePanel(QWidget):
     def _on_tab(self, index: int) -> None:
         if index == TAB_VOCAB and self._vocab_dirty and self._source is not None:
             self._load_vocab()
+        elif index == TAB_MERGES and self._pieces_mode:
+            self.pieces.auto_count()
 
     def current_source(self) -> Source | None:
         return self._source
@@ -408,6 +466,15 @@ class MergePanel(QWidget):
         self._sync_sources()
         if self._merge_source is None:
             return
+        info = self._info(self._source)
+        if self._pieces_mode:
+            if info is not None and info.status != self.pieces._status:
+                self._set_source(self._source)  # a finished run: its scores are recorded now
+            return
+        if (self._merge_source.scores is None and info is not None and info.status != "running"
+                and self._merge_source.load_scores()):  # WordPiece scores arrive when the run ends
+            self.table.setColumnHidden(MergeTableModel.SCORE_COLUMN, False)
+            self.table.viewport().update()
         try:
             inserted = self.model.refresh()
         except WorkbenchError as exc:
@@ -434,12 +501,22 @@ class MergePanel(QWidget):
             self.status.setText("")
             return
         total = self.model.total
+        if self._pieces_mode:
+            pieces = self.pieces.model.total
+            text = (f"imported unigram tokenizer · {pieces:,} pieces" if info.source[0] == "ref" else
+                    f"{info.status} · unigram · {pieces:,} pieces")
+            self.status.setText(text)
+            return
         if info.source[0] == "ref":
             text = f"imported tokenizer · {total:,} merges"
         elif info.status == "running":
             text = f"training… {total:,} merges so far"
         else:
             text = f"{info.status} · {total:,} merges"
+        ms = self._merge_source
+        if ms is not None and ms.model == "wordpiece" and info.status != "running":
+            text += " · " + ("scores not recorded (trained before runs kept them)" if ms.scores is None else
+                             f"{ms.score_rule or 'pair'} scores")
         self.status.setText(text)
 
     # ---- filtering ------------------------------------------------------------------------------------
@@ -452,6 +529,16 @@ class MergePanel(QWidget):
     @Slot()
     def _apply_filter(self) -> None:
         if self._merge_source is None:
+            return
+        if self._pieces_mode:
+            try:
+                self.pieces.set_text_filter(TextFilter(self.filter.text(), self.filter.is_regex()))
+            except WorkbenchError as exc:
+                self.filter.set_error(str(exc))
+                self.error.show_message(str(exc))
+                return
+            self.filter.set_error("")
+            self.error.show_message("")
             return
         selected = self.detail.token_id
         try:
@@ -496,6 +583,12 @@ class MergePanel(QWidget):
 
     def _update_count(self) -> None:
         m = self.model
+        if self._pieces_mode:
+            p = self.pieces.model
+            self.count_label.setText(f"{p.rowCount():,} of {p.total:,} pieces match" if p.is_filtered()
+                                     else f"{p.rowCount():,} pieces")
+            self._update_status()
+            return
         if self._merge_source is None:
             self.count_label.setText("")
         elif m.is_filtered():
@@ -559,6 +652,11 @@ class MergePanel(QWidget):
     def _show_token(self, token_id: int, *, emit: bool) -> None:
         if self._merge_source is None:
             return
+        if self._pieces_mode:
+            if not self.pieces.select_token(token_id, emit=emit) and self.pieces.model.is_filtered():
+                self.set_filter()  # the filter hides it: show everything
+                self.pieces.select_token(token_id, emit=emit)
+            return
         rank = self._merge_source.first_merge_of(token_id)
         if rank is None:
             # A base or special token: no merge row, but its detail still says what it is.
@@ -607,6 +705,7 @@ class MergePanel(QWidget):
     def shutdown(self) -> None:
         """Stop background jobs and close the connection (window close, test teardown)."""
         self.vocab.shutdown()
+        self.pieces.shutdown()
         self.diff.shutdown()
         self._close_store()
 

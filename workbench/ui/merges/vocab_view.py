@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.metrics import VocabUsage, vocab_usage
+from workbench.core.metrics import VocabUsage, usage_pretokenizer, vocab_usage
 from workbench.corpus.counts import corpus_sources, corpus_word_counts
 from workbench.errors import WorkbenchError
 from workbench.formats.tables import write_vocab_csv
@@ -53,6 +53,38 @@ _USAGE_CACHE: dict[tuple, tuple[VocabUsage, list[str]]] = {}
 _CACHE_LIMIT = 8
 
 
+def usage_cache_key(conn, path: Path | None, source: Source | None, size: int) -> tuple | None:
+    """What a count depends on: (project, source, vocabulary size, corpus fingerprints); None if
+    the fingerprints cannot be read (the count then runs instead of being reused)."""
+    if source is None or path is None or conn is None:
+        return None
+    kind, sid = source
+    try:
+        if kind == "run":
+            fps = tuple(r[0] for r in conn.execute(
+                "SELECT c.fingerprint FROM corpora c JOIN run_corpora rc ON rc.corpus_id = c.id "
+                "WHERE rc.run_id = ? ORDER BY c.id", (sid,)))
+        else:
+            fps = tuple(sorted({r[0] for r in conn.execute("SELECT fingerprint FROM corpora")}))
+    except Exception as exc:  # noqa: BLE001 - no cache key: the count runs instead of being reused
+        log.warning("cannot read the corpus fingerprints of %s in %s: %s", source, path, exc)
+        return None
+    return (str(path), tuple(source), size, fps)
+
+
+def cached_usage(key: tuple | None) -> tuple[VocabUsage, list[str]] | None:
+    """A count made before for ``key`` (by the Vocabulary tab or the Unigram piece table)."""
+    return _USAGE_CACHE.get(key) if key is not None else None
+
+
+def remember_usage(key: tuple | None, result: tuple[VocabUsage, list[str]]) -> None:
+    if key is None:
+        return
+    _USAGE_CACHE[key] = result
+    while len(_USAGE_CACHE) > _CACHE_LIMIT:
+        _USAGE_CACHE.pop(next(iter(_USAGE_CACHE)))
+
+
 def usage_job(path: Path, source: Source):
     """The function the worker runs: count ``source``'s vocabulary in its corpus (own connection)."""
     def job(should_stop, progress):
@@ -74,7 +106,8 @@ def usage_job(path: Path, source: Source):
                                  "(runs trained from the command line record theirs; add corpus files first)")
         sources, warnings = corpus_sources([(c.path, c.reader_options) for c in refs],
                                            [c.fingerprint for c in refs])
-        counts = corpus_word_counts(sources, pretokenizer=tok.pretokenizer, normalizer=tok.normalizer,
+        pretokenizer, normalizer = usage_pretokenizer(tok)
+        counts = corpus_word_counts(sources, pretokenizer=pretokenizer, normalizer=normalizer,
                                     sequences=sequences, should_stop=should_stop, progress=progress)
         if counts is None:
             return None
@@ -165,7 +198,7 @@ class VocabView(QWidget):
         vs = VocabSource(conn, source) if (conn is not None and source is not None) else None
         self._source = vs
         self._cache_key = self._key() if vs is not None else None
-        cached = _USAGE_CACHE.get(self._cache_key) if self._cache_key else None
+        cached = cached_usage(self._cache_key)
         if cached is not None:
             self._install_usage(*cached)
         self.never_only.setEnabled(self._usage is not None)
@@ -187,19 +220,12 @@ class VocabView(QWidget):
     def _key(self) -> tuple | None:
         if self._source is None or self._path is None:
             return None
-        kind, sid = self._source.source
         try:
-            if kind == "run":
-                fps = tuple(r[0] for r in self._conn.execute(
-                    "SELECT c.fingerprint FROM corpora c JOIN run_corpora rc ON rc.corpus_id = c.id "
-                    "WHERE rc.run_id = ? ORDER BY c.id", (sid,)))
-            else:
-                fps = tuple(sorted({r[0] for r in self._conn.execute("SELECT fingerprint FROM corpora")}))
             size = self._source.max_key() + 1
         except Exception as exc:  # noqa: BLE001 - no cache key: the count runs instead of being reused
-            log.warning("cannot read the corpus fingerprints of %s in %s: %s", self._source.source, self._path, exc)
+            log.warning("cannot read the vocabulary size of %s in %s: %s", self._source.source, self._path, exc)
             return None
-        return (str(self._path), self._source.source, size, fps)
+        return usage_cache_key(self._conn, self._path, self._source.source, size)
 
     def refresh(self) -> int:
         """New vocabulary rows of a training run appear at the end; frequencies go stale."""
@@ -219,7 +245,7 @@ class VocabView(QWidget):
         if self._source is None or self._path is None:
             return
         self._cache_key = self._key()
-        cached = _USAGE_CACHE.get(self._cache_key) if self._cache_key else None
+        cached = cached_usage(self._cache_key)
         if cached is not None:
             self._install_usage(*cached)
             self.model.usage_changed()
@@ -263,10 +289,7 @@ class VocabView(QWidget):
             self._update_summary()
             return
         usage, warnings = result
-        if self._cache_key is not None:
-            _USAGE_CACHE[self._cache_key] = (usage, warnings)
-            while len(_USAGE_CACHE) > _CACHE_LIMIT:
-                _USAGE_CACHE.pop(next(iter(_USAGE_CACHE)))
+        remember_usage(self._cache_key, (usage, warnings))
         self._install_usage(usage, warnings)
         self.model.usage_changed()
         self._update_summary()

@@ -1,0 +1,92 @@
+"""The piece table of a Unigram run: every piece with its log probability, lazily paged.
+
+A Unigram model merges nothing, so the Merges tab shows this table in place of the merge table.
+Columns: id, piece, log probability, probability, length in characters, kind (special / byte /
+normal), corpus frequency and the never-used flag. It is a :class:`LazyKeyedModel` over a
+:class:`~workbench.store.browse.PieceSource`, so every column sorts and the text filter applies in
+SQL (scores and frequencies reach SQL through registered functions). What it leaves out: counting
+the corpus (``vocab_view.usage_job``) and widgets (``piece_view``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from workbench.store.browse import PieceEntry
+from workbench.ui.merges.merge_model import _LEFT, _RIGHT, LazyKeyedModel, browser_piece, muted_brush, piece_tooltip
+from workbench.ui.merges.vocab_model import warning_brush
+
+NEVER_USED_TIP = ("Never used: the piece does not occur when the run's training corpus is encoded with this "
+                  "tokenizer (Viterbi, the best segmentation of every pre-token, each distinct pre-token "
+                  "encoded once). Special tokens are not counted.")
+
+
+def format_probability(p: float | None) -> str:
+    """A probability readable across 1 … 1e-12: fixed point while it has 3 significant digits."""
+    if p is None:
+        return "—"
+    return f"{p:.4f}" if p >= 0.001 else f"{p:.2e}"
+
+
+class PieceTableModel(LazyKeyedModel):
+    COLUMNS = (
+        ("id", "id", "Token id"),
+        ("piece", "piece", "The piece's text (▁ marks a word start; ␣ a space)"),
+        ("log prob", "score", "Log probability of the piece in the trained unigram model (natural log)"),
+        ("probability", "score", "Probability of the piece: exp(log prob)"),
+        ("chars", "chars", "Length of the piece in characters"),
+        ("kind", "kind", "special: added by the pipeline; byte: a byte-fallback piece <0xNN>; normal: learned"),
+        ("frequency", "frequency", "Occurrences when the training corpus is encoded with this tokenizer"),
+        ("never used", "never_used", NEVER_USED_TIP),
+    )
+    NATURAL = "id"
+    PIECE_COLUMN = 1
+
+    def usage_changed(self) -> None:
+        """Frequencies arrived (or were cleared): re-read the rows."""
+        self.reload()
+
+    def cell(self, e: PieceEntry, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 0:
+                return str(e.id)
+            if column == 1:
+                return browser_piece(e.piece) if e.piece else "(empty)"
+            if column == 2:
+                return "—" if e.score is None else f"{e.score:.4f}"
+            if column == 3:
+                return format_probability(e.probability)
+            if column == 4:
+                return str(e.chars)
+            if column == 5:
+                return e.kind
+            if column == 6:
+                return "—" if e.frequency is None else f"{e.frequency:,}"
+            if column == 7:
+                if e.never_used is None:
+                    return "—" if e.frequency is None else ""
+                return "never used" if e.never_used else ""
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if column == 1:
+                return piece_tooltip(e.piece, f"token {e.id} ({e.kind})")
+            if column in (2, 3) and e.score is None:
+                return "Special tokens have no probability: the model never picks them from text"
+            if column in (6, 7) and e.frequency is None:
+                return "Not counted yet: the count runs when the piece table is shown"
+            if column == 7:
+                return NEVER_USED_TIP
+            return None
+        if role == Qt.ItemDataRole.FontRole:
+            return self._font if column == 1 else None
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _LEFT if column in (1, 5, 7) else _RIGHT
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if e.never_used:
+                return warning_brush()
+            if column == 5 or (column in (2, 3) and e.score is None) or (column in (6, 7) and e.frequency is None):
+                return muted_brush()
+            return None
+        return None

@@ -1,0 +1,447 @@
+"""What the Merges tab shows for a Unigram run: its piece table and the selected piece explained.
+
+A Unigram model has no merges and so no ancestry; what a user wants to see instead is each piece's
+log probability and whether the model ever uses it. :class:`PieceView` holds the lazy
+:class:`PieceTableModel` (sorted by any column in SQL; the panel's filter box filters it) and a
+:class:`PieceDetail`: the piece's score, probability and length, and the best segmentations of its
+text by the *other* pieces (``tasks.inspection.piece_segmentations``, an n-best Viterbi).
+
+"Never used" is the Vocabulary tab's count, reused (one implementation, one cache): the run's
+corpus files are read again, split into pre-tokens as training did, and each distinct pre-token is
+encoded once with the run's tokenizer (``vocab_view.usage_job`` on the window's ``JobRunner``); a
+piece the encoded corpus never contains is flagged. It runs when the table is first shown for a
+finished run, off the GUI thread. What it leaves out: widgets shared with the merge table (the
+filter box lives in the panel) and CSV export (the Vocabulary tab exports the same rows).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal, Slot
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.core.display import piece_hex
+from workbench.core.metrics import VocabUsage
+from workbench.core.model import Tokenizer
+from workbench.errors import WorkbenchError
+from workbench.store.browse import PieceEntry, PieceSource, Source, TextFilter, VocabQuery
+from workbench.tasks.inspection import piece_segmentations
+from workbench.ui.jobs import JobRunner
+from workbench.ui.merges.merge_model import browser_piece, mono_font, muted_brush
+from workbench.ui.merges.piece_model import NEVER_USED_TIP, PieceTableModel, format_probability
+from workbench.ui.merges.vocab_view import cached_usage, remember_usage, usage_cache_key, usage_job
+from workbench.ui.merges.widgets import (
+    ErrorLabel,
+    PlaceholderTableView,
+    configure_table,
+    show_job_progress,
+)
+
+log = logging.getLogger(__name__)
+
+SEGMENTATIONS_SHOWN = 5
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+class PieceDetail(QWidget):
+    """One piece: its numbers, and how the other pieces would spell its text."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.token_id: int | None = None
+        mono = mono_font()
+        big = QFont(mono)
+        big.setPointSizeF(max(12.0, mono.pointSizeF() * 1.6))
+        big.setBold(True)
+        self.stack = QStackedWidget()
+        self.placeholder = QLabel("Select a piece to see its probability\nand how the other pieces would spell it.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        pal = self.placeholder.palette()
+        pal.setBrush(self.placeholder.foregroundRole(), muted_brush())
+        self.placeholder.setPalette(pal)
+
+        body = QWidget()
+        self.title = QLabel()
+        self.title.setFont(big)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.subtitle = QLabel()
+        self.subtitle.setWordWrap(True)
+        self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.split_label = QLabel()
+        self.split_label.setWordWrap(True)
+        self.splits = QTreeWidget()
+        self.splits.setRootIsDecorated(False)
+        self.splits.setColumnCount(2)
+        self.splits.setHeaderLabels(["segmentation", "probability"])
+        self.splits.setAccessibleName("Best segmentations by the other pieces")
+        self.splits.setUniformRowHeights(True)
+        self.splits.setAlternatingRowColors(True)
+        header = self.splits.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(False)
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.subtitle)
+        layout.addWidget(self.split_label)
+        layout.addWidget(self.splits, 100)
+        layout.addStretch(1)  # keeps the lines together at the top when there is no list
+        self.stack.addWidget(self.placeholder)
+        self.stack.addWidget(body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 0, 0, 0)
+        outer.addWidget(self.stack)
+
+    def clear(self) -> None:
+        self.token_id = None
+        self.splits.clear()
+        self.stack.setCurrentIndex(0)
+
+    def show_piece(self, e: PieceEntry, tokenizer: Tokenizer | None) -> None:
+        self.token_id = e.id
+        shown = browser_piece(e.piece) if e.piece else "(empty piece)"
+        self.title.setText(_short(shown, 24))  # the large font: a long piece would widen the pane
+        self.title.setToolTip(f"{shown}\nbytes: {piece_hex(e.piece)}")
+        parts = [f"token {e.id}", e.kind]
+        if e.score is not None:
+            parts.append(f"log prob {e.score:.4f}")
+            parts.append(f"p = {format_probability(e.probability)}")
+        parts.append(f"{_count(e.chars, 'character')}, {_count(e.length, 'byte')}")
+        if e.frequency is not None:
+            parts.append("never used in the corpus" if e.never_used else f"{e.frequency:,} times in the corpus")
+        self.subtitle.setText(" · ".join(parts))
+        self.splits.clear()
+        found = piece_segmentations(tokenizer, e.id, SEGMENTATIONS_SHOWN) if tokenizer is not None else []
+        if e.kind == "special":
+            self.split_label.setText("A special token: added by the pipeline, never found in text.")
+        elif e.kind == "byte":
+            self.split_label.setText("A byte-fallback piece: spells a character no piece covers.")
+        elif not found:
+            self.split_label.setText("<b>Other spellings</b>: none — no other pieces spell this text.")
+        else:
+            self.split_label.setText("<b>Other spellings</b>: the best segmentations of this text by the "
+                                     "other pieces, with their probability among all of its segmentations")
+        self.splits.setVisible(bool(found))
+        mono = mono_font()
+        items = []
+        for ids, p in found:
+            pieces = [browser_piece(tokenizer.vocab[i]) if tokenizer is not None else str(i) for i in ids]
+            item = QTreeWidgetItem([" · ".join(pieces), format_probability(p)])
+            item.setFont(0, mono)
+            item.setToolTip(0, "ids " + " ".join(str(i) for i in ids))
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            items.append(item)
+        self.splits.addTopLevelItems(items)
+        self.stack.setCurrentIndex(1)
+
+
+class PieceView(QWidget):
+    """The piece table with its never-used count and the piece detail (see the module docstring)."""
+
+    piece_selected = Signal(int)
+    usage_ready = Signal()  # never-used flags shown (counted or from the cache); tests wait on it
+    rows_changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._conn = None
+        self._path: Path | None = None
+        self._source: PieceSource | None = None
+        self._status = ""
+        self._text = TextFilter()
+        self._usage: VocabUsage | None = None
+        self._cache_key: tuple | None = None
+        self._load_tokenizer: Callable[[], Tokenizer] | None = None
+        self._tokenizer: Tokenizer | None = None
+        self._syncing = False
+        self.job = JobRunner(self)
+
+        self.summary = QLabel()
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)
+        self.summary.setToolTip(NEVER_USED_TIP)
+        self.never_only = QCheckBox("never used only")
+        self.never_only.setToolTip(NEVER_USED_TIP)
+        self.never_only.setEnabled(False)
+        self.never_only.toggled.connect(self._on_never_only)
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        self.progress.setMaximumWidth(240)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(self._on_cancel_clicked)
+        self.count_button = QPushButton("Count in corpus")
+        self.count_button.setToolTip("Encode the training corpus with this tokenizer to find the pieces it never uses")
+        self.count_button.clicked.connect(self._on_count_clicked)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(self.summary, 1)
+        bar.addWidget(self.never_only)
+        bar.addWidget(self.progress)
+        bar.addWidget(self.cancel_button)
+        bar.addWidget(self.count_button)
+        self.error = ErrorLabel()
+
+        self.model = PieceTableModel(self)
+        self.model.rows_changed.connect(self.rows_changed)
+        self.table = PlaceholderTableView()
+        self.table.setAccessibleName("Pieces of the unigram model")
+        self.table.setModel(self.model)
+        configure_table(self.table, {0: 64, 1: 190, 2: 92, 3: 96, 4: 52, 5: 70, 6: 90, 7: 90}, stretch=1)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current)
+        self.table.horizontalHeader().sortIndicatorChanged.connect(self._sync_sort_indicator)
+        self.detail = PieceDetail()
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.table)
+        split.addWidget(self.detail)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setChildrenCollapsible(False)
+        self.splitter = split
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.error)
+        layout.addWidget(split, 1)
+        self._update_summary()
+
+    # ---- source -------------------------------------------------------------------------------------
+    def set_source(self, conn, path: Path | None, source: Source | None, status: str = "",
+                   load_tokenizer: Callable[[], Tokenizer] | None = None) -> None:
+        """Show ``source``'s pieces (None: nothing); ``load_tokenizer`` builds it for the detail."""
+        self.job.cancel()
+        self._set_busy(False)
+        if self._source is not None:
+            self._source.close()
+        self._conn, self._path, self._status = conn, path, status
+        self._load_tokenizer, self._tokenizer = load_tokenizer, None
+        self._usage = None
+        self.error.show_message("")
+        self.detail.clear()
+        ps = PieceSource(conn, source) if (conn is not None and source is not None) else None
+        self._source = ps
+        self._cache_key = usage_cache_key(conn, path, source, ps.count()) if ps is not None else None
+        cached = cached_usage(self._cache_key)
+        if cached is not None:
+            self._install_usage(*cached)
+        self.never_only.setEnabled(self._usage is not None)
+        try:
+            self.model.set_source(ps, self._query())
+        except WorkbenchError as exc:
+            self.model.set_source(ps, None)
+            self.error.show_message(str(exc))
+        self.table.set_placeholder("No piece matches the filter." if ps is not None else "")
+        self._update_summary()
+        if cached is not None:
+            self.usage_ready.emit()
+
+    @property
+    def source(self) -> PieceSource | None:
+        return self._source
+
+    def set_status(self, status: str) -> None:
+        if status != self._status:
+            self._status = status
+            self._update_summary()
+
+    # ---- filter ---------------------------------------------------------------------------------------
+    def _query(self) -> VocabQuery:
+        return VocabQuery(self._text, "", self.never_only.isChecked() and self._usage is not None)
+
+    def set_text_filter(self, text: TextFilter) -> None:
+        """The panel's filter box; raises WorkbenchError (a bad regex) and then changes nothing."""
+        query = VocabQuery(text, "", self.never_only.isChecked() and self._usage is not None)
+        if self._source is not None:
+            self.model.set_query(query)
+            self._drop_hidden_detail()
+        self._text = text
+
+    @Slot(bool)
+    def _on_never_only(self, _checked: bool) -> None:
+        if self._source is not None:
+            self.model.set_query(self._query())
+            self._drop_hidden_detail()
+
+    def _drop_hidden_detail(self) -> None:
+        """The detail follows the table: a piece the filter hides is no longer explained."""
+        shown = self.detail.token_id
+        if shown is not None and self.model.row_of_key(shown) is None:
+            self.detail.clear()
+
+    # ---- never used -------------------------------------------------------------------------------------
+    def auto_count(self) -> None:
+        """Count when shown, for runs that have finished (a live run changes under the count)."""
+        if (self._source is not None and self._usage is None and not self.job.is_running()
+                and self._status != "running" and not self.error.isVisible()):
+            self.count_usage()
+
+    def count_usage(self) -> None:
+        if self._source is None or self._path is None:
+            return
+        cached = cached_usage(self._cache_key)
+        if cached is not None:
+            self._install_usage(*cached)
+            self.model.usage_changed()
+            self._update_summary()
+            self.usage_ready.emit()
+            return
+        self.error.show_message("")
+        self._set_busy(True)
+        self.job.submit(usage_job(self._path, self._source.source), self._on_usage, self._on_failed,
+                        key="usage", on_progress=self._on_progress, hooks=True)
+
+    @Slot()
+    def _on_count_clicked(self) -> None:
+        self.count_usage()
+
+    @Slot()
+    def _on_cancel_clicked(self) -> None:
+        self.job.cancel()
+        self._set_busy(False)
+        self._update_summary()
+
+    def _set_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        self.count_button.setVisible(not busy and self._usage is None)
+        if busy:
+            self.progress.setRange(0, 0)
+            self.progress.setFormat("reading the corpus…")
+
+    @Slot(int, int, str)
+    def _on_progress(self, done: int, total: int, what: str) -> None:
+        show_job_progress(self.progress, done, total, what)
+
+    @Slot(object)
+    def _on_usage(self, result: Any) -> None:
+        self._set_busy(False)
+        if result is None or self._source is None:
+            self._update_summary()
+            return
+        remember_usage(self._cache_key, result)
+        self._install_usage(*result)
+        self.model.usage_changed()
+        self._update_summary()
+        self.usage_ready.emit()
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self._set_busy(False)
+        self.error.show_message(message)
+        self._update_summary()
+
+    def _install_usage(self, usage: VocabUsage, _warnings: list[str]) -> None:
+        self._usage = usage
+        if self._source is not None:
+            self._source.set_usage(usage.frequencies, usage.counted)
+        self.never_only.setEnabled(True)
+
+    @property
+    def usage(self) -> VocabUsage | None:
+        return self._usage
+
+    def _update_summary(self) -> None:
+        ps = self._source
+        self.count_button.setVisible(ps is not None and self._usage is None and not self.job.is_running())
+        if ps is None:
+            self.summary.setText("")
+            return
+        scored = "" if ps.scores is not None else " · <i>no log probabilities recorded for this run</i>"
+        u = self._usage
+        if u is None:
+            if self.job.is_running():
+                text = "Finding the pieces the encoded corpus never uses…"
+            elif self._status == "running":
+                text = "Never-used pieces are counted once the run has finished."
+            else:
+                text = "Never-used pieces not counted yet."
+        else:
+            text = (f"<b>Never used: {len(u.never_used):,} of {u.eligible:,} pieces "
+                    f"({100 * u.never_used_share:.2f} %)</b> in the encoded training corpus")
+        self.summary.setText(text + scored)
+
+    # ---- selection --------------------------------------------------------------------------------------
+    def tokenizer(self) -> Tokenizer | None:
+        """The run's tokenizer for the detail pane, loaded on first use (None if it cannot be)."""
+        if self._tokenizer is None and self._load_tokenizer is not None:
+            try:
+                self._tokenizer = self._load_tokenizer()
+            except WorkbenchError as exc:
+                log.warning("cannot load the tokenizer for the piece detail: %s", exc)
+                self._load_tokenizer = None
+        return self._tokenizer
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid():
+            return
+        entry = self.model.entry(current.row())
+        if entry is None:
+            return
+        try:
+            self.detail.show_piece(entry, self.tokenizer())
+        except Exception:  # noqa: BLE001 - a damaged row must not break selection
+            log.exception("explaining piece %s failed", entry.id)
+            self.detail.clear()
+        if not self._syncing:
+            self.piece_selected.emit(entry.id)
+
+    @Slot(int, Qt.SortOrder)
+    def _sync_sort_indicator(self, *_args) -> None:
+        """The header's arrow stays on the order the rows are in (as the merge table's)."""
+        header = self.table.horizontalHeader()
+        column = self.model._sort_column
+        order = Qt.SortOrder.DescendingOrder if self.model._descending else Qt.SortOrder.AscendingOrder
+        if (header.sortIndicatorSection(), header.sortIndicatorOrder()) != (column, order):
+            header.blockSignals(True)
+            header.setSortIndicator(column, order)
+            header.blockSignals(False)
+
+    def select_token(self, token_id: int, *, emit: bool = False) -> bool:
+        """Select and show piece ``token_id`` (False: the filter hides it); ``emit`` announces it."""
+        row = self.model.row_of_key(token_id)
+        if row is None:
+            return False
+        index = self.model.index(row, 0)
+        self._syncing = not emit
+        try:
+            self.table.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        finally:
+            self._syncing = False
+        self.table.scrollTo(index, PlaceholderTableView.ScrollHint.PositionAtCenter)
+        return True
+
+    def shutdown(self) -> None:
+        self.job.shutdown()
+        if self._source is not None:
+            self._source.close()
+            self._source = None

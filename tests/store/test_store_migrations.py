@@ -41,7 +41,21 @@ def test_v1_file_opens_with_its_data(tmp_path):
     assert side_files(path) == []
 
 
+def test_v1_file_upgrades_to_version_2_with_no_pruning_checkpoints(tmp_path):
+    """Version 2 adds the Unigram pruning checkpoints table; a v1 run has none and still loads."""
+    path = tmp_path / "old.tokproj"
+    shutil.copy(V1, path)
+    with ProjectStore.open(path) as store:
+        assert store._conn.execute("PRAGMA user_version").fetchone()[0] >= 2
+        assert store.pruning_checkpoints(1) == []
+        assert store.load_tokenizer(1).units == "chars"
+        store.delete_run(1)  # deleting a run clears the new table too
+        assert store.runs() == []
+
+
 def _add_v2(monkeypatch, *steps):
+    """One more migration on top of the real ladder (whatever its length: the file ends at
+    ``schema.current_version()`` under the patch)."""
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, tuple(steps)])
 
 
@@ -52,11 +66,11 @@ def test_ladder_upgrades_v1_in_one_transaction(tmp_path, monkeypatch):
             "ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT ''",
             lambda conn: conn.execute("UPDATE runs SET notes = 'from v1: ' || name"))
     with ProjectStore.open(path) as store:
-        assert store._conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert store._conn.execute("PRAGMA user_version").fetchone()[0] == schema.current_version()
         assert store._conn.execute("SELECT notes FROM runs").fetchone()[0] == "from v1: first run"
         assert store.merge_count(1) == 3
     raw = sqlite3.connect(path)
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.current_version()
     raw.close()
 
 
@@ -91,5 +105,5 @@ def test_read_only_open_of_an_old_writable_file_upgrades_it_first(tmp_path, monk
     with ProjectStore.open(path, readonly=True) as store:
         assert store.read_only and store.merge_count(1) == 3
     raw = sqlite3.connect(path)
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.current_version()
     raw.close()

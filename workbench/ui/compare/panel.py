@@ -81,6 +81,8 @@ class ComparePanel(QWidget):
         self.project: Path | None = None
         self.result = None
         self.sweep_result = None
+        self._sweeps: dict[str, object] = {}  # tokenizer name → Sweep, all over the same files/points/d
+        self._sweeps_key: tuple | None = None
         self.split_result = None
         self._names: dict[str, str] = {}  # SRC → display name
         self._stop = False
@@ -177,7 +179,9 @@ class ComparePanel(QWidget):
         self.bar_chart = LanguageBarChart()
         self.sweep_chart = SweepChart()
         self.sweep_source = QComboBox()
-        self.sweep_source.setToolTip("A BPE run (or tokenizer with merges) to sweep over the ticked files")
+        self.sweep_source.setToolTip("A run to sweep over the ticked files: BPE and WordPiece by their first k merges, "
+                                     "Unigram by its pruning rounds and cuts of the final model. Sweeps of several "
+                                     "runs over the same files share the chart")
         self.sweep_points = QSpinBox()
         self.sweep_points.setRange(2, 200)
         self.sweep_points.setValue(16)
@@ -441,13 +445,18 @@ class ComparePanel(QWidget):
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
-            from workbench.tasks.compare import ResultCache, sweep_files
+            from workbench.tasks.compare import ResultCache, stored_checkpoints, sweep_files
             from workbench.tasks.sources import load_tokenizer
 
             sources, _labels = self._sources_and_labels_from(files)
-            return sweep_files(load_tokenizer(src), sources, name=name, points=points, d=d,
+            tokenizer = load_tokenizer(src)
+            pruning = stored_checkpoints(src) if tokenizer.model == "unigram" else ()
+            return sweep_files(tokenizer, sources, name=name, points=points, d=d, pruning=pruning,
                                cache=ResultCache.default(), should_stop=should_stop, progress=progress)
 
+        key = (tuple(path for path, _o, _l in files), points, d)
+        if key != self._sweeps_key:  # other files, points or width: earlier curves are not comparable
+            self._sweeps, self._sweeps_key = {}, key
         return self._start("Sweeping vocabulary sizes", job, self._on_swept)
 
     def compare_splits(self) -> bool:
@@ -522,16 +531,22 @@ class ComparePanel(QWidget):
             self.failed.emit("cancelled")
             return
         self.sweep_result = result
-        self.sweep_chart.set_sweeps([result])
+        self._sweeps.pop(result.tokenizer, None)
+        self._sweeps[result.tokenizer] = result  # the latest last: drawn on top
+        self.sweep_chart.set_sweeps(list(self._sweeps.values()))
         knee = result.knee
         if knee is None:
-            note = (f"No knee yet: characters/token still grows by ≥ {100 * result.threshold:g} % per 1,000 "
-                    "entries at the largest vocabulary.")
+            note = (f"{result.tokenizer}: no knee yet — characters/token still grows by ≥ "
+                    f"{100 * result.threshold:g} % per 1,000 entries at the largest vocabulary.")
         else:
             p = result.points[knee]
-            note = (f"Knee at |V| = {p.vocab_size:,} ({p.step:,} merges): every later step gains less than "
-                    f"{100 * result.threshold:g} % characters/token per 1,000 entries, "
+            where = {"merges": f"{p.step:,} merges", "cut": f"final model cut to {p.step:,} pieces",
+                     "pruning round": f"pruning round at step {p.step:,}"}.get(p.kind, p.kind)
+            note = (f"{result.tokenizer}: knee at |V| = {p.vocab_size:,} ({where}): every later step gains less "
+                    f"than {100 * result.threshold:g} % characters/token per 1,000 entries, "
                     f"while V × d keeps growing.")
+        if result.note:
+            note += f" Note: {result.note}."
         self.sweep_note.setText(note)
         self.status.setText(f"Sweep of {result.tokenizer}: {len(result.points)} points.")
         self.swept.emit(result)

@@ -196,6 +196,8 @@ class ProjectStore:
                 opening.check_identity(path, schema.APPLICATION_ID, version)  # re-check under lock
                 if version < schema.current_version():
                     schema.upgrade(conn)
+                    opening.check_tables(path, {r[0] for r in conn.execute(
+                        "SELECT name FROM sqlite_master WHERE type='table'")})
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")

@@ -4,7 +4,8 @@ Left, what to compare: the project's runs and imported references (plus tokenize
 here), the corpus files (the project's, plus files added here) with an optional language label
 each, the baseline language, "parallel text" and the embedding width d. Right, the results: a
 metrics table per file and per language, a bar chart of tokens per language against the
-baseline, the vocabulary-size sweep of one BPE run, and the words whose splits differ most
+baseline, the vocabulary-size sweep (BPE, WordPiece or Unigram runs; several runs' curves share
+the chart while the files, points and d stay the same), and the words whose splits differ most
 between two tokenizers. Tables export as CSV, charts as PNG or SVG.
 
 All counting runs in :mod:`workbench.tasks.compare` on a worker thread (:class:`~workbench.ui.jobs.JobRunner`) with

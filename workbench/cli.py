@@ -513,7 +513,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from workbench.formats.tables import csv_text
-    from workbench.tasks.compare import sweep_files
+    from workbench.tasks.compare import stored_checkpoints, sweep_files
     from workbench.tasks.sources import load_tokenizer
 
     if args.points < 2:
@@ -521,32 +521,33 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.threshold < 0:
         raise WorkbenchError(f"--threshold {args.threshold}: must be 0 or more (0.01 = 1% per 1k entries)")
     tokenizer = load_tokenizer(args.tokenizer)
+    pruning = stored_checkpoints(args.tokenizer) if tokenizer.model == "unigram" else ()
     sources = _corpus_sources(args.files, "sweep")
     result = sweep_files(tokenizer, sources, name=args.tokenizer, points=args.points, d=args.d,
-                         threshold=args.threshold, cache=_metrics_cache(args), progress=_progress_line("sweep"))
+                         threshold=args.threshold, pruning=pruning, cache=_metrics_cache(args),
+                         progress=_progress_line("sweep"))
     assert result is not None
     _end_progress_line()
+    if result.note:
+        print(f"note: {result.note}", file=sys.stderr)
     doc = result.as_dict()
     header = ("merges", "vocab_size", "tokens", "chars_per_token", "bytes_per_token", "attention",
-              "embedding_params", "gain_per_1k")
+              "embedding_params", "gain_per_1k", "kind", "step")  # new columns last: old readers keep working
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
     elif args.csv:
         rows = [[row[h] if row[h] is not None else "" for h in header] for row in doc["points"]]
         sys.stdout.write(csv_text(header, rows))
     else:
-        print(f"{'merges':>8} {'|V|':>8} {'tokens':>10} {'chars/tok':>9} {'bytes/tok':>9} {'L²':>14} "
+        knee_index = result.knee
+        print(f"{'kind':<13} {'step':>8} {'|V|':>8} {'tokens':>10} {'chars/tok':>9} {'bytes/tok':>9} {'L²':>14} "
               f"{'V×d':>12} {'gain/1k':>8}")
-        for row in doc["points"]:
-            knee = "  ← knee" if row["merges"] == doc["knee"] else ""
+        for index, row in enumerate(doc["points"]):
+            knee = "  ← knee" if index == knee_index else ""
             gain = "" if row["gain_per_1k"] is None else f"{100 * row['gain_per_1k']:.2f}%"
-            print(f"{row['merges']:>8} {row['vocab_size']:>8} {row['tokens']:>10} {row['chars_per_token']:>9.3f} "
-                  f"{row['bytes_per_token']:>9.3f} {row['attention']:>14} {row['embedding_params']:>12} {gain:>8}{knee}")
-        if doc["knee"] is None:
-            print(f"no knee: chars/token still grows by {100 * args.threshold:g}% or more per 1k entries at the end")
-        else:
-            print(f"knee at {doc['knee']} merges (|V| = {doc['knee_vocab_size']}): later segments gain "
-                  f"less than {100 * args.threshold:g}% chars/token per 1k entries")
+            print(f"{row['kind']:<13} {row['step']:>8} {row['vocab_size']:>8} {row['tokens']:>10} "
+                  f"{row['chars_per_token']:>9.3f} {row['bytes_per_token']:>9.3f} {row['attention']:>14} "
+                  f"{row['embedding_params']:>12} {gain:>8}{knee}")
     return 0
 
 

@@ -1,6 +1,6 @@
 """Sweep properties on real text: L never grows with k for BPE, the last point is the run's own
 encoding, the knee follows its definition, results come back from the cache, stop works, and
-models without merge prefixes are refused with one clear line."""
+tokenizers with nothing to sweep by (no merge list, no scores) are refused with one clear line."""
 
 from __future__ import annotations
 
@@ -87,8 +87,11 @@ def test_models_without_merge_prefixes_are_refused(shakespeare_run):
     ranks_only = replace(shakespeare_run, merges=(), merge_rule="bytes")
     with pytest.raises(WorkbenchError, match="no merge list"):
         sweep(ranks_only, held_out(ranks_only, ["text\n"]))
-    unigram = replace(shakespeare_run, model="unigram")
-    with pytest.raises(WorkbenchError, match="Unigram"):
+    unigram = replace(shakespeare_run, model="unigram")  # no scores: nothing to cut by
+    with pytest.raises(WorkbenchError, match="Unigram model without a score"):
         sweep(unigram, held_out(unigram, ["text\n"]))
+    vocab_txt = replace(shakespeare_run, model="wordpiece", merges=())  # a vocab.txt has no merge list
+    with pytest.raises(WorkbenchError, match="WordPiece vocabulary without its merge list"):
+        sweep(vocab_txt, held_out(vocab_txt, ["text\n"]))
     with pytest.raises(WorkbenchError, match="at least 2 points"):
         sweep_steps(10, 1)

@@ -42,7 +42,21 @@ def test_v1_file_opens_with_its_data(tmp_path):
     assert side_files(path) == []
 
 
+def test_v1_file_upgrades_to_version_2_with_no_pruning_checkpoints(tmp_path):
+    """Version 2 adds the Unigram pruning checkpoints table; a v1 run has none and still loads."""
+    path = tmp_path / "old.tokproj"
+    shutil.copy(V1, path)
+    with ProjectStore.open(path) as store:
+        assert store._conn.execute("PRAGMA user_version").fetchone()[0] >= 2
+        assert store.pruning_checkpoints(1) == []
+        assert store.load_tokenizer(1).units == "chars"
+        store.delete_run(1)  # deleting a run clears the new table too
+        assert store.runs() == []
+
+
 def _add_step(monkeypatch, *steps):
+    """One more migration on top of the real ladder (whatever its length: the file ends at
+    ``schema.current_version()`` under the patch)."""
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, tuple(steps)])
 
 

@@ -54,6 +54,17 @@ def _header_only(path):
     path.write_bytes((DATA / "v1_project.tokproj").read_bytes()[:60])
 
 
+def _current_project(path):
+    """The v1 fixture upgraded to the current version (an old file is upgraded when opened, even
+    read-only, so "never writes" needs a file that is already current)."""
+    shutil.copy(DATA / "v1_project.tokproj", path)
+    ProjectStore.open(path).close()
+    conn = sqlite3.connect(path)  # back to the fixture's rollback journal, as these tests had it
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.close()
+    assert side_files(path) == []
+
+
 def _random(path):
     path.write_bytes(os.urandom(8192))
 
@@ -99,6 +110,7 @@ def test_a_folder_is_refused(tmp_path):
 
 
 def test_project_missing_its_tables_is_refused(tmp_path):
+    """An old file too: the check runs again after the upgrade, whose rollback leaves it as it was."""
     path = tmp_path / "p.tokproj"
     shutil.copy(DATA / "v1_project.tokproj", path)
     conn = sqlite3.connect(path)
@@ -109,16 +121,6 @@ def test_project_missing_its_tables_is_refused(tmp_path):
     with pytest.raises(WorkbenchError, match="damaged.*texts"):
         ProjectStore.open(path)
     assert sha256(path) == before and side_files(path) == []
-
-
-def _current_copy(path):
-    """The v1 fixture upgraded to the current schema (a read-only open of an older file upgrades
-    it first when it can), back in the fixture's rollback-journal mode like a copied file."""
-    shutil.copy(DATA / "v1_project.tokproj", path)
-    ProjectStore.open(path).close()
-    raw = sqlite3.connect(path)
-    raw.execute("PRAGMA journal_mode=DELETE")
-    raw.close()
 
 
 def _assert_read_only_store(store, path, before):
@@ -135,14 +137,14 @@ def _assert_read_only_store(store, path, before):
 
 def test_readonly_open_never_writes(tmp_path):
     path = tmp_path / "p.tokproj"
-    _current_copy(path)
+    _current_project(path)
     before = sha256(path)
     _assert_read_only_store(ProjectStore.open(path, readonly=True), path, before)
 
 
 def test_read_only_file_opens_read_only(tmp_path):
     path = tmp_path / "p.tokproj"
-    _current_copy(path)
+    _current_project(path)
     path.chmod(0o444)
     if os.access(path, os.W_OK):
         pytest.skip("running as root: permission bits do not stop writes")
@@ -152,7 +154,7 @@ def test_read_only_file_opens_read_only(tmp_path):
 
 def test_os_reporting_read_only_medium_opens_read_only(tmp_path, monkeypatch):
     path = tmp_path / "p.tokproj"
-    _current_copy(path)
+    _current_project(path)
     before = sha256(path)
     monkeypatch.setattr(opening.os, "access", lambda p, mode: mode != os.W_OK)
     store = ProjectStore.open(path)
@@ -164,7 +166,7 @@ def test_sqlite_refusing_to_write_falls_back_to_read_only(tmp_path, monkeypatch)
     """As root chmod cannot stop writes, so make SQLite itself refuse: a write-mode connect
     that is really read-only, as on a medium that fails writes the OS did not predict."""
     path = tmp_path / "p.tokproj"
-    _current_copy(path)
+    _current_project(path)
     before = sha256(path)
     real_connect = opening.connect
     monkeypatch.setattr(opening, "connect",

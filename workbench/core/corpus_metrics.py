@@ -19,8 +19,11 @@ Definitions (chosen so the numbers match what the real libraries count):
   read as plain text (tiktoken's ``encode_ordinary``).
 * **L²** is Σ over sequences of (tokens in the sequence)²: the self-attention cost when each line
   is one sequence (how ``tokenizers``' ``train(files)`` and ``sentencepiece`` read text files).
-  A pre-token that spans a line break (``"\\n\\n"``) counts toward the line it starts on, so the
-  per-line counts add up to L exactly. With pre-tokenizer ``none`` a pre-token is a whole chunk.
+  Sequences are cut in the text as read, *before* normalization, so every tokenizer sees the same
+  sequences on the same file — a BERT normalizer turns line breaks into spaces, and cutting after it
+  made a whole file one sequence (:func:`sequence_pretokens`). A pre-token that spans a line break
+  (``"\\n\\n"``) counts toward the line it starts on, so the per-line counts add up to L exactly.
+  With pre-tokenizer ``none`` a pre-token is a whole chunk.
 * **V × d** is the rows of the embedding table (ids 0 … |V|−1, gaps in an imported vocabulary
   included, since the table has those rows too) times the embedding width d.
 
@@ -33,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import regex
@@ -42,9 +45,10 @@ from workbench.core.count import SAFE_CUTS
 from workbench.core.encoder import Encoder
 from workbench.core.metrics import VocabUsage, counted_ids, encode_pretoken
 from workbench.core.model import Tokenizer
+from workbench.core.pretokenize import PreTokenizer
 
 DEFAULT_D = 768
-METRICS_VERSION = 1  # bump when a definition changes: cached results of older versions are ignored
+METRICS_VERSION = 2  # bump when a definition changes (2: sequences cut before normalization): old results are ignored
 
 # Scripts written without spaces between words: each character is a word unit for fertility.
 UNSEGMENTED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}"
@@ -147,28 +151,92 @@ class Recut:
         return tail
 
 
+def _keeps_line_breaks(normalize: Callable[[str], str]) -> bool:
+    return normalize("a\nb") == "a\nb"
+
+
+def sequence_pretokens(text: str, normalize: Callable[[str], str] | None,
+                       pre: PreTokenizer) -> tuple[list[str], list[int]]:
+    """The pre-tokens of a chunk (normalized text) and where sequences end: ``ends`` lists the
+    indices into the pre-tokens before which a line ended (``len(pieces)`` when one ended after the
+    last pre-token's start). The one place that decides what a sequence is, for stats and sweep.
+
+    Lines are the text's own ``\\n`` breaks, found *before* normalization. When the normalizer keeps
+    a line break a line break (none, NFC, NFKC, lower …) the breaks are still in the normalized
+    text and are counted there. When it rewrites them (``bert`` and ``nmt-nfkc`` make a space), each
+    line is normalized on its own and the break after it as ``normalize("\\n")``; these normalizers
+    act character by character, so the text the pre-tokenizer sees — and L — is the same as
+    normalizing the whole chunk, and only the sequence boundaries are new.
+    """
+    pieces: list[str] = []
+    ends: list[int] = []
+    append = pieces.append
+    if normalize is None or _keeps_line_breaks(normalize):
+        if normalize is not None:
+            text = normalize(text)
+        count = text.count
+        last = 0
+        for a, b in pre.spans(text):
+            if count("\n", last, a):  # a line ended before this pre-token: close it
+                ends.append(len(pieces))
+            last = a
+            append(text[a:b])
+        if count("\n", last, len(text)):
+            ends.append(len(pieces))
+        return pieces, ends
+    lines = text.split("\n")
+    tail = lines.pop()
+    brk = normalize("\n")
+    parts: list[str] = []
+    starts: list[int] = []  # offsets in the normalized text where a line begins after a break
+    pos = 0
+    for line in lines:
+        norm = normalize(line)
+        parts.append(norm)
+        parts.append(brk)
+        pos += len(norm) + len(brk)
+        starts.append(pos)
+    parts.append(normalize(tail))
+    normalized = "".join(parts)
+    k, n = 0, len(starts)
+    for a, b in pre.spans(normalized):
+        if k < n and starts[k] <= a:
+            ends.append(len(pieces))
+            while k < n and starts[k] <= a:
+                k += 1
+        append(normalized[a:b])
+    if k < n:
+        ends.append(len(pieces))
+    return pieces, ends
+
+
 # ---- one tokenizer over streamed text ---------------------------------------------------------------
 @dataclass
 class TokenCounts:
-    """What one tokenizer made of a text: L, Σ L_seq², unknown tokens and id frequencies."""
+    """What one tokenizer made of a text: L, Σ L_seq², unknown tokens, id frequencies, and the
+    sequences that hold at least one token (the same for every tokenizer on text whose non-blank
+    lines all give a token)."""
 
     tokens: int = 0
     attention: int = 0
     unknown: int = 0
     frequencies: dict[int, int] = field(default_factory=dict)  # id → occurrences (used ids only)
+    sequences: int = 0
 
     def as_dict(self) -> dict:
         return {"tokens": self.tokens, "attention": self.attention, "unknown": self.unknown,
-                "frequencies": [[i, n] for i, n in sorted(self.frequencies.items())]}
+                "frequencies": [[i, n] for i, n in sorted(self.frequencies.items())], "sequences": self.sequences}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> TokenCounts:
-        return cls(d["tokens"], d["attention"], d["unknown"], {int(i): int(n) for i, n in d["frequencies"]})
+        return cls(d["tokens"], d["attention"], d["unknown"], {int(i): int(n) for i, n in d["frequencies"]},
+                   d.get("sequences", 0))
 
     def __iadd__(self, other: TokenCounts) -> TokenCounts:
         self.tokens += other.tokens
         self.attention += other.attention
         self.unknown += other.unknown
+        self.sequences += other.sequences
         for i, n in other.frequencies.items():
             self.frequencies[i] = self.frequencies.get(i, 0) + n
         return self
@@ -199,6 +267,7 @@ class TokenMeter:
         self._pieces: Counter[str] = Counter()
         self._line = 0
         self._attention = 0
+        self._sequences = 0
 
     def ids(self, piece: str) -> tuple[int, ...]:
         """The ids of one pre-token (cached)."""
@@ -220,29 +289,24 @@ class TokenMeter:
             lines = text.split("\n")
             if lines and lines[-1] == "":
                 lines.pop()
-            self._attention += sum(len(self.ids(line)) ** 2 for line in lines)
+            lengths = [len(self.ids(line)) for line in lines]
+            self._attention += sum(n * n for n in lengths)
+            self._sequences += sum(1 for n in lengths if n)
             self._pieces.update(lines)
             return
-        if self._normalize is not None:
-            text = self._normalize(text)
+        pieces, ends = sequence_pretokens(text, self._normalize, self._pre)
         ids = self.ids
-        count = text.count
+        lengths = [len(ids(piece)) for piece in pieces]
         line = self._line
         attention = 0
-        last = 0
-        pieces: list[str] = []
-        append = pieces.append
-        for a, b in self._pre.spans(text):
-            if count("\n", last, a):  # a line ended before this pre-token: close it
-                attention += line * line
-                line = 0
-            last = a
-            piece = text[a:b]
-            append(piece)
-            line += len(ids(piece))
-        if count("\n", last, len(text)):
+        start = 0
+        for end in ends:  # a sequence ends before pieces[end]
+            line += sum(lengths[start:end])
             attention += line * line
+            self._sequences += line > 0
             line = 0
+            start = end
+        line += sum(lengths[start:])
         self._line = line
         self._attention += attention
         self._pieces.update(pieces)
@@ -251,6 +315,7 @@ class TokenMeter:
         """The counts of the text added since the last ``finish``."""
         self._add(self._recut.flush())
         attention = self._attention + self._line * self._line
+        sequences = self._sequences + (self._line > 0)
         freq: dict[int, int] = {}
         tokens = 0
         get = freq.get
@@ -261,7 +326,7 @@ class TokenMeter:
                 freq[i] = get(i, 0) + n
         unknown = freq.get(self._unk, 0) if self._unk is not None else 0
         self._reset()
-        return TokenCounts(tokens, attention, unknown, freq)
+        return TokenCounts(tokens, attention, unknown, freq, sequences)
 
 
 def count_text(tokenizer: Tokenizer, chunks: Iterable[str]) -> tuple[TextTally, TokenCounts]:

@@ -537,6 +537,42 @@ class UnigramEvent:
         return self.log_likelihood
 
 
+@dataclass(frozen=True)
+class PruningCheckpoint:
+    """The vocabulary after one pruning round and the EM rounds that re-estimate it: pieces and
+    their log probabilities (``step`` is the trainer step of those EM rounds). What the
+    vocabulary-size sweep encodes with for sizes above the final one; specials and byte pieces
+    are left out (every model of the run has the same)."""
+
+    step: int
+    pieces: tuple[str, ...]
+    scores: tuple[float, ...]
+
+
+CHECKPOINT_FACTOR = 4  # pruning checkpoints are kept while the vocabulary is at most 4 × the target
+
+
+def cut_pieces(required: Iterable[str], alive: Mapping[str, float], target: int) -> dict[str, float]:
+    """SentencePiece's last cut to ``target`` pieces: every required character first (in the order
+    given, most frequent first; one missing from ``alive`` scores just below the lowest piece, rarer
+    ones lower), then the best-scored pieces (ties by piece) until ``target`` are there. More than
+    ``target`` come back when the required characters alone are more."""
+    min_score = min(alive.values())
+    final: dict[str, float] = {}
+    penalty = 0.0
+    for ch in required:
+        if ch in alive:
+            final[ch] = alive[ch]
+        else:
+            final[ch] = min_score - penalty
+            penalty += 0.0001
+    for piece, score in sorted(alive.items(), key=lambda kv: (-kv[1], kv[0])):
+        if len(final) >= target:
+            break
+        final.setdefault(piece, score)
+    return final
+
+
 class UnigramTrainer:
     """Train a unigram model on an ordered ``{pre-token: count}`` table (see the module docstring).
 
@@ -606,6 +642,7 @@ class UnigramTrainer:
         self.initial_token_count = self.token_count
         self.word_types = len(self._words)
         self.target = 0  # EM rounds and pruning steps are not known in advance
+        self.checkpoints: list[PruningCheckpoint] = []  # see run(); stored at the end of the run
 
     # -- seeds and lattices
     def _seed(self) -> None:
@@ -911,6 +948,9 @@ class UnigramTrainer:
                 step += 1
                 self.token_count = round(n_tokens)
                 yield self._step(UnigramEvent(step, "em", self._n_meta + len(self._order), self.token_count, log_lik))
+            if step > cfg.sub_iterations and self._n_meta + len(self._order) <= CHECKPOINT_FACTOR * cfg.vocab_size:
+                self.checkpoints.append(PruningCheckpoint(  # the model after a pruning round (and its EM)
+                    step, tuple(self._pieces[p] for p in self._order), tuple(self._scores[p] for p in self._order)))
             if len(self._order) <= desired:
                 break
             if should_stop is not None and should_stop():
@@ -931,20 +971,8 @@ class UnigramTrainer:
 
     def _finalize(self) -> None:
         target = self.config.vocab_size - self._n_meta
-        min_score = min(self._scores[p] for p in self._order)
         alive = {self._pieces[p]: self._scores[p] for p in self._order}
-        final: dict[str, float] = {}
-        penalty = 0.0
-        for ch in self.required:  # most frequent first: rarer characters score lower
-            if ch in alive:
-                final[ch] = alive[ch]
-            else:
-                final[ch] = min_score - penalty
-                penalty += 0.0001
-        for piece, score in sorted(alive.items(), key=lambda kv: (-kv[1], kv[0])):
-            if len(final) >= target:
-                break
-            final.setdefault(piece, score)
+        final = cut_pieces(self.required, alive, target)  # most frequent first: rarer characters score lower
         if len(final) < target:
             raise WorkbenchError(
                 f"the corpus yields only {len(final) + self._n_meta} unigram pieces: choose --vocab-size "

@@ -231,11 +231,18 @@ def probe(path: Path, conn: sqlite3.Connection) -> int:
     except sqlite3.DatabaseError as e:
         raise open_error(path, e) from None
     check_identity(path, app_id, version)
-    if version == schema.current_version() and not schema.REQUIRED_TABLES <= tables:
+    if version == schema.current_version():
+        check_tables(path, tables)
+    return version
+
+
+def check_tables(path: Path, tables: set[str]) -> None:
+    """Refuse a current-version file without every required table (also run right after an
+    upgrade, inside its transaction: an old file missing a table is refused and left untouched)."""
+    if not schema.REQUIRED_TABLES <= tables:
         missing = ", ".join(sorted(schema.REQUIRED_TABLES - tables))
         raise WorkbenchError(f"{path} is damaged (tables missing: {missing}); "
                              "restore it from a backup.")
-    return version
 
 
 def write_problem(path: Path) -> str | None:

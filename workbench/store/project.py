@@ -34,6 +34,7 @@ from typing import Any, Iterator, Sequence
 
 from workbench.core.atomic import replacing
 from workbench.core.model import Tokenizer
+from workbench.core.unigram import PruningCheckpoint
 from workbench.errors import WorkbenchError
 from workbench.store import opening, queries, schema
 from workbench.store.rows import (
@@ -196,6 +197,8 @@ class ProjectStore:
                 opening.check_identity(path, schema.APPLICATION_ID, version)  # re-check under lock
                 if version < schema.current_version():
                     schema.upgrade(conn)
+                    opening.check_tables(path, {r[0] for r in conn.execute(
+                        "SELECT name FROM sqlite_master WHERE type='table'")})
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -387,10 +390,11 @@ class ProjectStore:
         self._owned_runs.discard(run_id)
 
     def record_final_model(self, run_id: int, settings: dict, *, vocab: Sequence[bytes] | None = None,
-                           kinds: Sequence[str] | None = None) -> None:
+                           kinds: Sequence[str] | None = None,
+                           checkpoints: Sequence[PruningCheckpoint] = ()) -> None:
         """At the end of a run: merge ``settings`` into the run's settings and, for a model whose
-        vocabulary is not built merge by merge (Unigram), replace its vocabulary rows — one
-        transaction, so a reader sees the run before or after, never half."""
+        vocabulary is not built merge by merge (Unigram), replace its vocabulary rows and keep its
+        pruning checkpoints — one transaction, so a reader sees the run before or after, never half."""
         self._require_run(run_id)
         with self._write() as c:
             row = c.execute("SELECT settings FROM runs WHERE id = ?", (run_id,)).fetchone()
@@ -401,6 +405,20 @@ class ProjectStore:
                 c.execute("DELETE FROM vocab WHERE run_id = ?", (run_id,))
                 c.executemany("INSERT INTO vocab (run_id, id, piece, kind) VALUES (?, ?, ?, ?)",
                               [(run_id, i, bytes(p), k) for i, (p, k) in enumerate(zip(vocab, kinds))])
+            if checkpoints:
+                c.execute("DELETE FROM pruning_checkpoints WHERE run_id = ?", (run_id,))
+                c.executemany("INSERT INTO pruning_checkpoints (run_id, step, pieces, scores) VALUES (?, ?, ?, ?)",
+                              [(run_id, cp.step, json.dumps(cp.pieces, ensure_ascii=False), json.dumps(cp.scores))
+                               for cp in checkpoints])
+
+    def pruning_checkpoints(self, run_id: int) -> list[PruningCheckpoint]:
+        """A Unigram run's pruning checkpoints, largest vocabulary first (empty: none were kept —
+        another model, a run from before they were stored, or one that never pruned)."""
+        self._require_run(run_id)
+        rows = self._conn.execute("SELECT step, pieces, scores FROM pruning_checkpoints WHERE run_id = ? "
+                                  "ORDER BY step", (run_id,)).fetchall()
+        return [PruningCheckpoint(step, tuple(json.loads(pieces)), tuple(float(x) for x in json.loads(scores)))
+                for step, pieces, scores in rows]
 
     def rename_run(self, run_id: int, name: str) -> None:
         self._require_run(run_id)
@@ -421,7 +439,7 @@ class ProjectStore:
                 except Exception:  # noqa: BLE001 - those rows are being deleted anyway
                     pass
         with self._write() as c:
-            for table in ("merges", "vocab", "run_corpora", "run_steps"):
+            for table in ("merges", "vocab", "run_corpora", "run_steps", "pruning_checkpoints"):
                 c.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             c.execute("DELETE FROM runs WHERE id = ?", (run_id,))
         self._owned_runs.discard(run_id)

@@ -27,7 +27,8 @@ APPLICATION_ID = 0x544F4B57
 #: Tables every project of the current version has (checked before trusting a file).
 REQUIRED_TABLES = frozenset(
     {"corpora", "runs", "run_corpora", "merges", "vocab", "refs", "ref_vocab",
-     "ref_merges", "texts", "run_steps", "settings"}
+     "ref_merges", "texts", "run_steps", "settings",
+     "pruning_checkpoints"}
 )
 
 # REFERENCES clauses document the relations; foreign-key enforcement stays off (a lookup per
@@ -170,6 +171,19 @@ _V2: tuple[Step, ...] = (
     )""",
     _move_inspect_session,
     # ---- end of per-step values and project settings ----------------------------------------------
+    # ---- Unigram pruning checkpoints (the vocabulary-size sweep, issue #12) ----------------------
+    # One row per checkpoint of a Unigram run: the vocabulary after a pruning round, kept while it
+    # is at most 4 × the target size. ``pieces`` and ``scores`` are JSON arrays of equal length
+    # (pieces as text, scores as log probabilities, exact in JSON's shortest float form); written
+    # once, at the end of the run, by ``ProjectStore.record_final_model``.
+    """CREATE TABLE pruning_checkpoints (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        step INTEGER NOT NULL,
+        pieces TEXT NOT NULL,
+        scores TEXT NOT NULL,
+        PRIMARY KEY (run_id, step)
+    ) WITHOUT ROWID""",
+    # ---- end of the pruning checkpoints block ----------------------------------------------------
 )
 
 #: ``MIGRATIONS[i]`` takes a file from version ``i`` to ``i + 1``. Append only.

@@ -3,7 +3,8 @@ and the Compare tab (the CLI and the window call exactly these functions).
 
 * :func:`compare_corpus` — per tokenizer × file and × language: :class:`~workbench.core.corpus_metrics
   .Metrics` rows, plus fairness against a baseline language.
-* :func:`sweep_files` — the vocabulary-size sweep of one BPE tokenizer over held-out files.
+* :func:`sweep_files` — the vocabulary-size sweep of one BPE, WordPiece or Unigram tokenizer over
+  held-out files (a Unigram run's pruning checkpoints read by :func:`stored_checkpoints`).
 * :func:`split_report` — the words whose splits differ most between two tokenizers.
 
 Long work streams the files chunk by chunk, takes ``should_stop`` / ``progress`` hooks, and keeps
@@ -39,6 +40,7 @@ from workbench.core.corpus_metrics import (
 from workbench.core.display import piece_text
 from workbench.core.metrics import Progress, ShouldStop
 from workbench.core.model import Tokenizer
+from workbench.core.unigram import PruningCheckpoint
 from workbench.core.vocab_diff import SplitReport, split_differences
 from workbench.core.vocab_sweep import (
     DEFAULT_POINTS,
@@ -47,6 +49,7 @@ from workbench.core.vocab_sweep import (
     Sweep,
     SweepPoint,
     sweep,
+    unigram_checkpoints,
 )
 from workbench.corpus import CorpusSource, file_stats, fingerprint, iter_text
 from workbench.errors import WorkbenchError
@@ -335,16 +338,46 @@ def _assemble(tokenizers: Sequence[tuple[str, Tokenizer]], files: list[FileInfo]
 
 
 # ---- the sweep ----------------------------------------------------------------------------------------
+NO_CHECKPOINTS = ("no pruning checkpoints are stored for this Unigram run (trained before they were kept, "
+                  "or one that never pruned): the points are the final model cut to its most probable pieces")
+
+
+def stored_checkpoints(src: str) -> tuple[PruningCheckpoint, ...]:
+    """The pruning checkpoints of the Unigram run ``src`` names (``P.tokproj#RUN``, or a project's
+    latest usable run); empty for anything else (other files, references, other models)."""
+    from workbench.store import ProjectStore
+    from workbench.tasks.import_export import latest_usable_run
+    from workbench.tasks.sources import PROJECT_SUFFIX, split_project_ref
+
+    path, ref = split_project_ref(src)
+    if path.suffix != PROJECT_SUFFIX or not path.exists() or (ref is not None and ref.startswith("ref:")):
+        return ()
+    with ProjectStore.open(path, readonly=True) as store:
+        try:
+            run_id = int(ref) if ref is not None else latest_usable_run(store)
+        except ValueError:
+            return ()  # load_tokenizer already said what is wrong with the id
+        return tuple(store.pruning_checkpoints(run_id)) if run_id is not None else ()
+
+
 def sweep_files(tokenizer: Tokenizer, sources: Sequence[CorpusSource], *, name: str = "",
                 points: int = DEFAULT_POINTS, d: int = DEFAULT_D, threshold: float = DEFAULT_THRESHOLD,
-                cache: ResultCache | None = None, should_stop: ShouldStop | None = None,
-                progress: Progress | None = None) -> Sweep | None:
-    """The vocabulary-size sweep of ``tokenizer`` over the files as one held-out text (None if stopped)."""
+                pruning: Sequence[PruningCheckpoint] = (), cache: ResultCache | None = None,
+                should_stop: ShouldStop | None = None, progress: Progress | None = None) -> Sweep | None:
+    """The vocabulary-size sweep of ``tokenizer`` over the files as one held-out text (None if stopped).
+
+    ``pruning``: a Unigram run's stored checkpoints (:func:`stored_checkpoints`), the points above
+    its final size; without them a Unigram sweep has the cut points only, and its ``note`` says so.
+    """
     if d <= 0:
         raise WorkbenchError(f"--d {d}: the embedding width must be a positive number (e.g. 768)")
     cache = cache or ResultCache(None)
     fps = [_file_key(src, fingerprint(src.path)) for src in sources]
-    key = cache.key("sweep", fps, tokenizer_identity(tokenizer), points)
+    unigram = tokenizer.model == "unigram"
+    note = NO_CHECKPOINTS if unigram and not pruning else ""
+    marks = [[cp.step, len(cp.pieces), hashlib.sha256(json.dumps([cp.pieces, cp.scores]).encode()).hexdigest()]
+             for cp in pruning] if unigram else []
+    key = cache.key("sweep", fps, tokenizer_identity(tokenizer), points, marks)
     data = cache.get(key)
     if data is None:
         text = HeldOut(tokenizer)
@@ -357,13 +390,15 @@ def sweep_files(tokenizer: Tokenizer, sources: Sequence[CorpusSource], *, name: 
                 return None
             steps.advance(src)
         result = sweep(tokenizer, text.finish(), points=points, d=d, threshold=threshold, name=name,
-                       should_stop=should_stop, progress=progress)
+                       should_stop=should_stop, progress=progress,
+                       checkpoints=unigram_checkpoints(pruning) if unigram else None)
         if result is None:
             return None
-        data = {"points": [[p.step, p.vocab_size, p.tokens, p.attention, p.chars, p.bytes] for p in result.points]}
+        data = {"points": [[p.step, p.vocab_size, p.tokens, p.attention, p.chars, p.bytes, p.kind]
+                           for p in result.points]}
         cache.put(key, data)
-    pts = [SweepPoint(s, v, t, a, c, b, d) for s, v, t, a, c, b in data["points"]]
-    return Sweep(name or tokenizer.name, pts, threshold, d)
+    pts = [SweepPoint(s, v, t, a, c, b, d, k) for s, v, t, a, c, b, k in data["points"]]
+    return Sweep(name or tokenizer.name, pts, threshold, d, note)
 
 
 # ---- split differences ---------------------------------------------------------------------------------

@@ -402,8 +402,9 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
 
 def record_final_model(store, run_id: int, trainer: Trainer) -> None:
     """Keep what rebuilds the trained tokenizer: its settings (model family, unknown token, Unigram
-    scores …) and, for a model that merges nothing (Unigram), its final vocabulary — BPE and
-    WordPiece vocabularies were stored merge by merge by the run writer."""
+    scores …) and, for a model that merges nothing (Unigram), its final vocabulary and its pruning
+    checkpoints (a trainer's ``checkpoints``, if it has any: the vocabulary-size sweep reads them) —
+    BPE and WordPiece vocabularies were stored merge by merge by the run writer."""
     tok = trainer.tokenizer()
     update = {k: v for k, v in tok.settings().items() if k != "special_tokens"}
     if tok.scores:
@@ -412,7 +413,8 @@ def record_final_model(store, run_id: int, trainer: Trainer) -> None:
     if not tok.merges:
         vocab = list(tok.vocab)
         kinds = ["special" if i in tok.special_ids else "base" for i in range(len(vocab))]
-    store.record_final_model(run_id, update, vocab=vocab, kinds=kinds)
+    store.record_final_model(run_id, update, vocab=vocab, kinds=kinds,
+                             checkpoints=getattr(trainer, "checkpoints", None) or ())
 
 
 def report_skipped(sources: Sequence, report: Callable[[Progress], None] | None) -> int:

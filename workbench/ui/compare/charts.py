@@ -4,7 +4,8 @@
   to the baseline language (a dashed line marks 1.0), or characters per token when no baseline
   is chosen.
 * :class:`SweepChart` — the vocabulary-size sweep: characters/token, L² and V × d against |V|,
-  stacked with a shared x axis; a dashed line marks the knee.
+  stacked with a shared x axis; a dashed line marks the knee. Points are filled circles (a merge
+  prefix, or a Unigram cut of the final model) or hollow squares (a Unigram pruning round).
 
 Both export themselves as PNG (``pyqtgraph.exporters``) or SVG (Qt's ``QSvgGenerator``), by the
 file's suffix (:meth:`export`). What they leave out: computing anything — they draw the rows handed in.
@@ -211,8 +212,9 @@ class SweepChart(_Chart):
                 plot.setXLink(self.plots[0])
             self.plots.append(plot)
         self.plots[-1].setLabel("bottom", "vocabulary size |V|")
-        # Bottom right: compression climbs towards the top right, so that corner stays clear.
-        self.legend = self.plots[0].addLegend(offset=(-10, -10))
+        # In the V × d plot's top left: that line climbs from the bottom left, so the corner stays
+        # clear (the compression plot's corners hold the curves' ends when several runs are drawn).
+        self.legend = self.plots[-1].addLegend(offset=(10, 10))
         self.knees: list[pg.InfiniteLine] = []
         self.sweeps: list[Sweep] = []
         self._apply_palette()
@@ -224,17 +226,30 @@ class SweepChart(_Chart):
         if self.legend is not None:
             self.legend.clear()
         self.knees = []
+        background = self.palette().color(QPalette.ColorRole.Base)
+        pruned_legend = False
         for index, result in enumerate(self.sweeps):
             colour = QColor(style.RUN_COLOURS[index % len(style.RUN_COLOURS)])
             xs = [p.vocab_size for p in result.points]
             knee = result.knee
+            # Per point: a filled circle, or a hollow square for a Unigram pruning round.
+            pruned = [p.kind == "pruning round" for p in result.points]
             for plot, (key, _title) in zip(self.plots, self.SERIES):
                 ys = [getattr(p, key) for p in result.points]
-                # Only the top plot has a legend: a name there lists the sweep once.
+                # Only the bottom plot has a legend: a name there lists the sweep once.
                 # A line style and a marker per sweep as well as a colour (issue 14: never colour alone).
                 plot.plot(xs, ys, pen=pg.mkPen(colour, width=2, style=style.run_line_style(colour.name())),
                           symbol=style.run_symbol(index), symbolSize=7, symbolBrush=colour, symbolPen=pg.mkPen(colour),
-                          name=_short(result.tokenizer) if plot is self.plots[0] else None)
+                          name=_short(result.tokenizer) if plot is self.plots[-1] else None)
+                if any(pruned):
+                    marks = pg.ScatterPlotItem(
+                        x=[x for x, q in zip(xs, pruned) if q], y=[y for y, q in zip(ys, pruned) if q],
+                        symbol="s", size=10, brush=pg.mkBrush(background), pen=pg.mkPen(colour, width=2))
+                    plot.addItem(marks)
+            if any(pruned) and not pruned_legend and self.legend is not None:
+                pruned_legend = True
+                sample = pg.ScatterPlotItem(symbol="s", size=8, brush=pg.mkBrush(background), pen=pg.mkPen(self._fg()))
+                self.legend.addItem(sample, "Unigram pruning round (filled marks: cuts of the final model)")
                 if knee is not None:
                     line = pg.InfiniteLine(xs[knee], angle=90, pen=pg.mkPen(colour, width=1, style=Qt.PenStyle.DashLine),
                                            label="knee" if plot is self.plots[0] else None,

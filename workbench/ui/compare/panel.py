@@ -4,7 +4,8 @@ Left, what to compare: the project's runs and imported references (plus tokenize
 here), the corpus files (the project's, plus files added here) with an optional language label
 each, the baseline language, "parallel text" and the embedding width d. Right, the results: a
 metrics table per file and per language, a bar chart of tokens per language against the
-baseline, the vocabulary-size sweep of one BPE run, and the words whose splits differ most
+baseline, the vocabulary-size sweep (BPE, WordPiece or Unigram runs; several runs' curves share
+the chart while the files, points and d stay the same), and the words whose splits differ most
 between two tokenizers. Tables export as CSV, charts as PNG or SVG.
 
 All counting runs in :mod:`workbench.tasks.compare` on a worker thread (:class:`~workbench.ui.jobs.JobRunner`) with
@@ -85,6 +86,8 @@ class ComparePanel(QWidget):
         self.project: Path | None = None
         self.result = None
         self.sweep_result = None
+        self._sweeps: dict[str, object] = {}  # tokenizer name → Sweep, all over the same files/points/d
+        self._sweeps_key: tuple | None = None
         self.split_result = None
         self.split_sources: tuple[str, str] | None = None  # the A and B of split_result
         self._split_asked: tuple[str, str] | None = None
@@ -183,7 +186,9 @@ class ComparePanel(QWidget):
         self.bar_chart = LanguageBarChart()
         self.sweep_chart = SweepChart()
         self.sweep_source = QComboBox()
-        self.sweep_source.setToolTip("A BPE run (or tokenizer with merges) to sweep over the ticked files")
+        self.sweep_source.setToolTip("A run to sweep over the ticked files: BPE and WordPiece by their first k merges, "
+                                     "Unigram by its pruning rounds and cuts of the final model. Sweeps of several "
+                                     "runs over the same files share the chart")
         self.sweep_points = QSpinBox()
         self.sweep_points.setRange(2, 200)
         self.sweep_points.setValue(16)
@@ -453,13 +458,18 @@ class ComparePanel(QWidget):
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
-            from workbench.tasks.compare import ResultCache, sweep_files
+            from workbench.tasks.compare import ResultCache, stored_checkpoints, sweep_files
             from workbench.tasks.sources import load_tokenizer
 
             sources, _labels = self._sources_and_labels_from(files)
-            return sweep_files(load_tokenizer(src), sources, name=name, points=points, d=d,
+            tokenizer = load_tokenizer(src)
+            pruning = stored_checkpoints(src) if tokenizer.model == "unigram" else ()
+            return sweep_files(tokenizer, sources, name=name, points=points, d=d, pruning=pruning,
                                cache=ResultCache.default(), should_stop=should_stop, progress=progress)
 
+        key = (tuple(path for path, _o, _l in files), points, d)
+        if key != self._sweeps_key:  # other files, points or width: earlier curves are not comparable
+            self._sweeps, self._sweeps_key = {}, key
         return self._start("Sweeping vocabulary sizes", job, self._on_swept)
 
     def compare_splits(self) -> bool:
@@ -535,16 +545,22 @@ class ComparePanel(QWidget):
             self.failed.emit("cancelled")
             return
         self.sweep_result = result
-        self.sweep_chart.set_sweeps([result])
+        self._sweeps.pop(result.tokenizer, None)
+        self._sweeps[result.tokenizer] = result  # the latest last: drawn on top
+        self.sweep_chart.set_sweeps(list(self._sweeps.values()))
         knee = result.knee
         if knee is None:
-            note = (f"No knee yet: characters/token still grows by ≥ {100 * result.threshold:g} % per 1,000 "
-                    "entries at the largest vocabulary.")
+            note = (f"{result.tokenizer}: no knee yet — characters/token still grows by ≥ "
+                    f"{100 * result.threshold:g} % per 1,000 entries at the largest vocabulary.")
         else:
             p = result.points[knee]
-            note = (f"Knee at |V| = {p.vocab_size:,} ({p.step:,} merges): every later step gains less than "
-                    f"{100 * result.threshold:g} % characters/token per 1,000 entries, "
+            where = {"merges": f"{p.step:,} merges", "cut": f"final model cut to {p.step:,} pieces",
+                     "pruning round": f"pruning round at step {p.step:,}"}.get(p.kind, p.kind)
+            note = (f"{result.tokenizer}: knee at |V| = {p.vocab_size:,} ({where}): every later step gains less "
+                    f"than {100 * result.threshold:g} % characters/token per 1,000 entries, "
                     f"while V × d keeps growing.")
+        if result.note:
+            note += f" Note: {result.note}."
         self.sweep_note.setText(note)
         self.status.setText(f"Sweep of {result.tokenizer}: {len(result.points)} points.")
         self.swept.emit(result)

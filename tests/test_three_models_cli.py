@@ -112,3 +112,15 @@ def test_vocab_size_below_the_alphabet_says_why_nothing_merges(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["vocab_size"] > 100  # every symbol is kept, as in tokenizers
     assert "not fewer than --vocab-size 100: no merge will be made" in done.stderr
+
+
+def test_unigram_vocab_size_below_the_required_characters_is_refused_not_pruned_forever(tmp_path: Path) -> None:
+    """Pruning keeps every required character: a target below them used to prune forever."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("".join(chr(0x4E00 + i) for i in range(400)) + "\n", encoding="utf-8")
+    project = tmp_path / "p.tokproj"
+    done = _wb("train", str(corpus), "--project", str(project), "--model", "unigram", "--vocab-size", "300",
+               "--byte-fallback", "--progress", "none", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--vocab-size: 300 is below what the corpus needs: 401 characters" in done.stderr  # and ▁
+    assert "= 660;" in done.stderr and not project.exists()

@@ -297,7 +297,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"run {run_id} {status}: {run.merge_count} merges, vocabulary {run.vocab_size} "
+        merges = "" if run.settings.get("model") == "unigram" else f"{run.merge_count} merges, "
+        print(f"run {run_id} {status}: {merges}vocabulary {run.vocab_size} "
               f"({result['seconds']:.1f} s) in {project}")
     return 0 if status == "finished" else 3
 

@@ -55,7 +55,7 @@ import regex
 
 from workbench.core.model import Tokenizer
 from workbench.core.trainer import StepRecord, TrainLog
-from workbench.errors import WorkbenchError
+from workbench.errors import ConfigError, WorkbenchError
 
 METASPACE = "\u2581"  # ▁
 UNK_CHAR = "\u2585"  # what SentencePiece puts in place of characters outside the coverage
@@ -619,6 +619,14 @@ class UnigramTrainer:
                 break
             covered += count
             self.required[ch] = count
+        if len(self.required) + self._n_meta > config.vocab_size:
+            # Pruning never drops a required character, so it could never reach the size (a run
+            # that pruned forever); sentencepiece refuses the same settings the same way.
+            raise ConfigError(
+                "vocab_size",
+                f"{config.vocab_size} is below what the corpus needs: {len(self.required):,} characters "
+                f"(--character-coverage {config.character_coverage:g}) + {self._n_meta} reserved ids = "
+                f"{len(self.required) + self._n_meta:,}; raise the vocabulary size or lower the character coverage")
         if len(self.required) < len(chars):
             table = {ord(ch): UNK_CHAR for ch in chars if ch not in self.required}
             merged: Counter = Counter()

@@ -44,7 +44,7 @@ def english() -> Tokenizer:
 def chinese_bytes() -> Tokenizer:
     """Byte fallback, rare characters left out: unknown runs become byte pieces."""
     require_corpora()
-    return _train(_lines("zh_fortunes.txt", 0, 300), vocab_size=700, byte_fallback=True,
+    return _train(_lines("zh_fortunes.txt", 0, 300), vocab_size=900, byte_fallback=True,
                   character_coverage=0.995)
 
 

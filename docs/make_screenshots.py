@@ -151,7 +151,10 @@ def main() -> int:  # noqa: C901, PLR0915 - one linear script, step by step as t
     compare.computed.connect(results.append)
     t0 = time.monotonic()
     if compare.compute():
-        wait(lambda: bool(results), 900)
+        wait(lambda: bool(results) or not compare.tasks.busy(), 900)
+        if not results:
+            say(f"5. Compare failed: {compare.status.text()!r}")
+            return 1
         say(f"5. Compare on the demo files: {time.monotonic() - t0:.1f} s, "
             f"{[(m.label, m.tokens) for m in results[-1].totals]}")
         pause(1.0)

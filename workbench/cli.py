@@ -84,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("files", nargs="+")
     stats.add_argument("--tokenizer", action="append", default=[], metavar="SRC", help="repeatable")
     stats.add_argument("--language", action="append", default=[], metavar="FILE=LANG",
-                       help="the language of a file (default: its dominant script); repeatable")
+                       help="the language of a file (default: a code in its name, as in en_wiki.txt or "
+                       "news.de.txt, else its dominant script); repeatable")
     stats.add_argument("--baseline-language", metavar="LANG", help="report tokens per language relative to LANG")
     stats.add_argument("--parallel", action="store_true",
                        help="the files are translations of each other: the ratio is the tokenization premium")

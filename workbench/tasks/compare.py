@@ -52,6 +52,7 @@ from workbench.core.vocab_sweep import (
     unigram_checkpoints,
 )
 from workbench.corpus import CorpusSource, file_stats, fingerprint, iter_text
+from workbench.corpus.language import language_from_name
 from workbench.errors import WorkbenchError
 
 log = logging.getLogger(__name__)
@@ -230,7 +231,8 @@ def compare_corpus(tokenizers: Sequence[tuple[str, Tokenizer]], sources: Sequenc
     """Metrics of every tokenizer on every file, per language and in total (None if stopped).
 
     ``labels`` maps a file path (as given, or resolved) to a language; files without a label get
-    their dominant script (:attr:`workbench.corpus.CorpusStats.dominant_script`). Each file is read
+    the language code their name carries (``en_wiki.txt``, ``news.de.txt``: :mod:`workbench.corpus.language`),
+    else their dominant script (:attr:`workbench.corpus.CorpusStats.dominant_script`). Each file is read
     at most twice (statistics, then one pass feeding every tokenizer not yet cached).
     """
     if d <= 0:
@@ -292,7 +294,8 @@ def _file_info(src: CorpusSource, fp: str, labels: Mapping[str, str], cache: Res
         cache.put(key, data)
     steps.advance(src)
     given = labels.get(str(src.path.resolve()))
-    return FileInfo(str(src.path), fp, given or data["dominant"] or "unknown", given is not None, data["bytes"],
+    language = given or language_from_name(src.path) or data["dominant"] or "unknown"
+    return FileInfo(str(src.path), fp, language, given is not None, data["bytes"],
                     data["chars"], data["lines"], data["distinct_pretokens"], dict(data["scripts"]),
                     TextTally.from_dict(data["text"]))
 

@@ -212,9 +212,10 @@ class SweepChart(_Chart):
                 plot.setXLink(self.plots[0])
             self.plots.append(plot)
         self.plots[-1].setLabel("bottom", "vocabulary size |V|")
-        # In the V × d plot's top left: that line climbs from the bottom left, so the corner stays
-        # clear (the compression plot's corners hold the curves' ends when several runs are drawn).
-        self.legend = self.plots[-1].addLegend(offset=(10, 10))
+        # Below the plots, in a row of its own: inside any plot some curve's end sits under it once
+        # several runs of different sizes share the chart (issue 14: a legend never covers a curve).
+        self.legend = pg.LegendItem(offset=None, colCount=2)
+        self.view.addItem(self.legend, row=len(self.SERIES), col=0)
         self.knees: list[pg.InfiniteLine] = []
         self.sweeps: list[Sweep] = []
         self._apply_palette()
@@ -236,11 +237,13 @@ class SweepChart(_Chart):
             pruned = [p.kind == "pruning round" for p in result.points]
             for plot, (key, _title) in zip(self.plots, self.SERIES):
                 ys = [getattr(p, key) for p in result.points]
-                # Only the bottom plot has a legend: a name there lists the sweep once.
+                # One legend entry per sweep (its curve in the last plot).
                 # A line style and a marker per sweep as well as a colour (issue 14: never colour alone).
-                plot.plot(xs, ys, pen=pg.mkPen(colour, width=2, style=style.run_line_style(colour.name())),
-                          symbol=style.run_symbol(index), symbolSize=7, symbolBrush=colour, symbolPen=pg.mkPen(colour),
-                          name=_short(result.tokenizer) if plot is self.plots[-1] else None)
+                curve = plot.plot(xs, ys, pen=pg.mkPen(colour, width=2, style=style.run_line_style(colour.name())),
+                                  symbol=style.run_symbol(index), symbolSize=7, symbolBrush=colour,
+                                  symbolPen=pg.mkPen(colour))
+                if plot is self.plots[-1] and self.legend is not None:
+                    self.legend.addItem(curve, _short(result.tokenizer))
                 if any(pruned):
                     marks = pg.ScatterPlotItem(
                         x=[x for x, q in zip(xs, pruned) if q], y=[y for y, q in zip(ys, pruned) if q],

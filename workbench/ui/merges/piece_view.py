@@ -73,6 +73,7 @@ class PieceDetail(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Piece details")
         self.token_id: int | None = None
         mono = mono_font()
         big = QFont(mono)
@@ -171,6 +172,7 @@ class PieceView(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAccessibleName("Unigram pieces")
         self._conn = None
         self._path: Path | None = None
         self._source: PieceSource | None = None

@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.corpus.language import language_from_name
 from workbench.errors import WorkbenchError
 from workbench.ui.compare.charts import LanguageBarChart, SweepChart
 from workbench.ui.compare.models import (
@@ -349,7 +350,8 @@ class ComparePanel(QWidget):
         item.setFlags((item.flags() | Qt.ItemFlag.ItemIsUserCheckable) & ~Qt.ItemFlag.ItemIsEditable)
         item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
         self.file_table.setItem(row, 0, item)
-        self.file_table.setItem(row, 1, QTableWidgetItem(language))
+        # The language its name carries (en_wiki.txt, news.de.txt) filled in, for the user to correct.
+        self.file_table.setItem(row, 1, QTableWidgetItem(language or language_from_name(path) or ""))
 
     def set_language(self, path: str | Path, language: str) -> None:
         for row in range(self.file_table.rowCount()):

@@ -71,9 +71,9 @@ from workbench.ui.train.panel import TrainingPanel, ask
 APP_NAME = "Tokenizer Workbench"
 SAVED_MESSAGE = "Saved — the project saves itself after every change."
 PROJECT_FILTER = "Tokenizer Workbench projects (*.tokproj);;All files (*)"
-TOKENIZER_FILTER = ("Tokenizer files (*.json *.tiktoken *.txt *.vocab);;tokenizer.json (*.json);;"
+TOKENIZER_FILTER = ("Tokenizer files (*.json *.tiktoken *.txt *.model *.vocab);;tokenizer.json (*.json);;"
                     "tiktoken (*.tiktoken);;GPT-2 vocab.json (vocab.json);;WordPiece vocab.txt (*.txt);;"
-                    "SentencePiece .vocab (*.vocab);;All files (*)")
+                    "SentencePiece model (*.model);;SentencePiece .vocab (*.vocab);;All files (*)")
 
 
 log = logging.getLogger(__name__)
@@ -286,9 +286,11 @@ class MainWindow(QMainWindow):
         self.act_add_folder = self._action("Add Corpus Fol&der…", self.corpus.choose_folder, "Ctrl+Shift+D")
         self.act_demo = self._action("Add the &Demo Corpus", self.corpus.add_demo)
         self.act_import = self._action("&Import Tokenizer…", self.import_tokenizer, "Ctrl+I",
-                                       "Add a tokenizer.json, .tiktoken, vocab.json or vocab.txt as a reference")
+                                       "Add a tokenizer.json, .tiktoken, vocab.json, vocab.txt or SentencePiece .model "
+                                       "as a reference")
         self.act_export = self._action("&Export Tokenizer…", self.export_dialog, "Ctrl+E",
-                                       "Write a run as tokenizer.json, GPT-2 files, .tiktoken, vocab.txt, .vocab or CSV")
+                                       "Write a run as tokenizer.json, GPT-2 files, .tiktoken, vocab.txt, "
+                                       "SentencePiece .model or CSV")
         self.act_quit = self._action("&Quit", self.close, K.Quit)
         self.act_quit.setMenuRole(QAction.MenuRole.QuitRole)
         self.act_train = self._action("&Train", self.training.start, ["F5", "Ctrl+Return"],

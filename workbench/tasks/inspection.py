@@ -471,7 +471,9 @@ class Inspector:
             if self._findall is not None:
                 found = self._findall(segment, concurrent=True)
                 piece_ends = list(accumulate(map(len, found)))
-                if (not piece_ends or piece_ends[-1] == len(segment)) and "" not in found:
+                if not found and not self._pre.keeps_whitespace:
+                    continue  # only whitespace, which this pre-tokenizer drops: no piece
+                if piece_ends and piece_ends[-1] == len(segment) and "" not in found:
                     pieces.extend(found)
                     if a == 0:
                         starts.append(0)

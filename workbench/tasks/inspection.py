@@ -346,6 +346,11 @@ class Inspector:
     ``inspect(text)`` gives exactly what :meth:`Encoder.encode_with_offsets` gives (offsets moved
     back onto the original text when the tokenizer normalizes), grouped and coloured. The first
     call on a 100 KB text encodes every piece; after a keystroke only the edited chunk is new.
+
+    For a SentencePiece model (Unigram, or its score-ordered BPE) the pieces are the model's words,
+    which start at spaces and hold the line breaks: prose is then one chunk, and so is any text
+    with a near tie (the encoder redoes it as one lattice); only lines starting with a space
+    (indented code) are cut, without the dummy ▁ the encoder puts in front of the text only.
     """
 
     def __init__(self, encoder: SpanEncoder, *, allow_special: bool = False, n_colours: int = 8,

@@ -310,8 +310,11 @@ class UnigramModel:
         return [self.unk_id]
 
     # -- whole texts
-    def words(self, text: str) -> list[str]:
-        marked = spm_text(text, self.dummy_prefix) if self.escape else text
+    def words(self, text: str, *, dummy_prefix: bool | None = None) -> list[str]:
+        """The words the lattice is cut into. ``dummy_prefix=False`` leaves out the dummy ▁ even when
+        the model adds one: for the rest of a text cut at a space (the inspector's chunks)."""
+        dummy = self.dummy_prefix if dummy_prefix is None else (dummy_prefix and self.dummy_prefix)
+        marked = spm_text(text, dummy) if self.escape else text
         if self.crosses_words or not self.escape:
             return [marked] if marked else []
         return split_words(marked)
@@ -329,12 +332,16 @@ class UnigramModel:
                 return list(self._ids(line, self._viterbi(line, exact=True)[0]))
         return out
 
-    def encode_spans(self, text: str) -> list[tuple[int, int, int]]:
-        """``(id, start, end)`` with code-point spans in ``text`` (the dummy ▁ has no width)."""
-        shift = 1 if (self.escape and self.dummy_prefix and text) else 0
+    def encode_spans(self, text: str, *, dummy_prefix: bool | None = None) -> list[tuple[int, int, int]]:
+        """``(id, start, end)`` with code-point spans in ``text`` (the dummy ▁ has no width).
+
+        ``dummy_prefix=False``: ``text`` continues a text at one of its spaces (see :meth:`words`).
+        """
+        dummy = self.dummy_prefix if dummy_prefix is None else (dummy_prefix and self.dummy_prefix)
+        shift = 1 if (self.escape and dummy and text) else 0
         out: list[tuple[int, int, int]] = []
         pos = 0
-        words = self.words(text)
+        words = self.words(text, dummy_prefix=dummy)
         if type(self) is UnigramModel and any(self.is_fragile(w) for w in words):
             words = ["".join(words)]
         for word in words:

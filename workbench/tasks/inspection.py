@@ -346,6 +346,11 @@ class Inspector:
     ``inspect(text)`` gives exactly what :meth:`Encoder.encode_with_offsets` gives (offsets moved
     back onto the original text when the tokenizer normalizes), grouped and coloured. The first
     call on a 100 KB text encodes every piece; after a keystroke only the edited chunk is new.
+
+    For a SentencePiece model (Unigram, or its score-ordered BPE) the pieces are the model's words,
+    which start at spaces and hold the line breaks: prose is then one chunk, and so is any text
+    with a near tie (the encoder redoes it as one lattice); only lines starting with a space
+    (indented code) are cut, without the dummy ▁ the encoder puts in front of the text only.
     """
 
     def __init__(self, encoder: SpanEncoder, *, allow_special: bool = False, n_colours: int = 8,
@@ -361,6 +366,7 @@ class Inspector:
         self._specials = tok.special_ids if allow_special else frozenset()
         self._special_re = encoder._special_re if allow_special else None
         self._pre = encoder._pre
+        self._spm = encoder._spm
         self._findall = None
         compiled = self._pre.compiled() if self._pre.name != "custom" else None
         if compiled is not None:
@@ -402,6 +408,8 @@ class Inspector:
                 o0, o1 = orig_cuts[c], orig_cuts[c + 1]
             key = self._key(pieces, starts, ends, k0, k1, pos, end,
                             text[o0:o1] if orig_cuts is not None else None)
+            if self._spm is not None and (k0 == 0 or k0 - 1 in special_at):
+                key = key + ("\x00dummy",)  # its first word has SentencePiece's dummy ▁ in front
             chunk = used.get(key) or self._chunks.get(key)
             if should_stop is not None and (chunk is None or c % 32 == 31) and should_stop():
                 raise Stopped()
@@ -459,10 +467,18 @@ class Inspector:
             if b <= a:
                 continue
             segment = text[a:b] if (a, b) != (0, len(text)) else text
+            if self._spm is not None:
+                for s, e in self._spm_words(segment):
+                    pieces.append(segment[s:e])
+                    starts.append(s + a)
+                    ends.append(e + a)
+                continue
             if self._findall is not None:
                 found = self._findall(segment, concurrent=True)
                 piece_ends = list(accumulate(map(len, found)))
-                if (not piece_ends or piece_ends[-1] == len(segment)) and "" not in found:
+                if not found and not self._pre.keeps_whitespace:
+                    continue  # only whitespace, which this pre-tokenizer drops: no piece
+                if piece_ends and piece_ends[-1] == len(segment) and "" not in found:
                     pieces.extend(found)
                     if a == 0:
                         starts.append(0)
@@ -478,6 +494,33 @@ class Inspector:
                 starts.append(s + a)
                 ends.append(e + a)
         return pieces, starts, ends, special_at
+
+    def _spm_words(self, segment: str) -> list[tuple[int, int]]:
+        """Spans of the words a SentencePiece model cuts ``segment`` into (what its lattice never
+        crosses): a word starts at every space, so a line break stays inside the word before it and
+        a chunk can only start at a line that starts with a space.
+
+        One span for the whole segment when the lattice does span it: a model whose pieces hold ▁
+        inside, one without ▁ escaping, or a segment with a near tie, which the encoder redoes as
+        one float32 lattice (:meth:`~workbench.core.unigram.UnigramModel.encode`).
+        """
+        model = self._spm
+        assert model is not None
+        whole = [(0, len(segment))]
+        if not model.escape or model.crosses_words:
+            return whole
+        words = model.words(segment)
+        if type(model) is unigram.UnigramModel and any(model.is_fragile(w) for w in words):
+            return whole
+        shift = 1 if model.dummy_prefix else 0
+        out: list[tuple[int, int]] = []
+        pos = 0
+        for word in words:
+            s, e = max(pos - shift, 0), max(pos + len(word) - shift, 0)
+            if e > s:  # the dummy ▁ alone (a segment starting with a space) has no width
+                out.append((s, e))
+            pos += len(word)
+        return out
 
     @staticmethod
     def _cuts(text: str, starts: list[int], ends: list[int]) -> list[tuple[int, int]]:
@@ -525,10 +568,8 @@ class Inspector:
                sep_len: int) -> _Chunk:
         spans: list[Span] = []
         encoder = self.encoder
-        if encoder._spm is not None and k1 > k0:
-            # Unigram (SentencePiece): the lattice spans the chunk's lines, not one pre-token at a
-            # time; its spans are already relative to the chunk (special tokens are not split out).
-            spans = [(t.id, t.start, t.end, t.partial) for t in encoder.encode_with_offsets(norm[pos:ends[k1 - 1]])]
+        if self._spm is not None:
+            spans = self._spm_spans(norm, pieces, starts, ends, k0, k1, pos, special_at)
             k1 = k0
         for i in range(k0, k1):
             base = starts[i] - pos
@@ -545,6 +586,32 @@ class Inspector:
             text = orig
         groups = group_tokens(spans, self._specials, text if self.whole_graphemes else None)
         return _Chunk(text, spans, groups, sep_len)
+
+
+    def _spm_spans(self, norm: str, pieces, starts, ends, k0, k1, pos, special_at) -> list[Span]:
+        """A SentencePiece chunk's tokens: each run of words between special tokens is one call of
+        the encoder's own ``encode_spans``; the dummy ▁ only where the encoder puts it, in front of
+        the text and of the text after a special token, never at a chunk cut inside the text."""
+        model = self._spm
+        assert model is not None
+        vocab = self.encoder.tok.vocab
+        spans: list[Span] = []
+        i = k0
+        while i < k1:
+            if i in special_at:
+                spans.append((special_at[i], starts[i] - pos, ends[i] - pos, False))
+                i += 1
+                continue
+            j = i
+            while j < k1 and j not in special_at:
+                j += 1
+            base = starts[i] - pos
+            dummy = i == 0 or i - 1 in special_at
+            for token_id, a, b in model.encode_spans(norm[base:ends[j - 1] - pos], dummy_prefix=dummy):
+                raw = vocab[token_id]
+                spans.append((token_id, base + a, base + b, len(raw) == 1 and raw[0] >= 0x80))
+            i = j
+        return spans
 
 
 def inspect_text(encoder: SpanEncoder, text: str, *, allow_special: bool = False, separator: str = "\n",

@@ -112,6 +112,11 @@ class TokenPane(QFrame):
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(3)
         box.addLayout(top)
+        # A model without merges (Unigram) hides the slider but keeps its row's height, so the
+        # lines of side-by-side columns stay level with each other.
+        policy = self.slider_row.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.slider_row.setSizePolicy(policy)
         box.addWidget(self.slider_row)
         box.addWidget(self.counts_label)
         box.addWidget(self.status_label)

@@ -261,6 +261,16 @@ def test_up_to_four_columns(qtbot, panel, project):
     assert len(panel.panes) == 3 and panel.add_button.isEnabled()
 
 
+def test_the_compare_button_puts_the_focus_on_the_new_columns_chooser(qtbot, panel, project):
+    _open(qtbot, panel, project, "compare me")
+    panel.show()
+    panel.activateWindow()
+    qtbot.waitUntil(panel.isActiveWindow, timeout=2000)
+    qtbot.mouseClick(panel.add_button, Qt.MouseButton.LeftButton)
+    assert len(panel.panes) == 2
+    qtbot.waitUntil(lambda: panel.panes[1].chooser.hasFocus(), timeout=2000)
+
+
 def test_texts_are_kept_in_the_project_and_come_back(qtbot, panel, project):
     panel.set_project(project)
     panel.set_text("naïve café 中文 👋\nsecond line")

@@ -671,7 +671,9 @@ class InspectPanel(QWidget):
 
     @Slot()
     def _on_add_clicked(self) -> None:
-        self.add_pane()
+        pane = self.add_pane()
+        if pane is not None:  # a keyboard user picks the new column's tokenizer next
+            pane.chooser.setFocus(Qt.FocusReason.OtherFocusReason)
 
     @Slot(object)
     def _on_close_pane(self, pane: TokenPane) -> None:

@@ -19,3 +19,15 @@ def test_legend_entries_take_the_new_themes_text_colour(qtbot) -> None:
         fg = chart._fg().name()
         assert fg.lower() in label.item.toHtml().lower(), (fg, label.item.toHtml())
         assert style.is_dark(chart.palette())
+
+
+def test_the_train_plots_legend_follows_the_theme_too(qtbot) -> None:
+    from workbench.ui.train.plots import TrainingPlots
+
+    plots = TrainingPlots()
+    qtbot.addWidget(plots)
+    plots.setPalette(style.light_palette())
+    plots.legend.addItem(pg.PlotDataItem([0, 1], [0, 1]), "Run 1")
+    plots.setPalette(style.dark_palette())
+    _sample, label = plots.legend.items[-1]
+    assert plots._fg.name().lower() in label.item.toHtml().lower()

@@ -388,3 +388,14 @@ def drawn_app_icon(size: int = 64) -> QIcon:
     painter.drawLine(QPointF(8, size * 0.76), QPointF(size - 8, size * 0.76))
     painter.end()
     return QIcon(px)
+
+
+def recolour_legend(legend, fg: QColor) -> None:
+    """Give a pyqtgraph ``LegendItem`` the theme's text colour, entries already drawn included.
+
+    ``LegendItem.setLabelTextColor`` only applies to entries added later: after a theme switch the
+    existing labels kept the old theme's colour (dark text on the dark theme's background).
+    """
+    legend.setLabelTextColor(fg)
+    for _sample, label in legend.items:
+        label.setText(label.text, color=fg.name())

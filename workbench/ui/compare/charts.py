@@ -74,11 +74,7 @@ class _Chart(QWidget):
                 ax.setTextPen(pg.mkPen(fg))
                 ax.label.setDefaultTextColor(axis)
         if self.legend is not None:
-            self.legend.setLabelTextColor(fg)
-            # pyqtgraph applies that colour to entries added later only: redraw the existing ones
-            # (after a theme switch their text kept the old theme's colour, dark on dark).
-            for _sample, label in self.legend.items:
-                label.setText(label.text, color=fg.name())
+            style.recolour_legend(self.legend, fg)
             lb = QColor(bg)
             lb.setAlpha(210)
             self.legend.setBrush(pg.mkBrush(lb))

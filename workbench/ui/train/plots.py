@@ -621,7 +621,7 @@ class TrainingPlots(QWidget):
         self.label.fill = pg.mkBrush(tip)
         self.label.border = pg.mkPen(border)
         if self.legend is not None:
-            self.legend.setLabelTextColor(fg)
+            style.recolour_legend(self.legend, fg)
             lb = QColor(bg)
             lb.setAlpha(200)
             self.legend.setBrush(pg.mkBrush(lb))

@@ -45,6 +45,7 @@ import heapq
 import math
 import struct
 from array import array
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -823,38 +824,45 @@ class UnigramTrainer:
         return freq, tokens
 
     def _piece_paths(self, p: int, logs: list[float]) -> tuple[int, list[int]]:
-        """SentencePiece's two-best over the piece's own lattice: (length of the best path,
-        the second-best path's pieces when the best is the piece alone)."""
+        """SentencePiece's two-best over the piece's own lattice: (length of the best path — 2
+        standing for "two or more" —, the second-best path's pieces when the best is the piece alone).
+
+        One Viterbi pass over the piece's slice of its word's lattice gives both: the best scores
+        before the piece's end are the same with or without the piece's own edge, which is the
+        first edge to reach the end (edges are sorted by start), so the best path is the piece
+        alone unless another edge into the end beats it (strictly, as the first found wins), and
+        the second best is the best of those other edges.
+        """
         w, i = self._where[p]
         n = self._lens[p]
-        S, E, P = self._S[w], self._E[w], self._P[w]
-        from bisect import bisect_left
+        S = self._S[w]
         lo, hi = bisect_left(S, i), bisect_left(S, i + n)
-        sub = [(S[k] - i, E[k] - i, P[k]) for k in range(lo, hi) if E[k] <= i + n]
-
-        def best_path(skip_whole: bool) -> list[int]:
-            best = [-math.inf] * (n + 1)
-            best[0] = 0.0
-            back: list[tuple[int, int]] = [(0, -1)] * (n + 1)
-            for s, e, q in sub:
-                if skip_whole and s == 0 and e == n:
-                    continue
+        best = [-math.inf] * n
+        best[0] = 0.0
+        back_s = [0] * n
+        back_q = [0] * n
+        other, other_s, other_q = -math.inf, 0, -1
+        for s, e, q in zip(S[lo:hi], self._E[w][lo:hi], self._P[w][lo:hi]):
+            s -= i
+            e -= i
+            if e < n:
                 cand = best[s] + logs[q]
                 if cand > best[e]:
                     best[e] = cand
-                    back[e] = (s, q)
-            out = []
-            e = n
-            while e > 0:
-                s, q = back[e]
-                out.append(q)
-                e = s
-            return out
-
-        first = best_path(False)
-        if len(first) >= 2:
-            return len(first), []
-        return 1, best_path(True)
+                    back_s[e] = s
+                    back_q[e] = q
+            elif e == n and s:
+                cand = best[s] + logs[q]
+                if cand > other:
+                    other, other_s, other_q = cand, s, q
+        if other > logs[p]:
+            return 2, []
+        out = [other_q]
+        s = other_s
+        while s > 0:
+            out.append(back_q[s])
+            s = back_s[s]
+        return 1, out
 
     def _prune(self, desired: int) -> tuple[int, float]:
         freq, tokens = self._viterbi_all()

@@ -50,7 +50,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from itertools import pairwise
+from itertools import compress, pairwise
 
 import regex
 
@@ -698,14 +698,16 @@ class UnigramTrainer:
     def _filter_edges(self) -> None:
         """Drop the edges of removed multi-character pieces (characters stay: they turn unknown)."""
         keep = [a or c for a, c in zip(self._alive, self._is_char)]
-        for w in range(len(self._words)):
-            P = self._P[w]
-            mask = [keep[p] for p in P]
-            if all(mask):
+        dropped = {p for p, k in enumerate(keep) if not k}
+        untouched = dropped.isdisjoint  # most words after a light M step: one C-level test each
+        kept = keep.__getitem__
+        for w, P in enumerate(self._P):
+            if untouched(P):
                 continue
-            self._S[w] = [x for x, m in zip(self._S[w], mask) if m]
-            self._E[w] = [x for x, m in zip(self._E[w], mask) if m]
-            self._P[w] = [x for x, m in zip(P, mask) if m]
+            mask = list(map(kept, P))
+            self._S[w] = list(compress(self._S[w], mask))
+            self._E[w] = list(compress(self._E[w], mask))
+            self._P[w] = list(compress(P, mask))
         self._dirty = False
 
     def _log_scores(self) -> list[float]:

@@ -685,14 +685,9 @@ class UnigramTrainer:
             self._S.append(S)
             self._E.append(E)
             self._P.append(P)
-        # One occurrence of each piece (word, start): its own lattice is a slice of that word's.
-        # (The last occurrence, found with dict updates that run in C.)
-        word_of: dict[int, int] = {}
-        start_of: dict[int, int] = {}
-        for w, (S, P) in enumerate(zip(self._S, self._P)):
-            word_of.update(dict.fromkeys(P, w))
-            start_of.update(zip(P, S))
-        self._where = [(word_of.get(p, -1), start_of.get(p, 0)) for p in range(len(self._pieces))]
+        # Each piece's own lattice, for pruning: found when first needed (see _own_lattice).
+        self._where: dict[int, tuple[int, int]] | None = None
+        self._own: dict[int, tuple[list[int], list[int], list[int], list[int], list[int]]] = {}
         self._dirty = False
 
     def _filter_edges(self) -> None:
@@ -825,38 +820,77 @@ class UnigramTrainer:
                 e = back_s[e]
         return freq, tokens
 
-    def _piece_paths(self, p: int, logs: list[float]) -> tuple[int, list[int]]:
-        """SentencePiece's two-best over the piece's own lattice: (length of the best path — 2
-        standing for "two or more" —, the second-best path's pieces when the best is the piece alone).
+    def _own_lattice(self, p: int) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
+        """The piece's own lattice, a slice of the lattice of a word it occurs in (the last such
+        occurrence), positions relative to the piece: the inner edges (start, end, pid) that end
+        before the piece's end, then the starts and pids of the other edges into its end.
 
-        One Viterbi pass over the piece's slice of its word's lattice gives both: the best scores
-        before the piece's end are the same with or without the piece's own edge, which is the
-        first edge to reach the end (edges are sorted by start), so the best path is the piece
-        alone unless another edge into the end beats it (strictly, as the first found wins), and
-        the second best is the best of those other edges.
+        Built once per piece, at the first pruning step that looks at it, and kept: later steps
+        remove pieces, whose edges then weigh −inf here and can never win a strict comparison, so
+        the kept slice gives what the filtered word lattice would. The occurrences are found once
+        (dict updates that run in C) over the lattices of that first step, after EM has dropped
+        most seeds.
         """
+        found = self._own.get(p)
+        if found is not None:
+            return found
+        if self._where is None:
+            if self._dirty:
+                self._filter_edges()
+            word_of: dict[int, int] = {}
+            start_of: dict[int, int] = {}
+            for w, (S, P) in enumerate(zip(self._S, self._P)):
+                word_of.update(dict.fromkeys(P, w))
+                start_of.update(zip(P, S))
+            self._where = {q: (w, start_of[q]) for q, w in word_of.items()}
         w, i = self._where[p]
         n = self._lens[p]
         S = self._S[w]
         lo, hi = bisect_left(S, i), bisect_left(S, i + n)
-        best = [-math.inf] * n
-        best[0] = 0.0
-        back_s = [0] * n
-        back_q = [0] * n
-        other, other_s, other_q = -math.inf, 0, -1
+        inner_s: list[int] = []
+        inner_e: list[int] = []
+        inner_p: list[int] = []
+        end_s: list[int] = []
+        end_p: list[int] = []
         for s, e, q in zip(S[lo:hi], self._E[w][lo:hi], self._P[w][lo:hi]):
             s -= i
             e -= i
             if e < n:
-                cand = best[s] + logs[q]
-                if cand > best[e]:
-                    best[e] = cand
-                    back_s[e] = s
-                    back_q[e] = q
+                inner_s.append(s)
+                inner_e.append(e)
+                inner_p.append(q)
             elif e == n and s:
-                cand = best[s] + logs[q]
-                if cand > other:
-                    other, other_s, other_q = cand, s, q
+                end_s.append(s)
+                end_p.append(q)
+        found = self._own[p] = (inner_s, inner_e, inner_p, end_s, end_p)
+        return found
+
+    def _piece_paths(self, p: int, logs: list[float]) -> tuple[int, list[int]]:
+        """SentencePiece's two-best over the piece's own lattice: (length of the best path — 2
+        standing for "two or more" —, the second-best path's pieces when the best is the piece alone).
+
+        One Viterbi pass gives both: the best scores before the piece's end are the same with or
+        without the piece's own edge, which is the first edge to reach the end (edges are sorted
+        by start), so the best path is the piece alone unless another edge into the end beats it
+        (strictly, as the first found wins), and the second best is the best of those other edges.
+        """
+        inner_s, inner_e, inner_p, end_s, end_p = self._own_lattice(p)
+        n = self._lens[p]
+        best = [-math.inf] * n
+        best[0] = 0.0
+        back_s = [0] * n
+        back_q = [0] * n
+        for s, e, q in zip(inner_s, inner_e, inner_p):
+            cand = best[s] + logs[q]
+            if cand > best[e]:
+                best[e] = cand
+                back_s[e] = s
+                back_q[e] = q
+        other, other_s, other_q = -math.inf, 0, -1
+        for s, q in zip(end_s, end_p):
+            cand = best[s] + logs[q]
+            if cand > other:
+                other, other_s, other_q = cand, s, q
         if other > logs[p]:
             return 2, []
         out = [other_q]

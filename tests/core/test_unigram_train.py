@@ -8,6 +8,7 @@ held-out token count stays within 3 % of a sentencepiece model trained with the 
 
 from __future__ import annotations
 
+import gc
 import math
 from pathlib import Path
 
@@ -127,3 +128,90 @@ def test_token_count_close_to_sentencepiece(tmp_path: Path) -> None:
     assert len(shared) > 0.8 * 1000
     assert events[-1].token_count == sum(
         len(model_of(tok).encode_word(w)) * c for w, c in count_spm_words(train).items())
+
+
+class _CheckedTrainer(UnigramTrainer):
+    """Checks every pruning step's two-best search against the textbook one, and that the cyclic
+    garbage collector is paused inside the hot steps."""
+
+    checked = 0
+    gc_seen: list[bool]
+
+    def _piece_paths(self, p: int, logs: list[float]) -> tuple[int, list[int]]:
+        self.gc_seen.append(gc.isenabled())
+        got = super()._piece_paths(p, logs)
+        best_len, alternatives = _two_pass_paths(self, p, logs)
+        assert got == (min(best_len, 2), alternatives), (self._pieces[p], got, best_len, alternatives)
+        type(self).checked += 1
+        return got
+
+
+def _two_pass_paths(trainer: UnigramTrainer, p: int, logs: list[float]) -> tuple[int, list[int]]:
+    """SentencePiece's way, as the trainer did it before: the piece's slice of the last word lattice
+    that holds it, searched twice — the best path, then the best one without the piece's own edge."""
+    last = getattr(trainer, "last_seen", None)
+    if last is None:  # a live piece's edges stay, so its last occurrence never changes
+        last = trainer.last_seen = {q: (w, s) for w, (S, P) in enumerate(zip(trainer._S, trainer._P))
+                                    for s, q in zip(S, P)}
+    w, i = last[p]
+    n = len(trainer._pieces[p])
+    sub = [(s - i, e - i, q) for s, e, q in zip(trainer._S[w], trainer._E[w], trainer._P[w]) if s >= i and e <= i + n]
+
+    def best_path(skip_whole: bool) -> list[int]:
+        best = [-math.inf] * (n + 1)
+        best[0] = 0.0
+        back = [(0, -1)] * (n + 1)
+        for s, e, q in sub:
+            if skip_whole and s == 0 and e == n:
+                continue
+            cand = best[s] + logs[q]
+            if cand > best[e]:
+                best[e] = cand
+                back[e] = (s, q)
+        out, e = [], n
+        while e > 0:
+            e, q = back[e]
+            out.append(q)
+        return out
+
+    first = best_path(False)
+    return (len(first), []) if len(first) >= 2 else (1, best_path(True))
+
+
+def _train_checked(lines: list[str], vocab_size: int) -> _CheckedTrainer:
+    trainer = _CheckedTrainer(count_spm_words(lines), UnigramConfig(vocab_size=vocab_size))
+    trainer.gc_seen = []
+    for _event in trainer.run():
+        pass
+    return trainer
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora, st.integers(min_value=0, max_value=8))
+def test_pruning_two_best_equals_the_textbook_search(lines: list[str], extra: int) -> None:
+    chars = len(set("".join(lines).replace(" ", "▁")) | {"▁"})
+    try:
+        _train_checked(lines, 3 + chars + extra)
+    except WorkbenchError as exc:
+        assert "yields only" in str(exc)
+
+
+def test_pruning_two_best_on_real_text_and_the_collector_state() -> None:
+    """Real text: four languages, several pruning steps, every piece's search checked; the
+    collector is paused inside pruning and back as it was afterwards (on, and off)."""
+    lines = []
+    for name in ("en_shakespeare.txt", "de_zitate.txt", "ru_fortunes.txt", "zh_fortunes.txt"):
+        lines += (CORPORA / name).read_text(encoding="utf-8").split("\n")[:40]
+    _CheckedTrainer.checked = 0
+    assert gc.isenabled()
+    chars = len(set("".join(lines).replace(" ", "▁")) | {"▁"})  # (a size below 3 + chars never ends)
+    trainer = _train_checked(lines, 3 + chars + 150)
+    assert _CheckedTrainer.checked > 300
+    assert trainer.gc_seen and not any(trainer.gc_seen)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        _train_checked(lines[:40], 3 + len(set("".join(lines[:40]).replace(" ", "▁")) | {"▁"}) + 30)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -41,15 +41,19 @@ sampling-based encoding, and training a BPE ``.model``.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 import struct
+import threading
 from array import array
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from itertools import pairwise
+from functools import cache, wraps
+from itertools import compress, pairwise
+from typing import ParamSpec, TypeVar
 
 import regex
 
@@ -493,6 +497,44 @@ def digamma(x: float) -> float:
     return result
 
 
+_Args = ParamSpec("_Args")
+_Result = TypeVar("_Result")
+_GC_LOCK = threading.Lock()
+_gc_pauses = 0  # paused calls running now (nested, or in other threads)
+_gc_was_enabled = False
+
+
+def _pausing_gc(method: Callable[_Args, _Result]) -> Callable[_Args, _Result]:
+    """Run ``method`` with Python's cyclic garbage collector paused.
+
+    Training keeps millions of lists alive (the lattices) and makes millions of short-lived ones
+    (each word's forward and backward arrays, its edges while seeding); the collector wakes every
+    few hundred allocations and now and then walks every live list — about a tenth of a run.
+    Nothing here makes reference cycles, so pausing frees nothing later than it would be. The
+    previous state comes back when the outermost paused call ends (a count under a lock, so
+    nesting and other threads leave it as they found it); cycles made meanwhile elsewhere in the
+    process wait until then.
+    """
+
+    @wraps(method)
+    def paused(*args: _Args.args, **kwargs: _Args.kwargs) -> _Result:
+        global _gc_pauses, _gc_was_enabled
+        with _GC_LOCK:
+            if _gc_pauses == 0:
+                _gc_was_enabled = gc.isenabled()
+                gc.disable()
+            _gc_pauses += 1
+        try:
+            return method(*args, **kwargs)
+        finally:
+            with _GC_LOCK:
+                _gc_pauses -= 1
+                if _gc_pauses == 0 and _gc_was_enabled:
+                    gc.enable()
+
+    return paused
+
+
 # ---- training ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class UnigramConfig:
@@ -660,6 +702,7 @@ class UnigramTrainer:
         self.checkpoints: list[PruningCheckpoint] = []  # see run(); stored at the end of the run
 
     # -- seeds and lattices
+    @_pausing_gc
     def _seed(self) -> None:
         maxlen = self.config.max_piece_length
         limits = [valid_limits(word, maxlen) for word in self._words]
@@ -737,27 +780,25 @@ class UnigramTrainer:
             self._S.append(S)
             self._E.append(E)
             self._P.append(P)
-        # One occurrence of each piece (word, start): its own lattice is a slice of that word's.
-        # (The last occurrence, found with dict updates that run in C.)
-        word_of: dict[int, int] = {}
-        start_of: dict[int, int] = {}
-        for w, (S, P) in enumerate(zip(self._S, self._P)):
-            word_of.update(dict.fromkeys(P, w))
-            start_of.update(zip(P, S))
-        self._where = [(word_of.get(p, -1), start_of.get(p, 0)) for p in range(len(self._pieces))]
+        # Each piece's own lattice, for pruning: found when first needed (see _own_lattice).
+        self._where: dict[int, tuple[int, int]] | None = None
+        self._own: dict[int, tuple[list[int], list[int], list[int], list[int], list[int]]] = {}
         self._dirty = False
 
+    @_pausing_gc
     def _filter_edges(self) -> None:
         """Drop the edges of removed multi-character pieces (characters stay: they turn unknown)."""
         keep = [a or c for a, c in zip(self._alive, self._is_char)]
-        for w in range(len(self._words)):
-            P = self._P[w]
-            mask = [keep[p] for p in P]
-            if all(mask):
+        dropped = {p for p, k in enumerate(keep) if not k}
+        untouched = dropped.isdisjoint  # most words after a light M step: one C-level test each
+        kept = keep.__getitem__
+        for w, P in enumerate(self._P):
+            if untouched(P):
                 continue
-            self._S[w] = [x for x, m in zip(self._S[w], mask) if m]
-            self._E[w] = [x for x, m in zip(self._E[w], mask) if m]
-            self._P[w] = [x for x, m in zip(P, mask) if m]
+            mask = list(map(kept, P))
+            self._S[w] = list(compress(self._S[w], mask))
+            self._E[w] = list(compress(self._E[w], mask))
+            self._P[w] = list(compress(P, mask))
         self._dirty = False
 
     def _log_scores(self) -> list[float]:
@@ -770,6 +811,7 @@ class UnigramTrainer:
                 for s, a, c in zip(self._scores, alive, self._is_char)]
 
     # -- EM
+    @_pausing_gc
     def _e_step(self) -> tuple[list[float], float, float]:
         if self._dirty:
             self._filter_edges()
@@ -846,6 +888,7 @@ class UnigramTrainer:
         self._order = kept
 
     # -- pruning
+    @_pausing_gc
     def _viterbi_all(self) -> tuple[list[float], int]:
         """Weighted piece frequencies and token count of the Viterbi segmentation of every word."""
         if self._dirty:
@@ -875,40 +918,87 @@ class UnigramTrainer:
                 e = back_s[e]
         return freq, tokens
 
-    def _piece_paths(self, p: int, logs: list[float]) -> tuple[int, list[int]]:
-        """SentencePiece's two-best over the piece's own lattice: (length of the best path,
-        the second-best path's pieces when the best is the piece alone)."""
+    def _own_lattice(self, p: int) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
+        """The piece's own lattice, a slice of the lattice of a word it occurs in (the last such
+        occurrence), positions relative to the piece: the inner edges (start, end, pid) that end
+        before the piece's end, then the starts and pids of the other edges into its end.
+
+        Built once per piece, at the first pruning step that looks at it, and kept: later steps
+        remove pieces, whose edges then weigh −inf here and can never win a strict comparison, so
+        the kept slice gives what the filtered word lattice would. The occurrences are found once
+        (dict updates that run in C) over the lattices of that first step, after EM has dropped
+        most seeds.
+        """
+        found = self._own.get(p)
+        if found is not None:
+            return found
+        if self._where is None:
+            if self._dirty:
+                self._filter_edges()
+            word_of: dict[int, int] = {}
+            start_of: dict[int, int] = {}
+            for w, (S, P) in enumerate(zip(self._S, self._P)):
+                word_of.update(dict.fromkeys(P, w))
+                start_of.update(zip(P, S))
+            self._where = {q: (w, start_of[q]) for q, w in word_of.items()}
         w, i = self._where[p]
         n = self._lens[p]
-        S, E, P = self._S[w], self._E[w], self._P[w]
-        from bisect import bisect_left
+        S = self._S[w]
         lo, hi = bisect_left(S, i), bisect_left(S, i + n)
-        sub = [(S[k] - i, E[k] - i, P[k]) for k in range(lo, hi) if E[k] <= i + n]
+        inner_s: list[int] = []
+        inner_e: list[int] = []
+        inner_p: list[int] = []
+        end_s: list[int] = []
+        end_p: list[int] = []
+        for s, e, q in zip(S[lo:hi], self._E[w][lo:hi], self._P[w][lo:hi]):
+            s -= i
+            e -= i
+            if e < n:
+                inner_s.append(s)
+                inner_e.append(e)
+                inner_p.append(q)
+            elif e == n and s:
+                end_s.append(s)
+                end_p.append(q)
+        found = self._own[p] = (inner_s, inner_e, inner_p, end_s, end_p)
+        return found
 
-        def best_path(skip_whole: bool) -> list[int]:
-            best = [-math.inf] * (n + 1)
-            best[0] = 0.0
-            back: list[tuple[int, int]] = [(0, -1)] * (n + 1)
-            for s, e, q in sub:
-                if skip_whole and s == 0 and e == n:
-                    continue
-                cand = best[s] + logs[q]
-                if cand > best[e]:
-                    best[e] = cand
-                    back[e] = (s, q)
-            out = []
-            e = n
-            while e > 0:
-                s, q = back[e]
-                out.append(q)
-                e = s
-            return out
+    def _piece_paths(self, p: int, logs: list[float]) -> tuple[int, list[int]]:
+        """SentencePiece's two-best over the piece's own lattice: (length of the best path — 2
+        standing for "two or more" —, the second-best path's pieces when the best is the piece alone).
 
-        first = best_path(False)
-        if len(first) >= 2:
-            return len(first), []
-        return 1, best_path(True)
+        One Viterbi pass gives both: the best scores before the piece's end are the same with or
+        without the piece's own edge, which is the first edge to reach the end (edges are sorted
+        by start), so the best path is the piece alone unless another edge into the end beats it
+        (strictly, as the first found wins), and the second best is the best of those other edges.
+        """
+        inner_s, inner_e, inner_p, end_s, end_p = self._own_lattice(p)
+        n = self._lens[p]
+        best = [-math.inf] * n
+        best[0] = 0.0
+        back_s = [0] * n
+        back_q = [0] * n
+        for s, e, q in zip(inner_s, inner_e, inner_p):
+            cand = best[s] + logs[q]
+            if cand > best[e]:
+                best[e] = cand
+                back_s[e] = s
+                back_q[e] = q
+        other, other_s, other_q = -math.inf, 0, -1
+        for s, q in zip(end_s, end_p):
+            cand = best[s] + logs[q]
+            if cand > other:
+                other, other_s, other_q = cand, s, q
+        if other > logs[p]:
+            return 2, []
+        out = [other_q]
+        s = other_s
+        while s > 0:
+            out.append(back_q[s])
+            s = back_s[s]
+        return 1, out
 
+    @_pausing_gc
     def _prune(self, desired: int) -> tuple[int, float]:
         freq, tokens = self._viterbi_all()
         logs = self._log_scores()

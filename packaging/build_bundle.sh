@@ -22,6 +22,12 @@ demo=$(find dist/workbench -path '*workbench/resources/demo/*.txt' | sort)
 "$app" train $demo --project "$work/smoke.tokproj" --vocab-size 500 --progress none
 "$app" export "$work/smoke.tokproj" --format hf --out "$work/tokenizer.json"
 "$app" encode --tokenizer "$work/smoke.tokproj" --text "Hello wörld 👋" --json
+# The other families and the SentencePiece writer (protobuf and the official schema, frozen).
+# shellcheck disable=SC2086
+"$app" train $demo --project "$work/smoke.tokproj" --model unigram --vocab-size 1500 --progress none
+"$app" export "$work/smoke.tokproj" --format spm --out "$work/m.model"
+"$app" encode --tokenizer "$work/m.model" --text "Hello wörld 👋" --json
+"$app" demo --copy "$work/demo" >/dev/null
 "$app" --smoke-test "$work/window"
 test -s "$work/window/tokenizer.json"
 echo "bundle smoke: ok ($(du -sh dist/workbench | cut -f1))"

@@ -113,3 +113,25 @@ def test_a_refused_setting_marks_its_control(make_window, qtbot, project, small_
     assert panel.marked_field == "vocab_size" and "border" in panel.size_spin.styleSheet()
     assert panel.normalizer_combo.styleSheet() == ""  # the old mark is gone
     assert "the vocabulary size 5 is below" in panel.error_text() and "--vocab-size" not in panel.error_text()
+
+
+def test_settings_that_do_not_apply_to_the_model_are_hidden_and_not_sent(make_window, project, small_corpus):
+    window = make_window(project, small_corpus)
+    panel = window.training
+    window.show_panel("train")
+    rows = {"units": panel.units_combo, "end_of_word": panel.eow_combo, "tie_break": panel.tie_combo,
+            "min_frequency": panel.min_freq, "sequences": panel.sequences_combo}
+    expected = {"bpe": set(rows), "wordpiece": {"min_frequency", "sequences"}, "unigram": set()}
+    for model, shown in expected.items():
+        panel.set_options(min_frequency=3) if model == "bpe" else None
+        panel.model_combo.setCurrentIndex(panel.model_combo.findData(model))
+        panel.model_combo.activated.emit(panel.model_combo.currentIndex())
+        visible = {name for name, widget in rows.items() if widget.isVisibleTo(panel)}
+        assert visible == shown, (model, visible)
+        assert panel.by_merges.isVisibleTo(panel) == (model == "bpe")
+        spec = panel.run_spec().validate()  # a BPE-only value left in a hidden field is not sent
+        if model == "unigram":
+            assert (spec.min_frequency, spec.tie_break, spec.sequences) == (1, "hf", "lines")
+            assert not panel.pre_combo.isEnabled()
+        if model == "wordpiece":
+            assert spec.tie_break == "hf" and spec.min_frequency == 3

@@ -232,6 +232,12 @@ class RunSpec:
                               "per line): use the metaspace pre-tokenizer")
         if self.model == "unigram" and self.sequences != "lines":
             raise ConfigError("sequences", "Unigram trains on lines, as SentencePiece reads text: use lines")
+        if self.model == "unigram" and self.min_frequency not in (None, 1):
+            raise ConfigError("min_frequency", "Unigram keeps pieces by EM and pruning, not by a minimum frequency: "
+                              "leave the minimum frequency out")
+        if self.model == "unigram" and self.tie_break != "hf":
+            raise ConfigError("tie_break", "Unigram has no tie-break rule (it keeps the likelier pieces): "
+                              "leave the tie-break out")
         if self.model == "wordpiece" and self.tie_break != "hf":
             raise ConfigError("tie_break", "WordPiece breaks ties by the Hugging Face rule only: use hf")
         for f in self.files:

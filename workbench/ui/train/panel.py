@@ -462,9 +462,17 @@ class TrainingPanel(QWidget):
         for owner, label, widget in self._option_rows:
             label.setVisible(owner == model)
             widget.setVisible(owner == model)
-        bpe = model == "bpe"
-        for widget in (self.units_combo, self.eow_combo, self.by_merges):
-            widget.setEnabled(bpe)
+        bpe, unigram = model == "bpe", model == "unigram"
+        # Settings that do not apply to the model are hidden, not just greyed (issue 11): units,
+        # end-of-word, stopping by merges and the tie-break rule are BPE's (WordPiece breaks ties by
+        # the HF rule only); Unigram has no minimum frequency and trains on lines.
+        for widget, shown in ((self.units_combo, bpe), (self.eow_combo, bpe), (self.tie_combo, bpe),
+                              (self.min_freq, not unigram), (self.sequences_combo, not unigram)):
+            layout = widget.parentWidget().layout() if widget.parentWidget() is not None else None
+            if isinstance(layout, QFormLayout):
+                layout.setRowVisible(widget, shown)
+        self.by_merges.setVisible(bpe)
+        self.pre_combo.setEnabled(not unigram)  # SentencePiece's own split (metaspace), nothing to choose
         if not bpe:
             self.by_vocab.setChecked(True)  # WordPiece and Unigram are sized by vocabulary
 
@@ -499,9 +507,11 @@ class TrainingPanel(QWidget):
         files = tuple(self.corpus.files()) if self.corpus is not None else ()
         return RunSpec(files=files, model=model, vocab_size=value if by_vocab else None,
                        merges=None if by_vocab else value, units=units, end_of_word=eow, pretokenizer=pre,
-                       normalizer=tuple(norm.split(",")), min_frequency=self.min_freq.value(),
+                       normalizer=tuple(norm.split(",")),
+                       min_frequency=1 if model == "unigram" else self.min_freq.value(),
                        special_tokens=tuple(self.special_edit.text().split()),
-                       tie_break=self.tie_combo.currentData(), sequences=self.sequences_combo.currentData(),
+                       tie_break=self.tie_combo.currentData() if model == "bpe" else MODEL_DEFAULTS[model]["tie_break"],
+                       sequences="lines" if model == "unigram" else self.sequences_combo.currentData(),
                        name=self.name_edit.text().strip(),
                        options=options, project=str(self.session.path or ""))
 

@@ -21,14 +21,12 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal, Slot
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QSplitter,
-    QStackedWidget,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -40,12 +38,15 @@ from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 from workbench.store.browse import PieceEntry, PieceSource, Source, TextFilter, VocabQuery
 from workbench.tasks.inspection import piece_segmentations
-from workbench.ui.merges.merge_model import browser_piece, mono_font, muted_brush
+from workbench.ui.merges.detail import DetailPane, _short
+from workbench.ui.merges.merge_model import browser_piece, mono_font
 from workbench.ui.merges.piece_model import NEVER_USED_TIP, PieceTableModel, format_probability
 from workbench.ui.merges.usage import UsageView, usage_cache_key
 from workbench.ui.merges.widgets import (
     PlaceholderTableView,
     configure_table,
+    select_row,
+    sync_sort_indicator,
 )
 
 log = logging.getLogger(__name__)
@@ -53,40 +54,16 @@ log = logging.getLogger(__name__)
 SEGMENTATIONS_SHOWN = 5
 
 
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-class PieceDetail(QWidget):
+class PieceDetail(DetailPane):
     """One piece: its numbers, and how the other pieces would spell its text."""
 
     def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setAccessibleName("Piece details")
-        self.token_id: int | None = None
-        mono = mono_font()
-        big = QFont(mono)
-        big.setPointSizeF(max(12.0, mono.pointSizeF() * 1.6))
-        big.setBold(True)
-        self.stack = QStackedWidget()
-        self.placeholder = QLabel("Select a piece to see its probability\nand how the other pieces would spell it.")
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setWordWrap(True)
-        pal = self.placeholder.palette()
-        pal.setBrush(self.placeholder.foregroundRole(), muted_brush())
-        self.placeholder.setPalette(pal)
-
-        body = QWidget()
-        self.title = QLabel()
-        self.title.setFont(big)
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.subtitle = QLabel()
-        self.subtitle.setWordWrap(True)
-        self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        super().__init__("Piece details",
+                         "Select a piece to see its probability\nand how the other pieces would spell it.", parent)
         self.split_label = QLabel()
         self.split_label.setWordWrap(True)
         self.splits = QTreeWidget()
@@ -100,18 +77,9 @@ class PieceDetail(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
-        layout = QVBoxLayout(body)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.title)
-        layout.addWidget(self.subtitle)
-        layout.addWidget(self.split_label)
-        layout.addWidget(self.splits, 100)
-        layout.addStretch(1)  # keeps the lines together at the top when there is no list
-        self.stack.addWidget(self.placeholder)
-        self.stack.addWidget(body)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(6, 0, 0, 0)
-        outer.addWidget(self.stack)
+        self.body_layout.addWidget(self.split_label)
+        self.body_layout.addWidget(self.splits, 100)
+        self.body_layout.addStretch(1)  # keeps the lines together at the top when there is no list
 
     def clear(self) -> None:
         self.token_id = None
@@ -303,25 +271,16 @@ class PieceView(UsageView):
     @Slot(int, Qt.SortOrder)
     def _sync_sort_indicator(self, *_args) -> None:
         """The header's arrow stays on the order the rows are in (as the merge table's)."""
-        header = self.table.horizontalHeader()
-        column = self.model._sort_column
-        order = Qt.SortOrder.DescendingOrder if self.model._descending else Qt.SortOrder.AscendingOrder
-        if (header.sortIndicatorSection(), header.sortIndicatorOrder()) != (column, order):
-            header.blockSignals(True)
-            header.setSortIndicator(column, order)
-            header.blockSignals(False)
+        sync_sort_indicator(self.table)
 
     def select_token(self, token_id: int, *, emit: bool = False) -> bool:
         """Select and show piece ``token_id`` (False: the filter hides it); ``emit`` announces it."""
         row = self.model.row_of_key(token_id)
         if row is None:
             return False
-        index = self.model.index(row, 0)
         self._syncing = not emit
         try:
-            self.table.selectionModel().setCurrentIndex(
-                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            select_row(self.table, row)
         finally:
             self._syncing = False
-        self.table.scrollTo(index, PlaceholderTableView.ScrollHint.PositionAtCenter)
         return True

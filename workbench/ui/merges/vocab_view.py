@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Signal, Slot
+from PySide6.QtCore import QModelIndex, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.errors import WorkbenchError
 from workbench.formats.tables import write_vocab_csv
 from workbench.store.browse import Source, TextFilter, VocabQuery, VocabSource
 from workbench.ui.merges.usage import UsageView, usage_cache_key
@@ -30,9 +29,11 @@ from workbench.ui.merges.vocab_model import VocabTableModel
 from workbench.ui.merges.widgets import (
     FilterEdit,
     PlaceholderTableView,
+    apply_filter_query,
     ask_and_export_csv,
     configure_table,
     export_button,
+    select_row,
     shown_entries,
 )
 
@@ -151,14 +152,7 @@ class VocabView(UsageView):
     def _apply_filter(self) -> None:
         if self._source is None:
             return
-        try:
-            self.model.set_query(self._query())
-        except WorkbenchError as exc:
-            self.filter.set_error(str(exc))
-            self.error.show_message(str(exc))
-            return
-        self.filter.set_error("")
-        self.error.show_message("")
+        apply_filter_query(lambda: self.model.set_query(self._query()), self.filter, self.error)
 
     def _update_count(self) -> None:
         m = self.model
@@ -189,10 +183,7 @@ class VocabView(UsageView):
             return False
         self._syncing = True
         try:
-            index = self.model.index(row, 0)
-            self.table.selectionModel().setCurrentIndex(
-                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
-            self.table.scrollTo(index, PlaceholderTableView.ScrollHint.PositionAtCenter)
+            select_row(self.table, row)
         finally:
             self._syncing = False
         return True

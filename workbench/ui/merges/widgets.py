@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtCore import QRect, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QItemSelectionModel, QRect, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.errors import WorkbenchError
 from workbench.ui.merges.merge_model import muted_brush
 
 try:
@@ -96,6 +97,33 @@ def configure_table(view: QTableView, widths: dict[int, int], stretch: int | Non
         view.setColumnWidth(column, width)
     if stretch is not None:
         hh.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+
+
+def select_row(view: QTableView, row: int) -> None:
+    """Make ``row`` the current, selected row of ``view`` and scroll it to the middle.
+
+    Callers that must not announce the selection set their ``_syncing`` flag around it.
+    """
+    index = view.model().index(row, 0)
+    view.selectionModel().setCurrentIndex(
+        index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+    view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+
+def sync_sort_indicator(view: QTableView) -> None:
+    """Keep the header's arrow on the order the rows of a ``LazyKeyedModel`` are really in.
+
+    A column that cannot be sorted (the model ignores it) used to take the arrow anyway, so the
+    arrow described an order the table was not in.
+    """
+    header = view.horizontalHeader()
+    model = view.model()
+    column = model._sort_column
+    order = Qt.SortOrder.DescendingOrder if model._descending else Qt.SortOrder.AscendingOrder
+    if (header.sortIndicatorSection(), header.sortIndicatorOrder()) != (column, order):
+        header.blockSignals(True)
+        header.setSortIndicator(column, order)
+        header.blockSignals(False)
 
 
 class FilterEdit(QWidget):
@@ -223,3 +251,17 @@ def show_job_progress(bar, done: int, total: int, what: str) -> None:
         bar.setRange(0, 1000)
         bar.setValue(int(1000 * done / total))
     bar.setFormat(f"{what} %p%")
+
+
+def apply_filter_query(apply: Callable[[], object], edit: FilterEdit, error: ErrorLabel) -> bool:
+    """Run ``apply`` (a query change that raises WorkbenchError for a bad filter, changing
+    nothing) and say the outcome in the filter box and the error line; False if it was refused."""
+    try:
+        apply()
+    except WorkbenchError as exc:
+        edit.set_error(str(exc))
+        error.show_message(str(exc))
+        return False
+    edit.set_error("")
+    error.show_message("")
+    return True

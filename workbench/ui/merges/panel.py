@@ -40,7 +40,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
-    QSplitter,
     QStackedWidget,
     QTabWidget,
     QVBoxLayout,
@@ -70,6 +69,7 @@ from workbench.ui.merges.widgets import (
     PlaceholderTableView,
     apply_filter_query,
     ask_and_export_csv,
+    beside_detail,
     configure_table,
     export_button,
     find_source,
@@ -217,12 +217,7 @@ class MergePanel(QWidget):
         self.model.rows_changed.connect(self._update_count)
         self.detail = MergeDetail()
         self.detail.token_activated.connect(self._on_token_activated)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.table)
-        split.addWidget(self.detail)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setChildrenCollapsible(False)
+        split = beside_detail(self.table, self.detail)
         self.splitter = split
 
         self.pieces = PieceView()

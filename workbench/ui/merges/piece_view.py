@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QSplitter,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -44,6 +43,7 @@ from workbench.ui.merges.piece_model import NEVER_USED_TIP, PieceTableModel, for
 from workbench.ui.merges.usage import UsageView, usage_cache_key
 from workbench.ui.merges.widgets import (
     PlaceholderTableView,
+    beside_detail,
     configure_table,
     select_row,
     sync_sort_indicator,
@@ -159,12 +159,7 @@ class PieceView(UsageView):
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.table.horizontalHeader().sortIndicatorChanged.connect(self._sync_sort_indicator)
         self.detail = PieceDetail()
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.table)
-        split.addWidget(self.detail)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setChildrenCollapsible(False)
+        split = beside_detail(self.table, self.detail)
         self.splitter = split
 
         layout = QVBoxLayout(self)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMenu,
+    QSplitter,
     QTableView,
     QToolButton,
     QWidget,
@@ -97,6 +98,17 @@ def configure_table(view: QTableView, widths: dict[int, int], stretch: int | Non
         view.setColumnWidth(column, width)
     if stretch is not None:
         hh.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+
+
+def beside_detail(table: QWidget, detail: QWidget) -> QSplitter:
+    """A table with its detail pane to the right, 3 : 2, neither collapsible (merge and piece tables)."""
+    split = QSplitter(Qt.Orientation.Horizontal)
+    split.addWidget(table)
+    split.addWidget(detail)
+    split.setStretchFactor(0, 3)
+    split.setStretchFactor(1, 2)
+    split.setChildrenCollapsible(False)
+    return split
 
 
 def select_row(view: QTableView, row: int) -> None:

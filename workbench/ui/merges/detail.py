@@ -5,6 +5,7 @@ children list shows the later merges that take the token as their left or right 
 can walk a token's history both ways. Double-clicking any token there emits
 ``token_activated(id)`` and the panel selects that token's merge. Data comes from
 :class:`~workbench.store.browse.MergeSource` (a few indexed SQL reads per selection).
+:class:`DetailPane` is the frame this pane shares with the Unigram piece detail (``piece_view``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """Small widgets the merge browser tabs share: a table view that says why it is empty, a debounced
-filter box with an inline error line, and the CSV export button with its menu.
+filter box with an inline error line, and the CSV export button with its menu; and the table
+plumbing the merge, vocabulary and piece tables do alike (a table beside its detail pane, selecting
+a row, keeping the sort arrow honest, applying a filter that may be refused).
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ children list shows the later merges that take the token as their left or right 
 can walk a token's history both ways. Double-clicking any token there emits
 ``token_activated(id)`` and the panel selects that token's merge. Data comes from
 :class:`~workbench.store.browse.MergeSource` (a few indexed SQL reads per selection).
+:class:`DetailPane` is the frame this pane shares with the Unigram piece detail (``piece_view``).
 """
 
 from __future__ import annotations
@@ -35,22 +36,25 @@ def _node_label(node: AncestryNode) -> str:
     return browser_piece(node.piece) if node.piece else "(empty)"
 
 
-class MergeDetail(QWidget):
-    token_activated = Signal(int)
+class DetailPane(QWidget):
+    """The frame of a detail pane beside a table: a muted placeholder until a row is selected, then a
+    body headed by the row's token in a large monospaced title and a line of facts under it.
 
-    def __init__(self, parent: QWidget | None = None):
+    A subclass adds its own widgets to ``body_layout`` (below the subtitle) and switches ``stack``
+    between the placeholder (0) and the body (1). What it leaves out: everything under the subtitle.
+    """
+
+    def __init__(self, accessible_name: str, placeholder: str, parent: QWidget | None = None):
         super().__init__(parent)
-        self.setAccessibleName("Merge details")
-        self._source: MergeSource | None = None
+        self.setAccessibleName(accessible_name)
         self.token_id: int | None = None
-        self.tree_root: AncestryNode | None = None
         mono = mono_font()
         big = QFont(mono)
         big.setPointSizeF(max(12.0, mono.pointSizeF() * 1.6))
         big.setBold(True)
 
         self.stack = QStackedWidget()
-        self.placeholder = QLabel("Select a merge to see how its token was built\nand which later merges use it.")
+        self.placeholder = QLabel(placeholder)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
         pal = self.placeholder.palette()
@@ -61,10 +65,32 @@ class MergeDetail(QWidget):
         self.title = QLabel()
         self.title.setFont(big)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.title.setWordWrap(True)
         self.subtitle = QLabel()
         self.subtitle.setWordWrap(True)
         self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.body_layout = QVBoxLayout(body)
+        self.body_layout.setContentsMargins(0, 0, 0, 0)
+        self.body_layout.addWidget(self.title)
+        self.body_layout.addWidget(self.subtitle)
+        self.stack.addWidget(self.placeholder)
+        self.stack.addWidget(body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 0, 0, 0)
+        outer.addWidget(self.stack)
+
+
+_MERGE_PLACEHOLDER = "Select a merge to see how its token was built\nand which later merges use it."
+
+
+class MergeDetail(DetailPane):
+    token_activated = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__("Merge details", _MERGE_PLACEHOLDER, parent)
+        self._source: MergeSource | None = None
+        self.tree_root: AncestryNode | None = None
+        mono = mono_font()
+        self.title.setWordWrap(True)
 
         self.tree_label = QLabel("<b>How it was built</b>")
         self.tree = QTreeWidget()
@@ -114,16 +140,7 @@ class MergeDetail(QWidget):
         split.setStretchFactor(1, 2)
         split.setChildrenCollapsible(False)
 
-        layout = QVBoxLayout(body)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.title)
-        layout.addWidget(self.subtitle)
-        layout.addWidget(split, 1)
-        self.stack.addWidget(self.placeholder)
-        self.stack.addWidget(body)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(6, 0, 0, 0)
-        outer.addWidget(self.stack)
+        self.body_layout.addWidget(split, 1)
 
     # ---- content ------------------------------------------------------------------------------------
     def clear(self, message: str = "") -> None:
@@ -132,8 +149,7 @@ class MergeDetail(QWidget):
         if message:
             self.placeholder.setText(message)
         else:
-            self.placeholder.setText("Select a merge to see how its token was built\n"
-                                     "and which later merges use it.")
+            self.placeholder.setText(_MERGE_PLACEHOLDER)
         self.tree.clear()
         self.children.clear()
         self.stack.setCurrentIndex(0)

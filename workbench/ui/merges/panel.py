@@ -27,7 +27,6 @@ from pathlib import Path
 
 from PySide6.QtCore import (
     QCoreApplication,
-    QItemSelectionModel,
     QModelIndex,
     Qt,
     Signal,
@@ -41,7 +40,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
-    QSplitter,
     QStackedWidget,
     QTabWidget,
     QVBoxLayout,
@@ -69,11 +67,15 @@ from workbench.ui.merges.widgets import (
     ErrorLabel,
     FilterEdit,
     PlaceholderTableView,
+    apply_filter_query,
     ask_and_export_csv,
+    beside_detail,
     configure_table,
     export_button,
     find_source,
+    select_row,
     shown_entries,
+    sync_sort_indicator,
 )
 from workbench.ui.project_session import open_read
 
@@ -215,12 +217,7 @@ class MergePanel(QWidget):
         self.model.rows_changed.connect(self._update_count)
         self.detail = MergeDetail()
         self.detail.token_activated.connect(self._on_token_activated)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.table)
-        split.addWidget(self.detail)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setChildrenCollapsible(False)
+        split = beside_detail(self.table, self.detail)
         self.splitter = split
 
         self.pieces = PieceView()
@@ -531,24 +528,12 @@ class MergePanel(QWidget):
         if self._merge_source is None:
             return
         if self._pieces_mode:
-            try:
-                self.pieces.set_text_filter(TextFilter(self.filter.text(), self.filter.is_regex()))
-            except WorkbenchError as exc:
-                self.filter.set_error(str(exc))
-                self.error.show_message(str(exc))
-                return
-            self.filter.set_error("")
-            self.error.show_message("")
+            text = TextFilter(self.filter.text(), self.filter.is_regex())
+            apply_filter_query(lambda: self.pieces.set_text_filter(text), self.filter, self.error)
             return
         selected = self.detail.token_id
-        try:
-            self.model.set_query(self._query())
-        except WorkbenchError as exc:
-            self.filter.set_error(str(exc))
-            self.error.show_message(str(exc))
+        if not apply_filter_query(lambda: self.model.set_query(self._query()), self.filter, self.error):
             return
-        self.filter.set_error("")
-        self.error.show_message("")
         if selected is not None:  # keep the merge selected if it still matches
             rank = self._merge_source.first_merge_of(selected)
             row = self.model.row_of_key(rank) if rank is not None else None
@@ -600,18 +585,8 @@ class MergePanel(QWidget):
     # ---- selection ------------------------------------------------------------------------------------
     @Slot(int, Qt.SortOrder)
     def _sync_sort_indicator(self, *_args) -> None:
-        """Keep the header's arrow on the order the rows are really in.
-
-        A column that cannot be sorted (the model ignores it) used to take the arrow anyway, so
-        the arrow described an order the table was not in.
-        """
-        header = self.table.horizontalHeader()
-        column = self.model._sort_column
-        order = Qt.SortOrder.DescendingOrder if self.model._descending else Qt.SortOrder.AscendingOrder
-        if (header.sortIndicatorSection(), header.sortIndicatorOrder()) != (column, order):
-            header.blockSignals(True)
-            header.setSortIndicator(column, order)
-            header.blockSignals(False)
+        """Keep the header's arrow on the order the rows are really in (``widgets.sync_sort_indicator``)."""
+        sync_sort_indicator(self.table)
 
     @Slot(QModelIndex, QModelIndex)
     def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
@@ -629,14 +604,11 @@ class MergePanel(QWidget):
             self.merge_selected.emit(self._source, entry.new_id)
 
     def _select_row(self, row: int, *, emit: bool = True) -> None:
-        index = self.model.index(row, 0)
         self._syncing = not emit
         try:
-            self.table.selectionModel().setCurrentIndex(
-                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            select_row(self.table, row)
         finally:
             self._syncing = False
-        self.table.scrollTo(index, PlaceholderTableView.ScrollHint.PositionAtCenter)
 
     def select_token(self, source: tuple[str, int], token_id: int) -> None:
         """Select the merge that created ``token_id`` of ``source`` and scroll to it (no signal)."""

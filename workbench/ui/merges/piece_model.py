@@ -5,7 +5,8 @@ Columns: id, piece, log probability, probability, length in characters, kind (sp
 normal), corpus frequency and the never-used flag. It is a :class:`LazyKeyedModel` over a
 :class:`~workbench.store.browse.PieceSource`, so every column sorts and the text filter applies in
 SQL (scores and frequencies reach SQL through registered functions). What it leaves out: counting
-the corpus (``vocab_view.usage_job``) and widgets (``piece_view``).
+the corpus (``usage.usage_job``) and widgets (``piece_view``); the id, piece, kind, frequency and
+never-used cells, drawn as the vocabulary table draws them (``vocab_model.UsageTableModel``).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from workbench.store.browse import PieceEntry
-from workbench.ui.merges.merge_model import _LEFT, _RIGHT, LazyKeyedModel, browser_piece, muted_brush, piece_tooltip
-from workbench.ui.merges.vocab_model import warning_brush
+from workbench.ui.merges.vocab_model import UsageTableModel
 
 NEVER_USED_TIP = ("Never used: the piece does not occur when the run's training corpus is encoded with this "
                   "tokenizer (Viterbi, the best segmentation of every pre-token, each distinct pre-token "
@@ -30,7 +30,7 @@ def format_probability(p: float | None) -> str:
     return f"{p:.4f}" if p >= 0.001 else f"{p:.2e}"
 
 
-class PieceTableModel(LazyKeyedModel):
+class PieceTableModel(UsageTableModel):
     COLUMNS = (
         ("id", "id", "Token id"),
         ("piece", "piece", "The piece's text (▁ marks a word start; ␣ a space)"),
@@ -41,52 +41,26 @@ class PieceTableModel(LazyKeyedModel):
         ("frequency", "frequency", "Occurrences when the training corpus is encoded with this tokenizer"),
         ("never used", "never_used", NEVER_USED_TIP),
     )
-    NATURAL = "id"
     PIECE_COLUMN = 1
+    MONO = frozenset({1})
+    LEFT = frozenset({1, 5, 7})
+    NOT_COUNTED_TIP = "Not counted yet: the count runs when the piece table is shown"
 
-    def usage_changed(self) -> None:
-        """Frequencies arrived (or were cleared): re-read the rows."""
-        self.reload()
-
-    def cell(self, e: PieceEntry, column: int, role: int) -> Any:
+    def own_cell(self, e: PieceEntry, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
-            if column == 0:
-                return str(e.id)
-            if column == 1:
-                return browser_piece(e.piece) if e.piece else "(empty)"
             if column == 2:
                 return "—" if e.score is None else f"{e.score:.4f}"
             if column == 3:
                 return format_probability(e.probability)
             if column == 4:
                 return str(e.chars)
-            if column == 5:
-                return e.kind
-            if column == 6:
-                return "—" if e.frequency is None else f"{e.frequency:,}"
-            if column == 7:
-                if e.never_used is None:
-                    return "—" if e.frequency is None else ""
-                return "never used" if e.never_used else ""
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
-            if column == 1:
-                return piece_tooltip(e.piece, f"token {e.id} ({e.kind})")
             if column in (2, 3) and e.score is None:
                 return "Special tokens have no probability: the model never picks them from text"
-            if column in (6, 7) and e.frequency is None:
-                return "Not counted yet: the count runs when the piece table is shown"
             if column == 7:
                 return NEVER_USED_TIP
-            return None
-        if role == Qt.ItemDataRole.FontRole:
-            return self._font if column == 1 else None
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _LEFT if column in (1, 5, 7) else _RIGHT
-        if role == Qt.ItemDataRole.ForegroundRole:
-            if e.never_used:
-                return warning_brush()
-            if column == 5 or (column in (2, 3) and e.score is None) or (column in (6, 7) and e.frequency is None):
-                return muted_brush()
-            return None
         return None
+
+    def own_muted(self, e: PieceEntry, column: int) -> bool:
+        return column == 5 or (column in (2, 3) and e.score is None)

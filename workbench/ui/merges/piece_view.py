@@ -8,8 +8,9 @@ text by the *other* pieces (``tasks.inspection.piece_segmentations``, an n-best 
 
 "Never used" is the Vocabulary tab's count, reused (one implementation, one cache): the run's
 corpus files are read again, split into pre-tokens as training did, and each distinct pre-token is
-encoded once with the run's tokenizer (``vocab_view.usage_job`` on the window's ``JobRunner``); a
-piece the encoded corpus never contains is flagged. It runs when the table is first shown for a
+encoded once with the run's tokenizer (``usage.usage_job``, run and installed by
+:class:`~workbench.ui.merges.usage.UsageView`, the base of both views); a piece the encoded corpus
+never contains is flagged. It runs when the table is first shown for a
 finished run, off the GUI thread. What it leaves out: widgets shared with the merge table (the
 filter box lives in the panel) and CSV export (the Vocabulary tab exports the same rows).
 """
@@ -19,19 +20,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal, Slot
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QCheckBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QProgressBar,
-    QPushButton,
-    QSplitter,
-    QStackedWidget,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -39,20 +33,20 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.display import piece_hex
-from workbench.core.metrics import VocabUsage
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 from workbench.store.browse import PieceEntry, PieceSource, Source, TextFilter, VocabQuery
 from workbench.tasks.inspection import piece_segmentations
-from workbench.ui.jobs import JobRunner
-from workbench.ui.merges.merge_model import browser_piece, mono_font, muted_brush
+from workbench.ui.merges.detail import DetailPane, _short
+from workbench.ui.merges.merge_model import browser_piece, mono_font
 from workbench.ui.merges.piece_model import NEVER_USED_TIP, PieceTableModel, format_probability
-from workbench.ui.merges.vocab_view import cached_usage, remember_usage, usage_cache_key, usage_job
+from workbench.ui.merges.usage import UsageView, usage_cache_key
 from workbench.ui.merges.widgets import (
-    ErrorLabel,
     PlaceholderTableView,
+    beside_detail,
     configure_table,
-    show_job_progress,
+    select_row,
+    sync_sort_indicator,
 )
 
 log = logging.getLogger(__name__)
@@ -60,40 +54,16 @@ log = logging.getLogger(__name__)
 SEGMENTATIONS_SHOWN = 5
 
 
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-class PieceDetail(QWidget):
+class PieceDetail(DetailPane):
     """One piece: its numbers, and how the other pieces would spell its text."""
 
     def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setAccessibleName("Piece details")
-        self.token_id: int | None = None
-        mono = mono_font()
-        big = QFont(mono)
-        big.setPointSizeF(max(12.0, mono.pointSizeF() * 1.6))
-        big.setBold(True)
-        self.stack = QStackedWidget()
-        self.placeholder = QLabel("Select a piece to see its probability\nand how the other pieces would spell it.")
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setWordWrap(True)
-        pal = self.placeholder.palette()
-        pal.setBrush(self.placeholder.foregroundRole(), muted_brush())
-        self.placeholder.setPalette(pal)
-
-        body = QWidget()
-        self.title = QLabel()
-        self.title.setFont(big)
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.subtitle = QLabel()
-        self.subtitle.setWordWrap(True)
-        self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        super().__init__("Piece details",
+                         "Select a piece to see its probability\nand how the other pieces would spell it.", parent)
         self.split_label = QLabel()
         self.split_label.setWordWrap(True)
         self.splits = QTreeWidget()
@@ -107,18 +77,9 @@ class PieceDetail(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
-        layout = QVBoxLayout(body)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.title)
-        layout.addWidget(self.subtitle)
-        layout.addWidget(self.split_label)
-        layout.addWidget(self.splits, 100)
-        layout.addStretch(1)  # keeps the lines together at the top when there is no list
-        self.stack.addWidget(self.placeholder)
-        self.stack.addWidget(body)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(6, 0, 0, 0)
-        outer.addWidget(self.stack)
+        self.body_layout.addWidget(self.split_label)
+        self.body_layout.addWidget(self.splits, 100)
+        self.body_layout.addStretch(1)  # keeps the lines together at the top when there is no list
 
     def clear(self) -> None:
         self.token_id = None
@@ -163,45 +124,24 @@ class PieceDetail(QWidget):
         self.stack.setCurrentIndex(1)
 
 
-class PieceView(QWidget):
+class PieceView(UsageView):
     """The piece table with its never-used count and the piece detail (see the module docstring)."""
 
     piece_selected = Signal(int)
-    usage_ready = Signal()  # never-used flags shown (counted or from the cache); tests wait on it
     rows_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
+        super().__init__("Encode the training corpus with this tokenizer to find the pieces it never uses", 240,
+                         parent)
         self.setAccessibleName("Unigram pieces")
-        self._conn = None
-        self._path: Path | None = None
         self._source: PieceSource | None = None
-        self._status = ""
         self._text = TextFilter()
-        self._usage: VocabUsage | None = None
-        self._cache_key: tuple | None = None
         self._load_tokenizer: Callable[[], Tokenizer] | None = None
         self._tokenizer: Tokenizer | None = None
-        self._syncing = False
-        self.job = JobRunner(self)
 
-        self.summary = QLabel()
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.summary.setWordWrap(True)
         self.summary.setToolTip(NEVER_USED_TIP)
-        self.never_only = QCheckBox("never used only")
         self.never_only.setToolTip(NEVER_USED_TIP)
-        self.never_only.setEnabled(False)
         self.never_only.toggled.connect(self._on_never_only)
-        self.progress = QProgressBar()
-        self.progress.setVisible(False)
-        self.progress.setMaximumWidth(240)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setVisible(False)
-        self.cancel_button.clicked.connect(self._on_cancel_clicked)
-        self.count_button = QPushButton("Count in corpus")
-        self.count_button.setToolTip("Encode the training corpus with this tokenizer to find the pieces it never uses")
-        self.count_button.clicked.connect(self._on_count_clicked)
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
         bar.addWidget(self.summary, 1)
@@ -209,7 +149,6 @@ class PieceView(QWidget):
         bar.addWidget(self.progress)
         bar.addWidget(self.cancel_button)
         bar.addWidget(self.count_button)
-        self.error = ErrorLabel()
 
         self.model = PieceTableModel(self)
         self.model.rows_changed.connect(self.rows_changed)
@@ -220,12 +159,7 @@ class PieceView(QWidget):
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.table.horizontalHeader().sortIndicatorChanged.connect(self._sync_sort_indicator)
         self.detail = PieceDetail()
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.table)
-        split.addWidget(self.detail)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setChildrenCollapsible(False)
+        split = beside_detail(self.table, self.detail)
         self.splitter = split
 
         layout = QVBoxLayout(self)
@@ -239,40 +173,21 @@ class PieceView(QWidget):
     def set_source(self, conn, path: Path | None, source: Source | None, status: str = "",
                    load_tokenizer: Callable[[], Tokenizer] | None = None) -> None:
         """Show ``source``'s pieces (None: nothing); ``load_tokenizer`` builds it for the detail."""
-        self.job.cancel()
-        self._set_busy(False)
-        if self._source is not None:
-            self._source.close()
-        self._conn, self._path, self._status = conn, path, status
+        self._close_source(conn, path, status)
         self._load_tokenizer, self._tokenizer = load_tokenizer, None
-        self._usage = None
-        self.error.show_message("")
         self.detail.clear()
-        ps = PieceSource(conn, source) if (conn is not None and source is not None) else None
-        self._source = ps
-        self._cache_key = usage_cache_key(conn, path, source, ps.count()) if ps is not None else None
-        cached = cached_usage(self._cache_key)
-        if cached is not None:
-            self._install_usage(*cached)
-        self.never_only.setEnabled(self._usage is not None)
-        try:
-            self.model.set_source(ps, self._query())
-        except WorkbenchError as exc:
-            self.model.set_source(ps, None)
-            self.error.show_message(str(exc))
-        self.table.set_placeholder("No piece matches the filter." if ps is not None else "")
-        self._update_summary()
-        if cached is not None:
-            self.usage_ready.emit()
+        self._open_source(source, "No piece matches the filter.")
+
+    def _make_source(self, conn, source: Source) -> PieceSource:
+        return PieceSource(conn, source)
+
+    def _usage_key(self) -> tuple | None:
+        ps = self._source
+        return usage_cache_key(self._conn, self._path, ps.source, ps.count()) if ps is not None else None
 
     @property
     def source(self) -> PieceSource | None:
         return self._source
-
-    def set_status(self, status: str) -> None:
-        if status != self._status:
-            self._status = status
-            self._update_summary()
 
     # ---- filter ---------------------------------------------------------------------------------------
     def _query(self) -> VocabQuery:
@@ -299,76 +214,8 @@ class PieceView(QWidget):
             self.detail.clear()
 
     # ---- never used -------------------------------------------------------------------------------------
-    def auto_count(self) -> None:
-        """Count when shown, for runs that have finished (a live run changes under the count)."""
-        if (self._source is not None and self._usage is None and not self.job.is_running()
-                and self._status != "running" and not self.error.isVisible()):
-            self.count_usage()
-
-    def count_usage(self) -> None:
-        if self._source is None or self._path is None:
-            return
-        cached = cached_usage(self._cache_key)
-        if cached is not None:
-            self._install_usage(*cached)
-            self.model.usage_changed()
-            self._update_summary()
-            self.usage_ready.emit()
-            return
-        self.error.show_message("")
-        self._set_busy(True)
-        self.job.submit(usage_job(self._path, self._source.source), self._on_usage, self._on_failed,
-                        key="usage", on_progress=self._on_progress, hooks=True)
-
-    @Slot()
-    def _on_count_clicked(self) -> None:
-        self.count_usage()
-
-    @Slot()
-    def _on_cancel_clicked(self) -> None:
-        self.job.cancel()
-        self._set_busy(False)
-        self._update_summary()
-
-    def _set_busy(self, busy: bool) -> None:
-        self.progress.setVisible(busy)
-        self.cancel_button.setVisible(busy)
+    def _show_count_button(self, busy: bool) -> None:
         self.count_button.setVisible(not busy and self._usage is None)
-        if busy:
-            self.progress.setRange(0, 0)
-            self.progress.setFormat("reading the corpus…")
-
-    @Slot(int, int, str)
-    def _on_progress(self, done: int, total: int, what: str) -> None:
-        show_job_progress(self.progress, done, total, what)
-
-    @Slot(object)
-    def _on_usage(self, result: Any) -> None:
-        self._set_busy(False)
-        if result is None or self._source is None:
-            self._update_summary()
-            return
-        remember_usage(self._cache_key, result)
-        self._install_usage(*result)
-        self.model.usage_changed()
-        self._update_summary()
-        self.usage_ready.emit()
-
-    @Slot(str)
-    def _on_failed(self, message: str) -> None:
-        self._set_busy(False)
-        self.error.show_message(message)
-        self._update_summary()
-
-    def _install_usage(self, usage: VocabUsage, _warnings: list[str]) -> None:
-        self._usage = usage
-        if self._source is not None:
-            self._source.set_usage(usage.frequencies, usage.counted)
-        self.never_only.setEnabled(True)
-
-    @property
-    def usage(self) -> VocabUsage | None:
-        return self._usage
 
     def _update_summary(self) -> None:
         ps = self._source
@@ -419,31 +266,16 @@ class PieceView(QWidget):
     @Slot(int, Qt.SortOrder)
     def _sync_sort_indicator(self, *_args) -> None:
         """The header's arrow stays on the order the rows are in (as the merge table's)."""
-        header = self.table.horizontalHeader()
-        column = self.model._sort_column
-        order = Qt.SortOrder.DescendingOrder if self.model._descending else Qt.SortOrder.AscendingOrder
-        if (header.sortIndicatorSection(), header.sortIndicatorOrder()) != (column, order):
-            header.blockSignals(True)
-            header.setSortIndicator(column, order)
-            header.blockSignals(False)
+        sync_sort_indicator(self.table)
 
     def select_token(self, token_id: int, *, emit: bool = False) -> bool:
         """Select and show piece ``token_id`` (False: the filter hides it); ``emit`` announces it."""
         row = self.model.row_of_key(token_id)
         if row is None:
             return False
-        index = self.model.index(row, 0)
         self._syncing = not emit
         try:
-            self.table.selectionModel().setCurrentIndex(
-                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            select_row(self.table, row)
         finally:
             self._syncing = False
-        self.table.scrollTo(index, PlaceholderTableView.ScrollHint.PositionAtCenter)
         return True
-
-    def shutdown(self) -> None:
-        self.job.shutdown()
-        if self._source is not None:
-            self._source.close()
-            self._source = None

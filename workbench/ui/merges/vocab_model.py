@@ -37,7 +37,69 @@ def _make_warning_brush() -> QBrush:
     return QBrush(QColor("#f0a04b") if is_dark() else QColor("#b35900"))
 
 
-class VocabTableModel(LazyKeyedModel):
+class UsageTableModel(LazyKeyedModel):
+    """A paged table of token entries with a corpus count: what the vocabulary and piece tables share.
+
+    The columns whose order key is ``id``, ``piece``, ``kind``, ``frequency`` or ``never_used`` look
+    the same in both tables and are drawn here; a subclass draws its own columns in
+    :meth:`own_cell` and says which columns are monospaced (``MONO``) and left-aligned (``LEFT``).
+    What it leaves out: the count itself (``usage``) and any column but those five.
+    """
+
+    NATURAL = "id"
+    MONO: frozenset[int] = frozenset()
+    LEFT: frozenset[int] = frozenset()
+    NOT_COUNTED_TIP = ""
+
+    def usage_changed(self) -> None:
+        """Frequencies arrived (or were cleared): re-read the rows (a reset keeps it simple)."""
+        self.reload()
+
+    def own_cell(self, e: Any, column: int, role: int) -> Any:
+        """The display text or tooltip of a column the base does not draw (None: nothing)."""
+        return None
+
+    def own_muted(self, e: Any, column: int) -> bool:
+        """Whether a cell of an entry the corpus uses is drawn muted (beyond an uncounted one)."""
+        return False
+
+    def cell(self, e: Any, column: int, role: int) -> Any:
+        key = self.COLUMNS[column][1]
+        uncounted = key in ("frequency", "never_used") and e.frequency is None
+        if role == Qt.ItemDataRole.DisplayRole:
+            if key == "id":
+                return str(e.id)
+            if key == "piece":
+                return browser_piece(e.piece) if e.piece else "(empty)"
+            if key == "kind":
+                return e.kind
+            if key == "frequency":
+                return "—" if e.frequency is None else f"{e.frequency:,}"
+            if key == "never_used":
+                if e.never_used is None:
+                    return "—" if e.frequency is None else ""
+                return "never used" if e.never_used else ""
+            return self.own_cell(e, column, role)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if key == "piece":
+                return piece_tooltip(e.piece, f"token {e.id} ({e.kind})")
+            if uncounted:
+                return self.NOT_COUNTED_TIP
+            return self.own_cell(e, column, role)
+        if role == Qt.ItemDataRole.FontRole:
+            return self._font if column in self.MONO else None
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _LEFT if column in self.LEFT else _RIGHT
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if e.never_used:
+                return warning_brush()
+            if uncounted or self.own_muted(e, column):
+                return muted_brush()
+            return None
+        return None
+
+
+class VocabTableModel(UsageTableModel):
     COLUMNS = (
         ("id", "id", "Token id"),
         ("piece", "piece", "The token's text (escapes for control characters and whitespace)"),
@@ -47,44 +109,19 @@ class VocabTableModel(LazyKeyedModel):
         ("never used", "never_used", "Entries the encoded corpus never contains: stepping stones of later "
                                      "merges or bytes the corpus lacks — candidates for under-trained tokens"),
     )
-    NATURAL = "id"
+    MONO = frozenset({1, 2})
+    LEFT = frozenset({1, 2, 3, 5})
+    NOT_COUNTED_TIP = "Not counted yet: press “Count in corpus”"
 
-    def usage_changed(self) -> None:
-        """Frequencies arrived (or were cleared): re-read the rows (a reset keeps it simple)."""
-        self.reload()
-
-    def cell(self, e: VocabEntry, column: int, role: int) -> Any:
+    def own_cell(self, e: VocabEntry, column: int, role: int) -> Any:
+        if column != 2:
+            return None
         if role == Qt.ItemDataRole.DisplayRole:
-            if column == 0:
-                return str(e.id)
-            if column == 1:
-                return browser_piece(e.piece) if e.piece else "(empty)"
-            if column == 2:
-                hexed = piece_hex(e.piece)
-                return hexed if len(hexed) <= 60 else hexed[:60] + " …"
-            if column == 3:
-                return e.kind
-            if column == 4:
-                return "—" if e.frequency is None else f"{e.frequency:,}"
-            if column == 5:
-                if e.never_used is None:
-                    return "—" if e.frequency is None else ""
-                return "never used" if e.never_used else ""
-            return None
+            hexed = piece_hex(e.piece)
+            return hexed if len(hexed) <= 60 else hexed[:60] + " …"
         if role == Qt.ItemDataRole.ToolTipRole:
-            if column in (1, 2):
-                return piece_tooltip(e.piece, f"token {e.id} ({e.kind})")
-            if column in (4, 5) and e.frequency is None:
-                return "Not counted yet: press “Count in corpus”"
-            return None
-        if role == Qt.ItemDataRole.FontRole:
-            return self._font if column in (1, 2) else None
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _RIGHT if column in (0, 4) else _LEFT
-        if role == Qt.ItemDataRole.ForegroundRole:
-            if e.never_used:
-                return warning_brush()
-            if column in (2, 3) or (column in (4, 5) and e.frequency is None):
-                return muted_brush()
-            return None
+            return piece_tooltip(e.piece, f"token {e.id} ({e.kind})")
         return None
+
+    def own_muted(self, e: VocabEntry, column: int) -> bool:
+        return column in (2, 3)

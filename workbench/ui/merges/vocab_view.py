@@ -1,136 +1,52 @@
 """The Vocabulary tab: every entry with its corpus frequency and a never-used flag.
 
-Frequencies are counted in a background job: the run's corpus files are read again, split into
-pre-tokens exactly as training did, and each distinct pre-token is encoded once with the run's
-tokenizer (:func:`workbench.analysis.vocab_usage`). The job opens its own read-only connection,
-can be cancelled, and its result is cached per (project, source, vocabulary size, corpus
-fingerprints), so switching back to a run shows its numbers at once. For a reference tokenizer
-the project's corpus files are used. Finished runs are counted when the tab is first shown;
-a run that is still training is counted on request.
+Frequencies come from the corpus count the Unigram piece table shares (:mod:`.usage`: a
+background job over the run's corpus, cached per project, source, vocabulary size and corpus
+fingerprints); for a reference tokenizer the project's corpus files are used. Finished runs are
+counted when the tab is first shown; a run that is still training is counted on request. What
+this module adds: the filter bar (text, kind, never used), the table, the summary's wording and
+CSV export.
 """
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal, Slot
+from PySide6.QtCore import QModelIndex, Signal, Slot
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
-from workbench.core.metrics import VocabUsage, usage_pretokenizer, vocab_usage
-from workbench.corpus.counts import corpus_sources, corpus_word_counts
-from workbench.errors import WorkbenchError
 from workbench.formats.tables import write_vocab_csv
 from workbench.store.browse import Source, TextFilter, VocabQuery, VocabSource
-from workbench.ui.jobs import JobRunner
+from workbench.ui.merges.usage import UsageView, usage_cache_key
 from workbench.ui.merges.vocab_model import VocabTableModel
 from workbench.ui.merges.widgets import (
-    ErrorLabel,
     FilterEdit,
     PlaceholderTableView,
+    apply_filter_query,
     ask_and_export_csv,
     configure_table,
     export_button,
-    show_job_progress,
+    select_row,
     shown_entries,
 )
-from workbench.ui.project_session import open_read
 
 log = logging.getLogger(__name__)
 
-#: (project path, source, vocabulary size, corpus fingerprints) → (usage, warnings)
-_USAGE_CACHE: dict[tuple, tuple[VocabUsage, list[str]]] = {}
-_CACHE_LIMIT = 8
 
-
-def usage_cache_key(conn, path: Path | None, source: Source | None, size: int) -> tuple | None:
-    """What a count depends on: (project, source, vocabulary size, corpus fingerprints); None if
-    the fingerprints cannot be read (the count then runs instead of being reused)."""
-    if source is None or path is None or conn is None:
-        return None
-    kind, sid = source
-    try:
-        if kind == "run":
-            fps = tuple(r[0] for r in conn.execute(
-                "SELECT c.fingerprint FROM corpora c JOIN run_corpora rc ON rc.corpus_id = c.id "
-                "WHERE rc.run_id = ? ORDER BY c.id", (sid,)))
-        else:
-            fps = tuple(sorted({r[0] for r in conn.execute("SELECT fingerprint FROM corpora")}))
-    except Exception as exc:  # noqa: BLE001 - no cache key: the count runs instead of being reused
-        log.warning("cannot read the corpus fingerprints of %s in %s: %s", source, path, exc)
-        return None
-    return (str(path), tuple(source), size, fps)
-
-
-def cached_usage(key: tuple | None) -> tuple[VocabUsage, list[str]] | None:
-    """A count made before for ``key`` (by the Vocabulary tab or the Unigram piece table)."""
-    return _USAGE_CACHE.get(key) if key is not None else None
-
-
-def remember_usage(key: tuple | None, result: tuple[VocabUsage, list[str]]) -> None:
-    if key is None:
-        return
-    _USAGE_CACHE[key] = result
-    while len(_USAGE_CACHE) > _CACHE_LIMIT:
-        _USAGE_CACHE.pop(next(iter(_USAGE_CACHE)))
-
-
-def usage_job(path: Path, source: Source):
-    """The function the worker runs: count ``source``'s vocabulary in its corpus (own connection)."""
-    def job(should_stop, progress):
-        with open_read(path) as store:
-            sequences = "documents"  # references and runs stored before sequences existed
-            if source[0] == "run":
-                tok = store.load_tokenizer(source[1])
-                run = store.run(source[1])
-                wanted = set(run.corpus_ids)
-                sequences = run.settings.get("sequences", "documents")
-                refs = [c for c in store.corpora() if c.id in wanted]
-                what = "this run"
-            else:
-                tok = store.load_reference(source[1])
-                refs = list({c.path: c for c in store.corpora()}.values())
-                what = "this project"
-        if not refs:
-            raise WorkbenchError(f"{what} has no corpus files recorded, so there is nothing to count "
-                                 "(runs trained from the command line record theirs; add corpus files first)")
-        sources, warnings = corpus_sources([(c.path, c.reader_options) for c in refs],
-                                           [c.fingerprint for c in refs])
-        pretokenizer, normalizer = usage_pretokenizer(tok)
-        counts = corpus_word_counts(sources, pretokenizer=pretokenizer, normalizer=normalizer,
-                                    sequences=sequences, should_stop=should_stop, progress=progress)
-        if counts is None:
-            return None
-        usage = vocab_usage(tok, counts, should_stop=should_stop, progress=progress)
-        return None if usage is None else (usage, warnings)
-    return job
-
-
-class VocabView(QWidget):
+class VocabView(UsageView):
     token_selected = Signal(int)
-    usage_ready = Signal()  # frequencies shown (computed or from the cache); tests wait on it
 
     def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
+        super().__init__("Encode the training corpus with this tokenizer and count every entry", 260, parent)
         self.setAccessibleName("Vocabulary browser")
-        self._conn = None
-        self._path: Path | None = None
         self._source: VocabSource | None = None
-        self._status = ""
-        self._usage: VocabUsage | None = None
-        self._cache_key: tuple | None = None
-        self._syncing = False
-        self.job = JobRunner(self)
 
         self.filter = FilterEdit("Filter pieces (substring; tick regex for a pattern)")
         self.filter.changed.connect(self._apply_filter)
@@ -138,8 +54,6 @@ class VocabView(QWidget):
         for label, value in (("all kinds", ""), ("special", "special"), ("base", "base"), ("merge", "merge")):
             self.kind.addItem(label, value)
         self.kind.currentIndexChanged.connect(self._apply_filter)
-        self.never_only = QCheckBox("never used only")
-        self.never_only.setEnabled(False)
         self.never_only.toggled.connect(self._apply_filter)
         self.export, self.export_selected_action, self.export_all_action = export_button(
             lambda: self._export_dialog(True), lambda: self._export_dialog(False))
@@ -149,25 +63,11 @@ class VocabView(QWidget):
         bar.addWidget(self.never_only)
         bar.addWidget(self.export)
 
-        self.count_button = QPushButton("Count in corpus")
-        self.count_button.setToolTip("Encode the training corpus with this tokenizer and count every entry")
-        self.count_button.clicked.connect(self._on_count_clicked)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.clicked.connect(self._on_cancel_clicked)
-        self.cancel_button.setVisible(False)
-        self.progress = QProgressBar()
-        self.progress.setVisible(False)
-        self.progress.setMaximumWidth(260)
-        self.progress.setTextVisible(True)
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
         usage_row = QHBoxLayout()
         usage_row.addWidget(self.summary, 1)
         usage_row.addWidget(self.progress)
         usage_row.addWidget(self.cancel_button)
         usage_row.addWidget(self.count_button)
-        self.error = ErrorLabel()
         self.count_label = QLabel()
 
         self.model = VocabTableModel(self)
@@ -188,36 +88,13 @@ class VocabView(QWidget):
 
     # ---- source -------------------------------------------------------------------------------------
     def set_source(self, conn, path: Path | None, source: Source | None, status: str = "") -> None:
-        self.job.cancel()
-        self._set_busy(False)
-        if self._source is not None:
-            self._source.close()
-        self._conn, self._path, self._status = conn, path, status
-        self._usage = None
-        self.error.show_message("")
-        vs = VocabSource(conn, source) if (conn is not None and source is not None) else None
-        self._source = vs
-        self._cache_key = self._key() if vs is not None else None
-        cached = cached_usage(self._cache_key)
-        if cached is not None:
-            self._install_usage(*cached)
-        self.never_only.setEnabled(self._usage is not None)
-        try:
-            self.model.set_source(vs, self._query())
-        except WorkbenchError as exc:
-            self.model.set_source(vs, None)
-            self.error.show_message(str(exc))
-        self.table.set_placeholder("No vocabulary entry matches the filter." if vs else "")
-        self._update_summary()
-        if cached is not None:
-            self.usage_ready.emit()
+        self._close_source(conn, path, status)
+        self._open_source(source, "No vocabulary entry matches the filter.")
 
-    def set_status(self, status: str) -> None:
-        if status != self._status:
-            self._status = status
-            self._update_summary()
+    def _make_source(self, conn, source: Source) -> VocabSource:
+        return VocabSource(conn, source)
 
-    def _key(self) -> tuple | None:
+    def _usage_key(self) -> tuple | None:
         if self._source is None or self._path is None:
             return None
         try:
@@ -234,82 +111,9 @@ class VocabView(QWidget):
             self._update_summary()
         return inserted
 
-    def auto_count(self) -> None:
-        """Count when shown, for runs that have finished (a live run changes under the count)."""
-        if (self._source is not None and self._usage is None and not self.job.is_running()
-                and self._status not in ("running",) and not self.error.isVisible()):
-            self.count_usage()
-
     # ---- counting -------------------------------------------------------------------------------------
-    def count_usage(self) -> None:
-        if self._source is None or self._path is None:
-            return
-        self._cache_key = self._key()
-        cached = cached_usage(self._cache_key)
-        if cached is not None:
-            self._install_usage(*cached)
-            self.model.usage_changed()
-            self._update_summary()
-            self.usage_ready.emit()
-            return
-        self.error.show_message("")
-        self._set_busy(True)
-        self.job.submit(usage_job(self._path, self._source.source), self._on_usage, self._on_failed,
-                        key="usage", on_progress=self._on_progress, hooks=True)
-
-    def cancel_usage(self) -> None:
-        self.job.cancel()
-        self._set_busy(False)
-        self._update_summary()
-
-    @Slot()
-    def _on_count_clicked(self) -> None:
-        self.count_usage()
-
-    @Slot()
-    def _on_cancel_clicked(self) -> None:
-        self.cancel_usage()
-
-    def _set_busy(self, busy: bool) -> None:
-        self.progress.setVisible(busy)
-        self.cancel_button.setVisible(busy)
+    def _show_count_button(self, busy: bool) -> None:
         self.count_button.setEnabled(not busy)
-        if busy:
-            self.progress.setRange(0, 0)
-            self.progress.setFormat("reading the corpus…")
-
-    @Slot(int, int, str)
-    def _on_progress(self, done: int, total: int, what: str) -> None:
-        show_job_progress(self.progress, done, total, what)
-
-    @Slot(object)
-    def _on_usage(self, result: Any) -> None:
-        self._set_busy(False)
-        if result is None or self._source is None:
-            self._update_summary()
-            return
-        usage, warnings = result
-        remember_usage(self._cache_key, (usage, warnings))
-        self._install_usage(usage, warnings)
-        self.model.usage_changed()
-        self._update_summary()
-        self.usage_ready.emit()
-
-    @Slot(str)
-    def _on_failed(self, message: str) -> None:
-        self._set_busy(False)
-        self.error.show_message(message)
-        self._update_summary()
-
-    def _install_usage(self, usage: VocabUsage, warnings: list[str]) -> None:
-        self._usage = usage
-        self._warnings = list(warnings)
-        self._source.set_usage(usage.frequencies, usage.counted)
-        self.never_only.setEnabled(True)
-
-    @property
-    def usage(self) -> VocabUsage | None:
-        return self._usage
 
     def _update_summary(self) -> None:
         if self._source is None:
@@ -335,7 +139,7 @@ class VocabView(QWidget):
         stale = self._source.max_key() + 1 > len(u.frequencies)
         if stale:
             text += " · <i>the run has grown since: count again</i>"
-        if getattr(self, "_warnings", None):
+        if self._warnings:
             text += " · ⚠ " + "; ".join(self._warnings)
         self.summary.setText(text)
 
@@ -348,14 +152,7 @@ class VocabView(QWidget):
     def _apply_filter(self) -> None:
         if self._source is None:
             return
-        try:
-            self.model.set_query(self._query())
-        except WorkbenchError as exc:
-            self.filter.set_error(str(exc))
-            self.error.show_message(str(exc))
-            return
-        self.filter.set_error("")
-        self.error.show_message("")
+        apply_filter_query(lambda: self.model.set_query(self._query()), self.filter, self.error)
 
     def _update_count(self) -> None:
         m = self.model
@@ -386,10 +183,7 @@ class VocabView(QWidget):
             return False
         self._syncing = True
         try:
-            index = self.model.index(row, 0)
-            self.table.selectionModel().setCurrentIndex(
-                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
-            self.table.scrollTo(index, PlaceholderTableView.ScrollHint.PositionAtCenter)
+            select_row(self.table, row)
         finally:
             self._syncing = False
         return True
@@ -405,9 +199,3 @@ class VocabView(QWidget):
             return
         ask_and_export_csv(self, "Export vocabulary as CSV", "vocabulary.csv",
                            lambda path: self.export_csv(path, selection=selection), self.error)
-
-    def shutdown(self) -> None:
-        self.job.shutdown()
-        if self._source is not None:
-            self._source.close()
-            self._source = None

@@ -1,12 +1,14 @@
 """Small widgets the merge browser tabs share: a table view that says why it is empty, a debounced
-filter box with an inline error line, and the CSV export button with its menu.
+filter box with an inline error line, and the CSV export button with its menu; and the table
+plumbing the merge, vocabulary and piece tables do alike (a table beside its detail pane, selecting
+a row, keeping the sort arrow honest, applying a filter that may be refused).
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtCore import QRect, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QItemSelectionModel, QRect, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -16,11 +18,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMenu,
+    QSplitter,
     QTableView,
     QToolButton,
     QWidget,
 )
 
+from workbench.errors import WorkbenchError
 from workbench.ui.merges.merge_model import muted_brush
 
 try:
@@ -96,6 +100,44 @@ def configure_table(view: QTableView, widths: dict[int, int], stretch: int | Non
         view.setColumnWidth(column, width)
     if stretch is not None:
         hh.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+
+
+def beside_detail(table: QWidget, detail: QWidget) -> QSplitter:
+    """A table with its detail pane to the right, 3 : 2, neither collapsible (merge and piece tables)."""
+    split = QSplitter(Qt.Orientation.Horizontal)
+    split.addWidget(table)
+    split.addWidget(detail)
+    split.setStretchFactor(0, 3)
+    split.setStretchFactor(1, 2)
+    split.setChildrenCollapsible(False)
+    return split
+
+
+def select_row(view: QTableView, row: int) -> None:
+    """Make ``row`` the current, selected row of ``view`` and scroll it to the middle.
+
+    Callers that must not announce the selection set their ``_syncing`` flag around it.
+    """
+    index = view.model().index(row, 0)
+    view.selectionModel().setCurrentIndex(
+        index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+    view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+
+def sync_sort_indicator(view: QTableView) -> None:
+    """Keep the header's arrow on the order the rows of a ``LazyKeyedModel`` are really in.
+
+    A column that cannot be sorted (the model ignores it) used to take the arrow anyway, so the
+    arrow described an order the table was not in.
+    """
+    header = view.horizontalHeader()
+    model = view.model()
+    column = model._sort_column
+    order = Qt.SortOrder.DescendingOrder if model._descending else Qt.SortOrder.AscendingOrder
+    if (header.sortIndicatorSection(), header.sortIndicatorOrder()) != (column, order):
+        header.blockSignals(True)
+        header.setSortIndicator(column, order)
+        header.blockSignals(False)
 
 
 class FilterEdit(QWidget):
@@ -223,3 +265,17 @@ def show_job_progress(bar, done: int, total: int, what: str) -> None:
         bar.setRange(0, 1000)
         bar.setValue(int(1000 * done / total))
     bar.setFormat(f"{what} %p%")
+
+
+def apply_filter_query(apply: Callable[[], object], edit: FilterEdit, error: ErrorLabel) -> bool:
+    """Run ``apply`` (a query change that raises WorkbenchError for a bad filter, changing
+    nothing) and say the outcome in the filter box and the error line; False if it was refused."""
+    try:
+        apply()
+    except WorkbenchError as exc:
+        edit.set_error(str(exc))
+        error.show_message(str(exc))
+        return False
+    edit.set_error("")
+    error.show_message("")
+    return True

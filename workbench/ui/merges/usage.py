@@ -1,0 +1,279 @@
+"""The corpus-usage count the Vocabulary tab and the Unigram piece table share: one job, one cache, one view.
+
+Frequencies are counted in a background job: the run's corpus files are read again, split into
+pre-tokens exactly as training did, and each distinct pre-token is encoded once with the run's
+tokenizer (:func:`workbench.core.metrics.vocab_usage`). The job opens its own read-only
+connection, can be cancelled, and its result is cached per (project, source, vocabulary size,
+corpus fingerprints), so switching back to a run shows its numbers at once. For a reference
+tokenizer the project's corpus files are used.
+
+:class:`UsageView` is the widget half: the summary line, the "never used only" box, the count
+button, its progress bar and Cancel, and the slots that run the job and install its result into
+the view's source and table model. What it leaves out: the layout (each view places the controls
+its own way), the summary's wording and how the count button shows while busy (``_update_summary``
+and ``_show_count_button``, per view), and filtering and selection.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import QCheckBox, QLabel, QProgressBar, QPushButton, QWidget
+
+from workbench.core.metrics import VocabUsage, usage_pretokenizer, vocab_usage
+from workbench.corpus.counts import corpus_sources, corpus_word_counts
+from workbench.errors import WorkbenchError
+from workbench.store.browse import Source
+from workbench.ui.jobs import JobRunner
+from workbench.ui.merges.widgets import ErrorLabel, show_job_progress
+from workbench.ui.project_session import open_read
+
+log = logging.getLogger(__name__)
+
+#: (project path, source, vocabulary size, corpus fingerprints) → (usage, warnings)
+_USAGE_CACHE: dict[tuple, tuple[VocabUsage, list[str]]] = {}
+_CACHE_LIMIT = 8
+
+
+def usage_cache_key(conn, path: Path | None, source: Source | None, size: int) -> tuple | None:
+    """What a count depends on: (project, source, vocabulary size, corpus fingerprints); None if
+    the fingerprints cannot be read (the count then runs instead of being reused)."""
+    if source is None or path is None or conn is None:
+        return None
+    kind, sid = source
+    try:
+        if kind == "run":
+            fps = tuple(r[0] for r in conn.execute(
+                "SELECT c.fingerprint FROM corpora c JOIN run_corpora rc ON rc.corpus_id = c.id "
+                "WHERE rc.run_id = ? ORDER BY c.id", (sid,)))
+        else:
+            fps = tuple(sorted({r[0] for r in conn.execute("SELECT fingerprint FROM corpora")}))
+    except Exception as exc:  # noqa: BLE001 - no cache key: the count runs instead of being reused
+        log.warning("cannot read the corpus fingerprints of %s in %s: %s", source, path, exc)
+        return None
+    return (str(path), tuple(source), size, fps)
+
+
+def cached_usage(key: tuple | None) -> tuple[VocabUsage, list[str]] | None:
+    """A count made before for ``key`` (by the Vocabulary tab or the Unigram piece table)."""
+    return _USAGE_CACHE.get(key) if key is not None else None
+
+
+def remember_usage(key: tuple | None, result: tuple[VocabUsage, list[str]]) -> None:
+    if key is None:
+        return
+    _USAGE_CACHE[key] = result
+    while len(_USAGE_CACHE) > _CACHE_LIMIT:
+        _USAGE_CACHE.pop(next(iter(_USAGE_CACHE)))
+
+
+def usage_job(path: Path, source: Source):
+    """The function the worker runs: count ``source``'s vocabulary in its corpus (own connection)."""
+    def job(should_stop, progress):
+        with open_read(path) as store:
+            sequences = "documents"  # references and runs stored before sequences existed
+            if source[0] == "run":
+                tok = store.load_tokenizer(source[1])
+                run = store.run(source[1])
+                wanted = set(run.corpus_ids)
+                sequences = run.settings.get("sequences", "documents")
+                refs = [c for c in store.corpora() if c.id in wanted]
+                what = "this run"
+            else:
+                tok = store.load_reference(source[1])
+                refs = list({c.path: c for c in store.corpora()}.values())
+                what = "this project"
+        if not refs:
+            raise WorkbenchError(f"{what} has no corpus files recorded, so there is nothing to count "
+                                 "(runs trained from the command line record theirs; add corpus files first)")
+        sources, warnings = corpus_sources([(c.path, c.reader_options) for c in refs],
+                                           [c.fingerprint for c in refs])
+        pretokenizer, normalizer = usage_pretokenizer(tok)
+        counts = corpus_word_counts(sources, pretokenizer=pretokenizer, normalizer=normalizer,
+                                    sequences=sequences, should_stop=should_stop, progress=progress)
+        if counts is None:
+            return None
+        usage = vocab_usage(tok, counts, should_stop=should_stop, progress=progress)
+        return None if usage is None else (usage, warnings)
+    return job
+
+
+
+class UsageView(QWidget):
+    """A table view whose rows the corpus count annotates (see the module docstring).
+
+    A subclass sets ``self.model`` (a :class:`~workbench.ui.merges.vocab_model.UsageTableModel`)
+    and ``self.table`` (a ``PlaceholderTableView``) and implements :meth:`_make_source`,
+    :meth:`_usage_key`, :meth:`_show_count_button` and :meth:`_update_summary`.
+    """
+
+    usage_ready = Signal()  # frequencies shown (counted or from the cache); tests wait on it
+
+    def __init__(self, count_tip: str, progress_width: int, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._conn = None
+        self._path: Path | None = None
+        self._source: Any = None
+        self._status = ""
+        self._usage: VocabUsage | None = None
+        self._warnings: list[str] = []
+        self._cache_key: tuple | None = None
+        self._syncing = False
+        self.job = JobRunner(self)
+
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.never_only = QCheckBox("never used only")
+        self.never_only.setEnabled(False)
+        self.count_button = QPushButton("Count in corpus")
+        self.count_button.setToolTip(count_tip)
+        self.count_button.clicked.connect(self._on_count_clicked)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self._on_cancel_clicked)
+        self.cancel_button.setVisible(False)
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        self.progress.setMaximumWidth(progress_width)
+        self.progress.setTextVisible(True)
+        self.error = ErrorLabel()
+
+    # ---- what a subclass says -------------------------------------------------------------------------
+    def _make_source(self, conn, source: Source) -> Any:
+        """The browse source of ``source`` on ``conn`` (a ``VocabSource`` or ``PieceSource``)."""
+        raise NotImplementedError
+
+    def _query(self) -> Any:
+        raise NotImplementedError
+
+    def _usage_key(self) -> tuple | None:
+        """The cache key of the current source's count (``usage_cache_key``), None if unreadable."""
+        raise NotImplementedError
+
+    def _show_count_button(self, busy: bool) -> None:
+        raise NotImplementedError
+
+    def _update_summary(self) -> None:
+        raise NotImplementedError
+
+    # ---- source -------------------------------------------------------------------------------------
+    def _close_source(self, conn, path: Path | None, status: str) -> None:
+        """First half of ``set_source``: stop a count and forget the old source and its numbers."""
+        self.job.cancel()
+        self._set_busy(False)
+        if self._source is not None:
+            self._source.close()
+        self._conn, self._path, self._status = conn, path, status
+        self._usage = None
+        self.error.show_message("")
+
+    def _open_source(self, source: Source | None, placeholder: str) -> None:
+        """Second half: show ``source``'s rows, with a count made before if the cache has one."""
+        conn = self._conn
+        src = self._make_source(conn, source) if (conn is not None and source is not None) else None
+        self._source = src
+        self._cache_key = self._usage_key() if src is not None else None
+        cached = cached_usage(self._cache_key)
+        if cached is not None:
+            self._install_usage(*cached)
+        self.never_only.setEnabled(self._usage is not None)
+        try:
+            self.model.set_source(src, self._query())
+        except WorkbenchError as exc:
+            self.model.set_source(src, None)
+            self.error.show_message(str(exc))
+        self.table.set_placeholder(placeholder if src is not None else "")
+        self._update_summary()
+        if cached is not None:
+            self.usage_ready.emit()
+
+    def set_status(self, status: str) -> None:
+        if status != self._status:
+            self._status = status
+            self._update_summary()
+
+    def auto_count(self) -> None:
+        """Count when shown, for runs that have finished (a live run changes under the count)."""
+        if (self._source is not None and self._usage is None and not self.job.is_running()
+                and self._status != "running" and not self.error.isVisible()):
+            self.count_usage()
+
+    # ---- counting -------------------------------------------------------------------------------------
+    def count_usage(self) -> None:
+        if self._source is None or self._path is None:
+            return
+        self._cache_key = self._usage_key()
+        cached = cached_usage(self._cache_key)
+        if cached is not None:
+            self._install_usage(*cached)
+            self.model.usage_changed()
+            self._update_summary()
+            self.usage_ready.emit()
+            return
+        self.error.show_message("")
+        self._set_busy(True)
+        self.job.submit(usage_job(self._path, self._source.source), self._on_usage, self._on_failed,
+                        key="usage", on_progress=self._on_progress, hooks=True)
+
+    def cancel_usage(self) -> None:
+        self.job.cancel()
+        self._set_busy(False)
+        self._update_summary()
+
+    @Slot()
+    def _on_count_clicked(self) -> None:
+        self.count_usage()
+
+    @Slot()
+    def _on_cancel_clicked(self) -> None:
+        self.cancel_usage()
+
+    def _set_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        self._show_count_button(busy)
+        if busy:
+            self.progress.setRange(0, 0)
+            self.progress.setFormat("reading the corpus…")
+
+    @Slot(int, int, str)
+    def _on_progress(self, done: int, total: int, what: str) -> None:
+        show_job_progress(self.progress, done, total, what)
+
+    @Slot(object)
+    def _on_usage(self, result: Any) -> None:
+        self._set_busy(False)
+        if result is None or self._source is None:
+            self._update_summary()
+            return
+        remember_usage(self._cache_key, result)
+        self._install_usage(*result)
+        self.model.usage_changed()
+        self._update_summary()
+        self.usage_ready.emit()
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self._set_busy(False)
+        self.error.show_message(message)
+        self._update_summary()
+
+    def _install_usage(self, usage: VocabUsage, warnings: list[str]) -> None:
+        self._usage = usage
+        self._warnings = list(warnings)
+        if self._source is not None:
+            self._source.set_usage(usage.frequencies, usage.counted)
+        self.never_only.setEnabled(True)
+
+    @property
+    def usage(self) -> VocabUsage | None:
+        return self._usage
+
+    def shutdown(self) -> None:
+        self.job.shutdown()
+        if self._source is not None:
+            self._source.close()
+            self._source = None

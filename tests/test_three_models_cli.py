@@ -124,3 +124,16 @@ def test_unigram_vocab_size_below_the_required_characters_is_refused_not_pruned_
     assert done.returncode == 2
     assert "--vocab-size: 300 is below what the corpus needs: 401 characters" in done.stderr  # and ▁
     assert "= 660;" in done.stderr and not project.exists()
+
+
+@pytest.mark.parametrize("model, flags, flag", [("unigram", ["--tie-break", "first-seen"], "--tie-break"),
+                                                ("wordpiece", ["--units", "bytes"], "--units"),
+                                                ("unigram", ["--end-of-word", "</w>"], "--end-of-word"),
+                                                ("unigram", ["--min-frequency", "3"], "--min-frequency")])
+def test_a_setting_that_does_not_apply_to_the_model_is_refused(model, flags, flag, tmp_path: Path) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a b c\n", encoding="utf-8")
+    done = _wb("train", str(corpus), "--project", str(tmp_path / "p.tokproj"), "--model", model,
+               "--vocab-size", "300", *flags, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert f"error: {flag}:" in done.stderr and not (tmp_path / "p.tokproj").exists()

@@ -242,6 +242,13 @@ def spec_from_args(args: argparse.Namespace):
         raise ConfigError("normalizer", str(exc)) from None
     model = args.model or "bpe"
     defaults = MODEL_DEFAULTS[model]
+    if model != "bpe":  # BPE-only settings given for another model: refused, not silently ignored
+        for name, flag in (("units", "--units"), ("end_of_word", "--end-of-word"), ("tie_break", "--tie-break")):
+            given = getattr(args, name)
+            if given and given != defaults.get(name, ""):
+                raise ConfigError(name, f"{flag} {given} does not apply to {model} (it works on characters and "
+                                  f"{'breaks ties by the Hugging Face rule' if model == 'wordpiece' else 'has no ties to break'}"
+                                  f"): leave {flag} out")
     spec = RunSpec(
         model=model, vocab_size=args.vocab_size, merges=args.merges, units=args.units or defaults["units"],
         end_of_word=args.end_of_word or "", pretokenizer=args.pretokenizer or defaults["pretokenizer"],

@@ -235,16 +235,16 @@ class RunSpec:
         if self.model == "unigram" and self.min_frequency not in (None, 1):
             raise ConfigError("min_frequency", "Unigram keeps pieces by EM and pruning, not by a minimum frequency: "
                               "leave the minimum frequency out")
-        if self.model == "unigram" and self.tie_break != "hf":
-            raise ConfigError("tie_break", "Unigram has no tie-break rule (it keeps the likelier pieces): "
-                              "leave the tie-break out")
         if self.model == "wordpiece" and self.tie_break != "hf":
             raise ConfigError("tie_break", "WordPiece breaks ties by the Hugging Face rule only: use hf")
         for f in self.files:
             _check_file(f)
-        # Units are a BPE setting: WordPiece and Unigram always work on characters.
+        # Units are a BPE setting: WordPiece and Unigram always work on characters. Unigram has no
+        # tie-break rule (it keeps the likelier pieces): stored as the model's default, never used.
         units = self.units if self.model == "bpe" else "chars"
-        return replace(self, units=units, pretokenizer=pretokenizer, normalizer=normalizer, options=options,
+        tie_break = "hf" if self.model == "unigram" else self.tie_break
+        return replace(self, units=units, tie_break=tie_break, pretokenizer=pretokenizer, normalizer=normalizer,
+                       options=options,
                        special_tokens=specials, files=tuple(self.files))
 
     # ---- as data -----------------------------------------------------------------------------

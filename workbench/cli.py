@@ -246,7 +246,7 @@ def spec_from_args(args: argparse.Namespace):
         for name, flag in (("units", "--units"), ("end_of_word", "--end-of-word"), ("tie_break", "--tie-break")):
             given = getattr(args, name)
             if given and given != defaults.get(name, ""):
-                raise ConfigError(name, f"{flag} {given} does not apply to {model} (it works on characters and "
+                raise ConfigError(name, f"{given!r} does not apply to {model} (it works on characters and "
                                   f"{'breaks ties by the Hugging Face rule' if model == 'wordpiece' else 'has no ties to break'}"
                                   f"): leave {flag} out")
     spec = RunSpec(

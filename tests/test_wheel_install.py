@@ -66,3 +66,18 @@ def test_the_wheel_ships_the_demo_and_trains_and_exports_outside_the_checkout(in
     encoded = _workbench(installed, "encode", "--tokenizer", str(project), "--text", text, "--json", cwd=tmp_path)
     assert encoded.returncode == 0, encoded.stderr
     assert json.loads(encoded.stdout)["ids"] == tok.encode(text).ids
+    # A SentencePiece .model round trip with what the wheel itself depends on (protobuf and the
+    # official schema module of the sentencepiece package), not the test extras.
+    trained = _workbench(installed, "train", *map(str, demo), "--project", str(project), "--model", "unigram",
+                         "--vocab-size", "1500", "--progress", "none", "--json", cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    run = json.loads(trained.stdout)["run_id"]
+    model = tmp_path / "m.model"
+    exported = _workbench(installed, "export", str(project), "--run", str(run), "--format", "spm",
+                          "--out", str(model), cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    by_project = _workbench(installed, "encode", "--tokenizer", f"{project}#{run}", "--text", text, "--json",
+                            cwd=tmp_path)
+    by_model = _workbench(installed, "encode", "--tokenizer", str(model), "--text", text, "--json", cwd=tmp_path)
+    assert by_model.returncode == 0, by_model.stderr
+    assert json.loads(by_model.stdout)["ids"] == json.loads(by_project.stdout)["ids"]

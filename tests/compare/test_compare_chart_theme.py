@@ -31,3 +31,23 @@ def test_the_train_plots_legend_follows_the_theme_too(qtbot) -> None:
     plots.setPalette(style.dark_palette())
     _sample, label = plots.legend.items[-1]
     assert plots._fg.name().lower() in label.item.toHtml().lower()
+
+
+def test_the_sweep_chart_marks_the_knee_on_every_plot_for_every_family(qtbot) -> None:
+    from workbench.core.vocab_sweep import Sweep, SweepPoint
+
+    def sweep(kinds: list[str]) -> Sweep:
+        # characters/token flattens after the third point: the knee is index 2
+        chars = [100, 200, 300, 301, 302]
+        return Sweep("run", [SweepPoint(i, 256 + 1000 * i, 100, 10_000, c, c, 768, kind)
+                             for i, (c, kind) in enumerate(zip(chars, kinds))], threshold=0.01, d=768)
+
+    chart = SweepChart()
+    qtbot.addWidget(chart)
+    bpe, unigram = sweep(["merges"] * 5), sweep(["cut", "cut", "cut", "pruning round", "pruning round"])
+    assert bpe.knee == unigram.knee == 2
+    chart.set_sweeps([bpe])
+    assert len(chart.knees) == len(chart.plots)
+    chart.set_sweeps([bpe, unigram])
+    assert len(chart.knees) == 2 * len(chart.plots)
+    assert {line.value() for line in chart.knees} == {256 + 2000}

@@ -249,16 +249,16 @@ class SweepChart(_Chart):
                         x=[x for x, q in zip(xs, pruned) if q], y=[y for y, q in zip(ys, pruned) if q],
                         symbol="s", size=10, brush=pg.mkBrush(background), pen=pg.mkPen(colour, width=2))
                     plot.addItem(marks)
-            if any(pruned) and not pruned_legend and self.legend is not None:
-                pruned_legend = True
-                sample = pg.ScatterPlotItem(symbol="s", size=8, brush=pg.mkBrush(background), pen=pg.mkPen(self._fg()))
-                self.legend.addItem(sample, "Unigram pruning round (filled marks: cuts of the final model)")
                 if knee is not None:
                     line = pg.InfiniteLine(xs[knee], angle=90, pen=pg.mkPen(colour, width=1, style=Qt.PenStyle.DashLine),
                                            label="knee" if plot is self.plots[0] else None,
                                            labelOpts={"position": 0.12, "color": colour.name()})
                     plot.addItem(line)
                     self.knees.append(line)
+            if any(pruned) and not pruned_legend and self.legend is not None:
+                pruned_legend = True
+                sample = pg.ScatterPlotItem(symbol="s", size=8, brush=pg.mkBrush(background), pen=pg.mkPen(self._fg()))
+                self.legend.addItem(sample, "Unigram pruning round (filled marks: cuts of the final model)")
         self._apply_palette()
 
 

@@ -12,6 +12,7 @@ from workbench.corpus.language import language_from_name
     ("news.commentary.ru", "ru"), ("zh/part-00001", "zh"), ("data/JA_wiki.jsonl", "ja"),
     ("notes.txt", None), ("my_notes.txt", None), ("to-do.txt", None), ("readme.md", None),
     ("xx_unknown.txt", None), ("report.final.txt", None), ("en/", None),
+    ("main.cs", None), ("app.ts", None), ("script.pl", None), ("id_list.txt", None), ("europarl-v7.de-en.de", "de"),
 ])
 def test_language_from_name(path: str, expected: str | None) -> None:
     assert language_from_name(path) == expected

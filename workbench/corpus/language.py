@@ -5,7 +5,8 @@ patterns (a language code as a name prefix, as a dotted infix or suffix, or as t
 Compare can label the demo corpus and most downloaded parallel sets without asking. Only ISO 639-1
 codes count, and only in those positions; a prefix counts only when followed by ``_`` or ``-``, and
 not for codes that are also English words people start file names with (``my_notes.txt`` is not
-Burmese, ``to-do.txt`` not Tongan). A label the user gives always wins.
+Burmese, ``to-do.txt`` not Tongan, ``id_list.txt`` not Indonesian), and a bare last suffix only in
+a name with another dot before it (``main.cs`` is C#, not Czech). A label the user gives always wins.
 Left out: language identification from the text itself
 (the dominant script is the fallback, see ``CorpusStats.dominant_script``).
 """
@@ -24,9 +25,12 @@ my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru
 sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo
 za zh zu""".split())
 
-_WORDS = frozenset({"my", "to", "an", "as", "be", "or", "so", "no", "is", "am", "in", "on", "at", "it"} & ISO_639_1)
+_WORDS = frozenset({"my", "to", "an", "as", "be", "or", "so", "no", "is", "am", "in", "on", "at", "it", "id", "ch"}
+                   & ISO_639_1)
 _PREFIX = re.compile(r"^([a-z]{2})[_-]", re.IGNORECASE)
 _INFIX = re.compile(r"\.([a-z]{2})(?:\.|$)", re.IGNORECASE)
+# A bare last suffix is a language only in names with another dot before it (``news.commentary.ru``,
+# ``europarl-v7.de-en.de``): alone it is a file type far more often (``main.cs``, ``app.ts``, ``x.pl``).
 
 
 def language_from_name(path: str | Path) -> str | None:
@@ -41,6 +45,8 @@ def language_from_name(path: str | Path) -> str | None:
     name = path.name
     for pattern in (_PREFIX, _INFIX):
         for match in pattern.finditer(name):
+            if pattern is _INFIX and match.end() == len(name) and name.count(".") < 2:
+                continue
             code = match.group(1).lower()
             if code in ISO_639_1 and not (pattern is _PREFIX and code in _WORDS):
                 return code

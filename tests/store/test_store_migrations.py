@@ -179,3 +179,16 @@ def test_settings_round_trip_and_survive_reopening(tmp_path):
         assert store.setting("zoom") == 1.25
         with pytest.raises(WorkbenchError, match="read-only"):
             store.set_setting("zoom", 2)
+
+
+def test_an_upgrade_is_said_once_with_the_versions(tmp_path, caplog):
+    path = tmp_path / "old.tokproj"
+    shutil.copy(V1, path)
+    with caplog.at_level("INFO", logger="workbench.notes"):
+        ProjectStore.open(path).close()
+        said = [r.getMessage() for r in caplog.records if r.name == "workbench.notes"]
+        assert said == [f"old.tokproj was upgraded from project format 1 to {schema.current_version()} (older "
+                        "versions of the workbench cannot open it any more)"]
+        caplog.clear()
+        ProjectStore.open(path).close()
+        assert not [r for r in caplog.records if r.name == "workbench.notes"]

@@ -195,11 +195,16 @@ class ProjectStore:
             try:
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
                 opening.check_identity(path, schema.APPLICATION_ID, version)  # re-check under lock
+                upgraded = None
                 if version < schema.current_version():
-                    schema.upgrade(conn)
+                    upgraded = schema.upgrade(conn)
                     opening.check_tables(path, {r[0] for r in conn.execute(
                         "SELECT name FROM sqlite_master WHERE type='table'")})
                 conn.execute("COMMIT")
+                if upgraded is not None and upgraded[0] > 0:
+                    # Said once, when it happens: an older workbench refuses the file from now on.
+                    NOTES.warning("%s was upgraded from project format %d to %d (older versions of the "
+                                  "workbench cannot open it any more)", path.name, *upgraded)
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise

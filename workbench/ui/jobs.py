@@ -200,7 +200,8 @@ def _name(fn: Callable[..., Any]) -> str:
 
 def split_sample(spec: str, normalizer: str, text: str, model: str = "bpe") -> list[str]:
     """``text`` as ``model``'s trainer counts it (what the preview shows): see
-    :func:`workbench.tasks.train.split_for_training`, the one function training uses too."""
+    :func:`workbench.tasks.train.split_for_training`, built on the pre-tokenizers and, for Unigram,
+    the word cutting (``unigram_words``) that training itself uses."""
     from workbench.tasks.train import split_for_training
 
     return split_for_training(model, spec, normalizer, text)

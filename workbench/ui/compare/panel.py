@@ -470,9 +470,9 @@ class ComparePanel(QWidget):
                                cache=ResultCache.default(), should_stop=should_stop, progress=progress)
 
         key = (tuple(path for path, _o, _l in files), points, d)
-        if key != self._sweeps_key:  # other files, points or width: earlier curves are not comparable
-            self._sweeps, self._sweeps_key = {}, key
-        return self._start("Sweeping vocabulary sizes", job, self._on_swept)
+        if not self._start("Sweeping vocabulary sizes", job, lambda result: self._on_swept(result, key)):
+            return False  # busy: the curves on the chart stay as they are
+        return True
 
     def compare_splits(self) -> bool:
         a, b = self.split_a.currentData(), self.split_b.currentData()
@@ -541,12 +541,16 @@ class ComparePanel(QWidget):
                             f"{len(languages)} languages{cached}.")
         self.computed.emit(result)
 
-    def _on_swept(self, result) -> None:
+    def _on_swept(self, result, key: tuple | None = None) -> None:
+        """A finished sweep joins the curves of the same files, points and d (``key``, taken when the
+        sweep started, so a sweep that ran while the choice changed lands with its own kind)."""
         if result is None:
             self.status.setText("Sweep cancelled.")
             self.failed.emit("cancelled")
             return
         self.sweep_result = result
+        if key != self._sweeps_key:  # other files, points or width: earlier curves are not comparable
+            self._sweeps, self._sweeps_key = {}, key
         self._sweeps.pop(result.tokenizer, None)
         self._sweeps[result.tokenizer] = result  # the latest last: drawn on top
         self.sweep_chart.set_sweeps(list(self._sweeps.values()))

@@ -110,6 +110,7 @@ class TrainingPanel(QWidget):
         self.target = 0
         self._target_vocab = 0
         self._first_vocab = 0
+        self._prunes = False  # the run in progress is a Unigram one (progress by |V|, not merges)
         self.last_outcome: TrainOutcome | None = None
         self._last_progress: dict = {}
         self._merge_cache: dict[tuple[int, int], str] = {}
@@ -685,6 +686,7 @@ class TrainingPanel(QWidget):
         self.live_run = None
         self.target = 0
         self._target_vocab = spec.vocab_size or 0  # a model that prunes (Unigram) shows progress by |V|
+        self._prunes = spec.model == "unigram"
         self._first_vocab = 0
         self.last_outcome = None
         self._last_progress = {}
@@ -747,7 +749,7 @@ class TrainingPanel(QWidget):
             self.message.emit(f"Training {str(data.get('message', '')).removesuffix('; first:')}; first: {first}")
         elif kind == "merges":
             self._last_progress = data
-            if not int(data.get("target", self.target) or 0):
+            if self._prunes:
                 self._show_pruning_progress(data)
                 return
             target = max(int(data.get("target", self.target) or 1), 1)
@@ -786,15 +788,15 @@ class TrainingPanel(QWidget):
         self.target = target
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
-        self.progress.setFormat(f"0 / {target:,} merges" if target else "EM rounds and pruning…")
+        self.progress.setFormat("EM rounds and pruning…" if self._prunes else f"0 / {target:,} merges")
         self.reload_history(select=[run_id])
         self.session.modified_changed.emit(self.session.is_modified())
         self.plots.fit_all()  # the new run's axes start afresh, not at the last run's ranges
         self.plots.set_live(True)
         self.poll_timer.start()
         self.run_started.emit(run_id)
-        self.message.emit(f"Run {run_id} started: {target:,} merges to make." if target
-                          else f"Run {run_id} started: pruning down to |V| {self._target_vocab:,}.")
+        self.message.emit(f"Run {run_id} started: pruning down to |V| {self._target_vocab:,}." if self._prunes
+                          else f"Run {run_id} started: {target:,} merges to make.")
 
     def _remove_spec_file(self) -> None:
         if self._spec_file is not None:

@@ -212,7 +212,7 @@ def spec_from_args(args: argparse.Namespace):
     """The RunSpec the flags describe (FILES resolved and sniffed, as their reader options say)."""
     from workbench.core.normalize import parse_normalizer
     from workbench.errors import ConfigError
-    from workbench.tasks.spec import MODEL_DEFAULTS, RunSpec
+    from workbench.tasks.spec import MODEL_DEFAULTS, RunSpec, refuse_bpe_only
     from workbench.tasks.train import check_project, resolve_files
 
     options = {k.removeprefix("option_"): v for k, v in vars(args).items()
@@ -242,13 +242,7 @@ def spec_from_args(args: argparse.Namespace):
         raise ConfigError("normalizer", str(exc)) from None
     model = args.model or "bpe"
     defaults = MODEL_DEFAULTS[model]
-    if model != "bpe":  # BPE-only settings given for another model: refused, not silently ignored
-        for name, flag in (("units", "--units"), ("end_of_word", "--end-of-word"), ("tie_break", "--tie-break")):
-            given = getattr(args, name)
-            if given and given != defaults.get(name, ""):
-                raise ConfigError(name, f"{given!r} does not apply to {model} (it works on characters and "
-                                  f"{'breaks ties by the Hugging Face rule' if model == 'wordpiece' else 'has no ties to break'}"
-                                  f"): leave {flag} out")
+    refuse_bpe_only(model, {name: getattr(args, name) for name in ("units", "end_of_word", "tie_break")})
     spec = RunSpec(
         model=model, vocab_size=args.vocab_size, merges=args.merges, units=args.units or defaults["units"],
         end_of_word=args.end_of_word or "", pretokenizer=args.pretokenizer or defaults["pretokenizer"],

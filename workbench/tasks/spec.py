@@ -385,3 +385,18 @@ def _check_file(f: CorpusFile) -> None:
         except LookupError:
             raise ConfigError("files.encoding", f"{f.path}: unknown text encoding {f.encoding!r}: "
                               "use a name such as utf-8, cp1252 or latin-1") from None
+
+
+def refuse_bpe_only(model: str, given: Mapping[str, Any]) -> None:
+    """Refuse BPE-only settings the user *gave* for another model (``given``: field → value, None
+    when not given), instead of ignoring them. ``RunSpec.validate`` cannot tell a value the user
+    chose from the dataclass default (units default to bytes), so the front end that knows says
+    which were given; the rule itself lives here."""
+    if model == "bpe":
+        return
+    defaults = MODEL_DEFAULTS[model]
+    why = "breaks ties by the Hugging Face rule" if model == "wordpiece" else "has no ties to break"
+    for name, value in given.items():
+        if value and value != defaults.get(name, ""):
+            raise ConfigError(name, f"{value!r} does not apply to {model} (it works on characters and {why}): "
+                              "leave it out")

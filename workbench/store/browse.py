@@ -262,6 +262,17 @@ def source_settings(conn: sqlite3.Connection, source: Source) -> dict:
     return settings if isinstance(settings, dict) else {}
 
 
+def corpus_fingerprints(conn: sqlite3.Connection, source: Source) -> tuple[str, ...]:
+    """The fingerprints of the corpus files a count for ``source`` reads: a run's own files, or every
+    file of the project for a reference (what a cached corpus count depends on)."""
+    kind, sid = source
+    if kind == "run":
+        return tuple(r[0] for r in conn.execute(
+            "SELECT c.fingerprint FROM corpora c JOIN run_corpora rc ON rc.corpus_id = c.id "
+            "WHERE rc.run_id = ? ORDER BY c.id", (sid,)))
+    return tuple(sorted({r[0] for r in conn.execute("SELECT fingerprint FROM corpora")}))
+
+
 def source_model(conn: sqlite3.Connection, source: Source) -> str:
     """The model family (``bpe``, ``wordpiece``, ``unigram``) a run or reference was stored with."""
     model = source_settings(conn, source).get("model", "bpe")

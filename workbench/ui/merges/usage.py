@@ -23,13 +23,12 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QCheckBox, QLabel, QProgressBar, QPushButton, QWidget
 
-from workbench.core.metrics import VocabUsage, usage_pretokenizer, vocab_usage
-from workbench.corpus.counts import corpus_sources, corpus_word_counts
+from workbench.core.metrics import VocabUsage
 from workbench.errors import WorkbenchError
-from workbench.store.browse import Source
+from workbench.store.browse import Source, corpus_fingerprints
+from workbench.tasks.usage import count_usage
 from workbench.ui.jobs import JobRunner
 from workbench.ui.merges.widgets import ErrorLabel, show_job_progress
-from workbench.ui.project_session import open_read
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +42,8 @@ def usage_cache_key(conn, path: Path | None, source: Source | None, size: int) -
     the fingerprints cannot be read (the count then runs instead of being reused)."""
     if source is None or path is None or conn is None:
         return None
-    kind, sid = source
     try:
-        if kind == "run":
-            fps = tuple(r[0] for r in conn.execute(
-                "SELECT c.fingerprint FROM corpora c JOIN run_corpora rc ON rc.corpus_id = c.id "
-                "WHERE rc.run_id = ? ORDER BY c.id", (sid,)))
-        else:
-            fps = tuple(sorted({r[0] for r in conn.execute("SELECT fingerprint FROM corpora")}))
+        fps = corpus_fingerprints(conn, source)
     except Exception as exc:  # noqa: BLE001 - no cache key: the count runs instead of being reused
         log.warning("cannot read the corpus fingerprints of %s in %s: %s", source, path, exc)
         return None
@@ -71,35 +64,10 @@ def remember_usage(key: tuple | None, result: tuple[VocabUsage, list[str]]) -> N
 
 
 def usage_job(path: Path, source: Source):
-    """The function the worker runs: count ``source``'s vocabulary in its corpus (own connection)."""
+    """The function the worker runs: :func:`workbench.tasks.usage.count_usage` (its own connection)."""
     def job(should_stop, progress):
-        with open_read(path) as store:
-            sequences = "documents"  # references and runs stored before sequences existed
-            if source[0] == "run":
-                tok = store.load_tokenizer(source[1])
-                run = store.run(source[1])
-                wanted = set(run.corpus_ids)
-                sequences = run.settings.get("sequences", "documents")
-                refs = [c for c in store.corpora() if c.id in wanted]
-                what = "this run"
-            else:
-                tok = store.load_reference(source[1])
-                refs = list({c.path: c for c in store.corpora()}.values())
-                what = "this project"
-        if not refs:
-            raise WorkbenchError(f"{what} has no corpus files recorded, so there is nothing to count "
-                                 "(runs trained from the command line record theirs; add corpus files first)")
-        sources, warnings = corpus_sources([(c.path, c.reader_options) for c in refs],
-                                           [c.fingerprint for c in refs])
-        pretokenizer, normalizer = usage_pretokenizer(tok)
-        counts = corpus_word_counts(sources, pretokenizer=pretokenizer, normalizer=normalizer,
-                                    sequences=sequences, should_stop=should_stop, progress=progress)
-        if counts is None:
-            return None
-        usage = vocab_usage(tok, counts, should_stop=should_stop, progress=progress)
-        return None if usage is None else (usage, warnings)
+        return count_usage(path, source, should_stop=should_stop, progress=progress)
     return job
-
 
 
 class UsageView(QWidget):

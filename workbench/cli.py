@@ -551,6 +551,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             print(f"{row['kind']:<13} {row['step']:>8} {row['vocab_size']:>8} {row['tokens']:>10} "
                   f"{row['chars_per_token']:>9.3f} {row['bytes_per_token']:>9.3f} {row['attention']:>14} "
                   f"{row['embedding_params']:>12} {gain:>8}{knee}")
+        if knee_index is None:
+            print(f"no knee: characters/token still grows by ≥ {100 * args.threshold:g}% per 1,000 entries "
+                  "at the largest vocabulary")
+        else:
+            print(f"knee at |V| {result.points[knee_index].vocab_size:,}: beyond it every segment gains less than "
+                  f"{100 * args.threshold:g}% in characters/token per 1,000 entries")
     return 0
 
 

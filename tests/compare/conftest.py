@@ -51,3 +51,15 @@ def cl100k(cl100k_file) -> Tokenizer:
     from workbench.formats import load_tokenizer_file
 
     return load_tokenizer_file(cl100k_file)
+
+
+@pytest.fixture
+def panel(qtbot):
+    """A Compare tab on its own (its job runner joined at the end)."""
+    from workbench.ui.compare.panel import ComparePanel
+
+    widget = ComparePanel()
+    qtbot.addWidget(widget)
+    widget.resize(1200, 760)
+    yield widget
+    widget.shutdown()

@@ -35,17 +35,6 @@ def setup(tmp_path_factory, corpora, cl100k_file):
     return project, en, ru
 
 
-@pytest.fixture
-def panel(qtbot):
-    from workbench.ui.compare.panel import ComparePanel
-
-    widget = ComparePanel()
-    qtbot.addWidget(widget)
-    widget.resize(1200, 760)
-    yield widget
-    widget.shutdown()
-
-
 def test_panel_computes_the_table_and_exports(panel, qtbot, setup, tmp_path):
     project, en, ru = setup
     panel.set_project(project)

@@ -12,17 +12,6 @@ pg = pytest.importorskip("pyqtgraph")
 from workbench.cli import run_cli
 
 
-@pytest.fixture
-def panel(qtbot):
-    from workbench.ui.compare.panel import ComparePanel
-
-    widget = ComparePanel()
-    qtbot.addWidget(widget)
-    widget.resize(1200, 760)
-    yield widget
-    widget.shutdown()
-
-
 def test_panel_sweeps_wordpiece_and_unigram_runs(panel, qtbot, tmp_path, corpora):
     corpus = tmp_path / "train.txt"
     corpus.write_text(corpus_slice(corpora, "en_shakespeare.txt", 50_000), encoding="utf-8")

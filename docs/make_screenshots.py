@@ -118,10 +118,9 @@ def main() -> int:  # noqa: C901, PLR0915 - one linear script, step by step as t
     unigram_pane = inspect.add_pane(("run", runs["unigram"]))
     wait(lambda: inspect.colouring_done(), 60)
     if unigram_pane is not None:  # the cursor on "unbelievable": the Unigram column lists its best splits
-        cursor = unigram_pane.editor.textCursor() if hasattr(unigram_pane, "editor") else None
-        if cursor is not None:
-            cursor.setPosition(SAMPLE.index("unbelievable") + 3)
-            unigram_pane.editor.setTextCursor(cursor)
+        cursor = unigram_pane.editor.textCursor()
+        cursor.setPosition(SAMPLE.index("unbelievable") + 3)
+        unigram_pane.editor.setTextCursor(cursor)
     pause(1.5)
     say("3. Inspect: the three runs side by side; the Unigram column's n-best list below it.")
     shot("inspect-three")
@@ -170,7 +169,7 @@ def main() -> int:  # noqa: C901, PLR0915 - one linear script, step by step as t
     compare.tabs.setCurrentIndex(3)
     pause(1.0)
     say(f"6. Sweep: {len(sweeps)} runs on one chart; knees at "
-        f"{[s.knee_vocab_size if hasattr(s, 'knee_vocab_size') else s.knee for s in sweeps]}")
+        f"{[None if s.knee is None else s.points[s.knee].vocab_size for s in sweeps]}")
     shot("compare-sweep")
 
     if args.shared:

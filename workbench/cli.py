@@ -299,7 +299,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        merges = "" if run.settings.get("model") == "unigram" else f"{run.merge_count} merges, "
+        merges = "" if run.merges_nothing else f"{run.merge_count} merges, "
         print(f"run {run_id} {status}: {merges}vocabulary {run.vocab_size} "
               f"({result['seconds']:.1f} s) in {project}")
     return 0 if status == "finished" else 3
@@ -516,15 +516,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from workbench.formats.tables import csv_text
-    from workbench.tasks.compare import stored_checkpoints, sweep_files
-    from workbench.tasks.sources import load_tokenizer
+    from workbench.tasks.compare import sweep_files, sweep_source
 
     if args.points < 2:
         raise WorkbenchError(f"--points {args.points}: a sweep needs at least 2 points")
     if args.threshold < 0:
         raise WorkbenchError(f"--threshold {args.threshold}: must be 0 or more (0.01 = 1% per 1k entries)")
-    tokenizer = load_tokenizer(args.tokenizer)
-    pruning = stored_checkpoints(args.tokenizer) if tokenizer.model == "unigram" else ()
+    tokenizer, pruning = sweep_source(args.tokenizer)
     sources = _corpus_sources(args.files, "sweep")
     result = sweep_files(tokenizer, sources, name=args.tokenizer, points=args.points, d=args.d,
                          threshold=args.threshold, pruning=pruning, cache=_metrics_cache(args),

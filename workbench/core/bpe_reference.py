@@ -44,15 +44,20 @@ def train_reference(word_counts: Mapping[str, int], config: TrainConfig) -> list
             if hf_rank is not None:
                 hf_rank.append(new)
         merges.append((vocab[best[0]], vocab[best[1]]))
-        for index, sym in enumerate(words):
-            out, i = [], 0
-            while i < len(sym):
-                if i < len(sym) - 1 and (sym[i], sym[i + 1]) == best:
-                    out.append(new)
-                    i += 2
-                else:
-                    out.append(sym[i])
-                    i += 1
-            words[index] = out
+        words[:] = [replace_pair(sym, best, new) for sym in words]
     return merges
+
+
+def replace_pair(sym: list[int], pair: tuple[int, int], new: int) -> list[int]:
+    """``sym`` with every occurrence of ``pair`` (left to right, not overlapping) replaced by ``new``:
+    one merge applied to one word, the textbook way (the WordPiece twin applies merges with it too)."""
+    out, i = [], 0
+    while i < len(sym):
+        if i < len(sym) - 1 and (sym[i], sym[i + 1]) == pair:
+            out.append(new)
+            i += 2
+        else:
+            out.append(sym[i])
+            i += 1
+    return out
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from workbench.core.bpe_reference import replace_pair
 from workbench.core.wordpiece import WordPieceConfig, WordPieceTrainer
 
 
@@ -56,14 +57,5 @@ def train_reference(word_counts: Mapping[str, int], config: WordPieceConfig, *,
             new = id_of[piece] = len(pieces)
             pieces.append(piece)
         merges.append((best[0], best[1], new))
-        for index, sym in enumerate(words):
-            out, i = [], 0
-            while i < len(sym):
-                if i < len(sym) - 1 and (sym[i], sym[i + 1]) == best:
-                    out.append(new)
-                    i += 2
-                else:
-                    out.append(sym[i])
-                    i += 1
-            words[index] = out
+        words[:] = [replace_pair(sym, best, new) for sym in words]
     return pieces, merges

@@ -41,6 +41,11 @@ class RunInfo:
     error: str | None
     corpus_ids: tuple[int, ...]
 
+    @property
+    def merges_nothing(self) -> bool:
+        """A model whose steps are not merges (Unigram): it has no merge count to show."""
+        return self.settings.get("model") == "unigram"
+
 
 @dataclass(frozen=True, slots=True)
 class MergeRow:

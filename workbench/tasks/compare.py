@@ -363,6 +363,24 @@ def stored_checkpoints(src: str) -> tuple[PruningCheckpoint, ...]:
         return tuple(store.pruning_checkpoints(run_id)) if run_id is not None else ()
 
 
+def sweep_source(src: str) -> tuple[Tokenizer, tuple[PruningCheckpoint, ...]]:
+    """The tokenizer ``src`` names and, for a Unigram run, its stored pruning checkpoints — both from
+    one run: a project without ``#RUN`` is pinned to its latest usable run first, so a run finishing
+    between the two look-ups cannot pair one run's tokenizer with another's checkpoints."""
+    from workbench.store import ProjectStore
+    from workbench.tasks.import_export import latest_usable_run
+    from workbench.tasks.sources import PROJECT_SUFFIX, load_tokenizer, split_project_ref
+
+    path, ref = split_project_ref(src)
+    if ref is None and path.suffix == PROJECT_SUFFIX and path.exists():
+        with ProjectStore.open(path, readonly=True) as store:
+            run_id = latest_usable_run(store)
+        if run_id is not None:
+            src = f"{path}#{run_id}"
+    tokenizer = load_tokenizer(src)
+    return tokenizer, (stored_checkpoints(src) if tokenizer.model == "unigram" else ())
+
+
 def sweep_files(tokenizer: Tokenizer, sources: Sequence[CorpusSource], *, name: str = "",
                 points: int = DEFAULT_POINTS, d: int = DEFAULT_D, threshold: float = DEFAULT_THRESHOLD,
                 pruning: Sequence[PruningCheckpoint] = (), cache: ResultCache | None = None,

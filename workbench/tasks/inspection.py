@@ -843,7 +843,6 @@ def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int =
         raise WorkbenchError(f"this word is {len(word):,} characters long: n-best segmentations are listed for "
                              f"words of up to {NBEST_MAX_WORD} characters")
     viterbi_ids = model._ids(word, model.viterbi(word))
-    lengths = {pid: len(piece) for piece, pid in model.piece_id.items()}
     rows: list[Segmentation] = []
     log_z = 0.0
     for path, share in unigram.nbest(tokenizer, word, n):
@@ -863,7 +862,7 @@ def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int =
                 unknown_from = -1
             log_p += model.score[pid]
             ids.append(pid)
-            at += lengths[pid]
+            at += len(tokenizer.vocab[pid].decode("utf-8", "replace"))  # the piece's characters (as model.piece_id)
         if unknown_from >= 0:
             ids.extend(model._unknown(word[unknown_from:at]))
         if not rows and share > 0:

@@ -460,12 +460,10 @@ class ComparePanel(QWidget):
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
-            from workbench.tasks.compare import ResultCache, stored_checkpoints, sweep_files
-            from workbench.tasks.sources import load_tokenizer
+            from workbench.tasks.compare import ResultCache, sweep_files, sweep_source
 
             sources, _labels = self._sources_and_labels_from(files)
-            tokenizer = load_tokenizer(src)
-            pruning = stored_checkpoints(src) if tokenizer.model == "unigram" else ()
+            tokenizer, pruning = sweep_source(src)
             return sweep_files(tokenizer, sources, name=name, points=points, d=d, pruning=pruning,
                                cache=ResultCache.default(), should_stop=should_stop, progress=progress)
 

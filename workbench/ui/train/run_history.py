@@ -145,7 +145,7 @@ class RunHistory(QWidget):
         if took is None and run.ended and run.started:
             took = run.ended - run.started
         # A model that merges nothing (Unigram) has no merge count to show: "—", not a misleading 0.
-        merges = "—" if run.settings.get("model") == "unigram" else text.count(run.merge_count)
+        merges = "—" if run.merges_nothing else text.count(run.merge_count)
         item = QTreeWidgetItem([run.name, status, text.count(run.vocab_size), merges,
                                 text.when(run.started), text.duration(took) if took is not None else ""])
         item.setData(0, ID_ROLE, run.id)

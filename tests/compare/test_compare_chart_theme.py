@@ -51,3 +51,22 @@ def test_the_sweep_chart_marks_the_knee_on_every_plot_for_every_family(qtbot) ->
     chart.set_sweeps([bpe, unigram])
     assert len(chart.knees) == 2 * len(chart.plots)
     assert {line.value() for line in chart.knees} == {256 + 2000}
+
+
+def test_hollow_pruning_marks_take_the_new_themes_background(qtbot) -> None:
+    from workbench.core.vocab_sweep import Sweep, SweepPoint
+
+    chart = SweepChart()
+    qtbot.addWidget(chart)
+    chart.setPalette(style.light_palette())
+    points = [SweepPoint(i, 256 + 1000 * i, 100, 10_000, 100 + 50 * i, 100 + 50 * i, 768, kind)
+              for i, kind in enumerate(["cut", "cut", "pruning round", "pruning round"])]
+    chart.set_sweeps([Sweep("unigram", points, threshold=0.01, d=768)])
+    chart.setPalette(style.dark_palette())
+    marks = [item for item in chart.plots[0].items if isinstance(item, pg.ScatterPlotItem)
+             and item.opts["symbol"] == "s"]
+    from PySide6.QtGui import QPalette
+
+    base = style.dark_palette().color(QPalette.ColorRole.Base).name()
+    assert marks and all(m.opts["brush"].color().name() == base for m in marks)
+    assert len(chart.knees) in (0, len(chart.plots))  # drawn once, not piled up by the redraw

@@ -195,6 +195,9 @@ class LanguageBarChart(_Chart):
 class SweepChart(_Chart):
     """Characters/token, L² and V × d against |V| for one or more sweeps; the knee marked."""
 
+    sweeps: Sequence[Sweep] = ()  # (class defaults: a palette change may arrive during __init__)
+    _drawing = False
+
     SERIES = (("chars_per_token", "Compression (characters per token)"),
               ("attention", "Attention cost L² (Σ per line)"),
               ("embedding_params", "Embedding parameters V × d"))
@@ -217,8 +220,12 @@ class SweepChart(_Chart):
         self.legend = pg.LegendItem(offset=None, colCount=2)
         self.view.addItem(self.legend, row=len(self.SERIES), col=0)
         self.knees: list[pg.InfiniteLine] = []
-        self.sweeps: list[Sweep] = []
         self._apply_palette()
+
+    def _apply_palette(self) -> None:
+        super()._apply_palette()
+        if self.sweeps and not self._drawing:  # hollow marks are filled with the background colour:
+            self.set_sweeps(self.sweeps)  # drawn again in the new one
 
     def set_sweeps(self, sweeps: Sequence[Sweep]) -> None:
         self.sweeps = list(sweeps)
@@ -259,7 +266,11 @@ class SweepChart(_Chart):
                 pruned_legend = True
                 sample = pg.ScatterPlotItem(symbol="s", size=8, brush=pg.mkBrush(background), pen=pg.mkPen(self._fg()))
                 self.legend.addItem(sample, "Unigram pruning round (filled marks: cuts of the final model)")
-        self._apply_palette()
+        self._drawing = True
+        try:
+            self._apply_palette()
+        finally:
+            self._drawing = False
 
 
 def _short(name: str, width: int = 40) -> str:

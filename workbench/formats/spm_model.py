@@ -180,6 +180,7 @@ def read_spm_model(path: Path) -> tuple[Tokenizer, list[str]]:
                              "choose the .model file sentencepiece wrote") from None
     if not proto.pieces:
         raise WorkbenchError(f"{path.name}: a SentencePiece model without pieces: choose a trained .model file")
+    _check_loads_in_sentencepiece(path, data)
     notes: list[str] = []
     kind = proto.trainer_spec.model_type or UNIGRAM
     if kind not in (UNIGRAM, BPE):
@@ -251,6 +252,26 @@ def read_spm_model(path: Path) -> tuple[Tokenizer, list[str]]:
     if kind == BPE:
         notes.append("SentencePiece BPE: pieces merge by score (highest first), as sentencepiece does")
     return tokenizer, notes
+
+
+def _check_loads_in_sentencepiece(path: Path, data: bytes) -> None:
+    """Refuse what ``sentencepiece`` itself refuses, with its reason.
+
+    A ``.model`` is a document people send each other. NaN or infinite scores, duplicate or empty
+    pieces and over-long pieces parse as protobuf but make sentencepiece refuse the file; imported
+    anyway they gave splits that no other tool reproduces. The library that defines the format is
+    the judge: it is a runtime dependency already (this module reads its schema).
+    """
+    try:
+        import sentencepiece
+    except ImportError:  # the schema import above needs it too, so this is not expected
+        return
+    try:
+        sentencepiece.SentencePieceProcessor(model_proto=data)
+    except (RuntimeError, OSError) as exc:
+        reason = str(exc).strip().removeprefix("INTERNAL:").strip() or type(exc).__name__
+        raise WorkbenchError(f"{path.name}: sentencepiece refuses this model ({reason}): "
+                             "use a .model file that sentencepiece loads") from None
 
 
 def write_spm_model(tokenizer: Tokenizer, path: Path) -> list[str]:

@@ -262,22 +262,25 @@ def spec_from_args(args: argparse.Namespace):
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from workbench.core.lifeline import watch_parent
     from workbench.errors import ConfigError
-    from workbench.tasks.train import train_run
+    from workbench.tasks.train import StopFlag, train_run
 
-    stop = {"flag": False}
+    stop = StopFlag()
 
     def request_stop(_signum, _frame) -> None:
-        stop["flag"] = True
+        stop.cancel()
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
-    reporter = _Reporter(args.progress)
+    reporter = _Reporter(args.progress, stop)
+    if args.progress == "json":  # a child of the window: it ends, stored as interrupted, when the window dies
+        watch_parent(lambda: stop.interrupt(_WINDOW_GONE))
     t0 = time.monotonic()
     try:
         spec = spec_from_args(args)
         project = args.project or spec.project
-        run_id, status = train_run(spec, project or None, report=reporter, should_stop=lambda: stop["flag"],
+        run_id, status = train_run(spec, project or None, report=reporter, should_stop=stop,
                                    count_cache=args.count_cache)
     except ConfigError as exc:
         if args.progress == "json":  # the window marks the form field this is about
@@ -305,11 +308,19 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0 if status == "finished" else 3
 
 
-class _Reporter:
-    """Progress on stderr: a human line (rewritten in place on a terminal) or JSON lines."""
+_WINDOW_GONE = "the process that started this run (the window) ended during training"
 
-    def __init__(self, mode: str):
+
+class _Reporter:
+    """Progress on stderr: a human line (rewritten in place on a terminal) or JSON lines.
+
+    A JSON line that cannot be written (the window reading them died: broken pipe) interrupts the
+    run through ``stop`` instead of failing it: the run keeps what it made, marked interrupted.
+    """
+
+    def __init__(self, mode: str, stop=None):
         self.mode = mode
+        self.stop = stop
         self.tty = sys.stderr.isatty()
         self.last_line = 0.0
 
@@ -317,8 +328,14 @@ class _Reporter:
         if self.mode == "none":
             return
         if self.mode == "json":
-            sys.stderr.write(json.dumps(progress.as_dict()) + "\n")
-            sys.stderr.flush()
+            try:
+                sys.stderr.write(json.dumps(progress.as_dict()) + "\n")
+                sys.stderr.flush()
+            except OSError:  # BrokenPipeError, or EIO on a closed terminal
+                if self.stop is None:
+                    raise
+                self.mode = "none"
+                self.stop.interrupt(_WINDOW_GONE)
             return
         if progress.event == "skipped":
             return  # already on stderr as note: lines (workbench.tasks.train.report_skipped)

@@ -9,22 +9,21 @@ ways no other tool reproduces).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hostile_helpers import one_line_error, run_inproc
+from shared_corpora import CORPORA, require_corpora
 
 spm = pytest.importorskip("sentencepiece")
 from sentencepiece import sentencepiece_model_pb2 as pb  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "en_shakespeare.txt"
+CORPUS = CORPORA / "en_shakespeare.txt"
 
 
 @pytest.fixture(scope="module")
 def real_model(tmp_path_factory) -> bytes:
+    require_corpora()
     root = tmp_path_factory.mktemp("spm")
-    lines = CORPUS.read_text(encoding="utf-8").splitlines()[:3000] if CORPUS.exists() else \
-        ["the quick brown fox jumps over the lazy dog"] * 500
+    lines = CORPUS.read_text(encoding="utf-8").splitlines()[:3000]
     (root / "text.txt").write_text("\n".join(lines), encoding="utf-8")
     spm.SentencePieceTrainer.train(input=str(root / "text.txt"), model_prefix=str(root / "m"), vocab_size=400,
                                    minloglevel=2)

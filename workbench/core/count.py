@@ -21,6 +21,7 @@ from collections import Counter
 from itertools import chain
 from typing import Callable, Iterable, Iterator, Sequence
 
+from workbench.core.lifeline import watch_parent
 from workbench.core.normalize import make_normalizer
 from workbench.core.pretokenize import make_pretokenizer
 from workbench.errors import WorkbenchError
@@ -81,6 +82,7 @@ def _init_worker(pretokenizer: str, normalizer: tuple[str, ...]) -> None:
     # (the parent decides), and never outlive it.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    watch_parent()
     _WORKER_STATE["split"] = _splitter(pretokenizer, normalizer)
     _WORKER_STATE["batch"] = _batch_splitter(pretokenizer, normalizer)
 

@@ -25,9 +25,11 @@ _STATE: dict = {}
 def _init(pretokenizer: str) -> None:
     import signal
 
+    from workbench.core.lifeline import watch_parent
     from workbench.core.pretokenize import make_pretokenizer
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides about Ctrl+C
+    watch_parent()  # a window killed with -9 must not leave its scan workers behind
     pre = make_pretokenizer(pretokenizer)
     compiled = pre.compiled()
     _STATE["findall"] = compiled.findall if compiled is not None else pre.split

@@ -286,6 +286,30 @@ def train_into_project(paths: Sequence[str], project: str | Path, config: TrainC
     return train_run(spec_from_config(config, files, name=name), project, report=report, should_stop=should_stop)
 
 
+class StopFlag:
+    """A ``should_stop`` for :func:`train_run` that also knows why: a user's cancel, or an
+    interruption (the window that started a child run died) that the run's status must say."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.why: str | None = None
+
+    def __call__(self) -> bool:
+        return self.requested
+
+    def cancel(self) -> None:
+        self.requested = True
+
+    def interrupt(self, why: str) -> None:
+        self.why = self.why or why
+        self.requested = True
+
+
+def stopped_status(stop: Callable[[], bool]) -> str:
+    """The status of a run that ``stop`` ended: interrupted when a :class:`StopFlag` says why."""
+    return "interrupted" if getattr(stop, "why", None) else "cancelled"
+
+
 def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
               report: Callable[[Progress], None] | None = None,
               should_stop: Callable[[], bool] | None = None, count_cache: bool = True) -> tuple[int | None, str]:
@@ -367,7 +391,9 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
                     writer.add_log(log)
                     if report is not None:
                         report(_merge_progress(event, run_id, target, t0, now, eta))
-            status = "cancelled" if stop() else "finished"
+            status = stopped_status(stop) if stop() else "finished"
+            if status == "interrupted":
+                error = getattr(stop, "why", None)
         except KeyboardInterrupt:
             status = "cancelled"
         except BaseException as exc:
@@ -383,7 +409,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
                         writer.close()
                 except Exception as exc:  # noqa: BLE001 - the status below matters more
                     status, error = "failed", error or f"could not write the last merges: {exc}"
-            if writer is not None and status in ("finished", "cancelled"):
+            if writer is not None and status in ("finished", "cancelled", "interrupted"):
                 try:
                     record_final_model(store, run_id, trainer)
                 except Exception as exc:  # noqa: BLE001 - said in the run's status and error

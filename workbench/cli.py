@@ -20,7 +20,7 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Iterator, Sequence
 
 from workbench import logfile
 from workbench.corpus.demo import demo_corpus_files
@@ -395,34 +395,94 @@ def _when(value) -> str:
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
+    """Encode ``--text`` or ``--file``; a file is read, encoded and printed piece by piece where
+    the tokenizer allows it (:mod:`workbench.core.encode_stream`), so memory does not grow with it."""
+    from workbench.core.encode_stream import encode_chunks, streams_exactly
     from workbench.core.encoder import Encoder
     from workbench.tasks.sources import load_tokenizer
 
     tokenizer = load_tokenizer(args.tokenizer, pattern=args.pattern)
-    if args.file is not None:
-        text = _read_text(args.file)
-    else:
-        text = args.text
     encoder = Encoder(tokenizer, greedy=args.greedy)
-    if args.jsonl:  # one object per line, for pipelines that tokenize line by line
-        if args.json:
-            raise WorkbenchError("--json and --jsonl: choose one output form")
-        lines = text.split("\n")
-        if lines[-1] == "":
-            lines.pop()  # the break after the last line does not start another
-        for line in lines:
-            ids = encoder.encode(line.removesuffix("\r"), allow_special=args.allow_special)
-            sys.stdout.write(json.dumps({"ids": ids, "count": len(ids)}) + "\n")
-        return 0
-    ids = encoder.encode(text, allow_special=args.allow_special)
-    if args.json:
-        from workbench.core.display import piece_text
-
-        tokens = [piece_text(tokenizer.vocab[i]) for i in ids]
-        print(json.dumps({"ids": ids, "tokens": tokens, "count": len(ids)}, ensure_ascii=False))
+    if args.jsonl and args.json:
+        raise WorkbenchError("--json and --jsonl: choose one output form")
+    if args.file is None:
+        texts: Iterable[str] = [args.text]
+    elif args.jsonl or streams_exactly(encoder, args.allow_special):
+        texts = _text_blocks(args.file)
     else:
-        print(" ".join(map(str, ids)))
+        texts = [_read_text(args.file)]
+    write = sys.stdout.write
+    if args.jsonl:  # one object per line, for pipelines that tokenize line by line
+        for line in _lines(texts):
+            ids = encoder.encode(line.removesuffix("\r"), allow_special=args.allow_special)
+            write(json.dumps({"ids": ids, "count": len(ids)}) + "\n")
+        return 0
+    chunks = encode_chunks(encoder, texts, allow_special=args.allow_special)
+    if not args.json:
+        separator = ""
+        for ids in chunks:
+            if ids:
+                write(separator + " ".join(map(str, ids)))
+                separator = " "
+        write("\n")
+        return 0
+    from array import array
+
+    from workbench.core.display import piece_text
+
+    kept = array("I")  # the ids once more, for "tokens": 4 bytes each instead of a Python int
+    write('{"ids": [')
+    for ids in chunks:
+        if ids:
+            write((", " if kept else "") + ", ".join(map(str, ids)))
+            kept.extend(ids)
+    write('], "tokens": [')
+    vocab = tokenizer.vocab
+    for start in range(0, len(kept), 1 << 16):
+        part = kept[start:start + (1 << 16)]
+        write((", " if start else "") + ", ".join(json.dumps(piece_text(vocab[i]), ensure_ascii=False) for i in part))
+    write(f'], "count": {len(kept)}}}\n')
     return 0
+
+
+def _text_blocks(path: str, size: int = 1 << 20) -> Iterator[str]:
+    """The UTF-8 text of a regular file in blocks of about ``size`` bytes (any size of file)."""
+    import codecs
+
+    from workbench.corpus.streams import os_error, read_block, regular_file_size
+
+    file = Path(path)
+    regular_file_size(file, what="--file")
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    lines_before = 0
+    try:
+        stream = open(file, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise os_error(file, exc) from None
+    with stream:
+        while True:
+            block = read_block(stream, size, file)
+            try:
+                text = decoder.decode(block, final=not block)
+            except UnicodeDecodeError as exc:
+                line = lines_before + exc.object.count(b"\n", 0, exc.start) + 1
+                raise WorkbenchError(f"{path}:{line}: not valid UTF-8; convert the file to UTF-8") from None
+            lines_before += block.count(b"\n")
+            if text:
+                yield text
+            if not block:
+                return
+
+
+def _lines(texts: Iterable[str]) -> Iterator[str]:
+    """The lines of the concatenated texts, without their line breaks (none after the last break)."""
+    carry = ""
+    for text in texts:
+        parts = (carry + text).split("\n")
+        carry = parts.pop()
+        yield from parts
+    if carry:
+        yield carry
 
 
 def _read_text(path: str) -> str:

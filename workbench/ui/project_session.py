@@ -210,8 +210,8 @@ class ProjectSession(QObject):
         except WorkbenchError:
             return None
 
-    def steps(self, run_id: int, since_step: int = 0) -> list[StepRow]:
-        return self.store.steps(run_id, since_step) if self.store else []
+    def steps(self, run_id: int, since_step: int = 0, *, every: int = 1) -> list[StepRow]:
+        return self.store.steps(run_id, since_step, every=every) if self.store else []
 
     def run_steps(self, run_id: int, since_step: int = 0) -> list[RunStepRow]:
         """The run's ``run_steps`` rows after ``since_step`` (Unigram steps, WordPiece scores)."""

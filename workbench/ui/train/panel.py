@@ -78,6 +78,7 @@ PRESET_LABELS = {
 NORMALIZER_CHOICES = ("none", "nfc", "nfkc", "lower", "strip-accents", "nfkc,lower", "bert", "bert-lower")
 DEFAULT_SAMPLE = "Hello world! Tokenizers split 12345 words — Привет, 世界 👋"
 POLL_MS = 100
+PLOT_POINTS = 20_000  # at most this many steps of a stored run are read for its curves
 MERGES_REFRESH_S = 0.5
 SETTLE_S = 30.0  # how long a finished run is read again for its last batches (the writer's own retry limit)
 
@@ -115,6 +116,7 @@ class TrainingPanel(QWidget):
         self._last_progress: dict = {}
         self._merge_cache: dict[tuple[int, int], str] = {}
         self._kinds: dict[int, str] = {}  # run id → what its step value is (tasks.train.step_value)
+        self._plot_every: dict[int, int] = {}  # run id → plot every n-th step (long stored runs)
         self._last_merges_signal = 0.0
         self._pending_merge_signal = False
         self._corpus_paths: dict[int, str] = {}
@@ -938,8 +940,8 @@ class TrainingPanel(QWidget):
         last = self.plots.last_step(run_id)
         kind = self._kinds.get(run_id, "frequency")
         try:
-            rows: list = (self.session.steps(run_id, last) if kind == "frequency"
-                          else self.session.run_steps(run_id, last))
+            rows: list = (self.session.steps(run_id, last, every=self._plot_every.get(run_id, 1))
+                          if kind == "frequency" else self.session.run_steps(run_id, last))
             if not rows and kind == "score" and last == 0 and run_id != self.live_run:
                 # A WordPiece run stored before schema 2 kept no scores: plot its frequencies.
                 self._kinds[run_id] = "frequency"
@@ -979,6 +981,8 @@ class TrainingPanel(QWidget):
         for rid in ids:
             if rid in new or rid not in self._kinds:
                 self._kinds[rid] = step_value(runs[rid].settings)
+                # a stored run of millions of merges is drawn from at most PLOT_POINTS of them
+                self._plot_every[rid] = 1 if rid == self.live_run else -(-runs[rid].merge_count // PLOT_POINTS)
             self.plots.set_kind(rid, self._kinds[rid])
             self.plots.set_chars(rid, self._chars_for(runs[rid]))
         for rid in new:

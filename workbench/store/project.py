@@ -451,7 +451,10 @@ class ProjectStore:
 
     _RUN_SQL = (
         "SELECT r.id, r.name, r.status, r.settings, "
-        "(SELECT count(*) FROM vocab v WHERE v.run_id = r.id), "
+        # A running model that stores its vocabulary at the end (Unigram) has its size in its steps.
+        "CASE WHEN r.status = 'running' THEN max((SELECT count(*) FROM vocab v WHERE v.run_id = r.id), "
+        "coalesce((SELECT s.vocab_size FROM run_steps s WHERE s.run_id = r.id ORDER BY s.step DESC LIMIT 1), 0)) "
+        "ELSE (SELECT count(*) FROM vocab v WHERE v.run_id = r.id) END, "
         "(SELECT count(*) FROM merges m WHERE m.run_id = r.id), "
         "r.started, r.ended, r.updated, r.timings, r.error, r.owner_pid, r.owner_host, "
         "(SELECT group_concat(corpus_id) FROM run_corpora rc WHERE rc.run_id = r.id) "

@@ -49,10 +49,11 @@ class ModelOption:
     minimum: float | None = None
     maximum: float | None = None
     config: str = ""
+    title: str = ""  # the form's label, when the name does not read well capitalised
 
     @property
     def label(self) -> str:
-        return self.name.replace("_", " ").capitalize()
+        return self.title or self.name.replace("_", " ").capitalize()
 
     @property
     def config_field(self) -> str:
@@ -235,7 +236,7 @@ WORDPIECE = ModelFamily(
     options=(
         ModelOption("wordpiece_score", str, "frequency", "pair score: the pair frequency (tokenizers' "
                     "WordPieceTrainer) or freq(xy)/(freq(x)·freq(y)), which favours rare pairs: give it a "
-                    "minimum frequency", choices=("frequency", "likelihood"), config="score"),
+                    "minimum frequency", choices=("frequency", "likelihood"), config="score", title="Score"),
     ),
     trainer=_wordpiece_trainer, progress=MERGES, step_value=_wordpiece_step_value,
 )

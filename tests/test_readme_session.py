@@ -55,3 +55,7 @@ def test_readme_headless_session_runs_as_written(tmp_path: Path) -> None:
     runs = next(out for cmd, out in outputs if cmd.startswith("workbench runs"))
     for model in ("bpe", "wordpiece", "unigram"):
         assert model in runs.lower()
+    # Each run is a meaningful one: BPE and WordPiece merged, Unigram pruned to its size (no "0 merges").
+    rows = {line.split()[0]: line.split() for line in runs.splitlines()[1:]}
+    assert int(rows["1"][3]) > 500 and int(rows["2"][3]) > 500, runs
+    assert rows["3"][2] == "2000" and rows["3"][3] == "—", runs

@@ -117,12 +117,16 @@ def test_bpe_trainer_offers_the_trainer_interface_and_an_append_only_log():
     assert trainer.tokenizer().merges == tuple(log.merges)
 
 
-def test_unigram_refuses_a_minimum_frequency_and_keeps_no_tie_break(tmp_path) -> None:
+def test_unigram_refuses_a_minimum_frequency_and_a_tie_break(tmp_path) -> None:
     corpus = tmp_path / "c.txt"
     corpus.write_text("a b\n", encoding="utf-8")
     base = dict(files=(CorpusFile(str(corpus)),), model="unigram", vocab_size=100, units="chars",
                 pretokenizer="metaspace")
-    assert RunSpec(**base, tie_break="first-seen").validate().tie_break == "hf"  # unused: stored as the default
+    assert RunSpec(**base).validate().tie_break == "hf"  # unused: stored as the family's default
+    assert RunSpec(**base, tie_break="hf").validate().tie_break == "hf"  # its own value is accepted
+    with pytest.raises(ConfigError) as refused:
+        RunSpec(**base, tie_break="first-seen").validate()
+    assert refused.value.field == "tie_break" and "does not apply to Unigram" in str(refused.value)
     with pytest.raises(ConfigError) as refused:
         RunSpec(**base, min_frequency=5).validate()
     assert refused.value.field == "min_frequency" and "Unigram" in str(refused.value)

@@ -111,7 +111,7 @@ def test_vocab_size_below_the_alphabet_says_why_nothing_merges(tmp_path: Path) -
                "--vocab-size", "100", "--progress", "none", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["vocab_size"] > 100  # every symbol is kept, as in tokenizers
-    assert "not fewer than --vocab-size 100: no merge will be made" in done.stderr
+    assert "not fewer than the vocabulary size 100: no merge will be made" in done.stderr
 
 
 def test_unigram_vocab_size_below_the_required_characters_is_refused_not_pruned_forever(tmp_path: Path) -> None:

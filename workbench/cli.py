@@ -25,6 +25,7 @@ from typing import Iterable, Iterator, Sequence
 from workbench import logfile
 from workbench.corpus.demo import demo_corpus_files
 from workbench.errors import WorkbenchError
+from workbench.tasks.models import family, family_of
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +149,7 @@ def _option_flag(name: str) -> str:
 def add_train_parser(sub) -> None:
     """``workbench train``: flags for every RunSpec field, one per declared model option too."""
     from workbench.corpus import KINDS
-    from workbench.tasks.spec import MODEL_OPTIONS, MODELS
+    from workbench.tasks.models import FAMILIES
 
     train = sub.add_parser("train", help="train a tokenizer on corpus files and store the run in a project",
                            description="Train from FILES and flags, or run exactly what a RUN.json spec "
@@ -160,8 +161,8 @@ def add_train_parser(sub) -> None:
     size = train.add_argument_group("size (one or both)")
     size.add_argument("--vocab-size", type=int, help="target vocabulary size |V| (initial symbols + merges)")
     size.add_argument("--merges", type=int, help="number of merges (BPE)")
-    train.add_argument("--model", choices=MODELS, help="model (default bpe)")
-    train.add_argument("--units", choices=["bytes", "chars"], help="base symbols (default bytes)")
+    train.add_argument("--model", choices=list(FAMILIES), help="model (default bpe); each brings its own defaults")
+    train.add_argument("--units", choices=["bytes", "chars"], help="base symbols (BPE; default bytes)")
     train.add_argument("--end-of-word", metavar="MARKER", help='end-of-word marker for --units chars, e.g. "</w>" ("" = none)')
     train.add_argument("--pretokenizer", metavar="PRESET|REGEX",
                        help="gpt2 (BPE's default), cl100k, o200k, whitespace, digits, bert (WordPiece's), "
@@ -185,11 +186,11 @@ def add_train_parser(sub) -> None:
     files.add_argument("--on-bad-record", choices=["fail", "skip"],
                        help="a bad JSONL line / CSV row / count line: fail (default, naming file:line) or skip "
                        "it, then report how many were skipped and where")
-    for model, options in MODEL_OPTIONS.items():
-        if not options:
+    for fam in FAMILIES.values():
+        if not fam.options:
             continue
-        group = train.add_argument_group(f"{model} options")
-        for option in options:
+        group = train.add_argument_group(f"{fam.label} options")
+        for option in fam.options:
             kwargs: dict = {"dest": f"option_{option.name}", "help": f"{option.help} (default {option.default})"}
             if option.type is not bool:
                 kwargs["metavar"] = {int: "N", float: "X"}.get(option.type, "VALUE")
@@ -212,7 +213,7 @@ def spec_from_args(args: argparse.Namespace):
     """The RunSpec the flags describe (FILES resolved and sniffed, as their reader options say)."""
     from workbench.core.normalize import parse_normalizer
     from workbench.errors import ConfigError
-    from workbench.tasks.spec import MODEL_DEFAULTS, RunSpec, refuse_bpe_only
+    from workbench.tasks.spec import RunSpec
     from workbench.tasks.train import check_project, resolve_files
 
     options = {k.removeprefix("option_"): v for k, v in vars(args).items()
@@ -236,21 +237,17 @@ def spec_from_args(args: argparse.Namespace):
         raise WorkbenchError("name the corpus FILES to train on, or give a run spec with --spec RUN.json")
     if args.vocab_size is None and args.merges is None:  # before reading any file
         raise WorkbenchError("say how far to train: --vocab-size N or --merges N")
-    try:
-        normalizer = parse_normalizer(args.normalize or "none")
-    except WorkbenchError as exc:
-        raise ConfigError("normalizer", str(exc)) from None
-    model = args.model or "bpe"
-    defaults = MODEL_DEFAULTS[model]
-    refuse_bpe_only(model, {name: getattr(args, name) for name in ("units", "end_of_word", "tie_break")})
+    normalizer = None  # not given: the model family's default (RunSpec.validate fills it in)
+    if args.normalize is not None:
+        try:
+            normalizer = parse_normalizer(args.normalize or "none")
+        except WorkbenchError as exc:
+            raise ConfigError("normalizer", str(exc)) from None
     spec = RunSpec(
-        model=model, vocab_size=args.vocab_size, merges=args.merges, units=args.units or defaults["units"],
-        end_of_word=args.end_of_word or "", pretokenizer=args.pretokenizer or defaults["pretokenizer"],
-        normalizer=normalizer if args.normalize is not None else tuple(defaults["normalizer"]),
-        min_frequency=1 if args.min_frequency is None else args.min_frequency,
-        special_tokens=tuple(args.special if args.special is not None else defaults["special_tokens"]),
-        tie_break=args.tie_break or defaults["tie_break"],
-        sequences=args.sequences or "lines", name=args.name or "",
+        model=args.model or "bpe", vocab_size=args.vocab_size, merges=args.merges, units=args.units or "",
+        end_of_word=args.end_of_word or "", pretokenizer=args.pretokenizer or "", normalizer=normalizer,
+        min_frequency=args.min_frequency, special_tokens=None if args.special is None else tuple(args.special),
+        tie_break=args.tie_break or "", sequences=args.sequences or "", name=args.name or "",
         options=options, project=args.project or "")
     spec = spec.validate()  # settings first: a wrong flag fails before any file is read
     if not spec.project:
@@ -303,7 +300,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(json.dumps(result))
     else:
         merges = "" if run.merges_nothing else f"{run.merge_count} merges, "
-        print(f"run {run_id} {status}: {merges}vocabulary {run.vocab_size} "
+        stopped = run.settings.get("stopped_at")
+        cut = (f" (cut from {stopped.get('vocab_size')} pieces at step {stopped.get('step')}, "
+               "without the pruning left)" if isinstance(stopped, dict) else "")
+        print(f"run {run_id} {status}: {merges}vocabulary {run.vocab_size}{cut} "
               f"({result['seconds']:.1f} s) in {project}")
     return 0 if status == "finished" else 3
 
@@ -319,10 +319,13 @@ class _Reporter:
     """
 
     def __init__(self, mode: str, stop=None):
+        from workbench.tasks.models import BPE
+
         self.mode = mode
         self.stop = stop
         self.tty = sys.stderr.isatty()
         self.last_line = 0.0
+        self.rule = BPE.progress  # until a "started" event names the model
 
     def __call__(self, progress) -> None:
         if self.mode == "none":
@@ -340,19 +343,27 @@ class _Reporter:
         if progress.event == "skipped":
             return  # already on stderr as note: lines (workbench.tasks.train.report_skipped)
         now = time.monotonic()
-        if not self.tty and now - self.last_line < 2.0 and progress.event not in ("started", "finished"):
+        if not self.tty and now - self.last_line < 2.0 and progress.event not in ("preparing", "started", "finished"):
             return
         self.last_line = now
+        if progress.event == "note":
+            return  # already on stderr as a note: line (the lower layers log it)
+        if progress.model:
+            self.rule = family(progress.model).progress
         if progress.event == "reading":
             pct = 100.0 * progress.bytes_read / max(progress.bytes_total, 1)
             line = f"reading corpus: {pct:5.1f}% of {progress.bytes_total / 1e6:.1f} MB"
+        elif progress.event == "preparing":
+            line = f"{progress.message}…"
         elif progress.event == "started":
-            line = f"run {progress.run_id}: training {progress.target} merges"
+            line = self.rule.started_line(progress.run_id or 0, progress.target, progress.vocab_size, progress.goal)
         elif progress.event == "merges":
-            eta = f", ETA {progress.eta_s:.0f} s" if progress.eta_s is not None else \
-                ", ETA estimating…" if progress.step < progress.target else ""
-            line = (f"merge {progress.step}/{progress.target}  vocab {progress.vocab_size}  "
-                    f"{progress.merges_per_s:.0f} merges/s{eta}")
+            done = (progress.step >= progress.target if self.rule.measure == "merges"
+                    else progress.vocab_size <= progress.goal)
+            eta = f", ETA {text_duration(progress.eta_s)}" if progress.eta_s is not None and not done else \
+                ", ETA estimating…" if not done else ""
+            line = self.rule.step_line(progress.step, progress.target, progress.vocab_size, progress.goal,
+                                       progress.merges_per_s, eta)
         else:
             line = f"run {progress.run_id} {progress.status}"
         if self.tty:
@@ -375,9 +386,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
         return 0
     print(f"{'id':>4}  {'status':<11} {'vocab':>7} {'merges':>7}  {'started':<19}  name / settings")
     for r in runs:
-        s = r.settings
-        summary = f"{s.get('units', '?')}, {s.get('pretokenizer', '?')}, tie-break {s.get('tie_break', '?')}"
-        print(f"{r.id:>4}  {r.status:<11} {r.vocab_size:>7} {r.merge_count:>7}  {_when(r.started):<19}  {r.name} ({summary})")
+        summary = family_of(r.settings).summary_of(r.settings)
+        stopped = r.settings.get("stopped_at")
+        if isinstance(stopped, dict):  # a pruning run cancelled early: its kept model is a cut
+            summary += f"; cancelled at |V| {stopped.get('vocab_size')}, cut to {r.vocab_size}"
+        merges = "—" if r.merges_nothing else r.merge_count
+        print(f"{r.id:>4}  {r.status:<11} {r.vocab_size:>7} {merges:>7}  {_when(r.started):<19}  {r.name} ({summary})")
     return 0
 
 
@@ -679,6 +693,16 @@ def _end_progress_line() -> None:
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
+
+
+def text_duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 02 min``: an ETA a person reads at a glance."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
 def _num(value: float | None, digits: int) -> str:

@@ -24,7 +24,7 @@ from workbench.core.unigram import (
     count_spm_words,
     model_of,
 )
-from workbench.errors import WorkbenchError
+from workbench.errors import ConfigError, WorkbenchError
 
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 ALPHABET = "abcde日本é\u0301,1"
@@ -84,14 +84,17 @@ def test_coverage_leaves_rare_characters_out() -> None:
     assert [tok.vocab[i] for i in model_of(tok).encode("日")] == ["▁".encode(), b"<unk>"]
 
 
-def test_bad_settings_are_one_line_errors() -> None:
-    with pytest.raises(WorkbenchError, match="--vocab-size 3 leaves no room"):
+def test_bad_settings_are_one_line_errors_naming_the_setting_not_a_flag() -> None:
+    with pytest.raises(ConfigError, match="vocabulary size 3 leaves no room") as err:
         UnigramTrainer({"▁a": 1}, UnigramConfig(vocab_size=3))
-    with pytest.raises(WorkbenchError, match="character-coverage"):
+    assert err.value.field == "vocab_size" and "--" not in str(err.value)
+    with pytest.raises(ConfigError, match="character coverage") as err:
         UnigramTrainer({"▁a": 1}, UnigramConfig(vocab_size=10, character_coverage=0.0))
+    assert err.value.field == "options.character_coverage" and "--" not in str(err.value)
     trainer = UnigramTrainer({"▁ab": 1}, UnigramConfig(vocab_size=50))
-    with pytest.raises(WorkbenchError, match="yields only"):
+    with pytest.raises(ConfigError, match="yields only") as err:
         list(trainer.run())
+    assert err.value.field == "vocab_size" and "--" not in str(err.value)
 
 
 def test_stop_between_steps_still_gives_the_exact_size() -> None:

@@ -17,7 +17,7 @@ from workbench.core.wordpiece import (
     train,
 )
 from workbench.core.wordpiece_reference import train_reference
-from workbench.errors import WorkbenchError
+from workbench.errors import ConfigError, WorkbenchError
 
 # A tiny alphabet makes ties, repeats ("aaa") and pieces made twice ("a"+"##ab" = "aa"+"##b") common.
 tables = st.dictionaries(st.text(alphabet="aab#c", min_size=1, max_size=10), st.integers(1, 30), min_size=1, max_size=25)
@@ -73,11 +73,13 @@ def test_initial_layout_is_specials_alphabet_then_continuations():
     assert replay.pieces[9:12] == ["##d", "##b", "##a"]
 
 
-def test_bad_settings_are_one_clear_line():
-    with pytest.raises(WorkbenchError, match="--vocab-size N or --merges N"):
+def test_bad_settings_are_one_clear_line_naming_the_setting_not_a_flag():
+    with pytest.raises(ConfigError, match="give a vocabulary size or a number of merges") as err:
         WordPieceTrainer({"a": 1}, WordPieceConfig())
-    with pytest.raises(WorkbenchError, match="first-seen.*not available for WordPiece"):
+    assert err.value.field == "vocab_size" and "--" not in str(err.value)
+    with pytest.raises(ConfigError, match="first-seen.*not available for WordPiece") as err:
         WordPieceTrainer({"a": 1}, WordPieceConfig(merges=1, tie_break="first-seen"))
+    assert err.value.field == "tie_break"
     with pytest.raises(WorkbenchError, match="unknown WordPiece score 'bayes'"):
         WordPieceTrainer({"a": 1}, WordPieceConfig(merges=1, score="bayes"))  # type: ignore[arg-type]
     # A missing unknown token is added after the specials rather than failing later at encode time.

@@ -22,7 +22,7 @@ def _spec(model: str, vocab_size: int, project, **options) -> RunSpec:
     pre = {"bpe": "gpt2", "wordpiece": "whitespace", "unigram": "metaspace"}[model]
     return RunSpec(files=files, model=model, vocab_size=vocab_size, units="chars" if model != "bpe" else "bytes",
                    pretokenizer=pre, project=str(project), options=options,
-                   tie_break="hf" if model == "wordpiece" else "first-seen").validate()
+                   tie_break="first-seen" if model == "bpe" else "").validate()
 
 
 def _trainer(spec: RunSpec):
@@ -98,7 +98,7 @@ def test_unigram_rows_land_while_it_trains(tmp_path):
 
 def test_wordpiece_likelihood_keeps_each_merges_score_and_bpe_keeps_none(tmp_path):
     project = tmp_path / "wp.tokproj"
-    spec = _spec("wordpiece", 2300, project)
+    spec = _spec("wordpiece", 2300, project, wordpiece_score="likelihood")
     trainer = _trainer(spec)
     for _event in trainer.run():
         pass

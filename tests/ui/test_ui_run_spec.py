@@ -115,7 +115,7 @@ def test_a_refused_setting_marks_its_control(make_window, qtbot, project, small_
     assert "the vocabulary size 5 is below" in panel.error_text() and "--vocab-size" not in panel.error_text()
 
 
-def test_settings_that_do_not_apply_to_the_model_are_hidden_and_not_sent(make_window, project, small_corpus):
+def test_settings_that_do_not_apply_to_the_model_are_hidden_and_not_sent(make_window, qtbot, project, small_corpus):
     window = make_window(project, small_corpus)
     panel = window.training
     window.show_panel("train")
@@ -132,6 +132,9 @@ def test_settings_that_do_not_apply_to_the_model_are_hidden_and_not_sent(make_wi
         spec = panel.run_spec().validate()  # a BPE-only value left in a hidden field is not sent
         if model == "unigram":
             assert (spec.min_frequency, spec.tie_break, spec.sequences) == (1, "hf", "lines")
+            # After the event loop has run the preview's refresh (150 ms later), which re-enabled it once.
+            qtbot.waitUntil(lambda: not panel._preview_timer.isActive(), timeout=5000)
+            qtbot.wait(300)
             assert not panel.pre_combo.isEnabled()
         if model == "wordpiece":
             assert spec.tie_break == "hf" and spec.min_frequency == 3

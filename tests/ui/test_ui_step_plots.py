@@ -94,7 +94,8 @@ def three_models(tmp_path, demo_pair):
     """A project with a finished BPE, WordPiece and Unigram run, trained headless."""
     project = tmp_path / "three.tokproj"
     train_cli(demo_pair, project, "--merges", "40", "--name", "bpe")
-    train_cli(demo_pair, project, "--model", "wordpiece", "--vocab-size", "400", "--name", "wordpiece")
+    train_cli(demo_pair, project, "--model", "wordpiece", "--vocab-size", "400", "--wordpiece-score", "likelihood",
+              "--name", "wordpiece")  # its scores are plotted
     train_cli(demo_pair, project, "--model", "unigram", "--vocab-size", "500", "--name", "unigram")
     with ProjectStore.open(project, readonly=True) as store:
         runs = {r.name: r.id for r in store.runs()}

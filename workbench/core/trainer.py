@@ -168,6 +168,9 @@ class Trainer(Protocol):
     def initial_kinds(self) -> tuple[str, ...]: ...  # "special" or "base" for each initial id
 
     @property
+    def initial_size(self) -> int: ...  # vocabulary size before the first step (Unigram: its seed pieces)
+
+    @property
     def initial_token_count(self) -> int: ...  # corpus tokens before the first step
 
     @property

@@ -635,20 +635,20 @@ class UnigramTrainer:
         self.config = config
         user = list(dict.fromkeys(config.special_tokens))
         if any(not token for token in user):
-            raise WorkbenchError("a special token cannot be empty: remove the empty --special")
+            raise ConfigError("special_tokens", "a special token cannot be empty: remove the empty one")
         user = [t for t in user if t not in META_PIECES]
         self.special_tokens = {t: i for i, t in enumerate([*META_PIECES, *user])}
         self.vocab: list[bytes] = [t.encode("utf-8") for t in self.special_tokens]
         self._n_meta = len(self.special_tokens) + (256 if config.byte_fallback else 0)
         if not 0.0 < config.character_coverage <= 1.0:
-            raise WorkbenchError(f"--character-coverage {config.character_coverage} must be in (0, 1]")
+            raise ConfigError("options.character_coverage",
+                              f"the character coverage {config.character_coverage} must be in (0, 1]")
         if config.max_piece_length < 1:
-            raise WorkbenchError("--max-piece-length must be at least 1")
+            raise ConfigError("options.max_piece_length", "the maximum piece length must be at least 1")
         if config.vocab_size <= self._n_meta:
-            raise WorkbenchError(
-                f"--vocab-size {config.vocab_size} leaves no room for pieces after the {self._n_meta} reserved "
-                f"ids (<unk> <s> </s>{', specials' if user else ''}{', 256 bytes' if config.byte_fallback else ''}): "
-                f"choose more than {self._n_meta}")
+            reserved = f"<unk> <s> </s>{', specials' if user else ''}{', 256 bytes' if config.byte_fallback else ''}"
+            raise ConfigError("vocab_size", f"the vocabulary size {config.vocab_size} leaves no room for pieces after "
+                              f"the {self._n_meta} reserved ids ({reserved}): choose more than {self._n_meta}")
         words: Counter = Counter()
         for word, count in word_counts.items():
             if count > 0:
@@ -674,7 +674,7 @@ class UnigramTrainer:
             raise ConfigError(
                 "vocab_size",
                 f"{config.vocab_size} is below what the corpus needs: {len(self.required):,} characters "
-                f"(--character-coverage {config.character_coverage:g}) + {self._n_meta} reserved ids = "
+                f"(character coverage {config.character_coverage:g}) + {self._n_meta} reserved ids = "
                 f"{len(self.required) + self._n_meta:,}; raise the vocabulary size or lower the character coverage")
         if len(self.required) < len(chars):
             table = {ord(ch): UNK_CHAR for ch in chars if ch not in self.required}
@@ -1079,9 +1079,9 @@ class UnigramTrainer:
         alive = {self._pieces[p]: self._scores[p] for p in self._order}
         final = cut_pieces(self.required, alive, target)  # most frequent first: rarer characters score lower
         if len(final) < target:
-            raise WorkbenchError(
-                f"the corpus yields only {len(final) + self._n_meta} unigram pieces: choose --vocab-size "
-                f"{len(final) + self._n_meta} or less, or train on more text")
+            raise ConfigError(
+                "vocab_size", f"the corpus yields only {len(final) + self._n_meta} unigram pieces: choose a vocabulary "
+                f"size of {len(final) + self._n_meta} or less, or train on more text")
         self._final = sorted(((p, to_float32(s)) for p, s in final.items()), key=lambda kv: (-kv[1], kv[0]))
         self.vocab = [t.encode("utf-8") for t in self.special_tokens]
         if self.config.byte_fallback:

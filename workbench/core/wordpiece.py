@@ -51,7 +51,7 @@ from typing import Literal
 
 from workbench.core.model import MergeEvent, Tokenizer
 from workbench.core.trainer import TrainLog
-from workbench.errors import WorkbenchError
+from workbench.errors import ConfigError, WorkbenchError
 
 Score = Literal["likelihood", "frequency"]
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -102,20 +102,20 @@ class WordPieceConfig:
 def _check(config: WordPieceConfig) -> list[str]:
     """The special tokens in id order (the unknown token appended when missing), or a clear error."""
     if config.score not in ("likelihood", "frequency"):
-        raise WorkbenchError(f"unknown WordPiece score {config.score!r}: use likelihood or frequency")
+        raise ConfigError("options.wordpiece_score", f"unknown WordPiece score {config.score!r}: use likelihood or "
+                          "frequency")
     if config.tie_break != "hf":
-        raise WorkbenchError(
-            f"tie-break {config.tie_break!r} is not available for WordPiece: it breaks ties by id order (hf)"
-        )
+        raise ConfigError("tie_break", f"tie-break {config.tie_break!r} is not available for WordPiece: it breaks "
+                          "ties by id order (hf)")
     if config.vocab_size is None and config.merges is None:
-        raise WorkbenchError("say how far to train: --vocab-size N or --merges N")
+        raise ConfigError("vocab_size", "say how far to train: give a vocabulary size or a number of merges")
     if not config.continuing_prefix:
-        raise WorkbenchError("the WordPiece continuation prefix cannot be empty: use ## (BERT's)")
+        raise ConfigError("continuing_prefix", "the WordPiece continuation prefix cannot be empty: use ## (BERT's)")
     specials = list(dict.fromkeys(config.special_tokens))
     if any(not token for token in specials):
-        raise WorkbenchError("a special token cannot be empty: remove the empty --special")
+        raise ConfigError("special_tokens", "a special token cannot be empty: remove the empty one")
     if not config.unk_token:
-        raise WorkbenchError("WordPiece needs an unknown token: give --special [UNK]")
+        raise ConfigError("special_tokens", "WordPiece needs an unknown token: add [UNK] to the special tokens")
     if config.unk_token not in specials:
         specials.append(config.unk_token)
     return specials

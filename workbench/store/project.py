@@ -454,8 +454,12 @@ class ProjectStore:
         # Ids run 0..n-1 and ranks 0..n-1 (the writer appends them in order): max + 1 is the count,
         # read from the primary key in O(log n) where count(*) walks every row (a second for each of
         # 10M merges, and the window lists runs often). With gaps in the ids it is still the number
-        # of rows an embedding matrix needs.
-        "(SELECT coalesce(max(v.id) + 1, 0) FROM vocab v WHERE v.run_id = r.id), "
+        # of rows an embedding matrix needs. A running model that stores its vocabulary at the end
+        # (Unigram) has its size in its steps.
+        "CASE WHEN r.status = 'running' THEN max((SELECT coalesce(max(v.id) + 1, 0) FROM vocab v "
+        "WHERE v.run_id = r.id), coalesce((SELECT s.vocab_size FROM run_steps s WHERE s.run_id = r.id "
+        "ORDER BY s.step DESC LIMIT 1), 0)) "
+        "ELSE (SELECT coalesce(max(v.id) + 1, 0) FROM vocab v WHERE v.run_id = r.id) END, "
         "(SELECT coalesce(max(m.rank) + 1, 0) FROM merges m WHERE m.run_id = r.id), "
         "r.started, r.ended, r.updated, r.timings, r.error, r.owner_pid, r.owner_host, "
         "(SELECT group_concat(corpus_id) FROM run_corpora rc WHERE rc.run_id = r.id) "

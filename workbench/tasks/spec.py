@@ -8,9 +8,11 @@ file (``workbench train --spec RUN.json``). It is validated once, by :meth:`RunS
 which raises :class:`~workbench.errors.ConfigError` naming the field, so the CLI can name its
 flag and the window its widget.
 
-Model-specific settings live in ``options``, declared per model in :data:`MODEL_OPTIONS`: a new
-model's option is one :class:`ModelOption` entry there; the CLI makes a flag of it and the JSON
-form carries it, with no other plumbing.
+Each model family's defaults, the settings that apply to it and its own options (``options``) come
+from its descriptor in :mod:`workbench.tasks.models`. A setting left unset here (``""`` or None)
+gets the *family's* default in :meth:`RunSpec.validate` — a JSON spec for WordPiece that names no
+pre-tokenizer gets BERT's, not BPE's — and a setting that does not apply to the family is refused
+when given with another value than the family's own.
 
 Left out: training itself (:mod:`workbench.tasks.train`) and how each front end lays out its
 controls.
@@ -21,13 +23,15 @@ from __future__ import annotations
 import codecs
 import json
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal, Mapping, get_args
+from typing import Any, Mapping
 
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.tasks.models import FAMILIES, ModelFamily, ModelOption, family
+
+__all__ = ["MODELS", "MODEL_OPTIONS", "CorpusFile", "ModelOption", "RunSpec", "check_option_value"]
 
 SPEC_VERSION = 1
-ModelName = Literal["bpe", "wordpiece", "unigram"]
-MODELS: tuple[str, ...] = get_args(ModelName)
+MODELS: tuple[str, ...] = tuple(FAMILIES)
 UNITS = ("bytes", "chars")
 TIE_BREAKS = ("first-seen", "hf")
 SEQUENCES = ("lines", "documents")  # = workbench.core.count.SEQUENCES
@@ -82,47 +86,9 @@ class CorpusFile:
                    data.get("on_bad_record") or "fail")
 
 
-@dataclass(frozen=True)
-class ModelOption:
-    """One model-specific setting: its type, default, allowed values and a line of help."""
-
-    name: str
-    type: type  # bool, int, float or str
-    default: Any
-    help: str
-    choices: tuple[Any, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
-
-
-#: Each model's own settings. Adding a model's option here is all the CLI (a flag per option,
-#: ``--character-coverage``) and the JSON form need.
-MODEL_OPTIONS: dict[str, tuple[ModelOption, ...]] = {
-    "bpe": (),
-    "wordpiece": (
-        ModelOption("wordpiece_score", str, "likelihood", "pair score: freq(xy)/(freq(x)·freq(y)) or "
-                    "the pair frequency (tokenizers' WordPieceTrainer)", choices=("likelihood", "frequency")),
-    ),
-    "unigram": (
-        ModelOption("character_coverage", float, 1.0, "share of characters the alphabet must cover "
-                    "(0.9995 suits CJK)",
-                    minimum=0.0, maximum=1.0),
-        ModelOption("byte_fallback", bool, False, "spell unknown characters as <0xNN> byte pieces"),
-        ModelOption("max_piece_length", int, 16, "longest piece, in characters", minimum=1),
-    ),
-}
-
-#: What each model trains with when the user does not say: the CLI fills flags that were not given
-#: from here, and the window sets its form from here when the model changes. One place, so both
-#: front ends agree (WordPiece as BERT does it; Unigram as SentencePiece does it).
-MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
-    "bpe": {"units": "bytes", "pretokenizer": "gpt2", "normalizer": (), "tie_break": "first-seen",
-            "special_tokens": ()},
-    "wordpiece": {"units": "chars", "pretokenizer": "bert", "normalizer": ("bert",), "tie_break": "hf",
-                  "special_tokens": ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")},
-    "unigram": {"units": "chars", "pretokenizer": "metaspace", "normalizer": (), "tie_break": "hf",
-                "special_tokens": ()},
-}
+#: Each model's own settings, from its descriptor (:mod:`workbench.tasks.models`): the one place an
+#: option is declared; the CLI makes a flag of each and the JSON form carries it.
+MODEL_OPTIONS: dict[str, tuple[ModelOption, ...]] = {name: f.options for name, f in FAMILIES.items()}
 
 _SETTING_NAMES = {
     "model": "the model", "vocab_size": "the vocabulary size", "merges": "the number of merges",
@@ -147,16 +113,17 @@ class RunSpec:
     model: str = "bpe"
     vocab_size: int | None = None
     merges: int | None = None
-    units: str = "bytes"
+    # "" / None: the model family's default (workbench.tasks.models), filled in by validate().
+    units: str = ""
     end_of_word: str = ""
-    pretokenizer: str = "gpt2"
-    normalizer: tuple[str, ...] = ()
-    min_frequency: int = 1
-    special_tokens: tuple[str, ...] = ()
-    tie_break: str = "first-seen"
+    pretokenizer: str = ""
+    normalizer: tuple[str, ...] | None = None
+    min_frequency: int | None = None
+    special_tokens: tuple[str, ...] | None = None
+    tie_break: str = ""
     # lines: each line (with its line break) is a sequence, as tokenizers' train(files) and
     # sentencepiece read text; documents: a whole file, JSONL record or CSV cell.
-    sequences: str = "lines"
+    sequences: str = ""
     name: str = ""
     options: Mapping[str, Any] = field(default_factory=dict)
     project: str = ""
@@ -169,33 +136,50 @@ class RunSpec:
         names resolved, model options completed with their defaults); raises ConfigError.
         What needs the corpus (the alphabet of a character-level run) is checked by the trainer.
         """
-        from workbench.core.normalize import parse_normalizer
-        from workbench.core.pretokenize import make_pretokenizer
-        from workbench.core.train_checks import MAX_VOCAB_SIZE, check_special_tokens
 
-        if self.model not in MODELS:
-            raise ConfigError("model", f"unknown model {self.model!r}: use one of {', '.join(MODELS)}")
+        fam = family(self.model)
         for name in ("vocab_size", "merges", "min_frequency"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ConfigError(name, f"{_SETTING_NAMES[name]} must be a whole number, not {value!r}")
+        self._refuse_what_does_not_apply(fam)
+        defaults = fam.defaults
+        resolved = replace(
+            self, units=self.units or defaults["units"], pretokenizer=self.pretokenizer or defaults["pretokenizer"],
+            normalizer=tuple(defaults["normalizer"]) if self.normalizer is None else tuple(self.normalizer),
+            min_frequency=defaults["min_frequency"] if self.min_frequency is None else self.min_frequency,
+            special_tokens=tuple(defaults["special_tokens"]) if self.special_tokens is None
+            else tuple(self.special_tokens),
+            tie_break=self.tie_break or defaults["tie_break"], sequences=self.sequences or defaults["sequences"])
+        return resolved._validate_resolved()
+
+    def _refuse_what_does_not_apply(self, fam: ModelFamily) -> None:
+        """A common setting the family does not use, given with another value than the family's own."""
+        for name in ("merges", "units", "end_of_word", "tie_break", "min_frequency", "sequences"):
+            value = getattr(self, name)
+            if fam.uses(name) or value in (None, "") or value == fam.defaults.get(name):
+                continue
+            shown = f"{_SETTING_NAMES[name]} {value!r}" if name != "merges" else "a number of merges"
+            raise ConfigError(name, f"{shown} does not apply to {fam.label}: {fam.why_not[name]}; leave it out")
+
+    def _validate_resolved(self) -> RunSpec:
+        from workbench.core.normalize import parse_normalizer
+        from workbench.core.pretokenize import make_pretokenizer
+        from workbench.core.train_checks import MAX_VOCAB_SIZE, check_special_tokens
+
+        fam = family(self.model)
         if self.vocab_size is None and self.merges is None:
             raise ConfigError("vocab_size", "say how far to train: give a vocabulary size or a number of merges")
         for name in ("vocab_size", "merges"):
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise ConfigError(name, f"{_SETTING_NAMES[name]} must be a positive number, not {value}")
-        if self.merges is not None and self.model != "bpe":
-            raise ConfigError("merges", f"a number of merges applies to BPE only; give {self.model} a vocabulary size")
         if self.units not in UNITS:
             raise ConfigError("units", f"unknown units {self.units!r}: use bytes or chars")
-        if self.model != "bpe" and self.end_of_word:
-            raise ConfigError("end_of_word", f"an end-of-word marker is a BPE setting; {self.model} marks "
-                              "word pieces itself")
         if self.end_of_word and self.units != "chars":
             raise ConfigError("end_of_word", "an end-of-word marker needs character units "
                               "(byte-level BPE keeps spaces instead)")
-        specials = tuple(self.special_tokens)
+        specials = tuple(self.special_tokens or ())
         if any(not isinstance(token, str) for token in specials):
             raise ConfigError("special_tokens", "special tokens must be text")
         check_special_tokens(specials)
@@ -227,24 +211,12 @@ class RunSpec:
         except WorkbenchError as exc:
             raise ConfigError("normalizer", str(exc)) from None
         options = _checked_options(self.model, self.options)
-        if self.model == "unigram" and pretokenizer != "metaspace":
-            raise ConfigError("pretokenizer", "Unigram splits text as SentencePiece does (▁ for spaces, a dummy ▁ "
-                              "per line): use the metaspace pre-tokenizer")
-        if self.model == "unigram" and self.sequences != "lines":
-            raise ConfigError("sequences", "Unigram trains on lines, as SentencePiece reads text: use lines")
-        if self.model == "unigram" and self.min_frequency not in (None, 1):
-            raise ConfigError("min_frequency", "Unigram keeps pieces by EM and pruning, not by a minimum frequency: "
-                              "leave the minimum frequency out")
-        if self.model == "wordpiece" and self.tie_break != "hf":
-            raise ConfigError("tie_break", "WordPiece breaks ties by the Hugging Face rule only: use hf")
+        if not fam.uses("pretokenizer") and pretokenizer != fam.defaults["pretokenizer"]:
+            raise ConfigError("pretokenizer", f"{fam.why_not['pretokenizer']}: use the "
+                              f"{fam.defaults['pretokenizer']} pre-tokenizer")
         for f in self.files:
             _check_file(f)
-        # Units are a BPE setting: WordPiece and Unigram always work on characters. Unigram has no
-        # tie-break rule (it keeps the likelier pieces): stored as the model's default, never used.
-        units = self.units if self.model == "bpe" else "chars"
-        tie_break = "hf" if self.model == "unigram" else self.tie_break
-        return replace(self, units=units, tie_break=tie_break, pretokenizer=pretokenizer, normalizer=normalizer,
-                       options=options,
+        return replace(self, pretokenizer=pretokenizer, normalizer=normalizer, options=options,
                        special_tokens=specials, files=tuple(self.files))
 
     # ---- as data -----------------------------------------------------------------------------
@@ -256,12 +228,12 @@ class RunSpec:
             "vocab_size": self.vocab_size,
             "merges": self.merges,
             "min_frequency": self.min_frequency,
-            "special_tokens": list(self.special_tokens),
+            "special_tokens": list(self.special_tokens or ()),
             "end_of_word": self.end_of_word,
             "tie_break": self.tie_break,
             "sequences": self.sequences,
             "pretokenizer": self.pretokenizer,
-            "normalizer": list(self.normalizer),
+            "normalizer": list(self.normalizer or ()),
             **dict(self.options),
         }
 
@@ -298,7 +270,7 @@ class RunSpec:
         kwargs: dict[str, Any] = {k: v for k, v in data.items() if k in known}
         kwargs["files"] = tuple(CorpusFile.from_dict(f, f"files[{i}]") for i, f in enumerate(files))
         for name in ("special_tokens", "normalizer"):
-            if name in kwargs:
+            if kwargs.get(name) is not None:  # None: the model family's default
                 value = kwargs[name]
                 if isinstance(value, str):
                     value = [value] if name == "special_tokens" else value.split(",")
@@ -329,7 +301,7 @@ def _refuse_unknown(data: Mapping[str, Any], known: set[str], where: str, field_
 
 
 def _checked_options(model: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    declared = {o.name: o for o in MODEL_OPTIONS.get(model, ())}
+    declared = {o.name: o for o in family(model).options}
     out: dict[str, Any] = {}
     for name, value in dict(options).items():
         option = declared.get(name)
@@ -337,13 +309,15 @@ def _checked_options(model: str, options: Mapping[str, Any]) -> dict[str, Any]:
             known = ", ".join(declared) or "none"
             raise ConfigError(f"options.{name}", f"{name.replace('_', ' ')} is not a setting of {model} "
                               f"(its settings: {known})")
-        out[name] = _checked_value(option, value)
+        out[name] = check_option_value(option, value)
     for name, option in declared.items():
         out.setdefault(name, option.default)
     return out
 
 
-def _checked_value(option: ModelOption, value: Any) -> Any:
+def check_option_value(option: ModelOption, value: Any) -> Any:
+    """``value`` as ``option`` takes it (an int for a whole-number option …); ConfigError naming
+    ``options.NAME`` when it is of the wrong type or out of bounds."""
     where, label = f"options.{option.name}", option.name.replace("_", " ")
     if option.type is bool:
         if not isinstance(value, bool):
@@ -385,18 +359,3 @@ def _check_file(f: CorpusFile) -> None:
         except LookupError:
             raise ConfigError("files.encoding", f"{f.path}: unknown text encoding {f.encoding!r}: "
                               "use a name such as utf-8, cp1252 or latin-1") from None
-
-
-def refuse_bpe_only(model: str, given: Mapping[str, Any]) -> None:
-    """Refuse BPE-only settings the user *gave* for another model (``given``: field → value, None
-    when not given), instead of ignoring them. ``RunSpec.validate`` cannot tell a value the user
-    chose from the dataclass default (units default to bytes), so the front end that knows says
-    which were given; the rule itself lives here."""
-    if model == "bpe":
-        return
-    defaults = MODEL_DEFAULTS[model]
-    why = "breaks ties by the Hugging Face rule" if model == "wordpiece" else "has no ties to break"
-    for name, value in given.items():
-        if value and value != defaults.get(name, ""):
-            raise ConfigError(name, f"{value!r} does not apply to {model} (it works on characters and {why}): "
-                              "leave it out")

@@ -3,7 +3,7 @@
 This is what ``workbench train`` runs, and what the window runs too (as a child process of the app's
 own entry point, given the spec as a JSON file and reporting :class:`Progress` as JSON lines). It
 owns the order of operations and the run's status in the project file. It drives any
-:class:`~workbench.core.trainer.Trainer` (see :data:`TRAINERS`); the algorithms live in
+:class:`~workbench.core.trainer.Trainer` (each family's, :mod:`workbench.tasks.models`); the algorithms live in
 :mod:`workbench.core`, the file formats in :mod:`workbench.corpus` and :mod:`workbench.store`.
 
 Left out: parsing flags or forms (the CLI and the window build the RunSpec) and validation rules
@@ -21,11 +21,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from workbench.core.bpe import BpeTrainer, TrainConfig
+from workbench.core.bpe import TrainConfig
 from workbench.core.trainer import Trainer
 from workbench.corpus.counts import count_sources
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.tasks.models import FAMILIES, TrainerFactory, family, family_of, unigram_words
 from workbench.tasks.spec import CorpusFile, RunSpec
+
+__all__ = ["COUNTED_AS", "TRAINERS", "Progress", "train_run", "unigram_words", "step_value"]
 
 PARALLEL_COUNT_BYTES = 8 << 20  # below this a second process costs more than it saves
 _NOTES = logging.getLogger("workbench.notes")  # one `note:` line each on the CLI's stderr
@@ -36,13 +39,15 @@ _COLUMN_KINDS = ("csv", "tsv", "parquet")
 class Progress:
     """A report for whoever watches: the CLI's stderr line or the window's plots."""
 
-    event: str  # reading | started | merges | finished
+    event: str  # reading | preparing | note | started | merges (any training step) | finished
     bytes_read: int = 0
     bytes_total: int = 0
     run_id: int | None = None
     step: int = 0
     target: int = 0
     vocab_size: int = 0
+    goal: int = 0                    # the target vocabulary size (what a pruning run counts down to)
+    model: str = ""                  # "started", "preparing": the model family (how to tell its progress)
     token_count: int = 0
     frequency: float = 0
     merges_per_s: float = 0.0
@@ -54,60 +59,25 @@ class Progress:
 
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()
-                if v not in (None, "", 0, 0.0, ()) or k == "event"}
+                if v not in (None, "", 0, 0.0, ()) or k == "event" or (k == "eta_s" and v is not None)}
 
 
-# ---- the model → trainer table ------------------------------------------------------------------
-TrainerFactory = Callable[[Mapping[str, int], RunSpec], Trainer]
-
-
+# ---- what differs per model family lives in workbench.tasks.models ------------------------------
 def bpe_config(spec: RunSpec) -> TrainConfig:
     """The BPE trainer's config for a (validated) spec."""
     return TrainConfig(units=spec.units, vocab_size=spec.vocab_size, merges=spec.merges,  # type: ignore[arg-type]
-                       min_frequency=spec.min_frequency, special_tokens=tuple(spec.special_tokens),
+                       min_frequency=spec.min_frequency or 1, special_tokens=tuple(spec.special_tokens or ()),
                        end_of_word=spec.end_of_word, tie_break=spec.tie_break,  # type: ignore[arg-type]
-                       pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer))
+                       pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ()))
 
 
-def _bpe_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
-    return BpeTrainer(counts, bpe_config(spec))
+#: The pre-tokenizer the counting pass uses when it is not the run's own (Unigram counts whole lines
+#: and cuts them into SentencePiece's words itself): each family's ``counted_as``.
+COUNTED_AS = {name: f.counted_as for name, f in FAMILIES.items() if f.counted_as}
 
+#: How each model's trainer is made from the word counts and the spec: each family's ``trainer``.
+TRAINERS: dict[str, TrainerFactory] = {name: f.trainer for name, f in FAMILIES.items()}
 
-def _wordpiece_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
-    from workbench.core.wordpiece import WordPieceConfig, WordPieceTrainer
-
-    return WordPieceTrainer(counts, WordPieceConfig(
-        vocab_size=spec.vocab_size, min_frequency=spec.min_frequency, special_tokens=tuple(spec.special_tokens),
-        score=spec.options.get("wordpiece_score", "likelihood"), tie_break=spec.tie_break,
-        pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer)))
-
-
-def unigram_words(line: str) -> list[str]:
-    """One counted line as the Unigram trainer cuts it: SentencePiece's words — a dummy ▁ before the
-    line, spaces as ▁, a new word at every ▁ (what ``sentencepiece`` trains on)."""
-    from workbench.core.unigram import spm_words
-
-    return spm_words(line.rstrip("\r\n"))
-
-
-def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
-    """Lines (counted whole: pre-tokenizer ``none``, see COUNTED_AS) become :func:`unigram_words`."""
-    from workbench.core.unigram import UnigramConfig, UnigramTrainer
-
-    words: dict[str, int] = {}
-    for line, count in counts.items():
-        for word in unigram_words(line):
-            words[word] = words.get(word, 0) + count
-    return UnigramTrainer(words, UnigramConfig(
-        vocab_size=spec.vocab_size or 8000, character_coverage=spec.options.get("character_coverage", 1.0),
-        byte_fallback=bool(spec.options.get("byte_fallback", False)),
-        max_piece_length=spec.options.get("max_piece_length", 16), special_tokens=tuple(spec.special_tokens),
-        pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer)))
-
-
-#: The pre-tokenizer the counting pass uses when it is not the run's own: Unigram counts whole lines
-#: and cuts them into SentencePiece's words itself.
-COUNTED_AS = {"unigram": "none"}
 
 def split_for_training(model: str, pretokenizer: str, normalizer: str, text: str) -> list[str]:
     """``text`` cut into the pieces the ``model``'s trainer counts: the Train tab's split preview.
@@ -121,7 +91,7 @@ def split_for_training(model: str, pretokenizer: str, normalizer: str, text: str
     from workbench.core.pretokenize import make_pretokenizer
 
     normalized = make_normalizer(parse_normalizer(normalizer))(text)
-    if model == "unigram":
+    if COUNTED_AS.get(model) == "none":  # whole lines, cut by the trainer (Unigram)
         return [w for line in normalized.splitlines() for w in unigram_words(line)]
     pre = make_pretokenizer(pretokenizer)
     return pre.split(pre.prepare(normalized) if pre.name == "metaspace" else normalized)
@@ -134,18 +104,7 @@ def step_value(settings: Mapping) -> str:
     ``"score"``: WordPiece's likelihood score of the merged pair (``run_steps`` rows);
     ``"log_likelihood"``: Unigram's corpus log-likelihood per EM round (``run_steps`` rows).
     """
-    model = settings.get("model", "bpe")
-    if model == "unigram":
-        return "log_likelihood"
-    if model == "wordpiece" and settings.get("wordpiece_score", "likelihood") == "likelihood":
-        return "score"
-    return "frequency"
-
-
-#: How each model's trainer is made from the word counts and the spec. A new model adds its factory
-#: here (and its defaults and options in workbench.tasks.spec); nothing in the CLI or the window changes.
-TRAINERS: dict[str, TrainerFactory] = {"bpe": _bpe_trainer, "wordpiece": _wordpiece_trainer,
-                                       "unigram": _unigram_trainer}
+    return family_of(settings).step_value(settings)
 
 
 def spec_from_config(config: TrainConfig, files: Sequence[CorpusFile], *, name: str = "",
@@ -323,9 +282,8 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     from workbench.store import ProjectStore
 
     spec = spec.validate()
-    factory = TRAINERS.get(spec.model)
-    if factory is None:
-        raise ConfigError("model", f"{spec.model} training is not available in this version: use bpe")
+    fam = family(spec.model)
+    rule = fam.progress
     target_project = project or spec.project
     if not target_project:
         raise ConfigError("project", "say where to store the run: give a project file (*.tokproj)")
@@ -335,8 +293,8 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     # error found while counting must leave an existing project byte for byte as it was.
     project_path = check_project(target_project)
     try:
-        counts, sources = count_words(open_sources(spec.files), COUNTED_AS.get(spec.model, spec.pretokenizer),
-                                      spec.normalizer,
+        counts, sources = count_words(open_sources(spec.files), fam.counted_as or spec.pretokenizer,
+                                      spec.normalizer or (),
                                       sequences=spec.sequences, cache=count_cache, report=report, should_stop=stop)
     except WorkbenchError:
         if stop():  # stopped while reading: whatever the partial read says, nothing was asked for
@@ -346,12 +304,17 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
         return None, "cancelled"  # nothing is stored for a run cancelled before it started
     skipped = report_skipped(sources, report)
     counted = time.monotonic()
-    trainer = factory(counts, spec)
-    initial = len(trainer.initial_vocab)
-    if spec.model != "unigram" and spec.vocab_size is not None and initial >= spec.vocab_size:
+    if report is not None:  # building the trainer can take a while (Unigram seeds its pieces here)
+        report(Progress("preparing", model=spec.model, message=rule.preparing))
+    trainer = fam.trainer(counts, spec)
+    initial = trainer.initial_size
+    if rule.measure == "merges" and spec.vocab_size is not None and initial >= spec.vocab_size:
         # As tokenizers' trainers do, every symbol of the corpus is kept: say why nothing will merge.
-        _NOTES.info("the corpus has %d initial symbols and specials, not fewer than --vocab-size %d: no merge "
-                    "will be made; raise the vocabulary size", initial, spec.vocab_size)
+        note = (f"the corpus has {initial:,} initial symbols and specials, not fewer than the vocabulary size "
+                f"{spec.vocab_size:,}: no merge will be made; raise the vocabulary size above {initial:,}")
+        _NOTES.info(note)
+        if report is not None:
+            report(Progress("note", message=note))
     with ProjectStore.open(project_path, create=True) as store:
         corpus_ids = []
         for src in sources:
@@ -367,17 +330,19 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
         run_id = store.create_run(spec.name or _default_name(spec), settings, corpus_ids,
                                   list(trainer.initial_vocab), list(trainer.initial_kinds))
         target = trainer.target
+        goal = spec.vocab_size or 0
+        prepared = time.monotonic()
         status = "failed"
         error: str | None = None
         writer = None
         t0 = time.monotonic()
         event = None
         log = trainer.log
-        eta = EtaEstimator(target)
+        watch = _Watch(rule, target, initial, goal, t0)
         try:  # from here on the run must end finished, cancelled or failed — never left "running"
             if report:
-                report(Progress("started", run_id=run_id, target=target, vocab_size=len(trainer.initial_vocab),
-                                token_count=trainer.initial_token_count))
+                report(Progress("started", run_id=run_id, target=target, vocab_size=initial, goal=goal,
+                                model=spec.model, token_count=trainer.initial_token_count))
             writer = store.run_writer(run_id)
             last = 0.0
             # The merge loop makes no reference cycles, and with millions of live objects (word
@@ -390,7 +355,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
                     last = now
                     writer.add_log(log)
                     if report is not None:
-                        report(_merge_progress(event, run_id, target, t0, now, eta))
+                        report(watch.progress(event, run_id, now))
             status = stopped_status(stop) if stop() else "finished"
             if status == "interrupted":
                 error = getattr(stop, "why", None)
@@ -411,14 +376,18 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
                     status, error = "failed", error or f"could not write the last merges: {exc}"
             if writer is not None and status in ("finished", "cancelled", "interrupted"):
                 try:
-                    record_final_model(store, run_id, trainer)
+                    stopped = {}
+                    if status in ("cancelled", "interrupted") and rule.measure == "vocabulary" and event is not None:
+                        # The kept model is cut to the target without the pruning left: say where it stood.
+                        stopped = {"stopped_at": {"step": event.step, "vocab_size": event.vocab_size}}
+                    record_final_model(store, run_id, trainer, stopped)
                 except Exception as exc:  # noqa: BLE001 - said in the run's status and error
                     error = error or f"could not store the trained model: {exc}"
                     status = "failed" if status == "finished" else status
-            store.finish_run(run_id, status, error=error, timings=_timings(started, counted, t0))
+            store.finish_run(run_id, status, error=error, timings=_timings(started, counted, prepared, t0))
         if report is not None:
             if event is not None:
-                report(_merge_progress(event, run_id, target, t0, time.monotonic(), eta))
+                report(watch.progress(event, run_id, time.monotonic()))
             report(Progress("finished", run_id=run_id, status=status,
                             step=event.step if event else 0, vocab_size=event.vocab_size if event else
                             len(trainer.initial_vocab),
@@ -426,13 +395,14 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
         return run_id, status
 
 
-def record_final_model(store, run_id: int, trainer: Trainer) -> None:
+def record_final_model(store, run_id: int, trainer: Trainer, extra: Mapping | None = None) -> None:
     """Keep what rebuilds the trained tokenizer: its settings (model family, unknown token, Unigram
     scores …) and, for a model that merges nothing (Unigram), its final vocabulary and its pruning
     checkpoints (a trainer's ``checkpoints``, if it has any: the vocabulary-size sweep reads them) —
     BPE and WordPiece vocabularies were stored merge by merge by the run writer."""
     tok = trainer.tokenizer()
     update = {k: v for k, v in tok.settings().items() if k != "special_tokens"}
+    update.update(extra or {})
     if tok.scores:
         update["scores"] = list(tok.scores)
     vocab = kinds = None
@@ -543,26 +513,38 @@ class EtaEstimator:
         return min(remaining, c2 * (self.target - step))  # never above the linear extrapolation
 
 
-def _merge_progress(event, run_id: int, target: int, t0: float, now: float,
-                    eta: EtaEstimator | None = None) -> Progress:
-    elapsed = max(now - t0, 1e-9)
-    rate = event.step / elapsed
-    seconds = eta.update(event.step, now) if eta is not None else None
-    return Progress("merges", run_id=run_id, step=event.step, target=target, vocab_size=event.vocab_size,
-                    token_count=event.token_count, frequency=event.value if math.isfinite(event.value) else 0,
-                    merges_per_s=round(rate, 1), eta_s=round(seconds, 1) if seconds is not None else None)
+class _Watch:
+    """A run's progress reports, told as its family's :class:`~workbench.tasks.models.ProgressRule`
+    says: rate and ETA over merges (BPE, WordPiece), or over the share of the way from the seed
+    vocabulary to the target (Unigram, whose step count is not known in advance)."""
+
+    def __init__(self, rule, target: int, first_vocab: int, goal: int, t0: float):
+        self.rule, self.target, self.first_vocab, self.goal, self.t0 = rule, target, first_vocab, goal, t0
+        self.eta = EtaEstimator(rule.eta_position(0, target, first_vocab, first_vocab, goal)[1])
+
+    def progress(self, event, run_id: int, now: float) -> Progress:
+        elapsed = max(now - self.t0, 1e-9)
+        self.first_vocab = max(self.first_vocab, event.vocab_size)
+        position, _end = self.rule.eta_position(event.step, self.target, event.vocab_size, self.first_vocab,
+                                                self.goal)
+        seconds = self.eta.update(position, now) if self.eta.target > 0 else None
+        return Progress("merges", run_id=run_id, step=event.step, target=self.target, vocab_size=event.vocab_size,
+                        goal=self.goal, token_count=event.token_count,
+                        frequency=event.value if math.isfinite(event.value) else 0,
+                        merges_per_s=round(event.step / elapsed, 1),
+                        eta_s=round(seconds, 1) if seconds is not None else None)
 
 
-def _timings(started: float, counted: float, merging: float) -> dict:
+def _timings(started: float, counted: float, prepared: float, training: float) -> dict:
+    """Seconds spent reading and counting, preparing the trainer (Unigram: seeding its pieces),
+    training (``merge_s``, the name kept for projects written before) and in all ("Took")."""
     end = time.monotonic()
-    return {"count_s": round(counted - started, 3), "merge_s": round(end - merging, 3),
-            "total_s": round(end - started, 3)}
-
-
-_MODEL_LABELS = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram"}
+    return {"count_s": round(counted - started, 3), "prepare_s": round(prepared - counted, 3),
+            "merge_s": round(end - training, 3), "total_s": round(end - started, 3)}
 
 
 def _default_name(spec: RunSpec) -> str:
     size = f"V{spec.vocab_size}" if spec.vocab_size else f"{spec.merges} merges"
-    model = _MODEL_LABELS.get(spec.model, spec.model)
-    return f"{spec.units} {model} {size} · {spec.pretokenizer if len(spec.pretokenizer) < 16 else 'custom'}"
+    fam = family(spec.model)
+    units = f"{spec.units} " if fam.uses("units") else ""
+    return f"{units}{fam.label} {size} · {spec.pretokenizer if len(spec.pretokenizer) < 16 else 'custom'}"

@@ -17,7 +17,6 @@ What it leaves out: training itself (the child does it) and the merge table (the
 from __future__ import annotations
 
 import html
-import math
 import time
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
@@ -49,7 +48,8 @@ from PySide6.QtWidgets import (
 from workbench.core.pretokenize import PRESETS
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.store import RunInfo
-from workbench.tasks.spec import MODEL_DEFAULTS, MODEL_OPTIONS, ModelOption, RunSpec
+from workbench.tasks.models import FAMILIES, ModelFamily, family
+from workbench.tasks.spec import ModelOption, RunSpec, check_option_value
 from workbench.tasks.train import step_value
 from workbench.ui import style, text
 from workbench.ui.dialogs import fit_title
@@ -91,6 +91,16 @@ def ask(parent: QWidget, title: str, message: str, buttons, default) -> QMessage
     return QMessageBox.StandardButton(box.exec())
 
 
+def _legacy_model(saved: dict) -> str:
+    """The model a form state saved before the model was kept was set up for: the family whose
+    own units, pre-tokenizer and tie-break it holds (a Unigram form came back as BPE with
+    Unigram's settings, and F5 trained what nobody chose), else BPE."""
+    for fam in FAMILIES.values():
+        if fam.name != "bpe" and all(saved.get(k) == fam.defaults[k] for k in ("units", "pretokenizer", "tie_break")):
+            return fam.name
+    return "bpe"
+
+
 class TrainingPanel(QWidget):
     """Settings, controls, live plots and history for the project the session has open."""
 
@@ -111,7 +121,8 @@ class TrainingPanel(QWidget):
         self.target = 0
         self._target_vocab = 0
         self._first_vocab = 0
-        self._prunes = False  # the run in progress is a Unigram one (progress by |V|, not merges)
+        self._rule = family("bpe").progress  # how the run in progress tells its progress (its family's)
+        self._shown_model = "bpe"  # the model the form was last set up for (its defaults, its rows)
         self.last_outcome: TrainOutcome | None = None
         self._last_progress: dict = {}
         self._merge_cache: dict[tuple[int, int], str] = {}
@@ -174,12 +185,9 @@ class TrainingPanel(QWidget):
         model_box = QGroupBox("Model")
         mf = self._form(model_box)
         self.model_combo = QComboBox()
-        self.model_combo.addItem("BPE (byte-pair encoding)", "bpe")
-        self.model_combo.addItem("WordPiece (BERT, ## continuations)", "wordpiece")
-        self.model_combo.addItem("Unigram (SentencePiece, ▁ for spaces)", "unigram")
-        self.model_combo.setToolTip("BPE merges the most frequent pair; WordPiece the pair with the best "
-                                    "likelihood score;\nUnigram starts large and prunes the pieces that "
-                                    "cost least likelihood (EM)")
+        for fam in FAMILIES.values():  # the model families' descriptors (workbench.tasks.models)
+            self.model_combo.addItem(fam.title, fam.name)
+        self.model_combo.setToolTip("\n".join(f"{fam.label} {fam.summary}" for fam in FAMILIES.values()))
         mf.addRow("Model", self.model_combo)
         self.units_combo = QComboBox()
         self.units_combo.addItem("UTF-8 bytes (256 base symbols)", "bytes")
@@ -191,16 +199,16 @@ class TrainingPanel(QWidget):
         self.eow_combo.lineEdit().setPlaceholderText("none")
         self.eow_combo.setToolTip("A marker appended to every word (characters only), as in the classic papers")
         mf.addRow("End-of-word", self.eow_combo)
-        # One control per model option (workbench.tasks.spec.MODEL_OPTIONS), shown for its model.
+        # One control per model option (each family's descriptor), shown for its model.
         self.option_widgets: dict[str, QWidget] = {}
         self._option_rows: list[tuple[str, QLabel, QWidget]] = []
-        for model, options in MODEL_OPTIONS.items():
-            for option in options:
+        for fam in FAMILIES.values():
+            for option in fam.options:
                 widget = self._option_widget(option)
-                label = QLabel(option.name.replace("_", " ").capitalize())
+                label = QLabel(option.label)
                 mf.addRow(label, widget)
                 self.option_widgets[option.name] = widget
-                self._option_rows.append((model, label, widget))
+                self._option_rows.append((fam.name, label, widget))
         fl.addWidget(model_box)
 
         split_box = QGroupBox("Text before the model")
@@ -252,7 +260,7 @@ class TrainingPanel(QWidget):
         self.size_spin = QSpinBox()
         self.size_spin.setRange(1, 2_000_000)
         self.size_spin.setGroupSeparatorShown(True)
-        self.size_spin.setValue(1000)
+        self.size_spin.setValue(family("bpe").defaults["vocab_size"])
         self.size_spin.setAccelerated(True)
         zf.addRow("", self.size_spin)
         self.min_freq = QSpinBox()
@@ -283,6 +291,11 @@ class TrainingPanel(QWidget):
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText("automatic (e.g. bytes BPE V1000 · gpt2)")
         zf.addRow("Run name", self.name_edit)
+        #: The control of each common setting a model family may or may not use
+        #: (workbench.tasks.models.COMMON_SETTINGS): shown and sent only when its family uses it.
+        self.setting_widgets: dict[str, QWidget] = {
+            "units": self.units_combo, "end_of_word": self.eow_combo, "tie_break": self.tie_combo,
+            "min_frequency": self.min_freq, "sequences": self.sequences_combo, "pretokenizer": self.pre_combo}
         fl.addWidget(size_box)
         fl.addStretch(1)
         for combo in (self.model_combo, self.units_combo, self.eow_combo, self.pre_combo, self.normalizer_combo,
@@ -392,11 +405,19 @@ class TrainingPanel(QWidget):
 
     # ---- form ------------------------------------------------------------------------------------
     def _restore_form(self) -> None:
+        """The form as it was last left (model, its settings and every family's options), or the
+        defaults of BPE. Values a family does not use are restored but neither shown nor sent."""
         saved = self.settings.train_settings
         if not saved:
+            self._shown_model = self._family().name
             self._update_eow()
             self._pre_changed()
             return
+        model = saved.get("model")
+        if model not in FAMILIES:  # a state saved before the model was kept: the family it was set up for
+            model = _legacy_model(saved)
+        self._set_combo(self.model_combo, model)
+        self._shown_model = model
         self._set_combo(self.units_combo, saved.get("units", "bytes"))
         self.eow_combo.setCurrentText(str(saved.get("end_of_word", "")))
         pre = str(saved.get("pretokenizer", "gpt2"))
@@ -406,18 +427,51 @@ class TrainingPanel(QWidget):
             self._set_combo(self.pre_combo, "custom")
             self.pattern_edit.setText(pre)
         self.normalizer_combo.setCurrentText(str(saved.get("normalize", "none")))
-        if saved.get("merges"):
+        if saved.get("merges") and family(model).uses("merges"):
             self.by_merges.setChecked(True)
             self.size_spin.setValue(int(saved["merges"]))
         elif saved.get("vocab_size"):
             self.by_vocab.setChecked(True)
             self.size_spin.setValue(int(saved["vocab_size"]))
-        self.min_freq.setValue(int(saved.get("min_frequency", 1)))
+        self.min_freq.setValue(int(saved.get("min_frequency") or 1))
         self.special_edit.setText(" ".join(saved.get("special", [])))
         self._set_combo(self.tie_combo, saved.get("tie_break", "first-seen"))
         self._set_combo(self.sequences_combo, saved.get("sequences", "lines"))
+        options = saved.get("options") if isinstance(saved.get("options"), dict) else {}
+        for fam in FAMILIES.values():
+            values = options.get(fam.name) if isinstance(options.get(fam.name), dict) else {}
+            for option in fam.options:
+                if option.name in values:
+                    try:
+                        self._set_option_value(self.option_widgets[option.name],
+                                               check_option_value(option, values[option.name]))
+                    except ConfigError:
+                        pass  # a value this version refuses: the option's default stays
         self._update_eow()
         self._pre_changed()
+
+    def form_state(self) -> dict:
+        """What the form holds, as :meth:`_restore_form` reads it back (kept in the app's settings)."""
+        pre = self.pre_combo.currentData()
+        by_vocab = self.by_vocab.isChecked()
+        return {
+            "model": self._family().name, "units": self.units_combo.currentData(),
+            "end_of_word": self.eow_combo.currentText(),
+            "pretokenizer": self.pattern_edit.text() if pre == "custom" else pre,
+            "normalize": self.normalizer_combo.currentText().strip() or "none",
+            "vocab_size": self.size_spin.value() if by_vocab else None,
+            "merges": None if by_vocab else self.size_spin.value(),
+            "min_frequency": self.min_freq.value(), "special": self.special_edit.text().split(),
+            "tie_break": self.tie_combo.currentData(), "sequences": self.sequences_combo.currentData(),
+            "options": {fam.name: {o.name: self._option_value(self.option_widgets[o.name]) for o in fam.options}
+                        for fam in FAMILIES.values()},
+        }
+
+    def save_form(self) -> None:
+        self.settings.train_settings = self.form_state()
+
+    def _family(self) -> ModelFamily:
+        return family(self.model_combo.currentData() or "bpe")
 
     @staticmethod
     def _set_combo(combo: QComboBox, value) -> None:
@@ -451,6 +505,17 @@ class TrainingPanel(QWidget):
         return widget
 
     @staticmethod
+    def _set_option_value(widget: QWidget, value) -> None:
+        if isinstance(widget, QCheckBox):
+            widget.setChecked(bool(value))
+        elif isinstance(widget, QComboBox):
+            TrainingPanel._set_combo(widget, value)
+        elif isinstance(widget, (QSpinBox, QDoubleSpinBox)):
+            widget.setValue(value)
+        elif isinstance(widget, QLineEdit):
+            widget.setText(str(value))
+
+    @staticmethod
     def _option_value(widget: QWidget):
         if isinstance(widget, QCheckBox):
             return widget.isChecked()
@@ -461,35 +526,41 @@ class TrainingPanel(QWidget):
         return widget.text() if isinstance(widget, QLineEdit) else None
 
     def _update_model_options(self) -> None:
-        model = self.model_combo.currentData()
+        """Show the chosen family's options and the common settings it uses (its descriptor says
+        which); the others are hidden, not just greyed (issue 11). The pre-tokenizer list stays
+        visible but disabled for a family with a fixed split (Unigram), so its split is still seen."""
+        fam = self._family()
         for owner, label, widget in self._option_rows:
-            label.setVisible(owner == model)
-            widget.setVisible(owner == model)
-        bpe, unigram = model == "bpe", model == "unigram"
-        # Settings that do not apply to the model are hidden, not just greyed (issue 11): units,
-        # end-of-word, stopping by merges and the tie-break rule are BPE's (WordPiece breaks ties by
-        # the HF rule only); Unigram has no minimum frequency and trains on lines.
-        for widget, shown in ((self.units_combo, bpe), (self.eow_combo, bpe), (self.tie_combo, bpe),
-                              (self.min_freq, not unigram), (self.sequences_combo, not unigram)):
+            label.setVisible(owner == fam.name)
+            widget.setVisible(owner == fam.name)
+        for setting, widget in self.setting_widgets.items():
+            if setting == "pretokenizer":
+                continue
             layout = widget.parentWidget().layout() if widget.parentWidget() is not None else None
             if isinstance(layout, QFormLayout):
-                layout.setRowVisible(widget, shown)
-        self.by_merges.setVisible(bpe)
-        self.pre_combo.setEnabled(not unigram)  # SentencePiece's own split (metaspace), nothing to choose
-        if not bpe:
-            self.by_vocab.setChecked(True)  # WordPiece and Unigram are sized by vocabulary
+                layout.setRowVisible(widget, fam.uses(setting))
+        self.by_merges.setVisible(fam.uses("merges"))
+        if not fam.uses("merges"):
+            self.by_vocab.setChecked(True)  # sized by vocabulary
+        self.pre_combo.setToolTip("" if fam.uses("pretokenizer") else fam.why_not["pretokenizer"])
+        self._update_controls()
 
     def _apply_model_defaults(self) -> None:
-        """A model chosen by the user brings its usual settings (workbench.tasks.spec.MODEL_DEFAULTS):
-        BERT's pre-tokenizer, normalizer and specials for WordPiece, SentencePiece's for Unigram."""
-        defaults = MODEL_DEFAULTS.get(self.model_combo.currentData() or "bpe", {})
-        if not defaults:
-            return
+        """A model chosen by the user brings its usual settings (its descriptor's defaults): BERT's
+        pre-tokenizer, normalizer and specials for WordPiece, SentencePiece's for Unigram. The size
+        follows too while it is the previous model's default (a size the user typed is kept): BPE's
+        1,000 is below the demo corpus's alphabet for WordPiece, which would make no merge at all."""
+        fam = self._family()
+        previous = FAMILIES.get(self._shown_model, fam)
+        self._shown_model = fam.name
+        defaults = fam.defaults
         self._set_combo(self.units_combo, defaults["units"])
         self._set_combo(self.pre_combo, defaults["pretokenizer"])
         self.normalizer_combo.setCurrentText(",".join(defaults["normalizer"]) or "none")
         self._set_combo(self.tie_combo, defaults["tie_break"])
         self.special_edit.setText(" ".join(defaults["special_tokens"]))
+        if self.by_vocab.isChecked() and self.size_spin.value() == previous.defaults["vocab_size"]:
+            self.size_spin.setValue(defaults["vocab_size"])
         self._update_eow()
         self._pre_changed()
 
@@ -505,16 +576,18 @@ class TrainingPanel(QWidget):
         eow = self.eow_combo.currentText() if units == "chars" else ""
         value = self.size_spin.value()
         by_vocab = self.by_vocab.isChecked()
-        model = self.model_combo.currentData() or "bpe"
-        options = {o.name: self._option_value(self.option_widgets[o.name]) for o in MODEL_OPTIONS.get(model, ())}
+        fam = self._family()
+        options = {o.name: self._option_value(self.option_widgets[o.name]) for o in fam.options}
         files = tuple(self.corpus.files()) if self.corpus is not None else ()
-        return RunSpec(files=files, model=model, vocab_size=value if by_vocab else None,
-                       merges=None if by_vocab else value, units=units, end_of_word=eow, pretokenizer=pre,
+        used = fam.uses  # a setting the family does not use is not sent: the spec takes the family's own
+        return RunSpec(files=files, model=fam.name, vocab_size=value if by_vocab else None,
+                       merges=None if by_vocab else value, units=units if used("units") else "",
+                       end_of_word=eow if used("end_of_word") else "", pretokenizer=pre if used("pretokenizer") else "",
                        normalizer=tuple(norm.split(",")),
-                       min_frequency=1 if model == "unigram" else self.min_freq.value(),
+                       min_frequency=self.min_freq.value() if used("min_frequency") else None,
                        special_tokens=tuple(self.special_edit.text().split()),
-                       tie_break=self.tie_combo.currentData() if model == "bpe" else MODEL_DEFAULTS[model]["tie_break"],
-                       sequences="lines" if model == "unigram" else self.sequences_combo.currentData(),
+                       tie_break=self.tie_combo.currentData() if used("tie_break") else "",
+                       sequences=self.sequences_combo.currentData() if used("sequences") else "",
                        name=self.name_edit.text().strip(),
                        options=options, project=str(self.session.path or ""))
 
@@ -523,14 +596,12 @@ class TrainingPanel(QWidget):
         """The form control that sets a RunSpec field (None for the corpus files and the project)."""
         if field.startswith("options."):
             return self.option_widgets.get(field.removeprefix("options."))
-        custom = self.pre_combo.currentData() == "custom"
+        if field == "pretokenizer" and self.pre_combo.currentData() == "custom":
+            return self.pattern_edit
         return {
-            "model": self.model_combo, "vocab_size": self.size_spin, "merges": self.size_spin,
-            "units": self.units_combo, "end_of_word": self.eow_combo,
-            "pretokenizer": self.pattern_edit if custom else self.pre_combo,
-            "normalizer": self.normalizer_combo, "min_frequency": self.min_freq,
-            "special_tokens": self.special_edit, "tie_break": self.tie_combo, "name": self.name_edit,
-            "sequences": self.sequences_combo,
+            **self.setting_widgets, "model": self.model_combo, "vocab_size": self.size_spin,
+            "merges": self.size_spin, "normalizer": self.normalizer_combo, "special_tokens": self.special_edit,
+            "name": self.name_edit,
         }.get(field)
 
     def _mark_field(self, field: str) -> None:
@@ -678,17 +749,13 @@ class TrainingPanel(QWidget):
         except WorkbenchError as exc:
             self._show_error(str(exc))
             return False
-        self.settings.train_settings = {
-            "units": spec.units, "end_of_word": spec.end_of_word, "pretokenizer": spec.pretokenizer,
-            "normalize": ",".join(spec.normalizer) or "none", "vocab_size": spec.vocab_size, "merges": spec.merges,
-            "min_frequency": spec.min_frequency, "special": list(spec.special_tokens), "tie_break": spec.tie_break,
-            "sequences": spec.sequences}
+        self.save_form()
         self._remove_spec_file()
         self._spec_file = write_spec(spec)
         self.live_run = None
         self.target = 0
         self._target_vocab = spec.vocab_size or 0  # a model that prunes (Unigram) shows progress by |V|
-        self._prunes = spec.model == "unigram"
+        self._rule = family(spec.model).progress
         self._first_vocab = 0
         self.last_outcome = None
         self._last_progress = {}
@@ -749,40 +816,45 @@ class TrainingPanel(QWidget):
         elif kind == "skipped":  # --on-bad-record skip left records out: say so, with the first position
             first = (data.get("positions") or [""])[0]
             self.message.emit(f"Training {str(data.get('message', '')).removesuffix('; first:')}; first: {first}")
+        elif kind == "preparing":  # building the trainer (Unigram seeds its pieces): can take a while
+            self.progress.setRange(0, 0)
+            self.progress.setFormat("")
+            self.state_label.setText(f"{str(data.get('message', 'preparing')).capitalize()}…")
+        elif kind == "note":  # why the run will not do what was asked (no merge at this size …)
+            self._show_error(str(data.get("message", "")))
+        elif kind == "started":
+            self._first_vocab = int(data.get("vocab_size", 0))
         elif kind == "merges":
             self._last_progress = data
-            if self._prunes:
-                self._show_pruning_progress(data)
-                return
-            target = max(int(data.get("target", self.target) or 1), 1)
-            step = int(data.get("step", 0))
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(int(1000 * min(step, target) / target))
-            rate = float(data.get("merges_per_s", 0.0))
-            eta = data.get("eta_s")
-            eta_text = "" if step >= target else " · ETA estimating…" if eta is None \
-                else f" · ETA {text.duration(float(eta))}"
-            self.progress.setFormat(f"{step:,} / {target:,} merges")
-            if self.process.state != "paused":
-                self.state_label.setText(f"Run {data.get('run_id')}: {rate:,.0f} merges/s{eta_text}\n"
-                                         f"|V| {int(data.get('vocab_size', 0)):,} · L {int(data.get('token_count', 0)):,} tokens")
+            self._show_step_progress(data)
 
-    def _show_pruning_progress(self, data: dict) -> None:
-        """A model with no step count known in advance (Unigram's EM rounds and pruning steps): the
-        bar shows how far |V| has shrunk from the seed vocabulary to the target, on a log scale —
-        each pruning step removes about the same share, so equal steps advance the bar equally."""
-        vocab = int(data.get("vocab_size", 0))
+    def _show_step_progress(self, data: dict) -> None:
+        """The bar and the state line for one progress report, as the run's family tells progress
+        (:class:`~workbench.tasks.models.ProgressRule`): merges of the target (BPE, WordPiece), or
+        the vocabulary falling from the seed size to the target on a log scale (Unigram) — each
+        pruning step removes about the same share, so equal steps advance the bar equally."""
+        rule = self._rule
         step = int(data.get("step", 0))
+        target = int(data.get("target", self.target) or 0)
+        vocab = int(data.get("vocab_size", 0))
+        goal = int(data.get("goal", 0) or self._target_vocab)
         self._first_vocab = max(self._first_vocab, vocab)
-        first, goal = self._first_vocab, self._target_vocab
+        share = rule.fraction(step, target, vocab, self._first_vocab, goal)
         self.progress.setRange(0, 1000)
-        if goal and first > goal and vocab:
-            share = math.log(first / max(vocab, goal)) / math.log(first / goal)
-            self.progress.setValue(int(1000 * min(max(share, 0.0), 1.0)))
-        self.progress.setFormat(f"step {step:,} · |V| {vocab:,}" + (f" → {goal:,}" if goal else ""))
-        if self.process.state != "paused":
-            self.state_label.setText(f"Run {data.get('run_id')}: EM rounds and pruning, step {step:,}\n"
-                                     f"|V| {vocab:,} · L {int(data.get('token_count', 0)):,} tokens")
+        if share is not None:
+            self.progress.setValue(int(1000 * share))
+        self.progress.setFormat(rule.bar_text(step, target, vocab, goal))
+        eta = data.get("eta_s")
+        done = share is not None and share >= 1.0
+        eta_text = "" if done else " · ETA estimating…" if eta is None else f" · ETA {text.duration(float(eta))}"
+        if self.process.state == "paused":
+            return
+        tokens = f"|V| {vocab:,} · L {int(data.get('token_count', 0)):,} tokens"
+        if rule.measure == "merges":
+            rate = float(data.get("merges_per_s", 0.0))
+            self.state_label.setText(f"Run {data.get('run_id')}: {rate:,.0f} merges/s{eta_text}\n{tokens}")
+        else:
+            self.state_label.setText(f"Run {data.get('run_id')}: {rule.phase}, step {step:,}{eta_text}\n{tokens}")
 
     @Slot(int, int)
     def _on_run_started(self, run_id: int, target: int) -> None:
@@ -790,14 +862,16 @@ class TrainingPanel(QWidget):
         self.target = target
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
-        self.progress.setFormat("EM rounds and pruning…" if self._prunes else f"0 / {target:,} merges")
+        self.progress.setFormat(f"{self._rule.phase}…" if self._rule.measure == "vocabulary"
+                                else f"0 / {target:,} merges")
         self.reload_history(select=[run_id])
         self.session.modified_changed.emit(self.session.is_modified())
         self.plots.fit_all()  # the new run's axes start afresh, not at the last run's ranges
         self.plots.set_live(True)
         self.poll_timer.start()
         self.run_started.emit(run_id)
-        self.message.emit(f"Run {run_id} started: pruning down to |V| {self._target_vocab:,}." if self._prunes
+        self.message.emit(f"Run {run_id} started: pruning down to |V| {self._target_vocab:,}."
+                          if self._rule.measure == "vocabulary"
                           else f"Run {run_id} started: {target:,} merges to make.")
 
     def _remove_spec_file(self) -> None:
@@ -843,6 +917,15 @@ class TrainingPanel(QWidget):
         if info is not None:
             done = f"{info.merge_count:,} merges, |V| {info.vocab_size:,}" if info.merge_count \
                 else f"|V| {info.vocab_size:,}"
+            stopped = info.settings.get("stopped_at")
+            if isinstance(stopped, dict):  # a pruning run cancelled early: its kept model is a cut
+                where = int(stopped.get("vocab_size") or 0)
+                self.state_label.setText(
+                    f"Run {run_id} cancelled at step {int(stopped.get('step') or 0):,}, |V| {where:,} of the way "
+                    f"to {info.vocab_size:,}" + (f" in {text.duration(took)}" if took else "")
+                    + f": the kept model is cut to {info.vocab_size:,} pieces without the pruning left.")
+                self.progress.setFormat(f"|V| {where:,} → cut to {info.vocab_size:,} · cancelled")
+                return
             self.state_label.setText(f"Run {run_id} {outcome.status}: {done}"
                                      + (f" in {text.duration(took)}." if took else "."))
             if outcome.status == "finished":
@@ -1106,10 +1189,13 @@ class TrainingPanel(QWidget):
         self.pause_button.setIcon(self.style().standardIcon(
             QStyle.StandardPixmap.SP_MediaPlay if paused else QStyle.StandardPixmap.SP_MediaPause))
         self.cancel_button.setEnabled(active and state != "stopping")
-        for w in (self.model_combo, self.units_combo, self.pre_combo, self.pattern_edit, self.normalizer_combo,
+        for w in (self.model_combo, self.units_combo, self.normalizer_combo,
                   self.size_spin, self.by_vocab, self.by_merges, self.min_freq, self.special_edit, self.tie_combo,
                   self.name_edit, *self.option_widgets.values()):
             w.setEnabled(not active)
+        split_free = self._family().uses("pretokenizer")  # Unigram's split is SentencePiece's own
+        self.pre_combo.setEnabled(not active and split_free)
+        self.pattern_edit.setEnabled(not active and split_free)
         if not active:
             self._update_eow()
 
@@ -1133,6 +1219,7 @@ class TrainingPanel(QWidget):
             self._schedule_preview()
 
     def shutdown(self) -> None:
+        self.save_form()  # the model and its options come back as they were left
         self.poll_timer.stop()
         self.settle_timer.stop()
         self.stop_and_wait()

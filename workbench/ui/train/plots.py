@@ -37,7 +37,7 @@ TITLES = {
 }
 #: The second plot's title for each kind of step value: what the model optimises.
 VALUE_TITLES = {
-    "frequency": "Frequency of the merged pair (log) — BPE merges the most frequent",
+    "frequency": "Frequency of the merged pair (log) — the most frequent pair is merged",
     "score": "WordPiece score c(ab) / (c(a)·c(b)) of the merged pair (log)",
     "log_likelihood": "Corpus log-likelihood per EM round — what Unigram maximises",
 }

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.store import RunInfo
+from workbench.tasks.models import family_of
 from workbench.ui import style, text
 
 COLUMNS = ("Run", "Status", "|V|", "Merges", "Started", "Took")
@@ -34,15 +35,18 @@ ID_ROLE = Qt.ItemDataRole.UserRole
 
 def describe(run: RunInfo) -> str:
     s = run.settings
-    eow = f", end-of-word {s.get('end_of_word')}" if s.get("end_of_word") else ""
-    norm = ",".join(s.get("normalizer") or []) or "none"
-    pre = s.get("pretokenizer", "?")
-    pre = pre if len(pre) <= 24 else pre[:22] + "…"
+    timings = run.timings or {}
+    phases = " · ".join(f"{what} {text.duration(float(timings[key]))}" for key, what in
+                        (("count_s", "reading"), ("prepare_s", "preparing"), ("merge_s", "training"))
+                        if isinstance(timings.get(key), (int, float)))
+    stopped = s.get("stopped_at")
     lines = [f"run {run.id}: {run.name}",
-             f"{s.get('units', '?')} BPE{eow} · pre-tokenizer {pre} · normalizer {norm}",
-             f"tie-break {s.get('tie_break', '?')} · min frequency {s.get('min_frequency', 1)}",
+             family_of(s).summary_of(s),  # only the settings that apply to the run's model
              f"word types {s.get('word_types', '?'):,} · initial tokens {s.get('initial_token_count', 0):,}"
-             if isinstance(s.get("word_types"), int) else ""]
+             if isinstance(s.get("word_types"), int) else "",
+             f"cancelled at |V| {stopped.get('vocab_size')}: the kept model is cut to {run.vocab_size}"
+             if isinstance(stopped, dict) else "",
+             f"took {phases}" if phases else ""]
     if s.get("special_tokens"):
         lines.append("special tokens " + " ".join(s["special_tokens"]))
     if run.error:

@@ -1,0 +1,279 @@
+"""One descriptor per model family: what the CLI, the Train form, ``RunSpec`` and training all read.
+
+A :class:`ModelFamily` says, for BPE, WordPiece and Unigram: the defaults a run gets when the user
+does not say (``RunSpec`` fills them in :meth:`~workbench.tasks.spec.RunSpec.validate`, so a JSON
+spec gets its own family's defaults, not BPE's), which of the common settings apply (the others are
+refused when given with a value other than the family's own, and hidden in the form), the model's
+own options with their bounds (:class:`ModelOption`: the CLI makes a flag of each, the form a
+control), how its trainer is made (:attr:`ModelFamily.trainer`), what one training step counts and
+how progress and the ETA are told (:class:`ProgressRule`), and — filled by the export layer — the
+formats its runs export to.
+
+Adding a model family is one :class:`ModelFamily` here, one trainer in ``core`` (the
+:class:`~workbench.core.trainer.Trainer` interface) and its inference in ``core/encoder.py``.
+
+Left out: validation of values (:meth:`RunSpec.validate`), how each front end lays out controls.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
+
+from workbench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from workbench.core.trainer import Trainer
+    from workbench.tasks.spec import RunSpec
+
+#: The settings every RunSpec has that a family may or may not use (the rest — vocabulary size,
+#: normalizer, special tokens, name — apply to every family).
+COMMON_SETTINGS = ("units", "end_of_word", "merges", "tie_break", "min_frequency", "sequences", "pretokenizer")
+
+
+@dataclass(frozen=True)
+class ModelOption:
+    """One model-specific setting: its type, default, allowed values and a line of help.
+
+    ``config`` names the field of the core trainer's config it sets (default: the same name), so a
+    new option is this one entry plus that field: the CLI flag, the form control, the JSON spec and
+    the trainer all follow from it.
+    """
+
+    name: str
+    type: type  # bool, int, float or str
+    default: Any
+    help: str
+    choices: tuple[Any, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    config: str = ""
+    title: str = ""  # the form's label, when the name does not read well capitalised
+
+    @property
+    def label(self) -> str:
+        return self.title or self.name.replace("_", " ").capitalize()
+
+    @property
+    def config_field(self) -> str:
+        return self.config or self.name
+
+
+@dataclass(frozen=True)
+class ProgressRule:
+    """What one training step counts, and how progress is told (CLI line, progress bar, ETA).
+
+    ``measure="merges"``: a step is a merge; the target (merges to make) is known when training
+    starts; the bar is step / target and the ETA follows the merges (:class:`EtaEstimator`).
+    ``measure="vocabulary"``: a step is an EM round or a pruning step and their number is not known
+    in advance; what advances is the vocabulary size, falling from the seed size to the target.
+    Each pruning step removes about the same share, so the bar is the share of the way on a log
+    scale, and the ETA is estimated on that share (per mille) instead of on steps.
+    """
+
+    measure: Literal["merges", "vocabulary"]
+    phase: str  # what training is doing, for a person: "merging", "EM rounds and pruning"
+    preparing: str  # what building the trainer does (before the first step)
+
+    def fraction(self, step: int, target: int, vocab: int, first_vocab: int, goal: int) -> float | None:
+        """How far the run is, 0…1 (None when nothing says yet)."""
+        if self.measure == "merges":
+            return min(step, target) / target if target > 0 else None
+        if goal and first_vocab > goal and vocab:
+            share = math.log(first_vocab / max(vocab, goal)) / math.log(first_vocab / goal)
+            return min(max(share, 0.0), 1.0)
+        return None
+
+    def eta_position(self, step: int, target: int, vocab: int, first_vocab: int, goal: int) -> tuple[int, int]:
+        """(position, end) for the ETA estimator: merges of the target, or per mille of the way."""
+        if self.measure == "merges":
+            return step, target
+        share = self.fraction(step, target, vocab, first_vocab, goal)
+        return (round(1000 * share) if share is not None else 0), 1000
+
+    def started_line(self, run_id: int, target: int, vocab: int, goal: int) -> str:
+        if self.measure == "merges":
+            return f"run {run_id}: training {target:,} merges"
+        return f"run {run_id}: {self.phase} from {vocab:,} seed pieces down to {goal:,}"
+
+    def step_line(self, step: int, target: int, vocab: int, goal: int, rate: float, eta: str) -> str:
+        if self.measure == "merges":
+            return f"merge {step:,}/{target:,}  vocab {vocab:,}  {rate:,.0f} merges/s{eta}"
+        return f"{self.phase}: step {step:,}  vocab {vocab:,} → {goal:,}{eta}"
+
+    def bar_text(self, step: int, target: int, vocab: int, goal: int) -> str:
+        if self.measure == "merges":
+            return f"{step:,} / {target:,} merges"
+        return f"step {step:,} · |V| {vocab:,}" + (f" → {goal:,}" if goal else "")
+
+
+MERGES = ProgressRule("merges", "merging", "counting pairs")
+PRUNING = ProgressRule("vocabulary", "EM rounds and pruning", "seeding pieces from frequent substrings")
+
+TrainerFactory = Callable[[Mapping[str, int], "RunSpec"], "Trainer"]
+
+
+@dataclass(frozen=True)
+class ModelFamily:
+    """Everything that differs between model families, in one place (see the module docstring)."""
+
+    name: str
+    label: str  # "BPE"
+    title: str  # the Train form's model list
+    summary: str  # one line on how it trains
+    defaults: Mapping[str, Any]  # RunSpec fields: units, pretokenizer, normalizer, tie_break, …, vocab_size
+    applies: frozenset[str]  # the COMMON_SETTINGS this family uses
+    why_not: Mapping[str, str]  # setting → why it does not apply (the refusal says it)
+    options: tuple[ModelOption, ...]
+    trainer: TrainerFactory
+    progress: ProgressRule
+    step_value: Callable[[Mapping[str, Any]], str]  # "frequency" | "score" | "log_likelihood"
+    counted_as: str = ""  # the pre-tokenizer the counting pass uses when it is not the run's own
+    export_formats: tuple[str, ...] = ()  # filled by the export layer (formats.export.formats_for)
+
+    def uses(self, setting: str) -> bool:
+        return setting not in COMMON_SETTINGS or setting in self.applies
+
+    def option(self, name: str) -> ModelOption | None:
+        return next((o for o in self.options if o.name == name), None)
+
+    def summary_of(self, settings: Mapping[str, Any]) -> str:
+        """A stored run's settings in a line, naming only what applies to this family."""
+        parts = [self.label]
+        if self.uses("units"):
+            parts.append(str(settings.get("units", "?")))
+        if settings.get("end_of_word") and self.uses("end_of_word"):
+            parts.append(f"end-of-word {settings['end_of_word']}")
+        pre = str(settings.get("pretokenizer", "?"))
+        parts.append(pre if len(pre) < 20 else "custom pre-tokenizer")
+        norm = ",".join(settings.get("normalizer") or []) or "none"
+        if norm != "none":
+            parts.append(f"normalizer {norm}")
+        if self.uses("tie_break"):
+            parts.append(f"tie-break {settings.get('tie_break', '?')}")
+        if self.uses("min_frequency") and (settings.get("min_frequency") or 1) > 1:
+            parts.append(f"min frequency {settings['min_frequency']}")
+        for option in self.options:
+            if option.name in settings and settings[option.name] != option.default:
+                parts.append(f"{option.name.replace('_', ' ')} {settings[option.name]}")
+        return ", ".join(parts)
+
+
+# ---- trainers ------------------------------------------------------------------------------------
+def _option_config(family: ModelFamily, spec: RunSpec) -> dict[str, Any]:
+    """The family's options as keyword arguments of its core config."""
+    return {o.config_field: spec.options.get(o.name, o.default) for o in family.options}
+
+
+def _bpe_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
+    from workbench.core.bpe import BpeTrainer, TrainConfig
+
+    return BpeTrainer(counts, TrainConfig(
+        units=spec.units, vocab_size=spec.vocab_size, merges=spec.merges,  # type: ignore[arg-type]
+        min_frequency=spec.min_frequency or 1, special_tokens=tuple(spec.special_tokens or ()),
+        end_of_word=spec.end_of_word, tie_break=spec.tie_break,  # type: ignore[arg-type]
+        pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ()), **_option_config(BPE, spec)))
+
+
+def _wordpiece_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
+    from workbench.core.wordpiece import WordPieceConfig, WordPieceTrainer
+
+    return WordPieceTrainer(counts, WordPieceConfig(
+        vocab_size=spec.vocab_size, min_frequency=spec.min_frequency or 0,
+        special_tokens=tuple(spec.special_tokens or ()), tie_break=spec.tie_break, pretokenizer=spec.pretokenizer,
+        normalizer=tuple(spec.normalizer or ()), **_option_config(WORDPIECE, spec)))
+
+
+def unigram_words(line: str) -> list[str]:
+    """One counted line as the Unigram trainer cuts it: SentencePiece's words — a dummy ▁ before the
+    line, spaces as ▁, a new word at every ▁ (what ``sentencepiece`` trains on)."""
+    from workbench.core.unigram import spm_words
+
+    return spm_words(line.rstrip("\r\n"))
+
+
+def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
+    """Lines (counted whole: ``counted_as`` = ``none``) become :func:`unigram_words`."""
+    from workbench.core.unigram import UnigramConfig, UnigramTrainer
+
+    words: dict[str, int] = {}
+    for line, count in counts.items():
+        for word in unigram_words(line):
+            words[word] = words.get(word, 0) + count
+    return UnigramTrainer(words, UnigramConfig(
+        vocab_size=spec.vocab_size or 8000, special_tokens=tuple(spec.special_tokens or ()),
+        pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ()), **_option_config(UNIGRAM, spec)))
+
+
+def _wordpiece_step_value(settings: Mapping[str, Any]) -> str:
+    # Runs stored before the score had a default in the settings were trained on the likelihood score.
+    return "score" if settings.get("wordpiece_score", "likelihood") == "likelihood" else "frequency"
+
+
+# ---- the families --------------------------------------------------------------------------------
+BPE = ModelFamily(
+    name="bpe", label="BPE", title="BPE (byte-pair encoding)",
+    summary="merges the most frequent pair",
+    defaults={"units": "bytes", "end_of_word": "", "pretokenizer": "gpt2", "normalizer": (), "tie_break": "first-seen",
+              "special_tokens": (), "min_frequency": 1, "sequences": "lines", "vocab_size": 1000},
+    applies=frozenset(COMMON_SETTINGS), why_not={}, options=(), trainer=_bpe_trainer, progress=MERGES,
+    step_value=lambda _settings: "frequency",
+)
+
+WORDPIECE = ModelFamily(
+    name="wordpiece", label="WordPiece", title="WordPiece (BERT, ## continuations)",
+    summary="merges the pair with the best score (the most frequent, as tokenizers' WordPieceTrainer, by default)",
+    # The frequency score by default: on held-out text the likelihood score at minimum frequency 1
+    # gives ~1.2-1.6 characters per token against ~2.2-3.6 (bench/bench_wordpiece_defaults.py).
+    defaults={"units": "chars", "end_of_word": "", "pretokenizer": "bert", "normalizer": ("bert",),
+              "tie_break": "hf", "special_tokens": ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"),
+              "min_frequency": 1, "sequences": "lines", "vocab_size": 2000},
+    applies=frozenset({"min_frequency", "sequences", "pretokenizer"}),
+    why_not={"units": "WordPiece works on characters", "end_of_word": "WordPiece marks word pieces with ## itself",
+             "merges": "give WordPiece a vocabulary size",
+             "tie_break": "WordPiece breaks ties by the Hugging Face rule only"},
+    options=(
+        ModelOption("wordpiece_score", str, "frequency", "pair score: the pair frequency (tokenizers' "
+                    "WordPieceTrainer) or freq(xy)/(freq(x)·freq(y)), which favours rare pairs: give it a "
+                    "minimum frequency", choices=("frequency", "likelihood"), config="score", title="Score"),
+    ),
+    trainer=_wordpiece_trainer, progress=MERGES, step_value=_wordpiece_step_value,
+)
+
+UNIGRAM = ModelFamily(
+    name="unigram", label="Unigram", title="Unigram (SentencePiece, ▁ for spaces)",
+    summary="starts large and prunes the pieces that cost least likelihood (EM)",
+    defaults={"units": "chars", "end_of_word": "", "pretokenizer": "metaspace", "normalizer": (), "tie_break": "hf",
+              "special_tokens": (), "min_frequency": 1, "sequences": "lines", "vocab_size": 2000},
+    applies=frozenset(),
+    why_not={"units": "Unigram works on characters", "end_of_word": "Unigram marks spaces with ▁ itself",
+             "merges": "Unigram prunes instead of merging: give it a vocabulary size",
+             "tie_break": "Unigram has no ties to break (it keeps the likelier pieces)",
+             "min_frequency": "Unigram keeps pieces by EM and pruning, not by a minimum frequency",
+             "sequences": "Unigram trains on lines, as SentencePiece reads text",
+             "pretokenizer": "Unigram splits text as SentencePiece does (▁ for spaces, a dummy ▁ per line)"},
+    options=(
+        ModelOption("character_coverage", float, 1.0, "share of characters the alphabet must cover "
+                    "(0.9995 suits CJK)", minimum=0.0, maximum=1.0),
+        ModelOption("byte_fallback", bool, False, "spell unknown characters as <0xNN> byte pieces"),
+        ModelOption("max_piece_length", int, 16, "longest piece, in characters", minimum=1),
+    ),
+    trainer=_unigram_trainer, progress=PRUNING, step_value=lambda _settings: "log_likelihood", counted_as="none",
+)
+
+#: Every family, in the order the form and the CLI list them.
+FAMILIES: dict[str, ModelFamily] = {f.name: f for f in (BPE, WORDPIECE, UNIGRAM)}
+
+
+def family(name: str) -> ModelFamily:
+    """The family called ``name``; ConfigError naming the model setting when there is none."""
+    found = FAMILIES.get(name)
+    if found is None:
+        raise ConfigError("model", f"unknown model {name!r}: use one of {', '.join(FAMILIES)}")
+    return found
+
+
+def family_of(settings: Mapping[str, Any]) -> ModelFamily:
+    """The family of a stored run (runs stored before the model was recorded are BPE)."""
+    return FAMILIES.get(str(settings.get("model", "bpe")), BPE)

@@ -131,6 +131,8 @@ def spm_text_piece(text: str) -> bytes:
 
 def render_spm_vocab(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     """``(.vocab bytes, notes)``: ``piece<TAB>score`` per id."""
+    if tokenizer.model == "unigram":
+        return render_unigram_vocab(tokenizer)
     rank_of = {new: rank for rank, (_l, _r, new) in enumerate(tokenizer.merges)}
     lines: list[str] = []
     for token_id, piece in enumerate(tokenizer.vocab):
@@ -145,6 +147,35 @@ def render_spm_vocab(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     return ("\n".join(lines) + "\n").encode("utf-8"), []
 
 
+def render_unigram_vocab(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
+    """A Unigram's ``.vocab`` as ``spm_train`` writes it beside the ``.model``: the model's pieces
+    (SentencePiece's spelling: ``<unk>``, ``<0xNN>`` byte pieces) and their float32 log
+    probabilities, read from the very ``.model`` we export, so the two files always agree."""
+    from workbench.formats.spm_model import model_pieces, render_spm_model
+
+    data, notes = render_spm_model(tokenizer)
+    pieces = model_pieces(data)
+    broken = next((i for i, (piece, _score) in enumerate(pieces) if "\n" in piece or "\r" in piece), None)
+    if broken is not None:
+        raise WorkbenchError(f"id {broken}: piece {pieces[broken][0]!r} holds a line break, which a .vocab line "
+                             "cannot: export spm (.model) or hf instead")
+    # A piece may hold a tab, as in SentencePiece's own .vocab: the score follows the last tab.
+    lines = [f"{piece}\t{float32_text(score)}" for piece, score in pieces]
+    return ("\n".join(lines) + "\n").encode("utf-8"), notes
+
+
+def float32_text(score: float) -> str:
+    """The shortest decimal that reads back as the same float32 (SentencePiece keeps float32)."""
+    import struct
+
+    target = struct.pack("<f", score)
+    for digits in range(6, 10):
+        text = f"{score:.{digits}g}"
+        if struct.pack("<f", float(text)) == target:
+            return text
+    return repr(score)
+
+
 def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
     """Pieces from a ``.vocab``; byte-level files (all 256 ``<0xNN>``) get merges recovered."""
     path = Path(path)
@@ -154,7 +185,7 @@ def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
     seen: dict[bytes, int] = {}
     for number, line in enumerate(lines, start=1):
         line = line.rstrip("\r")
-        fields = line.split("\t")
+        fields = line.rsplit("\t", 1)  # a piece may hold a tab; the score follows the last one
         if len(fields) != 2 or not fields[0]:
             raise WorkbenchError(f"{path.name} line {number}: expected a piece and a score separated by one tab")
         try:

@@ -64,6 +64,8 @@ _NOT_FOR_FAMILY: dict[str, dict[str, str]] = {
         "wordpiece": "vocab.txt is a WordPiece vocabulary: a BERT loader splits words by greedy longest match "
                      "with ## continuations (and needs [UNK]), not by this BPE's merges, so it gives other ids",
         "spm-vocab": "a .vocab lists pieces without their merges: it reloads as another tokenizer",
+        "spm": "a BPE .model cannot be verified yet: our metaspace BPE adds no dummy ▁ prefix, and reading "
+               "such a .model back is not supported",
     },
     "wordpiece": {
         "gpt2": "vocab.json + merges.txt is a BPE: it replays merges, while a WordPiece splits words by "
@@ -89,7 +91,7 @@ def why_not(model: str, fmt: str, settings: Mapping[str, Any] | None = None) -> 
     """Why ``fmt`` is not offered for a ``model`` tokenizer; ``""`` when it fits.
 
     ``settings`` (a run's settings or :meth:`Tokenizer.settings`: ``units``, ``pretokenizer``,
-    ``normalizer``, ``end_of_word``) adds the run-level rules, e.g. the GPT-2 pair only for a
+    ``normalizer``, ``special_tokens``, ``unk_token``) adds the run-level rules, e.g. the GPT-2 pair only for a
     byte-level BPE with GPT-2's own split; without it the answer is for the family.
     """
     if fmt not in FORMATS:
@@ -104,7 +106,6 @@ def why_not(model: str, fmt: str, settings: Mapping[str, Any] | None = None) -> 
     units = settings.get("units", "bytes")
     pre = settings.get("pretokenizer", "gpt2")
     normalizer = tuple(settings.get("normalizer") or ())
-    end_of_word = settings.get("end_of_word") or ""
     if model == "bpe":
         if fmt in ("gpt2", "tiktoken") and units != "bytes":
             return f"{'the GPT-2 pair' if fmt == 'gpt2' else 'tiktoken'} is byte-level; this run works on characters"
@@ -114,9 +115,6 @@ def why_not(model: str, fmt: str, settings: Mapping[str, Any] | None = None) -> 
         if fmt == "gpt2" and pre != "gpt2":
             return (f"a GPT-2 loader splits text with GPT-2's pattern; this run uses {pre!r} "
                     "(tokenizer.json and tiktoken carry the pattern)")
-        if fmt == "spm" and (units != "chars" or end_of_word or pre != "metaspace"):
-            return ("a SentencePiece BPE .model is character-level with ▁ for spaces: it needs --units chars, "
-                    "--pretokenizer metaspace and no end-of-word marker")
     if model == "wordpiece":
         if fmt == "hf" and pre == "metaspace":
             return "tokenizer.json has no WordPiece layout for the metaspace pre-tokenizer"

@@ -48,6 +48,7 @@ spm = pytest.importorskip("sentencepiece")
 RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "bpe": ("bpe", ()),
     "bpe-chars-metaspace": ("bpe", ("--units", "chars", "--pretokenizer", "metaspace")),
+    "bpe-end-of-word": ("bpe", ("--units", "chars", "--end-of-word", "</w>", "--pretokenizer", "whitespace")),
     "wordpiece": ("wordpiece", ()),
     "wordpiece-lower": ("wordpiece", ("--normalize", "bert-lower")),
     "unigram": ("unigram", ()),
@@ -58,6 +59,7 @@ SUFFIX = {"hf": "tokenizer.json", "gpt2": "gpt2", "tiktoken": "run.tiktoken", "w
 EXPECTED = {
     "bpe": ("hf", "gpt2", "tiktoken", "merges-csv"),
     "bpe-chars-metaspace": ("hf", "merges-csv"),
+    "bpe-end-of-word": ("merges-csv",),  # tokenizers' end_of_word_suffix is only an approximation
     "wordpiece": ("hf", "wordpiece", "merges-csv"),
     "wordpiece-lower": ("hf", "wordpiece", "merges-csv"),
     "unigram": ("hf", "spm", "spm-vocab"),
@@ -92,7 +94,7 @@ def trained(tmp_path_factory) -> dict:
     project = folder / "p.tokproj"
     runs, ours, texts = {}, {}, {}
     for name, (model, flags) in RUNS.items():
-        chars_bpe = name == "bpe-chars-metaspace"
+        chars_bpe = name.startswith("bpe-")
         texts[name] = held_seen if chars_bpe else held
         done = _wb("train", "train.txt", "--project", str(project), "--model", model, "--vocab-size", "1500",
                    *flags, "--name", name, "--progress", "none", "--json", cwd=folder)

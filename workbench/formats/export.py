@@ -35,7 +35,7 @@ from workbench.formats.detect import FORMATS
 from workbench.formats.gpt2_files import read_gpt2, render_gpt2
 from workbench.formats.hf_json import read_hf_json, render_hf_json
 from workbench.formats.merges_csv import cell, read_merges_csv, render_merges_csv
-from workbench.formats.tiktoken_file import read_tiktoken, render_tiktoken, sidecar_path
+from workbench.formats.tiktoken_file import read_tiktoken, render_tiktoken, sidecar_path, tiktoken_pattern
 from workbench.formats.vocab_lists import (
     read_spm_vocab,
     read_wordpiece,
@@ -107,11 +107,20 @@ def why_not(model: str, fmt: str, settings: Mapping[str, Any] | None = None) -> 
     pre = settings.get("pretokenizer", "gpt2")
     normalizer = tuple(settings.get("normalizer") or ())
     if model == "bpe":
+        if fmt == "hf" and settings.get("end_of_word"):
+            return ("tokenizers glues the end-of-word marker to a word's last character before merging, so "
+                    "merges this run made before joining the marker never apply there: other ids on some words "
+                    "(train without --end-of-word to export a tokenizer.json)")
         if fmt in ("gpt2", "tiktoken") and units != "bytes":
             return f"{'the GPT-2 pair' if fmt == 'gpt2' else 'tiktoken'} is byte-level; this run works on characters"
         if fmt in ("gpt2", "tiktoken") and normalizer:
             return (f"{'the GPT-2 pair' if fmt == 'gpt2' else 'a tiktoken file'} carries no normalizer; "
                     f"this run normalizes with {','.join(normalizer)}")
+        if fmt == "tiktoken":
+            try:
+                tiktoken_pattern(pre)
+            except WorkbenchError as exc:
+                return str(exc)
         if fmt == "gpt2" and pre != "gpt2":
             return (f"a GPT-2 loader splits text with GPT-2's pattern; this run uses {pre!r} "
                     "(tokenizer.json and tiktoken carry the pattern)")

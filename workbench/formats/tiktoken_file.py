@@ -74,8 +74,7 @@ def tiktoken_pattern(pretokenizer: str) -> str:
     pre = make_pretokenizer(pretokenizer)
     if pre.name == "metaspace":
         raise WorkbenchError(
-            "tiktoken cannot express the metaspace pre-tokenizer (it replaces spaces with ▁ before splitting): "
-            "export this tokenizer as hf or spm-vocab instead"
+            "tiktoken cannot express the metaspace pre-tokenizer (it replaces spaces with ▁ before splitting)"
         )
     if pre.pattern is None:
         return WHOLE_TEXT_PATTERN

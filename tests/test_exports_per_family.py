@@ -15,8 +15,9 @@ lines (en, de, ru, zh, Taylor Swift wiki; ≥ 50 lines):
   defaults and are what the run trained with. The loader wraps every text in [CLS] … [SEP] (BERT's
   convention; vocab.txt has no way to say otherwise), so its default ``encode(text)`` must be
   ``[CLS] + our ids + [SEP]``;
-* ``spm-vocab`` (a listing, not a loader's input): line n is sentencepiece's piece and score of id
-  n - 1 in the same run's ``.model``;
+* ``spm-vocab`` (a listing no library loads as a tokenizer): line n is sentencepiece's piece and
+  score of id n - 1 in the same run's ``.model``, and ``workbench encode --tokenizer run.vocab``
+  gives the run's ids;
 * ``merges-csv`` (a table): one row per merge of the run, in rank order.
 
 Every format ``formats_for`` does not offer is refused: exit 2, one line with ``why_not``'s reason
@@ -168,6 +169,10 @@ def test_offered_formats_load_in_their_library_with_default_options_and_give_our
             for token_id, (piece, score) in enumerate(rows):
                 assert piece == processor.id_to_piece(token_id)
                 assert float(score) == pytest.approx(processor.get_score(token_id), rel=1e-6, abs=1e-6)
+            # No library loads a .vocab as a tokenizer; the workbench's own import of it must.
+            done = _wb("encode", "--tokenizer", str(out), "--file", "held.txt", "--jsonl", cwd=trained["folder"])
+            assert done.returncode == 0, done.stderr
+            assert [json.loads(line)["ids"] for line in done.stdout.splitlines()] == ours
         else:
             tokenizer = load_tokenizer(f"{trained['project']}#{trained['runs'][name][0]}")
             with open(out, encoding="utf-8", newline="") as handle:

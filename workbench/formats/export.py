@@ -457,7 +457,7 @@ def _compare_bert_loader(tokenizer: Tokenizer, path: Path, cases: list[tuple[str
 
 def _verify_spm(tokenizer: Tokenizer, staged: list[Path], texts: list[str], notes: list[str]) -> list[str]:
     if tokenizer.model == "unigram":
-        return _verify_unigram_vocab(tokenizer, staged[0])
+        return _verify_unigram_vocab(tokenizer, staged[0], texts)
     reloaded, _ = read_spm_vocab(staged[0])
     if len(reloaded.vocab) != len(tokenizer.vocab):
         raise WorkbenchError("spm-vocab export failed verification: line count differs from the vocabulary size")
@@ -467,9 +467,10 @@ def _verify_spm(tokenizer: Tokenizer, staged: list[Path], texts: list[str], note
     return [f"workbench reader: all {len(tokenizer.vocab)} pieces read back byte for byte at their ids"]
 
 
-def _verify_unigram_vocab(tokenizer: Tokenizer, path: Path) -> list[str]:
+def _verify_unigram_vocab(tokenizer: Tokenizer, path: Path, texts: list[str]) -> list[str]:
     """A Unigram's .vocab must list, line n = id n - 1, the piece and score sentencepiece itself
-    reports for the .model of the same tokenizer (the model that reproduces the ids)."""
+    reports for the .model of the same tokenizer (the model that reproduces the ids); read back,
+    it must give our ids (no library loads a .vocab as a tokenizer)."""
     import struct
 
     from workbench.formats.spm_model import model_pieces, render_spm_model
@@ -492,7 +493,12 @@ def _verify_unigram_vocab(tokenizer: Tokenizer, path: Path) -> list[str]:
                 or struct.pack("<f", float(fields[1])) != struct.pack("<f", score)):
             raise WorkbenchError(f"spm-vocab export failed verification: line {number} is not {label}'s "
                                  f"piece {piece!r} with score {score}: nothing was written")
-    return [f"{label}: same piece and float32 score on all {len(lines)} lines"]
+    checks = [f"{label}: same piece and float32 score on all {len(lines)} lines"]
+    if tokenizer.normalizer:  # the .vocab cannot say it: the reader assumes none
+        return checks
+    reloaded, _notes = read_spm_vocab(path)
+    checks.append(_compare("workbench reader", "spm-vocab", _expected(tokenizer, texts), _encoder_of(reloaded)))
+    return checks
 
 
 def _verify_csv(tokenizer: Tokenizer, staged: list[Path], texts: list[str], notes: list[str]) -> list[str]:

@@ -29,6 +29,7 @@ import regex
 
 from workbench.core.model import Tokenizer
 from workbench.core.pretokenize import METASPACE
+from workbench.core.unigram import byte_block
 from workbench.errors import WorkbenchError
 from workbench.formats.common import assemble_vocab, piece_to_text, read_text
 from workbench.formats.recover import recover_merges
@@ -176,23 +177,32 @@ def float32_text(score: float) -> str:
     return repr(score)
 
 
-def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
-    """Pieces from a ``.vocab``; byte-level files (all 256 ``<0xNN>``) get merges recovered."""
-    path = Path(path)
-    lines = _lines(path)
-    pieces: dict[int, bytes] = {}
-    specials: dict[str, int] = {}
-    seen: dict[bytes, int] = {}
-    for number, line in enumerate(lines, start=1):
+def _rows(path: Path) -> list[tuple[str, float]]:
+    """``(piece text, score)`` per line of a ``.vocab``, refusing a malformed line by number."""
+    rows = []
+    for number, line in enumerate(_lines(path), start=1):
         line = line.rstrip("\r")
         fields = line.rsplit("\t", 1)  # a piece may hold a tab; the score follows the last one
         if len(fields) != 2 or not fields[0]:
             raise WorkbenchError(f"{path.name} line {number}: expected a piece and a score separated by one tab")
         try:
-            float(fields[1])
+            rows.append((fields[0], float(fields[1])))
         except ValueError:
             raise WorkbenchError(f"{path.name} line {number}: score {fields[1]!r} is not a number") from None
-        text = fields[0]
+    return rows
+
+
+def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
+    """Pieces from a ``.vocab``: log-probability scores (not all whole numbers) make it a Unigram
+    model; byte-level files (all 256 ``<0xNN>``) get merges recovered."""
+    path = Path(path)
+    rows = _rows(path)
+    if any(not score.is_integer() for _text, score in rows):
+        return _read_unigram_vocab(path, rows)
+    pieces: dict[int, bytes] = {}
+    specials: dict[str, int] = {}
+    seen: dict[bytes, int] = {}
+    for number, (text, _score) in enumerate(rows, start=1):
         if _SPECIAL_LINE.match(text) and not _BYTE_TOKENS.match(text):
             specials[text] = number - 1
             continue
@@ -201,7 +211,7 @@ def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
             raise WorkbenchError(f"{path.name} line {number}: {text!r} already on line {seen[piece]}")
         seen[piece] = number
         pieces[number - 1] = piece
-    if not lines:
+    if not rows:
         raise WorkbenchError(f"{path.name}: empty vocabulary")
     byte_level = all(bytes([b]) in seen for b in range(256))
     notes: list[str] = []
@@ -221,3 +231,36 @@ def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
         name=path.stem, unk_token=unk, merge_rule="bytes" if byte_level else "pairs",
     )
     return tokenizer, notes
+
+
+def _read_unigram_vocab(path: Path, rows: list[tuple[str, float]]) -> tuple[Tokenizer, list[str]]:
+    """A Unigram ``.vocab`` (as ``spm_train`` writes it): ``<unk>``/``<s>``-style lines are special
+    tokens, ``<0xNN>`` lines the byte-fallback block, every other line a piece as written (``▁``
+    kept: it is part of the piece) with its log probability. The file does not say its normalizer:
+    none is assumed (a note says so)."""
+    specials: dict[str, int] = {}
+    vocab: list[bytes] = []
+    scores: list[float] = []
+    seen: dict[str, int] = {}
+    for number, (text, score) in enumerate(rows, start=1):
+        if text in seen:
+            raise WorkbenchError(f"{path.name} line {number}: {text!r} already on line {seen[text]}")
+        seen[text] = number
+        if _BYTE_TOKENS.match(text) and len(text) == 6:
+            vocab.append(bytes([int(text[3:5], 16)]))
+        elif _SPECIAL_LINE.match(text):
+            specials[text] = number - 1
+            vocab.append(text.encode("utf-8"))
+        else:
+            vocab.append(text.encode("utf-8"))
+        scores.append(0.0 if text in specials else score)
+    unk = next((name for name in _UNK_NAMES if name in specials), None)
+    byte_fallback = all(f"<0x{b:02X}>" in seen for b in range(256))
+    tokenizer = Tokenizer(
+        vocab=tuple(vocab), merges=(), units="chars", pretokenizer="metaspace", special_tokens=specials,
+        name=path.stem, unk_token=unk, model="unigram", scores=tuple(scores), byte_fallback=byte_fallback,
+    )
+    if byte_fallback and byte_block(tokenizer) is None:
+        raise WorkbenchError(f"{path.name}: the 256 <0xNN> byte pieces are not in order: not a byte-fallback block")
+    return tokenizer, [".vocab with log-probability scores: imported as a Unigram model "
+                       "(no normalizer: the file does not say one)"]

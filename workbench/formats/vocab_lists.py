@@ -15,7 +15,11 @@ Both are "line number = id" files without merges, so what they can carry is the 
   (a lone byte, a partial character, control characters) is written as ``<0xNN>`` bytes, the
   SentencePiece byte-fallback spelling; score is ``0`` for base symbols and specials and ``-rank``
   for merged pieces (so the first merge reads ``-0``, as SentencePiece writes it). A byte-level
-  ``.vocab`` is read back with merges recovered from the line order (as for ``.tiktoken``).
+  ``.vocab`` is read back with merges recovered from the line order (as for ``.tiktoken``). A
+  Unigram's ``.vocab`` is what ``spm_train`` writes beside its ``.model``: that model's pieces
+  (``▁`` kept, ``<0xNN>`` byte pieces) and float32 log probabilities; scores that are not whole
+  numbers read back as a Unigram. Exports offer ``.vocab`` for Unigram runs only and
+  ``vocab.txt`` for WordPiece runs only (``formats.export.formats_for``).
 
 Left out: a vocab.txt cannot say its normalizer or pre-tokenizer; WordPiece pieces are written as
 they are (``##`` included).

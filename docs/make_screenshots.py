@@ -5,7 +5,8 @@
 Offscreen, with a fresh settings and cache folder (so it sees what a first start sees): opens the
 window on the demo corpus, trains a BPE, a WordPiece and a Unigram run through the Train tab (the
 real child processes), fills the Inspect, Merges and Compare tabs as the guide does, opens File ▸
-Export's dialog and exports the Unigram run as ``tokenizer.json``, then checks that `tokenizers`
+Export's dialog for each run (the formats each family is offered) and exports the Unigram run as
+``tokenizer.json``, then checks that `tokenizers`
 loads it with the window's ids. Each step is saved in both themes as ``OUT/NN-name-{light,dark}.png``
 and described in ``OUT/log.txt``. ``--shared DIR`` adds the Compare tab on those corpus files with
 ``cl100k_base`` (tiktoken's file, found offline) beside the three runs — slower (minutes).
@@ -204,10 +205,17 @@ def main() -> int:  # noqa: C901, PLR0915 - one linear script, step by step as t
             pause(0.8)
             shot("compare-shared-bars")
 
+    # One dialog per family: each is offered only the formats that fit it, the rest greyed out with why.
+    for model in ("bpe", "wordpiece"):
+        family_dialog = ExportDialog(window.session.runs(), runs[model], str(base), window)
+        family_dialog.show()
+        pause(0.5)
+        shot(f"export-{model}", family_dialog)
+        family_dialog.reject()
     dialog = ExportDialog(window.session.runs(), runs["unigram"], str(base), window)
     dialog.show()
     pause(0.8)
-    shot("export-dialog", dialog)
+    shot("export-unigram", dialog)
     rid, fmt, target, force = dialog.choice()
     dialog.reject()
     target = str(out / "tokenizer.json")

@@ -21,10 +21,12 @@ HOSTILE_TEXT = " the\x00中\rx\u200b👍"
 HOSTILE_PIECES = [b" the\x00\xe4", b"\xb8", b"\xad", b"\rx", "\u200b".encode(), "👍".encode()]
 
 
-def write_hostile_project(path: Path) -> Path:
+def write_hostile_project(path: Path, pretokenizer: str = "none") -> Path:
+    """The hostile run; ``pretokenizer="gpt2"`` makes it a run the GPT-2 pair fits (its loaders split
+    with GPT-2's pattern), for the export tests."""
     vocab = base_vocab("bytes")
     with ProjectStore.open(path, create=True) as store:
-        run = store.create_run("hostile", {"units": "bytes", "pretokenizer": "none"}, [], vocab,
+        run = store.create_run("hostile", {"units": "bytes", "pretokenizer": pretokenizer}, [], vocab,
                                ["base"] * len(vocab))
         with store.run_writer(run, interval=float("inf")) as writer:
             for step, (left, right) in enumerate(HOSTILE_PAIRS, start=1):

@@ -52,7 +52,7 @@ def trained(corpora, tmp_path_factory):
     return root
 
 
-@pytest.mark.parametrize("fmt, out", [("hf", "tokenizer.json"), ("gpt2", "gpt2"), ("tiktoken", "run.tiktoken")])
+@pytest.mark.parametrize("fmt, out", [("hf", "tokenizer.json"), ("tiktoken", "run.tiktoken")])
 def test_exports_load_in_the_real_libraries_with_identical_ids(trained, corpora, fmt, out):
     root = trained
     cli("export", "p.tokproj", "--format", fmt, "--out", out, cwd=root)
@@ -75,23 +75,21 @@ def test_exports_load_in_the_real_libraries_with_identical_ids(trained, corpora,
         for text in texts:
             assert encoding.encode_ordinary(text) == ours.encode(text)
         assert encoding.encode("a<|endoftext|>", allowed_special="all") == ours.encode("a<|endoftext|>", allow_special=True)
-    else:
-        tokenizers = pytest.importorskip("tokenizers")
-        from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-
-        from workbench.core.pretokenize import CL100K_PATTERN, onig_compatible
-
-        tok = Tokenizer(models.BPE.from_file(str(root / out / "vocab.json"), str(root / out / "merges.txt")))
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(onig_compatible(CL100K_PATTERN)), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
-        tok.decoder = decoders.ByteLevel()
-        for text in texts:
-            assert tok.encode(text, add_special_tokens=False).ids == ours.encode(text)
 
 
-@pytest.mark.parametrize("fmt, out", [("hf", "t.json"), ("gpt2", "g2"), ("tiktoken", "t.tiktoken"),
-                                      ("wordpiece", "vocab.txt"), ("spm-vocab", "s.vocab"), ("merges-csv", "m.csv")])
+def test_formats_that_do_not_fit_the_run_are_refused_with_the_reason(trained):
+    """A cl100k-split BPE: a GPT-2 loader would split with GPT-2's pattern, a BERT loader or a
+    .vocab would lose the merges; each is one line saying why and which formats fit."""
+    for fmt, reason in (("gpt2", "a GPT-2 loader splits text with GPT-2's pattern; this run uses 'cl100k'"),
+                        ("wordpiece", "vocab.txt is a WordPiece vocabulary"),
+                        ("spm-vocab", "a .vocab lists pieces without their merges")):
+        done = cli("export", "p.tokproj", "--format", fmt, "--out", f"refused-{fmt}", cwd=trained, check=False)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert reason in done.stderr and done.stderr.rstrip().endswith("formats that fit: hf, tiktoken, merges-csv")
+        assert not (trained / f"refused-{fmt}").exists()
+
+
+@pytest.mark.parametrize("fmt, out", [("hf", "t.json"), ("tiktoken", "t.tiktoken"), ("merges-csv", "m.csv")])
 def test_every_export_reloads_and_encodes_through_the_cli(trained, fmt, out):
     root = trained
     cli("export", "p.tokproj", "--format", fmt, "--out", out, "--force", cwd=root)

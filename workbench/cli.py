@@ -69,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     exp = sub.add_parser("export", help="export a run in a format other tools load as is")
     exp.add_argument("project")
     exp.add_argument("--run", type=int, help="run id (default: the latest finished run)")
-    exp.add_argument("--format", required=True, choices=EXPORT_FORMATS)
+    exp.add_argument("--format", required=True, choices=EXPORT_FORMATS,
+                     help="one that fits the run's model (a format whose library would give other ids is "
+                          "refused with the reason and the formats that fit)")
     exp.add_argument("--out", required=True, help="output file (gpt2: a folder)")
     exp.add_argument("--force", action="store_true", help="replace an existing output (atomically)")
     exp.add_argument("--legacy-merges", action="store_true", help='hf: write merges as "a b" strings for older readers')

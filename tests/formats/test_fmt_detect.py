@@ -3,13 +3,15 @@ from __future__ import annotations
 import pytest
 
 from workbench.formats import detect_format, export_tokenizer, import_tokenizer
+from workbench.formats.vocab_lists import render_spm_vocab, render_wordpiece
 
 
 def test_each_export_is_detected_by_name_and_by_content(tmp_path, byte_tokenizer):
     export_tokenizer(byte_tokenizer, "hf", tmp_path / "a.json")
     export_tokenizer(byte_tokenizer, "tiktoken", tmp_path / "b.tiktoken")
-    export_tokenizer(byte_tokenizer, "spm-vocab", tmp_path / "c.vocab")
-    export_tokenizer(byte_tokenizer, "wordpiece", tmp_path / "d-vocab.txt")
+    # vocab.txt and .vocab do not fit a BPE export (formats_for): written as other tools write them
+    (tmp_path / "c.vocab").write_bytes(render_spm_vocab(byte_tokenizer)[0])
+    (tmp_path / "d-vocab.txt").write_bytes(render_wordpiece(byte_tokenizer)[0])
     export_tokenizer(byte_tokenizer, "merges-csv", tmp_path / "e.csv")
     assert detect_format(tmp_path / "a.json") == "hf"
     assert detect_format(tmp_path / "b.tiktoken") == "tiktoken"

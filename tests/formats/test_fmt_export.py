@@ -10,14 +10,15 @@ from fmt_helpers import HARD_TEXTS, build
 
 from workbench.errors import WorkbenchError
 from workbench.formats import (
-    FORMATS,
     detect_format,
     export_tokenizer,
     import_tokenizer,
     load_tokenizer_file,
 )
 from workbench.formats import export as export_module
+from workbench.formats.export import formats_for
 from workbench.formats.merges_csv import read_merges_csv
+from workbench.formats.vocab_lists import render_spm_vocab, render_wordpiece
 
 TARGETS = {
     "hf": "tokenizer.json", "gpt2": "gpt2-folder", "tiktoken": "t.tiktoken", "wordpiece": "vocab.txt",
@@ -51,9 +52,17 @@ def test_gpt2_pair_layout_and_round_trip(tmp_path, byte_tokenizer):
 
 
 def test_end_of_word_run_round_trips_through_gpt2_pair(tmp_path, eow_tokenizer):
+    """A character-level pair (as other tools write one) imports; exporting one is refused, since a
+    GPT-2 loader would read its pieces as byte-level."""
     from workbench.core.encoder import Encoder
+    from workbench.formats.gpt2_files import render_gpt2
 
-    export_tokenizer(eow_tokenizer, "gpt2", tmp_path / "g")
+    with pytest.raises(WorkbenchError, match="gpt2 is not offered for this BPE tokenizer: the GPT-2 pair is byte-level"):
+        export_tokenizer(eow_tokenizer, "gpt2", tmp_path / "g")
+    vocab_json, merges_txt, _notes = render_gpt2(eow_tokenizer)
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "vocab.json").write_bytes(vocab_json)
+    (tmp_path / "g" / "merges.txt").write_bytes(merges_txt)
     assert "est </w>" in (tmp_path / "g" / "merges.txt").read_text("utf-8").splitlines()
     back = load_tokenizer_file(tmp_path / "g", pattern="whitespace")
     assert back.units == "chars" and back.end_of_word == "</w>" and back.merges == eow_tokenizer.merges
@@ -62,14 +71,22 @@ def test_end_of_word_run_round_trips_through_gpt2_pair(tmp_path, eow_tokenizer):
 
 
 def test_wordpiece_and_spm_vocab_round_trip(tmp_path, byte_tokenizer):
-    export_tokenizer(byte_tokenizer, "wordpiece", tmp_path / "vocab.txt")
+    """vocab.txt and .vocab files of a byte-level BPE (as other tools write them) import; exporting
+    a BPE in them is refused (a BERT loader gives other ids, a .vocab loses the merges)."""
+    for fmt, reason in (("wordpiece", "vocab.txt is a WordPiece vocabulary: a BERT loader splits words"),
+                        ("spm-vocab", "a .vocab lists pieces without their merges")):
+        with pytest.raises(WorkbenchError, match=f"{fmt} is not offered for this BPE tokenizer: {reason}.*"
+                                                 "formats that fit: hf, gpt2, tiktoken, merges-csv$"):
+            export_tokenizer(byte_tokenizer, fmt, tmp_path / "refused")
+    assert not (tmp_path / "refused").exists()
+    (tmp_path / "vocab.txt").write_bytes(render_wordpiece(byte_tokenizer)[0])
     lines = (tmp_path / "vocab.txt").read_text("utf-8").split("\n")
     assert lines[0] == "<|endoftext|>" and lines[1 + ord(" ")] == "Ġ" and lines[-1] == ""
     wp = load_tokenizer_file(tmp_path / "vocab.txt")
     assert wp.units == "chars" and wp.merges == () and len(wp.vocab) == len(byte_tokenizer.vocab)
     assert wp.special_tokens == {"<|endoftext|>": 0} and wp.vocab[byte_tokenizer.id_of_piece[b" the"]] == "Ġthe".encode()
 
-    export_tokenizer(byte_tokenizer, "spm-vocab", tmp_path / "t.vocab")
+    (tmp_path / "t.vocab").write_bytes(render_spm_vocab(byte_tokenizer)[0])
     rows = [line.split("\t") for line in (tmp_path / "t.vocab").read_text("utf-8").splitlines()]
     the = byte_tokenizer.id_of_piece[b" the"]
     assert rows[the] == ["▁the", f"-{byte_tokenizer.merge_of_id[the][0]}"]
@@ -94,9 +111,8 @@ def test_merges_csv_with_frequencies(tmp_path, byte_tokenizer):
         export_tokenizer(byte_tokenizer, "merges-csv", tmp_path / "o.csv", frequencies=[1])
 
 
-# spm holds Unigram (or ▁-marked character BPE) models, not this byte-level tokenizer: its export is
-# tested in tests/test_three_models_cli.py and tests/formats/test_fmt_spm_model.py.
-@pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "spm"])
+# The formats that fit a byte-level BPE; the others per family are in tests/test_exports_per_family.py.
+@pytest.mark.parametrize("fmt", formats_for("bpe", {"units": "bytes", "pretokenizer": "gpt2"}))
 def test_existing_output_is_refused_then_replaced_with_force(tmp_path, byte_tokenizer, fmt):
     out = tmp_path / TARGETS[fmt]
     first = export_tokenizer(byte_tokenizer, fmt, out)

@@ -9,6 +9,7 @@ from fmt_helpers import HARD_TEXTS, build, corpus_lines
 
 from workbench.errors import WorkbenchError
 from workbench.formats import export_tokenizer, import_tokenizer, load_tokenizer_file
+from workbench.formats.hf_json import render_hf_json
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -121,9 +122,16 @@ def test_legacy_merges_and_normalizers(tmp_path, byte_tokenizer):
 
 
 def test_end_of_word_export_uses_suffix_model(tmp_path, eow_tokenizer):
+    """tokenizers' suffix model is an approximation of an end-of-word run: the export is refused
+    (not offered); the file the renderer writes still reads back as an end-of-word tokenizer."""
     out = tmp_path / "eow.json"
-    result = export_tokenizer(eow_tokenizer, "hf", out)
-    assert any("end_of_word_suffix" in note for note in result.notes)
+    with pytest.raises(WorkbenchError, match="hf is not offered for this BPE tokenizer: tokenizers glues the "
+                                             "end-of-word marker.*formats that fit: merges-csv$"):
+        export_tokenizer(eow_tokenizer, "hf", out)
+    assert not out.exists()
+    data, notes = render_hf_json(eow_tokenizer)
+    out.write_bytes(data)
+    assert any("end_of_word_suffix" in note for note in notes)
     model = json.loads(out.read_text("utf-8"))["model"]
     assert model["end_of_word_suffix"] == "</w>"
     assert {"t</w>", "w</w>", "est</w>"} <= set(model["vocab"])

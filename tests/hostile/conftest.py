@@ -38,6 +38,16 @@ def exports(trained: Path) -> dict[str, Path]:
     outs = {"hf": root / "tokenizer.json", "gpt2": root / "gpt2", "tiktoken": root / "run.tiktoken",
             "wordpiece": root / "vocab.txt", "spm-vocab": root / "run.vocab"}
     for fmt, out in outs.items():
+        if fmt in ("wordpiece", "spm-vocab"):
+            continue
         code, _out, err = run_inproc(["export", str(trained), "--format", fmt, "--out", str(out)], timeout_s=60)
         assert code == 0, err
+    # A BPE run is not exported as vocab.txt or .vocab (a loader would give other ids); the importers
+    # still read such files, so they are written here as other tools write them.
+    from workbench.formats.vocab_lists import render_spm_vocab, render_wordpiece
+    from workbench.tasks.sources import load_tokenizer
+
+    tokenizer = load_tokenizer(str(trained))
+    outs["wordpiece"].write_bytes(render_wordpiece(tokenizer)[0])
+    outs["spm-vocab"].write_bytes(render_spm_vocab(tokenizer)[0])
     return outs

@@ -65,8 +65,7 @@ def test_accepted_special_tokens_export_in_every_format(tmp_path):
     code, _out, err = run_inproc(["train", str(corpus), "--project", str(project), "--vocab-size", "300",
                                   "--special", "<s>", "--special", "[CLS]", "--progress", "none"])
     assert code == 0, err
-    for fmt, out in (("hf", "t.json"), ("gpt2", "g"), ("tiktoken", "t.tiktoken"), ("wordpiece", "v.txt"),
-                     ("spm-vocab", "s.vocab")):
+    for fmt, out in (("hf", "t.json"), ("gpt2", "g"), ("tiktoken", "t.tiktoken"), ("merges-csv", "m.csv")):
         code, _out, err = run_inproc(["export", str(project), "--format", fmt, "--out", str(tmp_path / out)])
         assert code == 0, (fmt, err)
 

@@ -9,7 +9,14 @@ destination (atomically, see :mod:`workbench.core.atomic`). A mismatch raises
 :class:`WorkbenchError` and nothing is left under the output name.
 
 Formats that hold only a vocabulary (``wordpiece``, ``spm-vocab``) or only merges (``merges-csv``)
-are verified piece by piece instead of by encoding.
+are verified piece by piece instead of by encoding (``wordpiece`` also by encoding, in the BERT
+loader ``tokenizers`` ships).
+
+Not every format fits every tokenizer: :func:`formats_for` lists, per model family (and, given a
+run's settings, per run), the formats whose real library reproduces the ids with its **default**
+loader options, and :func:`why_not` says in one sentence why another is not offered. The CLI, the
+export dialog and :func:`export_tokenizer` all ask these two, so a format that does not fit is
+refused before anything is rendered.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from workbench.core.atomic import Staging, refuse_existing
 from workbench.core.model import Tokenizer
@@ -26,9 +33,9 @@ from workbench.errors import WorkbenchError
 from workbench.formats.common import piece_to_text
 from workbench.formats.detect import FORMATS
 from workbench.formats.gpt2_files import read_gpt2, render_gpt2
-from workbench.formats.hf_json import hf_pattern, read_hf_json, render_hf_json
+from workbench.formats.hf_json import read_hf_json, render_hf_json
 from workbench.formats.merges_csv import cell, read_merges_csv, render_merges_csv
-from workbench.formats.tiktoken_file import read_tiktoken, render_tiktoken, sidecar_path
+from workbench.formats.tiktoken_file import read_tiktoken, render_tiktoken, sidecar_path, tiktoken_pattern
 from workbench.formats.vocab_lists import (
     read_spm_vocab,
     read_wordpiece,
@@ -47,6 +54,104 @@ SAMPLE_TEXTS: tuple[str, ...] = (
     "    trailing spaces   ",
     "x = [1, 22, 333, 4444, 55555]; if (a<=b) { return 'ok'; } // 3.14159",
 )
+
+
+# -------------------------------------------------------------------------- which formats fit
+# Why a format never fits a family, whatever the run's settings. A format missing here fits the
+# family (subject to the run-level checks in :func:`why_not`).
+_NOT_FOR_FAMILY: dict[str, dict[str, str]] = {
+    "bpe": {
+        "wordpiece": "vocab.txt is a WordPiece vocabulary: a BERT loader splits words by greedy longest match "
+                     "with ## continuations (and needs [UNK]), not by this BPE's merges, so it gives other ids",
+        "spm-vocab": "a .vocab lists pieces without their merges: it reloads as another tokenizer",
+        "spm": "a BPE .model cannot be verified yet: our metaspace BPE adds no dummy ▁ prefix, and reading "
+               "such a .model back is not supported",
+    },
+    "wordpiece": {
+        "gpt2": "vocab.json + merges.txt is a BPE: it replays merges, while a WordPiece splits words by "
+                "greedy longest match, so its ## pieces cannot be merges of each other",
+        "tiktoken": "tiktoken runs byte-level BPE ranks; a WordPiece splits characters by greedy longest match",
+        "spm": "sentencepiece runs Unigram or BPE models, not WordPiece's greedy longest match",
+        "spm-vocab": "a .vocab is SentencePiece's listing of a Unigram model; a WordPiece's listing is vocab.txt",
+    },
+    "unigram": {
+        "gpt2": "vocab.json + merges.txt is a BPE: a Unigram learns no merges, it picks the best-scoring split",
+        "tiktoken": "tiktoken runs byte-level BPE ranks: a Unigram learns no merges, it picks the best-scoring split",
+        "wordpiece": "a BERT loader encodes vocab.txt by greedy longest match, not by a Unigram's scores, "
+                     "so it gives other ids",
+        "merges-csv": "a Unigram learns no merges: the table would be empty (its pieces and scores are in spm-vocab)",
+    },
+}
+
+_BERT_NORMALIZERS = (("bert",), ("bert-lower",))
+_BERT_SPECIALS = ("[UNK]", "[CLS]", "[SEP]")
+
+
+def why_not(model: str, fmt: str, settings: Mapping[str, Any] | None = None) -> str:
+    """Why ``fmt`` is not offered for a ``model`` tokenizer; ``""`` when it fits.
+
+    ``settings`` (a run's settings or :meth:`Tokenizer.settings`: ``units``, ``pretokenizer``,
+    ``normalizer``, ``special_tokens``, ``unk_token``) adds the run-level rules, e.g. the GPT-2 pair only for a
+    byte-level BPE with GPT-2's own split; without it the answer is for the family.
+    """
+    if fmt not in FORMATS:
+        return f"{fmt!r} is not an export format"
+    family = _NOT_FOR_FAMILY.get(model)
+    if family is None:
+        return f"{model!r} is not a model family the workbench exports"
+    if fmt in family:
+        return family[fmt]
+    if settings is None:
+        return ""
+    units = settings.get("units", "bytes")
+    pre = settings.get("pretokenizer", "gpt2")
+    normalizer = tuple(settings.get("normalizer") or ())
+    if model == "bpe":
+        if fmt == "hf" and settings.get("end_of_word"):
+            return ("tokenizers glues the end-of-word marker to a word's last character before merging, so "
+                    "merges this run made before joining the marker never apply there: other ids on some words "
+                    "(train without --end-of-word to export a tokenizer.json)")
+        if fmt in ("gpt2", "tiktoken") and units != "bytes":
+            return f"{'the GPT-2 pair' if fmt == 'gpt2' else 'tiktoken'} is byte-level; this run works on characters"
+        if fmt in ("gpt2", "tiktoken") and normalizer:
+            return (f"{'the GPT-2 pair' if fmt == 'gpt2' else 'a tiktoken file'} carries no normalizer; "
+                    f"this run normalizes with {','.join(normalizer)}")
+        if fmt == "tiktoken":
+            try:
+                tiktoken_pattern(pre)
+            except WorkbenchError as exc:
+                return str(exc)
+        if fmt == "gpt2" and pre != "gpt2":
+            return (f"a GPT-2 loader splits text with GPT-2's pattern; this run uses {pre!r} "
+                    "(tokenizer.json and tiktoken carry the pattern)")
+    if model == "wordpiece":
+        if fmt == "hf" and pre == "metaspace":
+            return "tokenizer.json has no WordPiece layout for the metaspace pre-tokenizer"
+        if fmt == "wordpiece" and (pre != "bert" or normalizer not in _BERT_NORMALIZERS):
+            return ("vocab.txt carries no normalizer or pre-tokenizer, so a BERT loader runs BERT's; "
+                    f"this run uses pre-tokenizer {pre!r} and normalizer {','.join(normalizer) or 'none'} "
+                    "(tokenizer.json carries them)")
+        missing = [name for name in _BERT_SPECIALS if name not in (settings.get("special_tokens") or ())]
+        if fmt == "wordpiece" and (missing or settings.get("unk_token", "[UNK]") != "[UNK]"):
+            return (f"a BERT loader needs {', '.join(_BERT_SPECIALS)} in vocab.txt (and [UNK] as the unknown "
+                    f"token); this run lacks {', '.join(missing) or '[UNK] as its unknown token'}")
+    return ""
+
+
+def formats_for(model: str, settings: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+    """The export formats whose real library reproduces a ``model`` tokenizer's ids (in
+    :data:`FORMATS` order); ``settings`` narrows the family's list to one run's."""
+    return tuple(fmt for fmt in FORMATS if not why_not(model, fmt, settings))
+
+
+def refuse_unfit(tokenizer: Tokenizer, fmt: str) -> None:
+    """Raise the one-line refusal for a format that does not fit ``tokenizer``."""
+    reason = why_not(tokenizer.model, fmt, tokenizer.settings())
+    if reason:
+        fitting = formats_for(tokenizer.model, tokenizer.settings())
+        family = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram"}.get(tokenizer.model, tokenizer.model)
+        raise WorkbenchError(f"{fmt} is not offered for this {family} tokenizer: {reason}; "
+                             f"formats that fit: {', '.join(fitting) or 'none'}")
 
 
 @dataclass(frozen=True)
@@ -89,6 +194,7 @@ def export_tokenizer(
     """
     if fmt not in FORMATS:
         raise WorkbenchError(f"unknown export format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    refuse_unfit(tokenizer, fmt)
     out_path = Path(out_path)
     if fmt == "gpt2" and out_path.exists() and not out_path.is_dir():
         raise WorkbenchError(f"{out_path} is a file: the gpt2 format writes a folder with vocab.json and merges.txt")
@@ -184,11 +290,6 @@ def _compare(label: str, fmt: str, cases: list[tuple[str, list[int]]], encode: C
     return f"{label}: same ids as the workbench on {len(cases)} sample texts ({total} tokens)"
 
 
-def _agreement(label: str, cases: list[tuple[str, list[int]]], encode: Callable[[str], list[int]]) -> str:
-    same = sum(1 for text, ids in cases if list(encode(text)) == ids)
-    return f"{label}: loaded; same ids as the workbench on {same} of {len(cases)} sample texts"
-
-
 def _encoder_of(tokenizer: Tokenizer) -> Callable[[str], list[int]]:
     from workbench.core.encoder import Encoder
 
@@ -220,32 +321,22 @@ def _tiktoken_cache_off() -> Iterator[None]:
 
 # ---------------------------------------------------------------------------------- verifiers
 def _verify_hf(tokenizer: Tokenizer, staged: list[Path], texts: list[str], notes: list[str]) -> list[str]:
+    # An end-of-word run never gets here: formats_for does not offer it (tokenizers only approximates it).
     cases = _expected(tokenizer, texts)
-    approximate = tokenizer.units == "chars" and bool(tokenizer.end_of_word)
     reloaded, _ = read_hf_json(staged[0])
-    checks = []
-    if approximate:
-        checks.append(_agreement("workbench reader", cases, _encoder_of(reloaded)))
-    else:
-        _same_structure("workbench reader", tokenizer, reloaded, "hf")
-        checks.append(_compare("workbench reader", "hf", cases, _encoder_of(reloaded)))
+    _same_structure("workbench reader", tokenizer, reloaded, "hf")
+    checks = [_compare("workbench reader", "hf", cases, _encoder_of(reloaded))]
     lib = _try_import("tokenizers")
-    if lib is not None:
-        try:
-            hf = lib.Tokenizer.from_file(str(staged[0]))
-        except Exception as exc:  # noqa: BLE001 - the library's own error types are not public API
-            raise WorkbenchError(f"hf export failed verification: tokenizers cannot load it ({exc}): "
-                                 "nothing was written") from None
-
-        def encode(text: str) -> list[int]:
-            return hf.encode(text, add_special_tokens=False).ids
-
-        label = f"tokenizers {lib.__version__}"
-        checks.append(_agreement(label, cases, encode) if approximate else _compare(label, "hf", cases, encode))
-    else:
+    if lib is None:
         checks.append("tokenizers not installed: library check skipped")
-    if approximate:
-        notes.append("end-of-word export is approximate in tokenizers' suffix model: " + checks[-1])
+        return checks
+    try:
+        hf = lib.Tokenizer.from_file(str(staged[0]))
+    except Exception as exc:  # noqa: BLE001 - the library's own error types are not public API
+        raise WorkbenchError(f"hf export failed verification: tokenizers cannot load it ({exc}): "
+                             "nothing was written") from None
+    checks.append(_compare(f"tokenizers {lib.__version__}", "hf", cases,
+                           lambda text: hf.encode(text).ids))  # default options, as a user calls it
     return checks
 
 
@@ -256,30 +347,18 @@ def _verify_gpt2(tokenizer: Tokenizer, staged: list[Path], texts: list[str], not
     _same_structure("workbench reader", tokenizer, reloaded, "gpt2")
     checks = [_compare("workbench reader", "gpt2", cases, _encoder_of(reloaded))]
     lib = _try_import("tokenizers")
-    pre = tokenizer.pre
     if lib is None:
         checks.append("tokenizers not installed: library check skipped")
-    elif tokenizer.units != "bytes" or tokenizer.normalizer or pre.name in ("metaspace", "whitespace"):
-        checks.append("tokenizers check skipped: the pair cannot express this tokenizer's normalizer/pre-tokenizer")
     else:
-        from tokenizers import Regex, models, pre_tokenizers
-
+        # The loader with its default options (GPT-2's split, no prefix space): the formats_for
+        # rules offer the pair only for a byte-level BPE with GPT-2's pattern and no normalizer.
         try:
-            hf = lib.Tokenizer(models.BPE.from_file(str(staged[0]), str(staged[1])))
+            hf = lib.ByteLevelBPETokenizer(str(staged[0]), str(staged[1]))
         except Exception as exc:  # noqa: BLE001 - the library's own error types are not public API
             raise WorkbenchError(f"gpt2 export failed verification: tokenizers cannot load it ({exc}): "
                                  "nothing was written") from None
-        if pre.name == "gpt2":
-            hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-        elif pre.pattern is None:
-            hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-        else:
-            hf.pre_tokenizer = pre_tokenizers.Sequence([
-                pre_tokenizers.Split(Regex(hf_pattern(pre.pattern)), behavior="isolated", invert=False),
-                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-            ])
-        checks.append(_compare(f"tokenizers {lib.__version__} BPE.from_file", "gpt2", cases,
-                               lambda text: hf.encode(text, add_special_tokens=False).ids))
+        checks.append(_compare(f"tokenizers {lib.__version__} ByteLevelBPETokenizer", "gpt2", cases,
+                               lambda text: hf.encode(text).ids))
     return checks
 
 
@@ -352,10 +431,33 @@ def _verify_wordpiece(tokenizer: Tokenizer, staged: list[Path], texts: list[str]
         if wrong:
             raise WorkbenchError(f"wordpiece export failed verification: tokenizers reads {wrong[0]!r} with another id")
         checks.append(f"tokenizers {lib.__version__} WordPiece.read_file: same id for all {len(written)} pieces")
+        checks.append(_compare_bert_loader(tokenizer, staged[0], _expected(tokenizer, texts)))
     return checks
 
 
+def _compare_bert_loader(tokenizer: Tokenizer, path: Path, cases: list[tuple[str, list[int]]]) -> str:
+    """Our ids from ``tokenizers``' BERT loader, ``BertWordPieceTokenizer(vocab.txt, lowercase=…)``.
+
+    Every other option is the loader's default (clean_text, handle_chinese_chars, strip_accents
+    following lowercase, ``##``, [UNK]) — the BERT pipeline the run trained with. ``lowercase`` is
+    the one fact vocab.txt cannot carry: it is the run's normalizer. The loader wraps each text in
+    [CLS] … [SEP] by BERT's convention, so the comparison asks for the text's own tokens.
+    """
+    from tokenizers import BertWordPieceTokenizer
+
+    lowercase = tokenizer.normalizer == ("bert-lower",)
+    try:
+        bert = BertWordPieceTokenizer(str(path), lowercase=lowercase)
+    except Exception as exc:  # noqa: BLE001 - the library's own error types are not public API
+        raise WorkbenchError(f"wordpiece export failed verification: tokenizers' BertWordPieceTokenizer cannot "
+                             f"load it ({exc}): nothing was written") from None
+    return _compare(f"BertWordPieceTokenizer(lowercase={lowercase})", "wordpiece", cases,
+                    lambda text: bert.encode(text, add_special_tokens=False).ids)
+
+
 def _verify_spm(tokenizer: Tokenizer, staged: list[Path], texts: list[str], notes: list[str]) -> list[str]:
+    if tokenizer.model == "unigram":
+        return _verify_unigram_vocab(tokenizer, staged[0], texts)
     reloaded, _ = read_spm_vocab(staged[0])
     if len(reloaded.vocab) != len(tokenizer.vocab):
         raise WorkbenchError("spm-vocab export failed verification: line count differs from the vocabulary size")
@@ -363,6 +465,40 @@ def _verify_spm(tokenizer: Tokenizer, staged: list[Path], texts: list[str], note
         if (piece or token_id in tokenizer.special_ids) and reloaded.vocab[token_id] != piece:
             raise WorkbenchError(f"spm-vocab export failed verification: line {token_id + 1} reads back differently")
     return [f"workbench reader: all {len(tokenizer.vocab)} pieces read back byte for byte at their ids"]
+
+
+def _verify_unigram_vocab(tokenizer: Tokenizer, path: Path, texts: list[str]) -> list[str]:
+    """A Unigram's .vocab must list, line n = id n - 1, the piece and score sentencepiece itself
+    reports for the .model of the same tokenizer (the model that reproduces the ids); read back,
+    it must give our ids (no library loads a .vocab as a tokenizer)."""
+    import struct
+
+    from workbench.formats.spm_model import model_pieces, render_spm_model
+
+    model, _notes = render_spm_model(tokenizer)
+    # A piece may hold a tab (SentencePiece writes pieces as they are): the score is after the last one.
+    lines = [line.rsplit("\t", 1) for line in path.read_text("utf-8").split("\n")[:-1]]
+    lib = _try_import("sentencepiece")
+    if lib is not None:
+        processor = lib.SentencePieceProcessor(model_proto=model)
+        listed = [(processor.id_to_piece(i), processor.get_score(i)) for i in range(processor.get_piece_size())]
+        label = f"sentencepiece {getattr(lib, '__version__', '')} (the .model of the same run)"
+    else:
+        listed = model_pieces(model)
+        label = "the .model of the same run (sentencepiece not installed)"
+    if len(lines) != len(listed):
+        raise WorkbenchError(f"spm-vocab export failed verification: {len(lines)} lines for {len(listed)} pieces")
+    for number, (fields, (piece, score)) in enumerate(zip(lines, listed), start=1):
+        if (len(fields) != 2 or fields[0] != piece
+                or struct.pack("<f", float(fields[1])) != struct.pack("<f", score)):
+            raise WorkbenchError(f"spm-vocab export failed verification: line {number} is not {label}'s "
+                                 f"piece {piece!r} with score {score}: nothing was written")
+    checks = [f"{label}: same piece and float32 score on all {len(lines)} lines"]
+    if tokenizer.normalizer:  # the .vocab cannot say it: the reader assumes none
+        return checks
+    reloaded, _notes = read_spm_vocab(path)
+    checks.append(_compare("workbench reader", "spm-vocab", _expected(tokenizer, texts), _encoder_of(reloaded)))
+    return checks
 
 
 def _verify_csv(tokenizer: Tokenizer, staged: list[Path], texts: list[str], notes: list[str]) -> list[str]:

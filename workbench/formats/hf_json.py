@@ -21,8 +21,10 @@ WordPiece tokenizers (``model="wordpiece"``) are written as BERT's layout: a ``W
 ``unk_token``), ``BertNormalizer`` for our ``bert``/``bert-lower`` normalizers, ``BertPreTokenizer``
 for ``bert`` (plus a ``Split`` of CJK ideographs when no BERT normalizer pads them), a
 ``WordPiece`` decoder with ``cleanup: false`` (our decoding never rewrites " n't" and the like) and
-a ``BertProcessing`` post-processor when ``[CLS]`` and ``[SEP]`` exist (it only acts when a caller
-asks ``tokenizers`` to add special tokens). Such files read back as ``model="wordpiece"``.
+no post-processor: ``Tokenizer.from_file(...).encode(text)`` adds special tokens by default, and a
+run only *has* ``[CLS]``/``[SEP]`` in its vocabulary, no roles saying they wrap each text (a
+``BertProcessing`` here made every default encode differ by an unasked ``[CLS]``/``[SEP]``).
+Such files read back as ``model="wordpiece"``.
 
 Unigram tokenizers (``model="unigram"``) are written and read as a ``Unigram`` model with
 SentencePiece's text form (see ``_render_unigram``).
@@ -517,15 +519,11 @@ def _render_wordpiece(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     added = [{"id": token_id, "content": text, "single_word": False, "lstrip": False, "rstrip": False,
               "normalized": False, "special": True}
              for text, token_id in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])]
-    post = None
-    if "[CLS]" in tokenizer.special_tokens and "[SEP]" in tokenizer.special_tokens:
-        post = {"type": "BertProcessing", "sep": ["[SEP]", tokenizer.special_tokens["[SEP]"]],
-                "cls": ["[CLS]", tokenizer.special_tokens["[CLS]"]]}
     document = {
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
         "normalizer": _sequence("normalizers", normalizers),
         "pre_tokenizer": _sequence("pretokenizers", pretokenizers),
-        "post_processor": post,
+        "post_processor": None,  # no special-token roles yet: see the module docstring
         "decoder": {"type": "WordPiece", "prefix": prefix, "cleanup": False},
         "model": model,
     }

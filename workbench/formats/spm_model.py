@@ -49,6 +49,13 @@ def _pb2():
     return sentencepiece_model_pb2
 
 
+def _fitting(tokenizer: Tokenizer) -> str:
+    """The formats that fit ``tokenizer``, for a refusal's advice."""
+    from workbench.formats.export import formats_for
+
+    return ", ".join(formats_for(tokenizer.model, tokenizer.settings())) or "none"
+
+
 def render_spm_model(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     """``(.model bytes, notes)`` for a unigram tokenizer or a character-level BPE with ▁."""
     if tokenizer.model == "bpe" and tokenizer.merge_rule == "pairs":
@@ -56,7 +63,7 @@ def render_spm_model(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     if tokenizer.model != "unigram":
         raise WorkbenchError(
             f"a SentencePiece .model export needs a unigram tokenizer or character BPE with metaspace; "
-            f"{tokenizer.name or 'this one'} is {tokenizer.model}: export it as hf or spm-vocab instead")
+            f"{tokenizer.name or 'this one'} is {tokenizer.model}: export it as {_fitting(tokenizer)} instead")
     if tokenizer.pretokenizer != "metaspace":
         raise WorkbenchError(
             f"a SentencePiece .model needs the metaspace pre-tokenizer (▁ for spaces); this tokenizer uses "
@@ -120,7 +127,7 @@ def _render_bpe(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     if tokenizer.units != "chars" or tokenizer.end_of_word or tokenizer.pretokenizer != "metaspace":
         raise WorkbenchError(
             "a SentencePiece BPE .model needs character-level BPE with --pretokenizer metaspace and no "
-            "end-of-word marker: export this tokenizer as hf, gpt2 or tiktoken instead")
+            f"end-of-word marker: export this tokenizer as {_fitting(tokenizer)} instead")
     pb = _pb2()
     notes: list[str] = []
     if tokenizer.normalizer:
@@ -163,6 +170,13 @@ def _render_bpe(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     norm.escape_whitespaces = True
     notes.append("a run of unknown characters is one <unk> in sentencepiece, one per character here")
     return proto.SerializeToString(), notes
+
+
+def model_pieces(data: bytes) -> list[tuple[str, float]]:
+    """``(piece, score)`` of every id of a serialized ``.model``, as SentencePiece lists them."""
+    proto = _pb2().ModelProto()
+    proto.ParseFromString(data)
+    return [(p.piece, p.score) for p in proto.pieces]
 
 
 def read_spm_model(path: Path) -> tuple[Tokenizer, list[str]]:

@@ -74,8 +74,7 @@ def tiktoken_pattern(pretokenizer: str) -> str:
     pre = make_pretokenizer(pretokenizer)
     if pre.name == "metaspace":
         raise WorkbenchError(
-            "tiktoken cannot express the metaspace pre-tokenizer (it replaces spaces with ▁ before splitting): "
-            "export this tokenizer as hf or spm-vocab instead"
+            "tiktoken cannot express the metaspace pre-tokenizer (it replaces spaces with ▁ before splitting)"
         )
     if pre.pattern is None:
         return WHOLE_TEXT_PATTERN
@@ -344,9 +343,11 @@ def render_tiktoken(tokenizer: Tokenizer, name: str) -> tuple[bytes, bytes, list
     """``(ranks file, sidecar JSON, notes)``. Ranks are our ids: tiktoken merges by rank, so ids
     must follow merge order, which they do for trained runs and imported rank files."""
     if tokenizer.units != "bytes":
+        from workbench.formats.export import formats_for
+
+        fitting = ", ".join(formats_for(tokenizer.model, tokenizer.settings())) or "none"
         raise WorkbenchError(
-            "tiktoken files hold byte-level tokens; this tokenizer works on characters: "
-            "export it as hf, gpt2, wordpiece, spm-vocab or merges-csv"
+            f"tiktoken files hold byte-level tokens; this tokenizer works on characters: export it as {fitting}"
         )
     pat_str = tiktoken_pattern(tokenizer.pretokenizer)
     notes: list[str] = []

@@ -15,7 +15,11 @@ Both are "line number = id" files without merges, so what they can carry is the 
   (a lone byte, a partial character, control characters) is written as ``<0xNN>`` bytes, the
   SentencePiece byte-fallback spelling; score is ``0`` for base symbols and specials and ``-rank``
   for merged pieces (so the first merge reads ``-0``, as SentencePiece writes it). A byte-level
-  ``.vocab`` is read back with merges recovered from the line order (as for ``.tiktoken``).
+  ``.vocab`` is read back with merges recovered from the line order (as for ``.tiktoken``). A
+  Unigram's ``.vocab`` is what ``spm_train`` writes beside its ``.model``: that model's pieces
+  (``▁`` kept, ``<0xNN>`` byte pieces) and float32 log probabilities; scores that are not whole
+  numbers read back as a Unigram. Exports offer ``.vocab`` for Unigram runs only and
+  ``vocab.txt`` for WordPiece runs only (``formats.export.formats_for``).
 
 Left out: a vocab.txt cannot say its normalizer or pre-tokenizer; WordPiece pieces are written as
 they are (``##`` included).
@@ -29,6 +33,7 @@ import regex
 
 from workbench.core.model import Tokenizer
 from workbench.core.pretokenize import METASPACE
+from workbench.core.unigram import byte_block
 from workbench.errors import WorkbenchError
 from workbench.formats.common import assemble_vocab, piece_to_text, read_text
 from workbench.formats.recover import recover_merges
@@ -131,6 +136,8 @@ def spm_text_piece(text: str) -> bytes:
 
 def render_spm_vocab(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     """``(.vocab bytes, notes)``: ``piece<TAB>score`` per id."""
+    if tokenizer.model == "unigram":
+        return render_unigram_vocab(tokenizer)
     rank_of = {new: rank for rank, (_l, _r, new) in enumerate(tokenizer.merges)}
     lines: list[str] = []
     for token_id, piece in enumerate(tokenizer.vocab):
@@ -145,23 +152,61 @@ def render_spm_vocab(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     return ("\n".join(lines) + "\n").encode("utf-8"), []
 
 
-def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
-    """Pieces from a ``.vocab``; byte-level files (all 256 ``<0xNN>``) get merges recovered."""
-    path = Path(path)
-    lines = _lines(path)
-    pieces: dict[int, bytes] = {}
-    specials: dict[str, int] = {}
-    seen: dict[bytes, int] = {}
-    for number, line in enumerate(lines, start=1):
+def render_unigram_vocab(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
+    """A Unigram's ``.vocab`` as ``spm_train`` writes it beside the ``.model``: the model's pieces
+    (SentencePiece's spelling: ``<unk>``, ``<0xNN>`` byte pieces) and their float32 log
+    probabilities, read from the very ``.model`` we export, so the two files always agree."""
+    from workbench.formats.spm_model import model_pieces, render_spm_model
+
+    data, notes = render_spm_model(tokenizer)
+    pieces = model_pieces(data)
+    broken = next((i for i, (piece, _score) in enumerate(pieces) if "\n" in piece or "\r" in piece), None)
+    if broken is not None:
+        raise WorkbenchError(f"id {broken}: piece {pieces[broken][0]!r} holds a line break, which a .vocab line "
+                             "cannot: export spm (.model) or hf instead")
+    # A piece may hold a tab, as in SentencePiece's own .vocab: the score follows the last tab.
+    lines = [f"{piece}\t{float32_text(score)}" for piece, score in pieces]
+    return ("\n".join(lines) + "\n").encode("utf-8"), notes
+
+
+def float32_text(score: float) -> str:
+    """The shortest decimal that reads back as the same float32 (SentencePiece keeps float32)."""
+    import struct
+
+    target = struct.pack("<f", score)
+    for digits in range(6, 10):
+        text = f"{score:.{digits}g}"
+        if struct.pack("<f", float(text)) == target:
+            return text
+    return repr(score)
+
+
+def _rows(path: Path) -> list[tuple[str, float]]:
+    """``(piece text, score)`` per line of a ``.vocab``, refusing a malformed line by number."""
+    rows = []
+    for number, line in enumerate(_lines(path), start=1):
         line = line.rstrip("\r")
-        fields = line.split("\t")
+        fields = line.rsplit("\t", 1)  # a piece may hold a tab; the score follows the last one
         if len(fields) != 2 or not fields[0]:
             raise WorkbenchError(f"{path.name} line {number}: expected a piece and a score separated by one tab")
         try:
-            float(fields[1])
+            rows.append((fields[0], float(fields[1])))
         except ValueError:
             raise WorkbenchError(f"{path.name} line {number}: score {fields[1]!r} is not a number") from None
-        text = fields[0]
+    return rows
+
+
+def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
+    """Pieces from a ``.vocab``: log-probability scores (not all whole numbers) make it a Unigram
+    model; byte-level files (all 256 ``<0xNN>``) get merges recovered."""
+    path = Path(path)
+    rows = _rows(path)
+    if any(not score.is_integer() for _text, score in rows):
+        return _read_unigram_vocab(path, rows)
+    pieces: dict[int, bytes] = {}
+    specials: dict[str, int] = {}
+    seen: dict[bytes, int] = {}
+    for number, (text, _score) in enumerate(rows, start=1):
         if _SPECIAL_LINE.match(text) and not _BYTE_TOKENS.match(text):
             specials[text] = number - 1
             continue
@@ -170,7 +215,7 @@ def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
             raise WorkbenchError(f"{path.name} line {number}: {text!r} already on line {seen[piece]}")
         seen[piece] = number
         pieces[number - 1] = piece
-    if not lines:
+    if not rows:
         raise WorkbenchError(f"{path.name}: empty vocabulary")
     byte_level = all(bytes([b]) in seen for b in range(256))
     notes: list[str] = []
@@ -190,3 +235,36 @@ def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
         name=path.stem, unk_token=unk, merge_rule="bytes" if byte_level else "pairs",
     )
     return tokenizer, notes
+
+
+def _read_unigram_vocab(path: Path, rows: list[tuple[str, float]]) -> tuple[Tokenizer, list[str]]:
+    """A Unigram ``.vocab`` (as ``spm_train`` writes it): ``<unk>``/``<s>``-style lines are special
+    tokens, ``<0xNN>`` lines the byte-fallback block, every other line a piece as written (``▁``
+    kept: it is part of the piece) with its log probability. The file does not say its normalizer:
+    none is assumed (a note says so)."""
+    specials: dict[str, int] = {}
+    vocab: list[bytes] = []
+    scores: list[float] = []
+    seen: dict[str, int] = {}
+    for number, (text, score) in enumerate(rows, start=1):
+        if text in seen:
+            raise WorkbenchError(f"{path.name} line {number}: {text!r} already on line {seen[text]}")
+        seen[text] = number
+        if _BYTE_TOKENS.match(text) and len(text) == 6:
+            vocab.append(bytes([int(text[3:5], 16)]))
+        elif _SPECIAL_LINE.match(text):
+            specials[text] = number - 1
+            vocab.append(text.encode("utf-8"))
+        else:
+            vocab.append(text.encode("utf-8"))
+        scores.append(0.0 if text in specials else score)
+    unk = next((name for name in _UNK_NAMES if name in specials), None)
+    byte_fallback = all(f"<0x{b:02X}>" in seen for b in range(256))
+    tokenizer = Tokenizer(
+        vocab=tuple(vocab), merges=(), units="chars", pretokenizer="metaspace", special_tokens=specials,
+        name=path.stem, unk_token=unk, model="unigram", scores=tuple(scores), byte_fallback=byte_fallback,
+    )
+    if byte_fallback and byte_block(tokenizer) is None:
+        raise WorkbenchError(f"{path.name}: the 256 <0xNN> byte pieces are not in order: not a byte-fallback block")
+    return tokenizer, [".vocab with log-probability scores: imported as a Unigram model "
+                       "(no normalizer: the file does not say one)"]

@@ -1,15 +1,18 @@
 """Small dialogs: export a run, the keyboard shortcuts, About.
 
 What it leaves out: the export itself (``workbench.formats.export_tokenizer``, run off the GUI
-thread by the main window) — a dialog only collects choices.
+thread by the main window) — a dialog only collects choices. Which formats fit a run is
+``workbench.formats.export.formats_for``'s answer; the dialog greys out the others and says why.
 """
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, cast
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -32,8 +35,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.formats.export import formats_for, why_not
 from workbench.store import RunInfo
 
+FAMILY_NAMES = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram"}
 EXPORT_FORMATS = {
     "hf": ("Hugging Face tokenizer.json", "tokenizer.json", "JSON (*.json)"),
     "gpt2": ("GPT-2 vocab.json + merges.txt (a folder)", "", ""),
@@ -53,6 +58,7 @@ class ExportDialog(QDialog):
         self.setWindowTitle("Export tokenizer")
         self.setMinimumWidth(560)
         self.folder = folder
+        self.runs = {run.id: run for run in runs}
         form = QFormLayout()
         self.run_combo = QComboBox()
         for run in sorted(runs, key=lambda r: -r.id):
@@ -67,6 +73,11 @@ class ExportDialog(QDialog):
         for key, (label, _name, _filter) in EXPORT_FORMATS.items():
             self.format_combo.addItem(label, key)
         form.addRow("Format", self.format_combo)
+        # The formats this run's family cannot be loaded from with the same ids, and why.
+        self.not_offered = QLabel()
+        self.not_offered.setWordWrap(True)
+        self.not_offered.setTextFormat(Qt.TextFormat.RichText)
+        self.not_offered.setObjectName("exportNotOffered")
         row = QHBoxLayout()
         self.path_edit = QLineEdit()
         browse = QPushButton("Browse…")
@@ -80,6 +91,7 @@ class ExportDialog(QDialog):
         self.note.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.not_offered)  # full width: in a form row its wrapped height came out wrong
         layout.addWidget(self.note)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Export")
@@ -87,8 +99,33 @@ class ExportDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
         self.format_combo.currentIndexChanged.connect(lambda _i: self._suggest())
-        self.run_combo.currentIndexChanged.connect(lambda _i: self._suggest())
+        self.run_combo.currentIndexChanged.connect(lambda _i: self._offer_formats())
         self.path_edit.textChanged.connect(lambda _t: self._validate())
+        self._offer_formats()
+
+    def _offer_formats(self) -> None:
+        """Enable the formats that fit the chosen run, grey out the others with their reason (in the
+        item's tooltip and in a note under the list), and keep the choice when it still fits."""
+        run = self.runs.get(self.run_combo.currentData())
+        model = (run.settings.get("model") if run else None) or "bpe"
+        settings = run.settings if run else None
+        fitting = formats_for(model, settings)
+        combo_model = cast(QStandardItemModel, self.format_combo.model())  # QComboBox's own model
+        current = self.format_combo.currentData()
+        lines = []
+        for index in range(self.format_combo.count()):
+            fmt = self.format_combo.itemData(index)
+            reason = why_not(model, fmt, settings)
+            item = combo_model.item(index)
+            item.setEnabled(not reason)
+            item.setToolTip(f"Not offered for this run: {reason}" if reason else "")
+            if reason:
+                lines.append(f"•&nbsp;<b>{html.escape(EXPORT_FORMATS[fmt][0])}</b> — {html.escape(reason)}")
+        family = FAMILY_NAMES.get(model, model)
+        self.not_offered.setText(f"Not offered for this {family} run:<br>" + "<br>".join(lines) if lines else "")
+        self.not_offered.setVisible(bool(lines))
+        if fitting and current not in fitting:
+            self.format_combo.setCurrentIndex(self.format_combo.findData(fitting[0]))
         self._suggest()
 
     def _slug(self) -> str:
@@ -111,7 +148,9 @@ class ExportDialog(QDialog):
             self.path_edit.setText(path)
 
     def _validate(self) -> None:
-        ok = self.run_combo.count() > 0 and bool(self.path_edit.text().strip())
+        run = self.runs.get(self.run_combo.currentData())
+        fits = run is None or not why_not(run.settings.get("model") or "bpe", self.fmt, run.settings)
+        ok = self.run_combo.count() > 0 and bool(self.path_edit.text().strip()) and fits
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(ok)
         if self.run_combo.count() == 0:
             self.note.setText("There is no run with merges to export yet: train one first.")

@@ -149,3 +149,15 @@ def test_trainers_name_settings_never_cli_flags() -> None:
                 for part in ast.walk(node.exc):
                     if isinstance(part, ast.Constant) and isinstance(part.value, str):
                         assert " --" not in f" {part.value}", (name, part.value)
+
+
+def test_each_family_exports_what_its_writers_offer():
+    from workbench.formats.export import FORMATS, why_not
+    from workbench.tasks.models import FAMILIES
+
+    for family in FAMILIES.values():
+        offered = family.export_formats()
+        assert offered and set(offered) <= set(FORMATS)
+        assert all(why_not(family.name, fmt) for fmt in FORMATS if fmt not in offered)
+    assert "tiktoken" in FAMILIES["bpe"].export_formats() and "tiktoken" not in FAMILIES["unigram"].export_formats()
+    assert "spm" in FAMILIES["unigram"].export_formats() and "wordpiece" in FAMILIES["wordpiece"].export_formats()

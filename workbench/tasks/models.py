@@ -130,7 +130,14 @@ class ModelFamily:
     progress: ProgressRule
     step_value: Callable[[Mapping[str, Any]], str]  # "frequency" | "score" | "log_likelihood"
     counted_as: str = ""  # the pre-tokenizer the counting pass uses when it is not the run's own
-    export_formats: tuple[str, ...] = ()  # filled by the export layer (formats.export.formats_for)
+
+    def export_formats(self, settings: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+        """The formats whose real library reproduces this family's ids (a run's ``settings``
+        narrow it to that run); the rules and the reasons for the rest live with the writers,
+        in :func:`workbench.formats.export.formats_for` / ``why_not``."""
+        from workbench.formats.export import formats_for
+
+        return formats_for(self.name, settings)
 
     def uses(self, setting: str) -> bool:
         return setting not in COMMON_SETTINGS or setting in self.applies

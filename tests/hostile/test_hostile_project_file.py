@@ -1,0 +1,147 @@
+"""A project file is a document: a stale ``-wal`` beside it, SQL stored in it, or stored values
+pasted into SQL must never change it, run, or hang. Through the real CLI (a child process), the
+file's bytes compared before and after."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hostile_helpers import digest, one_line_error, workbench
+
+# A process that writes through the store and dies without closing it: its -wal stays behind,
+# exactly as after a crash (kill -9, power loss of the window).
+_CRASH_WRITE = textwrap.dedent("""
+    import os, sys
+    from workbench.store import ProjectStore
+    store = ProjectStore.open(sys.argv[1])
+    for name in sys.argv[2:]:
+        store.rename_run(1, name)
+    os._exit(0)
+""")
+
+
+def crash_after_renames(project: Path, *names: str) -> bytes:
+    """Rename run 1 (one transaction per name) in a process that then dies; the -wal it left."""
+    done = subprocess.run([sys.executable, "-c", _CRASH_WRITE, str(project), *names], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    log = Path(f"{project}-wal")
+    assert log.stat().st_size > 0
+    return log.read_bytes()
+
+
+def run_names(project: Path, cwd: Path) -> tuple[list[str], str]:
+    done = workbench("runs", str(project), "--json", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return [r["name"] for r in json.loads(done.stdout)], done.stderr
+
+
+def side_files(project: Path) -> list[str]:
+    return sorted(p.name for p in project.parent.iterdir() if p.name.startswith(project.name + "-"))
+
+
+@pytest.fixture()
+def project(trained, tmp_path) -> Path:
+    path = tmp_path / "p.tokproj"
+    shutil.copy(trained, path)
+    return path
+
+
+def test_read_only_commands_read_the_projects_own_wal_and_never_checkpoint_it(project, tmp_path):
+    wal = crash_after_renames(project, "first", "second")
+    before = digest(project, Path(f"{project}-wal"))
+    corpus = tmp_path / "held.txt"
+    corpus.write_text("The quick brown fox jumps over the lazy dog.\n" * 20, "utf-8")
+    names, err = run_names(project, tmp_path)
+    assert names == ["second"] and err == ""  # the crashed session's last commit is there
+    for args in (["runs", str(project)],
+                 ["encode", "--tokenizer", str(project), "--text", "hello"],
+                 ["export", str(project), "--format", "hf", "--out", str(tmp_path / "t.json")],
+                 ["stats", str(corpus), "--tokenizer", str(project), "--no-cache"],
+                 ["sweep", str(project), str(corpus), "--points", "2", "--no-cache"]):
+        done = workbench(*args, cwd=tmp_path)
+        assert done.returncode in (0, 2) and "Traceback" not in done.stderr, (args, done.stderr)
+        assert digest(project, Path(f"{project}-wal")) == before, args
+    assert Path(f"{project}-wal").read_bytes() == wal
+
+
+def test_a_wal_of_another_project_is_set_aside_and_named(project, tmp_path):
+    other = tmp_path / "other" / "o.tokproj"
+    other.parent.mkdir()
+    corpus = tmp_path / "other.txt"
+    corpus.write_text("Entirely different words for another project, trained apart.\n" * 60, "utf-8")
+    done = workbench("train", str(corpus), "--project", str(other), "--vocab-size", "280", "--progress", "none",
+                     cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    wal = crash_after_renames(other, "x", "y")
+    original, _ = run_names(project, tmp_path)
+    before = project.read_bytes()
+    Path(f"{project}-wal").write_bytes(wal)
+    names, err = run_names(project, tmp_path)
+    assert names == original
+    line = one_line_error(err)
+    assert "p.tokproj-wal" in line and "moved it aside" in line and "set-aside" in line
+    assert project.read_bytes() == before
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("p.tokproj-wal.set-aside-")]
+    assert len(aside) == 1 and aside[0].read_bytes() == wal  # nothing lost: the log is kept
+    assert not Path(f"{project}-wal").exists()
+    again, err = run_names(project, tmp_path)
+    assert again == original and err == ""
+
+
+def test_a_wal_of_a_copy_of_the_same_project_does_not_replace_it(project, tmp_path):
+    copy = tmp_path / "copy" / "p.tokproj"
+    copy.parent.mkdir()
+    shutil.copy(project, copy)
+    original, _ = run_names(project, tmp_path)
+    wal = crash_after_renames(copy, "from the copy", "again")
+    shutil.copy(Path(f"{copy}-wal"), Path(f"{project}-wal"))
+    before = project.read_bytes()
+    names, err = run_names(project, tmp_path)
+    assert names == original
+    assert "moved it aside" in one_line_error(err)
+    assert project.read_bytes() == before
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("p.tokproj-wal.set-aside-")]
+    assert [p.read_bytes() for p in aside] == [wal]
+
+
+def test_a_backup_restored_over_a_crashed_project_keeps_its_content(project, tmp_path):
+    backup = tmp_path / "backup.tokproj"
+    shutil.copy(project, backup)
+    crash_after_renames(project, "after the backup", "and again")
+    shutil.copy(backup, project)  # the restore; the crash's -wal stays beside it
+    before = project.read_bytes()
+    train = tmp_path / "c.txt"
+    train.write_text("words to train on and on\n" * 40, "utf-8")
+    done = workbench("train", str(train), "--project", str(project), "--merges", "5", "--progress", "none",
+                     cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "moved it aside" in done.stderr and "Traceback" not in done.stderr
+    names, _ = run_names(project, tmp_path)
+    assert names[0] == json.loads(workbench("runs", str(backup), "--json", cwd=tmp_path).stdout)[0]["name"]
+    assert len(names) == 2
+    with contextlib.closing(sqlite3.connect(project)) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert before != project.read_bytes()  # the new run was written, into the restored content
+
+
+def test_a_symlinked_wal_is_refused_saying_it_is_a_link(project, tmp_path):
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"")
+    Path(f"{project}-wal").symlink_to(target)
+    before = digest(project)
+    done = workbench("runs", str(project), cwd=tmp_path)
+    assert done.returncode == 2
+    line = one_line_error(done.stderr)
+    assert "symbolic link" in line and "p.tokproj-wal" in line
+    assert digest(project) == before and target.read_bytes() == b""
+    assert side_files(project) == ["p.tokproj-wal"]

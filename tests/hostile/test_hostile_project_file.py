@@ -145,3 +145,81 @@ def test_a_symlinked_wal_is_refused_saying_it_is_a_link(project, tmp_path):
     assert "symbolic link" in line and "p.tokproj-wal" in line
     assert digest(project) == before and target.read_bytes() == b""
     assert side_files(project) == ["p.tokproj-wal"]
+
+
+# ---- SQL stored in a project never runs ---------------------------------------------------------------
+_ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+CRAFTED = {
+    "trigger deleting every merge": "CREATE TRIGGER wipe AFTER INSERT ON runs BEGIN DELETE FROM merges; END",
+    "trigger renaming earlier runs": "CREATE TRIGGER rename AFTER INSERT ON merges BEGIN "
+                                     "UPDATE runs SET name = 'pwned' WHERE id = 1; END",
+    "trigger that never ends": f"CREATE TRIGGER hang BEFORE INSERT ON runs BEGIN {_ENDLESS}; END",
+    "endless view": f"CREATE VIEW everything AS {_ENDLESS}",
+    "expression index failing new rows": "CREATE INDEX boom ON vocab(run_id, "
+                                         "(CASE WHEN run_id > 1 THEN zeroblob(2000000000) END))",
+    "partial index on merges": "CREATE INDEX part ON merges(rank) WHERE length(hex(rank)) > 0",
+}
+
+
+def craft(project: Path, *sql: str) -> None:
+    with contextlib.closing(sqlite3.connect(project, isolation_level=None)) as conn:
+        for statement in sql:
+            conn.execute(statement)
+
+
+def rows_of_run_one(project: Path) -> tuple:
+    with contextlib.closing(sqlite3.connect(f"file:{project}?mode=ro", uri=True)) as conn:
+        return (conn.execute("SELECT name FROM runs WHERE id = 1").fetchone(),
+                conn.execute("SELECT count(*), sum(new_id), sum(frequency) FROM merges WHERE run_id = 1").fetchone(),
+                conn.execute("SELECT count(*) FROM vocab WHERE run_id = 1").fetchone())
+
+
+def stored_code(project: Path) -> list:
+    with contextlib.closing(sqlite3.connect(f"file:{project}?mode=ro", uri=True)) as conn:
+        return conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') "
+                            "OR (type = 'index' AND sql IS NOT NULL)").fetchall()
+
+
+@pytest.mark.parametrize("kind", list(CRAFTED))
+def test_train_onto_a_project_carrying_sql_removes_it_before_writing(project, tmp_path, kind):
+    craft(project, CRAFTED[kind])
+    before = rows_of_run_one(project)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("some other words to train a second run on\n" * 50, "utf-8")
+    # Read-only first: nothing runs, nothing changes.
+    digest_before = digest(project)
+    done = workbench("runs", str(project), cwd=tmp_path, timeout=60)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert digest(project) == digest_before
+    done = workbench("train", str(corpus), "--project", str(project), "--merges", "20", "--progress", "none",
+                     cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "removed them" in one_line_error(done.stderr)
+    assert rows_of_run_one(project) == before
+    assert stored_code(project) == []
+    with contextlib.closing(sqlite3.connect(f"file:{project}?mode=ro", uri=True)) as conn:
+        assert conn.execute("SELECT count(*) FROM merges WHERE run_id = 2").fetchone()[0] == 20
+
+
+def test_a_view_in_place_of_one_of_our_tables_is_refused(project, tmp_path):
+    craft(project, "DROP TABLE texts", "CREATE VIEW texts AS SELECT 1 AS id, 'x' AS name, 'y' AS text, 0 AS saved")
+    before = digest(project)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("words\n" * 50, "utf-8")
+    for args in (["runs", str(project)], ["train", str(corpus), "--project", str(project), "--merges", "5"]):
+        done = workbench(*args, cwd=tmp_path, timeout=60)
+        assert done.returncode == 2
+        assert "p.tokproj" in one_line_error(done.stderr)
+        assert digest(project) == before
+
+
+def test_one_of_our_tables_redefined_is_refused(project, tmp_path):
+    # A generated column computes SQL on every read of the row.
+    craft(project, "ALTER TABLE runs ADD COLUMN extra AS (length(zeroblob(1000000)))")
+    before = digest(project)
+    for args in (["runs", str(project)], ["export", str(project), "--format", "hf", "--out", str(tmp_path / "t.json")]):
+        done = workbench(*args, cwd=tmp_path, timeout=60)
+        assert done.returncode == 2
+        line = one_line_error(done.stderr)
+        assert "'runs'" in line and "defined differently" in line
+        assert digest(project) == before

@@ -171,15 +171,8 @@ class ProjectStore:
             ro = opening.connect(path, "rw")
             ro.execute("PRAGMA query_only = ON")
             ro.execute("SELECT count(*) FROM sqlite_master").fetchone()  # join the WAL now
-        try:
-            foreign, _altered = schema.unknown_objects(ro, version)
-        except sqlite3.DatabaseError as e:
-            ro.close()
-            raise opening.open_error(path, e) from None
-        if foreign:
-            NOTES.warning("%s carries %s that this app does not define; they are ignored (nothing stored "
-                          "in a project runs), and removed when it is opened for writing",
-                          path.name, schema.describe_objects(foreign))
+        # Triggers, views or indexes the file carries stay inert here (the connection refuses to
+        # run them, and reads fire no trigger); the first writable open removes them and says so.
         return cls(path, ro, read_only=True, note=note)
 
     @classmethod

@@ -18,13 +18,16 @@ Only then does :mod:`workbench.store.project` open for writing. It also decides 
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import sqlite3
 import stat
+import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.store import schema, wal
@@ -228,6 +231,36 @@ def file_uri(path: Path, **params: str) -> str:
     return f"file:{urllib.parse.quote(str(path.absolute()))}" + (f"?{query}" if query else "")
 
 
+class Connection(sqlite3.Connection):
+    """An SQLite connection whose statements can be given a time limit (:meth:`limit_queries`).
+
+    SQLite calls the progress handler every 100 virtual-machine steps (a Python function a query
+    calls per row, a regex filter, makes steps slow); it stops the
+    statement once the time since the last :meth:`execute` passes the limit, or at once after
+    :meth:`cancel` (which any thread may call). Stopped statements raise ``sqlite3.OperationalError``
+    ("interrupted"). Python functions a query calls (a regex filter) count towards the time but
+    are not cut short themselves; ``executemany`` and cursors' own ``execute`` are not limited.
+    """
+
+    _limit: float | None = None
+    _deadline: float = math.inf
+
+    def limit_queries(self, seconds: float) -> None:
+        self._limit = float(seconds)
+        self.set_progress_handler(self._progress, 100)
+
+    def cancel(self) -> None:
+        self._deadline = -math.inf
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        if self._limit is not None:
+            self._deadline = time.monotonic() + self._limit
+        return super().execute(sql, parameters)
+
+    def _progress(self) -> int:
+        return 1 if time.monotonic() > self._deadline else 0
+
+
 def connect(path: Path, mode: str) -> sqlite3.Connection:
     """A connection in autocommit mode: the store writes ``BEGIN IMMEDIATE`` itself.
 
@@ -236,7 +269,7 @@ def connect(path: Path, mode: str) -> sqlite3.Connection:
     through it (:func:`schema.distrust_stored_code`).
     """
     conn = sqlite3.connect(file_uri(path, mode=mode), uri=True, isolation_level=None,
-                           timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+                           timeout=BUSY_TIMEOUT_S, check_same_thread=False, factory=Connection)
     schema.distrust_stored_code(conn)
     return conn
 
@@ -256,7 +289,7 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
         if os.access(path.parent, os.W_OK):
             raise
     conn = sqlite3.connect(file_uri(path, mode="ro", immutable="1"), uri=True,
-                           isolation_level=None, check_same_thread=False)
+                           isolation_level=None, check_same_thread=False, factory=Connection)
     schema.distrust_stored_code(conn)
     conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     return conn

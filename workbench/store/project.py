@@ -93,6 +93,12 @@ class ProjectStore:
             key = _live_key(path)
             _LIVE[key] = _LIVE.get(key, 0) + 1
 
+    def limit_queries(self, seconds: float) -> None:
+        """Stop any statement on this store's connection that runs longer than ``seconds``
+        (the window's reads: a query over crafted or huge data must not freeze it)."""
+        if isinstance(self._conn, opening.Connection):
+            self._conn.limit_queries(seconds)
+
     @property
     def connection(self) -> sqlite3.Connection:
         """The SQLite connection, for views that page through the tables with their own SQL.

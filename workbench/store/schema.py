@@ -224,19 +224,26 @@ def upgrade(conn: sqlite3.Connection) -> tuple[int, int]:
 # automatic ones of PRIMARY KEY and UNIQUE), so any such object came from elsewhere.
 
 
-def _authorize(_action: int, _arg1: str | None, _arg2: str | None, _db: str | None,
-               source: str | None) -> int:
-    """Deny every access made on behalf of a trigger or a view (``source`` names it)."""
-    return sqlite3.SQLITE_DENY if source is not None else sqlite3.SQLITE_OK
-
-
 def distrust_stored_code(conn: sqlite3.Connection) -> None:
     """Make a statement that would fire a trigger or read through a view fail ("not authorized").
 
-    Checked when a statement is prepared, not per row; a writable open removes such objects
-    (:func:`unknown_objects`), this is the guard for read-only opens and anything added later.
+    SQLite names the trigger or view responsible for each access it authorizes — and names a
+    ``WITH`` clause's table the same way, so the check is against the triggers and views the file
+    holds when the connection opens. Checked when a statement is prepared, not per row. A
+    writable open removes such objects (:func:`unknown_objects`); this guards read-only opens.
+    Left out: an object another program adds while the connection is open.
     """
-    conn.set_authorizer(_authorize)
+    try:
+        stored = {name.lower() for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('trigger', 'view')")}
+    except sqlite3.DatabaseError:
+        stored = set()  # not readable: its schema cannot run either, opening reports the damage
+
+    def authorize(_action: int, _arg1: str | None, _arg2: str | None, _db: str | None,
+                  source: str | None) -> int:
+        return sqlite3.SQLITE_DENY if source is not None and source.lower() in stored else sqlite3.SQLITE_OK
+
+    conn.set_authorizer(authorize)
 
 
 def expected_objects(version: int) -> dict[str, tuple[str, str | None]]:

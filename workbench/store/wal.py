@@ -18,11 +18,13 @@ copy's content. So before the first connection a stale WAL is checked here:
    transaction bumps ``seq`` (:data:`BUMP_LINEAGE`), so every WAL a workbench writes carries the row. The WAL
    belongs when the row read through it has the file's own ``id`` and a higher ``seq``.
    A copy of the project (a backup, a mailed file) stops sharing the ``id`` as soon as either
-   side is opened for writing, so a WAL written on one is refused on the other.
+   side is written, so a WAL written on one is refused on the other.
 
-What it leaves out: a WAL on a file that never had the row (written before this check existed)
-cannot be told apart and is used as before; a WAL held by a live process (another program has
-the project open: its ``-shm`` lock is held) is never judged — it is that program's live log.
+What it leaves out: a WAL that never touched the row (written by a workbench before this check
+existed, or by another SQLite program editing the file) cannot be told apart and is used as
+before; a WAL held by a live process (another program has the project open: its ``-shm`` lock
+is held) is never judged — it is that program's live log. "Opened for writing" above means
+written: a session that only reads stamps nothing, so its bytes stay as they were.
 Non-POSIX systems cannot test that lock, so there a ``-shm`` beside the file means "live".
 """
 
@@ -192,8 +194,10 @@ def foreign_reason(path: Path, db_page_size: int, needs_checkpoint: bool, uri) -
         if not had_shm:
             with contextlib.suppress(OSError):
                 shm.unlink()
-    if own is None and seen is None:
-        return None  # written before projects carried the marker: cannot tell, used as before
+    if own == seen:
+        # The log never touched the marker: not written by a workbench that keeps it (an older
+        # one, or another SQLite program editing this file). Nothing tells it apart: used as before.
+        return None
     if own is not None and seen is not None and own.get("id") == seen.get("id") \
             and _seq(seen) > _seq(own):
         return None

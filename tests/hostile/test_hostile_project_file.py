@@ -65,6 +65,7 @@ def test_read_only_commands_read_the_projects_own_wal_and_never_checkpoint_it(pr
     assert names == ["second"] and err == ""  # the crashed session's last commit is there
     for args in (["runs", str(project)],
                  ["encode", "--tokenizer", str(project), "--text", "hello"],
+                 ["decode", "--tokenizer", str(project), "--ids", "70,71,72"],
                  ["export", str(project), "--format", "hf", "--out", str(tmp_path / "t.json")],
                  ["stats", str(corpus), "--tokenizer", str(project), "--no-cache"],
                  ["sweep", str(project), str(corpus), "--points", "2", "--no-cache"]):
@@ -223,3 +224,26 @@ def test_one_of_our_tables_redefined_is_refused(project, tmp_path):
         line = one_line_error(done.stderr)
         assert "'runs'" in line and "defined differently" in line
         assert digest(project) == before
+
+
+def test_a_connection_refuses_to_run_stored_triggers_and_views(project):
+    """The guard behind the removal: on every store connection, stored code is "not authorized"
+    (a read-only open keeps the objects; another program may add one while a writer is open)."""
+    from workbench.store import ProjectStore, opening
+
+    craft(project, f"CREATE VIEW everything AS {_ENDLESS}",
+          "CREATE TRIGGER wipe AFTER UPDATE ON runs BEGIN DELETE FROM merges; END")
+    before = rows_of_run_one(project)
+    with ProjectStore.open(project, readonly=True) as store:
+        with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+            store.connection.execute("SELECT * FROM everything").fetchall()
+        assert [r.name for r in store.runs()]  # our own queries still answer
+    conn = opening.connect(project, "rw")
+    try:
+        with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+            conn.execute("UPDATE runs SET name = 'changed' WHERE id = 1")
+        conn.execute("WITH specials(id) AS (SELECT 1) SELECT count(*) FROM specials").fetchone()  # a CTE is fine
+    finally:
+        conn.close()
+    assert rows_of_run_one(project) == before
+    assert len(stored_code(project)) == 2

@@ -101,3 +101,30 @@ def test_a_query_running_too_long_is_stopped_with_one_line(make_window, tmp_path
     assert "ran longer than the window allows" in message and "\n" not in message
     panel.set_filter("")  # the connection still answers afterwards
     assert panel.model.rowCount() > 0
+
+
+_CRASH_WRITE = """
+import os, sys
+from workbench.store import ProjectStore
+store = ProjectStore.open(sys.argv[1])
+for name in sys.argv[2:]:
+    store.rename_run(1, name)
+os._exit(0)
+"""
+
+
+def test_window_opening_a_restored_backup_beside_a_crash_log_keeps_the_backup(make_window, tmp_path, qtbot):
+    project = _train(tmp_path, "--vocab-size", "300")
+    backup = tmp_path / "backup.tokproj"
+    backup.write_bytes(project.read_bytes())
+    done = subprocess.run([sys.executable, "-c", _CRASH_WRITE, str(project), "after the backup", "again"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and Path(f"{project}-wal").stat().st_size > 0, done.stderr
+    log = Path(f"{project}-wal").read_bytes()
+    project.write_bytes(backup.read_bytes())  # the restore; the crash's -wal stays beside it
+    merges = _rows(backup, "SELECT * FROM merges ORDER BY rank")
+    window = make_window(project)
+    assert [r.name for r in window.session.runs()] == [r[0] for r in _rows(backup, "SELECT name FROM runs")]
+    assert _rows(project, "SELECT * FROM merges ORDER BY rank") == merges
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("sent.tokproj-wal.set-aside-")]
+    assert [p.read_bytes() for p in aside] == [log]

@@ -40,6 +40,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.store import schema
+
 LINEAGE_KEY = "file_lineage"
 
 #: Run inside every write transaction: the ``settings`` page with the marker lands in every WAL.
@@ -148,6 +150,7 @@ def _lineage(uri: str) -> dict | None:
     """The marker row as a dict, None when there is none; sqlite3.Error when unreadable."""
     conn = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:
+        schema.distrust_stored_code(conn)  # a crafted file's "settings" may be a view
         try:
             row = conn.execute("SELECT value FROM settings WHERE key = ?", (LINEAGE_KEY,)).fetchone()
         except sqlite3.OperationalError as e:

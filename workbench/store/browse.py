@@ -119,6 +119,12 @@ def _score_sql(owner, column: str) -> str:
     return f"wb_score({owner._scores_key}, {column})"
 
 
+def _specials_cte(ctes: list, params: list, specials: Sequence[int]) -> None:
+    """``specials(id)``: the special ids, one bound JSON parameter (never pasted into the SQL)."""
+    ctes.append("specials(id) AS (SELECT value FROM json_each(?))")
+    params.append(json.dumps([i for i in specials if type(i) is int]))
+
+
 def register_functions(conn: sqlite3.Connection) -> None:
     """Add the ``wb_*`` functions to a connection.
 
@@ -144,7 +150,8 @@ def sql_error(exc: sqlite3.Error) -> WorkbenchError:
     if "user-defined function raised exception" in text:
         return WorkbenchError("the regular expression took too long on a piece; simplify it")
     if "interrupted" in text:
-        return WorkbenchError("the query was cancelled")
+        return WorkbenchError("the query was stopped: it ran longer than the window allows (or was "
+                              "cancelled); narrow the filter or choose a smaller run")
     return WorkbenchError(f"the project file could not be read ({text})")
 
 
@@ -331,7 +338,7 @@ class MergeSource:
                 self._remade = frozenset(r[0] for r in self.conn.execute(
                     f"SELECT m.rank FROM {t.merges} m JOIN (SELECT new_id, min(rank) AS first FROM {t.merges} "
                     f"WHERE {t.owner} = ? GROUP BY new_id HAVING count(*) > 1) d ON d.new_id = m.new_id "
-                    f"WHERE m.{t.owner} = ? AND m.rank > d.first", (t.id, t.id)))
+                    f"WHERE m.{t.owner} = ? AND m.rank > d.first", (t.id, t.id)) if type(r[0]) is int)
         return self.scores is not None
 
     def score(self, token_id: int, rank: int | None = None) -> float | None:
@@ -413,6 +420,9 @@ class MergeSource:
             where.append("m.rank <= ?")
             where_params.append(int(upto))
         key = self._order_expr(order, join)
+        if order == "score" and self._remade:
+            ctes.append("remade(rank) AS (SELECT value FROM json_each(?))")
+            params.append(json.dumps(sorted(self._remade)))
         sql = (("WITH " + ", ".join(ctes) + " ") if ctes else "") + \
               f"SELECT {what.format(key=key)} FROM {t.merges} m {' '.join(joins.values())} " \
               f"WHERE {' AND '.join(where)}"
@@ -428,8 +438,8 @@ class MergeSource:
             return "m.new_id"
         if order == "score":
             score = _score_sql(self, "m.new_id")
-            if self._remade:  # ints from the file, so they can be part of the SQL text
-                score = f"(CASE WHEN m.rank IN ({','.join(map(str, sorted(self._remade)))}) THEN NULL ELSE {score} END)"
+            if self._remade:  # the ranks are a bound parameter (a CTE of :meth:`_select`)
+                score = f"(CASE WHEN m.rank IN remade THEN NULL ELSE {score} END)"
             return score
         if order == "bytes":
             if t.is_run:
@@ -654,7 +664,9 @@ class VocabSource:
     # ---- sizes ------------------------------------------------------------------------------------
     def max_key(self) -> int:
         t = self.t
-        row = self.conn.execute(f"SELECT max(id) FROM {t.vocab} WHERE {t.owner} = ?", (t.id,)).fetchone()
+        # An id stored as text (a crafted file) sorts after every number: it is no id.
+        row = self.conn.execute(f"SELECT max(id) FROM {t.vocab} WHERE {t.owner} = ? AND typeof(id) = 'integer'",
+                                (t.id,)).fetchone()
         return -1 if row is None or row[0] is None else int(row[0])
 
     def count(self) -> int:
@@ -672,9 +684,9 @@ class VocabSource:
             return "v.kind"
         ctes.append("made(id) AS MATERIALIZED (SELECT DISTINCT new_id FROM ref_merges WHERE ref_id = ?)")
         params.append(t.id)
-        specials = ",".join(str(i) for i in self._specials) or "NULL"
+        _specials_cte(ctes, params, self._specials)
         # Imported vocabularies may leave ids without a piece (cl100k skips a few): "unused".
-        return (f"(CASE WHEN v.id IN ({specials}) THEN 'special' WHEN v.id IN made THEN 'merge' "
+        return ("(CASE WHEN v.id IN specials THEN 'special' WHEN v.id IN made THEN 'merge' "
                 "WHEN length(v.piece) = 0 THEN 'unused' ELSE 'base' END)")
 
     def _select(self, query: VocabQuery | None, order: str, *, after: int | None, upto: int | None,
@@ -825,7 +837,8 @@ class PieceSource(VocabSource):
             self.byte_ids = self._byte_block()
         if self.t.is_run:
             self._specials = tuple(r[0] for r in conn.execute(
-                "SELECT id FROM vocab WHERE run_id = ? AND kind = 'special' ORDER BY id", (self.t.id,)))
+                "SELECT id FROM vocab WHERE run_id = ? AND kind = 'special' ORDER BY id", (self.t.id,))
+                if type(r[0]) is int)
         if self.scores is not None:
             # A special token's 0.0 is a placeholder, not a log probability: it sorts as "none".
             specials = set(self._specials)
@@ -837,6 +850,8 @@ class PieceSource(VocabSource):
         t = self.t
         for (start,) in self.conn.execute(f"SELECT id FROM {t.vocab} WHERE {t.owner} = ? AND piece = ? "
                                           "ORDER BY id", (t.id, b"\x00")).fetchall():
+            if type(start) is not int:
+                continue
             rows = self.conn.execute(f"SELECT piece FROM {t.vocab} WHERE {t.owner} = ? AND id BETWEEN ? AND ? "
                                      "ORDER BY id", (t.id, start, start + 255)).fetchall()
             if [bytes(r[0]) for r in rows] == [bytes([b]) for b in range(256)]:
@@ -844,10 +859,13 @@ class PieceSource(VocabSource):
         return range(0)
 
     def _kind_expr(self, ctes: list, params: list) -> str:
-        specials = ",".join(str(i) for i in self._specials) or "NULL"
-        byte = (f"WHEN v.id BETWEEN {self.byte_ids.start} AND {self.byte_ids.stop - 1} THEN 'byte' "
-                if self.byte_ids else "")
-        return (f"(CASE WHEN v.id IN ({specials}) THEN 'special' {byte}"
+        _specials_cte(ctes, params, self._specials)
+        byte = ""
+        if self.byte_ids:  # the expression is used more than once: its bounds live in a CTE too
+            ctes.append("byte_block(first, last) AS (SELECT ?, ?)")
+            params += [self.byte_ids.start, self.byte_ids.stop - 1]
+            byte = "WHEN v.id BETWEEN (SELECT first FROM byte_block) AND (SELECT last FROM byte_block) THEN 'byte' "
+        return (f"(CASE WHEN v.id IN specials THEN 'special' {byte}"
                 "WHEN length(v.piece) = 0 THEN 'unused' ELSE 'normal' END)")
 
     def _kind_of(self, token_id: int, piece: bytes) -> str:

@@ -6,6 +6,8 @@ it. So the checks run in this order, each one weaker than the next:
 
 1. :func:`read_header` reads the 100-byte SQLite header with plain ``open()``: magic, page size,
    page count versus file size (truncation), application id, schema version.
+   :func:`refuse_linked_side_files` and :func:`set_aside_foreign_wal` come next: a ``-wal``
+   written for another database (:mod:`workbench.store.wal`) is moved aside before SQLite sees it.
 2. :func:`probe` opens a ``mode=ro`` URI connection and re-reads application id, ``user_version``
    and the table list (authoritative even when recent commits still sit in a ``-wal`` file).
 
@@ -16,16 +18,19 @@ Only then does :mod:`workbench.store.project` open for writing. It also decides 
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import sqlite3
 import stat
+import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.errors import WorkbenchError
-from workbench.store import schema
+from workbench.store import schema, wal
 
 MAGIC = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -95,6 +100,40 @@ def read_header(path: Path) -> Header:
         file_size=size,
         needs_checkpoint=needs_checkpoint,
     )
+
+
+def refuse_linked_side_files(path: Path) -> None:
+    """A ``-wal``/``-shm``/``-journal`` that is a symbolic link: SQLite refuses to open through it
+    (a link could make it write elsewhere); say that the link is the reason."""
+    for suffix in SIDE_FILES:
+        side = Path(f"{path}{suffix}")
+        if side.is_symlink():
+            raise WorkbenchError(
+                f"{side} is a symbolic link, and a project's side files must be real files (SQLite will "
+                f"not write through a link); remove the link, or put the file it points to in its place, "
+                f"and open {path.name} again.")
+
+
+def set_aside_foreign_wal(path: Path, header: Header) -> str:
+    """Move a stale ``-wal`` written for another database out of the way; the line to tell, or "".
+
+    Nothing is judged while another process has the file open (its WAL is live).
+    """
+    log = Path(f"{path}-wal")
+    try:
+        if not log.exists() or log.stat().st_size == 0 or wal.in_use(path):
+            return ""
+        reason = wal.foreign_reason(path, header.page_size, header.needs_checkpoint, file_uri)
+    except OSError as e:
+        raise WorkbenchError(f"Cannot read {log} ({e.strerror}); check its permissions.") from None
+    if reason is None:
+        return ""
+    try:
+        return wal.set_aside(path, reason)
+    except OSError as e:
+        raise WorkbenchError(f"{log} was not written for {path.name} ({reason}) and cannot be moved aside "
+                             f"({e.strerror}); move it out of the folder yourself, then open the project "
+                             "again.") from None
 
 
 def _wal_frames(path: Path, page_size: int) -> bool:
@@ -192,14 +231,47 @@ def file_uri(path: Path, **params: str) -> str:
     return f"file:{urllib.parse.quote(str(path.absolute()))}" + (f"?{query}" if query else "")
 
 
+class Connection(sqlite3.Connection):
+    """An SQLite connection whose statements can be given a time limit (:meth:`limit_queries`).
+
+    SQLite calls the progress handler every 100 virtual-machine steps (a Python function a query
+    calls per row, a regex filter, makes steps slow); it stops the
+    statement once the time since the last :meth:`execute` passes the limit, or at once after
+    :meth:`cancel` (which any thread may call). Stopped statements raise ``sqlite3.OperationalError``
+    ("interrupted"). Python functions a query calls (a regex filter) count towards the time but
+    are not cut short themselves; ``executemany`` and cursors' own ``execute`` are not limited.
+    """
+
+    _limit: float | None = None
+    _deadline: float = math.inf
+
+    def limit_queries(self, seconds: float) -> None:
+        self._limit = float(seconds)
+        self.set_progress_handler(self._progress, 100)
+
+    def cancel(self) -> None:
+        self._deadline = -math.inf
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        if self._limit is not None:
+            self._deadline = time.monotonic() + self._limit
+        return super().execute(sql, parameters)
+
+    def _progress(self) -> int:
+        return 1 if time.monotonic() > self._deadline else 0
+
+
 def connect(path: Path, mode: str) -> sqlite3.Connection:
     """A connection in autocommit mode: the store writes ``BEGIN IMMEDIATE`` itself.
 
     ``mode`` is ``"ro"``, ``"rw"`` or ``"rwc"``. ``check_same_thread=False`` lets a store built
-    on one thread be used on another (never on two at once).
+    on one thread be used on another (never on two at once). No SQL stored in the file runs
+    through it (:func:`schema.distrust_stored_code`).
     """
-    return sqlite3.connect(file_uri(path, mode=mode), uri=True, isolation_level=None,
-                           timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+    conn = sqlite3.connect(file_uri(path, mode=mode), uri=True, isolation_level=None,
+                           timeout=BUSY_TIMEOUT_S, check_same_thread=False, factory=Connection)
+    schema.distrust_stored_code(conn)
+    return conn
 
 
 def connect_readonly(path: Path) -> sqlite3.Connection:
@@ -217,7 +289,8 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
         if os.access(path.parent, os.W_OK):
             raise
     conn = sqlite3.connect(file_uri(path, mode="ro", immutable="1"), uri=True,
-                           isolation_level=None, check_same_thread=False)
+                           isolation_level=None, check_same_thread=False, factory=Connection)
+    schema.distrust_stored_code(conn)
     conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     return conn
 
@@ -233,7 +306,21 @@ def probe(path: Path, conn: sqlite3.Connection) -> int:
     check_identity(path, app_id, version)
     if version == schema.current_version():
         check_tables(path, tables)
+    try:
+        _foreign, altered = schema.unknown_objects(conn, version)
+    except sqlite3.DatabaseError as e:
+        raise open_error(path, e) from None
+    refuse_altered(path, altered)
     return version
+
+
+def refuse_altered(path: Path, altered: list[str]) -> None:
+    """Our tables defined otherwise (extra columns computed by SQL, other constraints): refused."""
+    if altered:
+        names = ", ".join(repr(n)[:40] for n in altered[:5])
+        raise WorkbenchError(f"{path} is not a project this version can trust: its tables {names} are "
+                             "defined differently from what Tokenizer Workbench writes; open the original "
+                             "file or restore it from a backup.")
 
 
 def check_tables(path: Path, tables: set[str]) -> None:

@@ -36,7 +36,7 @@ from workbench.core.atomic import replacing
 from workbench.core.model import Tokenizer
 from workbench.core.unigram import PruningCheckpoint
 from workbench.errors import WorkbenchError
-from workbench.store import opening, queries, schema
+from workbench.store import opening, queries, schema, wal
 from workbench.store.rows import (
     RUN_STATUSES,
     CorpusRef,
@@ -88,9 +88,16 @@ class ProjectStore:
         self._owned_runs: set[int] = set()
         self._writers: weakref.WeakSet[RunWriter] = weakref.WeakSet()
         self._closed = False
+        self._stamped = False  # whether this session gave the file its WAL marker (wal.py)
         with _LIVE_LOCK:
             key = _live_key(path)
             _LIVE[key] = _LIVE.get(key, 0) + 1
+
+    def limit_queries(self, seconds: float) -> None:
+        """Stop any statement on this store's connection that runs longer than ``seconds``
+        (the window's reads: a query over crafted or huge data must not freeze it)."""
+        if isinstance(self._conn, opening.Connection):
+            self._conn.limit_queries(seconds)
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -113,12 +120,22 @@ class ProjectStore:
         with _LIVE_LOCK:
             already_open = _LIVE.get(_live_key(path), 0) > 0
         recovered = ""
+        wal_present = False
         if not already_open:  # checked when first opened; a raw read now would drop our locks
+            opening.refuse_linked_side_files(path)
             header = opening.read_header(path)
             opening.check_identity(path, header.application_id, header.user_version)
-            if header.needs_checkpoint:
+            set_aside = opening.set_aside_foreign_wal(path, header)
+            if set_aside:
+                NOTES.warning(set_aside)
+                if header.needs_checkpoint:  # what the file lacks was in that log: still truncated
+                    opening.read_header(path)
+            elif header.needs_checkpoint:
+                # The file's own log, left half copied by a full disk: the file is unreadable
+                # without finishing that copy, the one checkpoint a read-only open makes.
                 recovered = opening.recover_wal(path)
                 NOTES.warning(recovered)
+            wal_present = _wal_size(path) > 0
         try:
             ro = opening.connect_readonly(path)
         except sqlite3.Error as e:
@@ -150,14 +167,18 @@ class ProjectStore:
                 "file cannot be; copy it somewhere writable and open the copy.")
         note = recovered or (f"{path.name} is open read-only because {problem}; changes cannot be saved "
                              "(keep a copy in a writable folder to change it).")
-        if readonly and opening.write_problem(path) is None:
+        if readonly and opening.write_problem(path) is None and not wal_present:
             # Read-only by choice on a writable file: a read-write connection that refuses writes.
             # A mode=ro connection that finds no -shm file reads as if nobody else could write, and
-            # would never see the commits of a training process that starts later.
+            # would never see the commits of a training process that starts later. With a -wal
+            # already there the mode=ro connection stays: a read-write one would checkpoint that
+            # log into the file when it closes, and a read-only command never writes the file.
             ro.close()
             ro = opening.connect(path, "rw")
             ro.execute("PRAGMA query_only = ON")
             ro.execute("SELECT count(*) FROM sqlite_master").fetchone()  # join the WAL now
+        # Triggers, views or indexes the file carries stay inert here (the connection refuses to
+        # run them, and reads fire no trigger); the first writable open removes them and says so.
         return cls(path, ro, read_only=True, note=note)
 
     @classmethod
@@ -195,12 +216,20 @@ class ProjectStore:
             try:
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
                 opening.check_identity(path, schema.APPLICATION_ID, version)  # re-check under lock
+                # Code stored in the file goes before anything is written: a trigger would fire.
+                foreign, altered = schema.unknown_objects(conn, version)
+                opening.refuse_altered(path, altered)
+                for kind, name in foreign:
+                    conn.execute(f"DROP {kind.upper()} IF EXISTS {schema.quote_name(name)}")
                 upgraded = None
                 if version < schema.current_version():
                     upgraded = schema.upgrade(conn)
                     opening.check_tables(path, {r[0] for r in conn.execute(
                         "SELECT name FROM sqlite_master WHERE type='table'")})
                 conn.execute("COMMIT")
+                if foreign:
+                    NOTES.warning("%s carried %s that this app does not define, which could run SQL stored "
+                                  "in the file; removed them", path.name, schema.describe_objects(foreign))
                 if upgraded is not None and upgraded[0] > 0:
                     # Said once, when it happens: an older workbench refuses the file from now on.
                     NOTES.warning("%s was upgraded from project format %d to %d (older versions of the "
@@ -286,11 +315,18 @@ class ProjectStore:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                if self._stamped:
+                    conn.execute(wal.BUMP_LINEAGE)
+                else:
+                    wal.stamp_lineage(conn)
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            if not self._stamped:
+                self._stamped = True
+                wal.settle_lineage(conn)
         except sqlite3.DatabaseError as e:
             explained = self._explain(e)
             if explained is e:
@@ -706,6 +742,13 @@ def check_project_for_training(path: str | os.PathLike) -> None:
             raise WorkbenchError(f"{path} cannot take a new run: {problem}; copy it to a writable folder "
                                  "or train into a new project")
         store.check_integrity()
+
+
+def _wal_size(path: Path) -> int:
+    try:
+        return os.path.getsize(f"{path}-wal")
+    except OSError:
+        return 0
 
 
 class _ReadOnlyFallback(Exception):

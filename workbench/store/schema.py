@@ -216,3 +216,83 @@ def upgrade(conn: sqlite3.Connection) -> tuple[int, int]:
         # PRAGMA does not take bound parameters; ``target`` is an int we computed.
         conn.execute(f"PRAGMA user_version = {int(target)}")
     return old, target
+
+
+# ---- SQL stored in a file is never trusted ---------------------------------------------------------
+# A project is a document people send each other, and SQLite runs code a file carries: triggers
+# fire on our writes, views run when named. Our schema defines neither (nor any index but the
+# automatic ones of PRIMARY KEY and UNIQUE), so any such object came from elsewhere.
+
+
+def distrust_stored_code(conn: sqlite3.Connection) -> None:
+    """Make a statement that would fire a trigger or read through a view fail ("not authorized").
+
+    SQLite names the trigger or view responsible for each access it authorizes — and names a
+    ``WITH`` clause's table the same way, so the check is against the triggers and views the file
+    holds when the connection opens. Checked when a statement is prepared, not per row. A
+    writable open removes such objects (:func:`unknown_objects`); this guards read-only opens.
+    Left out: an object another program adds while the connection is open.
+    """
+    try:
+        stored = {name.lower() for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('trigger', 'view')")}
+    except sqlite3.DatabaseError:
+        stored = set()  # not readable: its schema cannot run either, opening reports the damage
+
+    def authorize(_action: int, _arg1: str | None, _arg2: str | None, _db: str | None,
+                  source: str | None) -> int:
+        return sqlite3.SQLITE_DENY if source is not None and source.lower() in stored else sqlite3.SQLITE_OK
+
+    conn.set_authorizer(authorize)
+
+
+def expected_objects(version: int) -> dict[str, tuple[str, str | None]]:
+    """``{name: (type, sql)}`` of every schema object a file of ``version`` has, as the migrations
+    make it (built in memory: the stored SQL text is exactly what the migrations wrote)."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        conn.execute("BEGIN")
+        for steps in MIGRATIONS[:version]:
+            for step in steps:
+                if callable(step):
+                    step(conn)
+                else:
+                    conn.execute(step)
+        return {name: (kind, sql) for kind, name, sql in
+                conn.execute("SELECT type, name, sql FROM sqlite_master")}
+    finally:
+        conn.close()
+
+
+def unknown_objects(conn: sqlite3.Connection, version: int) -> tuple[list[tuple[str, str]], list[str]]:
+    """``(foreign, altered)``: the triggers, views and indexes (type, name) this schema does not
+    define, and the names of our tables whose stored definition is not ours.
+
+    Extra tables are left alone: nothing reads them and a table runs no code.
+    """
+    expected = expected_objects(version)
+    foreign: list[tuple[str, str]] = []
+    altered: list[str] = []
+    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master"):
+        want = expected.get(name)
+        if kind == "table":
+            if want is not None and want != (kind, sql):
+                altered.append(name)
+        elif not (kind == "index" and sql is None) and want != (kind, sql):
+            foreign.append((kind, name))
+    return foreign, altered
+
+
+def quote_name(name: str) -> str:
+    """An SQL identifier for a name read from a file (identifiers cannot be bound parameters)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def describe_objects(objects: Sequence[tuple[str, str]]) -> str:
+    """"2 triggers and 1 view (wipe, v_runs)" — for the one line that tells the user."""
+    counts: dict[str, int] = {}
+    for kind, _name in objects:
+        counts[kind] = counts.get(kind, 0) + 1
+    parts = [f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in counts.items()]
+    names = ", ".join(repr(name)[:40] for _kind, name in objects[:5]) + (", …" if len(objects) > 5 else "")
+    return f"{' and '.join(parts)} ({names})"

@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
-from workbench.store import opening
+from workbench.store import opening, wal
 from workbench.store.writer import Batch
 
 _BUSY_ATTEMPTS = 6  # × opening.BUSY_TIMEOUT_S (5 s) each
@@ -91,6 +91,7 @@ def _commit(conn: sqlite3.Connection, batch: Batch, run: int) -> sqlite3.Error |
             conn.execute("BEGIN IMMEDIATE")
             try:
                 batch.write(conn, run)
+                conn.execute(wal.BUMP_LINEAGE)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:  # some errors (a full disk) roll back already

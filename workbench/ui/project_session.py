@@ -41,13 +41,20 @@ INSPECT_SESSION_NAME = V1_INSPECT_SESSION_NAME
 log = logging.getLogger(__name__)
 
 
+#: The longest one query on a window's read connection may run before it is stopped with a message.
+QUERY_LIMIT_S = 20.0
+
+
 def open_read(path: str | Path) -> ProjectStore:
     """A read-only connection to ``path`` for the calling thread (use it as a context manager).
 
     Read-only so that a view can never write by mistake; the training child and the short
-    writers of :func:`open_write` are the file's only writers.
+    writers of :func:`open_write` are the file's only writers. Every statement on it is stopped
+    after :data:`QUERY_LIMIT_S` seconds (the views turn that into one line under the filter).
     """
-    return ProjectStore.open(Path(path), readonly=True)
+    store = ProjectStore.open(Path(path), readonly=True)
+    store.limit_queries(QUERY_LIMIT_S)
+    return store
 
 
 @contextmanager

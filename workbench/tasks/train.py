@@ -23,11 +23,11 @@ from typing import Callable, Mapping, Sequence
 
 from workbench.core.bpe import BpeTrainer, TrainConfig
 from workbench.core.trainer import Trainer
-from workbench.corpus.counts import count_sources
+from workbench.corpus.counts import PARALLEL_COUNT_BYTES, count_sources
+from workbench.corpus.fingerprint import FileState
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.tasks.spec import CorpusFile, RunSpec
 
-PARALLEL_COUNT_BYTES = 8 << 20  # below this a second process costs more than it saves
 _NOTES = logging.getLogger("workbench.notes")  # one `note:` line each on the CLI's stderr
 _COLUMN_KINDS = ("csv", "tsv", "parquet")
 
@@ -234,13 +234,14 @@ def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: s
 
 def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str], *, sequences: str = "lines",
                 cache: bool = False, report: Callable[[Progress], None] | None = None,
-                should_stop: Callable[[], bool] | None = None):
+                should_stop: Callable[[], bool] | None = None, states: dict[str, FileState] | None = None):
     """``({pre-token: count}, sources)``; raises WorkbenchError when nothing is left to train on.
 
     With ``cache``, counts are reused from (and stored in) the count cache
     (:class:`~workbench.corpus.count_cache.CountCache`), keyed by each file's fingerprint and every
     setting that changes the counts, so training again with another size or algorithm starts merging
-    at once."""
+    at once. ``states`` receives the fingerprint of what was counted of each file (a file changed
+    while it was read fails the call: see :func:`~workbench.corpus.counts.count_sources`)."""
     if not sources:
         raise ConfigError("files", "no corpus files given: add .txt/.jsonl/.csv/.tsv/.gz files")
     total = sum(src.size for src in sources) or 1
@@ -258,7 +259,7 @@ def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str],
 
     counts = count_sources(sources, pretokenizer=pretokenizer, normalizer=normalizer, sequences=sequences,
                            cache=CountCache() if cache else None, workers=workers, progress=on_bytes,
-                           should_stop=should_stop)
+                           should_stop=should_stop, states=states)
     if not counts:
         raise WorkbenchError("the corpus is empty after pre-tokenization: nothing to train on")
     return counts, sources
@@ -295,7 +296,6 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     ``project`` overrides ``spec.project``. Raises ConfigError for a setting that cannot be used.
     ``count_cache`` reuses pre-token counts of files counted before with the same settings.
     """
-    from workbench.corpus import fingerprint
     from workbench.store import ProjectStore
 
     spec = spec.validate()
@@ -310,10 +310,11 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     # Check the project before the slow part (so a bad path fails at once), but read-only: a corpus
     # error found while counting must leave an existing project byte for byte as it was.
     project_path = check_project(target_project)
+    states: dict[str, FileState] = {}  # what was counted of each file: the fingerprint the run records
     try:
         counts, sources = count_words(open_sources(spec.files), COUNTED_AS.get(spec.model, spec.pretokenizer),
-                                      spec.normalizer,
-                                      sequences=spec.sequences, cache=count_cache, report=report, should_stop=stop)
+                                      spec.normalizer, sequences=spec.sequences, cache=count_cache,
+                                      report=report, should_stop=stop, states=states)
     except WorkbenchError:
         if stop():  # stopped while reading: whatever the partial read says, nothing was asked for
             return None, "cancelled"
@@ -331,9 +332,9 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     with ProjectStore.open(project_path, create=True) as store:
         corpus_ids = []
         for src in sources:
-            stat = os.stat(src.path)
-            corpus_ids.append(store.add_corpus(str(Path(src.path).resolve()), size=stat.st_size, mtime=stat.st_mtime,
-                                               fingerprint=fingerprint(src.path),
+            state = states[str(src.path)]
+            corpus_ids.append(store.add_corpus(str(Path(src.path).resolve()), size=state.size, mtime=state.mtime,
+                                               fingerprint=state.fingerprint,
                                                reader_options=src.reader_options()))
         settings = spec.settings()
         settings["word_types"] = trainer.word_types

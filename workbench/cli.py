@@ -359,9 +359,18 @@ def cmd_runs(args: argparse.Namespace) -> int:
     print(f"{'id':>4}  {'status':<11} {'vocab':>7} {'merges':>7}  {'started':<19}  name / settings")
     for r in runs:
         s = r.settings
-        summary = f"{s.get('units', '?')}, {s.get('pretokenizer', '?')}, tie-break {s.get('tie_break', '?')}"
-        print(f"{r.id:>4}  {r.status:<11} {r.vocab_size:>7} {r.merge_count:>7}  {_when(r.started):<19}  {r.name} ({summary})")
+        summary = (f"{_clip(s.get('units', '?'), 12)}, {_clip(s.get('pretokenizer', '?'), 40)}, "
+                   f"tie-break {_clip(s.get('tie_break', '?'), 16)}")
+        print(f"{r.id:>4}  {_clip(r.status, 11):<11} {r.vocab_size:>7} {r.merge_count:>7}  {_when(r.started):<19}  "
+              f"{_clip(r.name, 60)} ({summary})")
     return 0
+
+
+def _clip(value: object, width: int) -> str:
+    """A stored value as a short piece of one line: control characters escaped, anything longer
+    than ``width`` cut with "…" (a custom pattern can be a megabyte; ``--json`` keeps it whole)."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value)[: width + 1])
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _run_dict(r) -> dict:

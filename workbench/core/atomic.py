@@ -90,9 +90,12 @@ def replacing(dest: Path, *, side_suffixes: Sequence[str] = (), durable: bool = 
         if durable:
             _fsync_file(tmp)
         os.replace(tmp, dest)
-    except BaseException:
+    except BaseException as exc:
         for suffix in ("", *side_suffixes):
-            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # never there (ENOENT), or its folder is not one (ENOTDIR)
+                Path(f"{tmp}{suffix}").unlink()
+        if isinstance(exc, OSError) and str(exc.filename) == str(tmp):
+            raise _naming(exc, dest) from None  # the user asked for dest; the temporary is ours
         raise
     if durable:
         _fsync_dir(dest.parent)
@@ -107,11 +110,16 @@ class Staging:
     Folders created to hold the outputs are removed again unless a commit happened.
     """
 
-    def __init__(self, parent: Path) -> None:
+    def __init__(self, parent: Path, *, target: Path | None = None) -> None:
+        """``target``: the output the user named, for error lines (else ``parent``)."""
         self.created = _make_folders(Path(parent))
+        self.target = Path(target) if target is not None else Path(parent)
         try:
             self.folder = Path(parent) / _temp_name("export")
             os.mkdir(self.folder)  # not mkdtemp: its 0700 mode would stick to a committed folder
+        except OSError as exc:  # a read-only folder, a file where a folder should be: name the output
+            _remove_empty(self.created)
+            raise _naming(exc, self.target) from None
         except BaseException:
             _remove_empty(self.created)
             raise
@@ -139,7 +147,10 @@ class Staging:
         _pause_for_tests()
         folders = set()
         for staged, final in moves.items():
-            os.replace(staged, final)
+            try:
+                os.replace(staged, final)
+            except OSError as exc:
+                raise _naming(exc, final) from None
             self.committed = True
             folders.add(final.parent)
         for folder in folders:
@@ -179,6 +190,11 @@ def terminate_raises() -> Iterator[None]:
 
 
 # ---- helpers -----------------------------------------------------------------------------------
+def _naming(exc: OSError, path: Path) -> OSError:
+    """The same failure, naming the path the user gave instead of one of our temporaries."""
+    return type(exc)(exc.errno, exc.strerror or str(exc), str(path))
+
+
 def _temp_name(label: str) -> str:
     # A fresh name opened with "x"/mkdir, so the umask decides the mode (mkstemp would give 0600).
     return f"{TEMP_PREFIX}{label}.{os.getpid()}.{secrets.token_hex(4)}"

@@ -166,16 +166,23 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
 
     Options given apply to every file (folders are then refused: they would hide which files get
     them); without options, folders are walked and each file is sniffed. Any unusable file fails
-    the whole call, naming it (a run must not silently train on less than was asked for).
+    the whole call, naming it (a run must not silently train on less than was asked for) — except,
+    under ``on_bad_record="skip"``, files with no text in them (empty or only whitespace), which are
+    left out with a note.
     """
     from workbench.corpus import expand_paths, open_source
-    from workbench.corpus.source import unique_sources
+    from workbench.corpus.source import EmptyFile, Rejection, unique_sources
 
     if kind or field or column is not None or encoding:
-        sources, rejected = [], []  # type: ignore[var-annotated]
+        sources: list = []
+        rejected: list = []
         for p in paths:
-            src = open_source(p, kind=kind, field=field, column=column, encoding=encoding,
-                              on_bad_record=on_bad_record)
+            try:
+                src = open_source(p, kind=kind, field=field, column=column, encoding=encoding,
+                                  on_bad_record=on_bad_record)
+            except EmptyFile as exc:
+                rejected.append(Rejection.of(exc, Path(p)))
+                continue
             if field and src.kind != "jsonl":
                 raise ConfigError("files.field", f"{src.path}: a JSONL field does not apply to a {src.kind} file: "
                                   "train files that need different options separately")
@@ -186,11 +193,24 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
         sources = unique_sources(sources)  # a file named twice is read once (expand_paths does the same)
     else:
         sources, rejected = expand_paths(list(paths), on_bad_record=on_bad_record)
+    if on_bad_record == "skip" and sources and all(r.empty for r in rejected):
+        _note_left_out(rejected)
+        rejected = []
     if rejected:
         raise WorkbenchError(rejected[0] + (f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""))
     if not sources:
         raise ConfigError("files", "no corpus files given: name .txt/.jsonl/.csv/.tsv/.gz files or folders")
     return tuple(CorpusFile(str(s.path), s.kind, s.field, s.column, s.encoding, on_bad_record) for s in sources)
+
+
+def _note_left_out(empty: Sequence, shown: int = 3) -> None:
+    """One note per file left out for holding no text (the first few), then how many more."""
+    from workbench.corpus.source import shown_path
+
+    for rejection in empty[:shown]:
+        _NOTES.warning("%s: left out: the file holds no text (empty or only whitespace)", shown_path(rejection.path))
+    if len(empty) > shown:
+        _NOTES.warning("%d more files with no text left out", len(empty) - shown)
 
 
 def open_sources(files: Sequence[CorpusFile]) -> list:
@@ -201,6 +221,7 @@ def open_sources(files: Sequence[CorpusFile]) -> list:
     size is read here. A file with something left open (kind ``""``, no field) is sniffed for it.
     """
     from workbench.corpus import CorpusSource, detect_kind, open_source
+    from workbench.corpus.source import check_name
     from workbench.corpus.streams import os_error
 
     sources = []
@@ -211,6 +232,7 @@ def open_sources(files: Sequence[CorpusFile]) -> list:
                                        encoding=f.encoding, on_bad_record=f.on_bad_record))
             continue
         path = Path(f.path).expanduser()
+        check_name(path)
         try:
             size = path.stat().st_size
         except OSError as exc:

@@ -647,8 +647,13 @@ def cmd_count(args: argparse.Namespace) -> int:
         if rejected:
             raise WorkbenchError(rejected[0] + (f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""))
         settings = counts_settings(args.pretokenizer, args.normalize, args.sequences)
-        counts = count_sources(sources, pretokenizer=settings["pretokenizer"], normalizer=settings["normalizer"],
-                               sequences=settings["sequences"], cache=CountCache() if args.cache else None)
+        line = _progress_line("count")
+        try:
+            counts = count_sources(sources, pretokenizer=settings["pretokenizer"], normalizer=settings["normalizer"],
+                                   sequences=settings["sequences"], cache=CountCache() if args.cache else None,
+                                   progress=None if line is None else lambda done, total: line(done, total, "reading"))
+        finally:
+            _end_progress_line()
         write_counts_table(args.out, counts, settings)
     result = {"out": str(args.out), "distinct": len(counts), "tokens": sum(counts.values()), **settings}
     if args.json:

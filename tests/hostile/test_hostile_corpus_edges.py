@@ -114,6 +114,7 @@ def test_files_with_no_text_are_left_out_with_a_note_under_skip(tmp_path, text_f
     (lambda f: os.symlink(f / "gone.txt", f / "link.txt"), "link.txt: skipped: cannot read it (a link to "),
     (lambda f: os.symlink("loop.txt", f / "loop.txt"), "loop.txt: skipped: cannot read it (Too many levels"),
     (lambda f: os.mkfifo(f / "pipe.txt"), "pipe.txt: skipped: not a regular file"),
+    (lambda f: os.symlink(f.parent, f / "up"), "up: skipped: a link to a folder, which is not followed"),
 ])
 def test_an_entry_that_cannot_be_read_is_named_with_its_reason(tmp_path, text_file, make, says):
     """Before, these were left out without a word (a run trained on less than its folder)."""

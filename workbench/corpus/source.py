@@ -289,30 +289,27 @@ def walk_folder(root: Path) -> tuple[list[Path], list[Rejection]]:
     """The regular files under ``root`` in sorted order, and one line for each thing in the way.
 
     Hidden files and folders and Hadoop/Spark bookkeeping (``_SUCCESS``, ``_committed_…``,
-    ``.crc``) are left out. Links are followed (a folder reached twice, as through a link loop, is
-    walked once). A folder that cannot be listed, a link to nothing, a pipe or a device each
-    become a message with the system's reason — never a silent gap, nor "the folder has no files"
-    for a folder that could not be read.
+    ``.crc``) are left out. Links to files are followed; links to folders are not (one to ``/``
+    would walk the whole disk) but named, so the user can add that folder itself. A folder that
+    cannot be listed, a link to nothing, a link loop, a pipe or a device each become a message with
+    the system's reason — never a silent gap, nor "the folder has no files" for a folder that could
+    not be read.
     """
     files: list[Path] = []
     problems: list[Rejection] = []
-    walked: set[tuple[int, int]] = set()
 
     def unreadable(exc: OSError) -> None:
         where = exc.filename if exc.filename is not None else root
         problems.append(Rejection(f"{shown_path(where)}: cannot read the folder ({exc.strerror or exc}): "
                                   "check its permissions, or leave it out", path=str(where)))
 
-    for folder, subfolders, names in os.walk(root, onerror=unreadable, followlinks=True):
-        try:
-            st = os.stat(folder)
-            if (st.st_dev, st.st_ino) in walked:
-                subfolders[:] = []
-                continue
-            walked.add((st.st_dev, st.st_ino))
-        except OSError:
-            pass
+    for folder, subfolders, names in os.walk(root, onerror=unreadable):
         subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        for name in subfolders:
+            path = Path(folder) / name
+            if path.is_symlink():
+                problems.append(Rejection(f"{shown_path(path)}: skipped: a link to a folder, which is not followed: "
+                                          "add the folder it points to itself", path=str(path)))
         for name in sorted(names):
             if name.startswith((".", "_")):
                 continue

@@ -393,8 +393,16 @@ def cmd_runs(args: argparse.Namespace) -> int:
         if isinstance(stopped, dict):  # a pruning run cancelled early: its kept model is a cut
             summary += f"; cancelled at |V| {stopped.get('vocab_size')}, cut to {r.vocab_size}"
         merges = "—" if r.merges_nothing else r.merge_count
-        print(f"{r.id:>4}  {r.status:<11} {r.vocab_size:>7} {merges:>7}  {_when(r.started):<19}  {r.name} ({summary})")
+        print(f"{r.id:>4}  {_clip(r.status, 11):<11} {r.vocab_size:>7} {merges:>7}  {_when(r.started):<19}  "
+              f"{_clip(r.name, 60)} ({_clip(summary, 120)})")
     return 0
+
+
+def _clip(value: object, width: int) -> str:
+    """A stored value as a short piece of one line: control characters escaped, anything longer
+    than ``width`` cut with "…" (a custom pattern can be a megabyte; ``--json`` keeps it whole)."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value)[: width + 1])
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _run_dict(r) -> dict:
@@ -741,8 +749,13 @@ def cmd_count(args: argparse.Namespace) -> int:
         if rejected:
             raise WorkbenchError(rejected[0] + (f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""))
         settings = counts_settings(args.pretokenizer, args.normalize, args.sequences)
-        counts = count_sources(sources, pretokenizer=settings["pretokenizer"], normalizer=settings["normalizer"],
-                               sequences=settings["sequences"], cache=CountCache() if args.cache else None)
+        line = _progress_line("count")
+        try:
+            counts = count_sources(sources, pretokenizer=settings["pretokenizer"], normalizer=settings["normalizer"],
+                                   sequences=settings["sequences"], cache=CountCache() if args.cache else None,
+                                   progress=None if line is None else lambda done, total: line(done, total, "reading"))
+        finally:
+            _end_progress_line()
         write_counts_table(args.out, counts, settings)
     result = {"out": str(args.out), "distinct": len(counts), "tokens": sum(counts.values()), **settings}
     if args.json:

@@ -8,11 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from workbench.corpus import open_source
+from workbench.corpus import counts, open_source
 from workbench.corpus.count_cache import CountCache, default_cache_dir
 from workbench.corpus.counts import count_sources
 
 JSONL = '{"text": "alpha beta", "title": "one"}\n{"text": "gamma\\ndelta", "title": "two two"}\n'
+
+
+@pytest.fixture(autouse=True)
+def cache_small_files(monkeypatch):
+    """These files are tiny; in use, files under MIN_CACHED_BYTES are counted, not cached."""
+    monkeypatch.setattr(counts, "MIN_CACHED_BYTES", 0)
 
 
 @pytest.fixture

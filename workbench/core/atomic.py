@@ -3,6 +3,9 @@
 Three shapes, one rule (build beside the destination on the same file system, fsync, rename):
 
 * :func:`write_atomic` — one file from bytes (the merge browser's CSV tables, the count cache).
+  ``durable=False`` skips the fsyncs (still a temporary file and a rename, so no reader sees half a
+  file): for caches whose entries carry their own checksum, where a power loss may cost an entry
+  (read as a miss) but must not cost three disk flushes per entry.
 
 It lives in ``core`` (stdlib only) so that every layer — formats' exports, the store's Save As,
 corpus's counts tables and cache — uses this one writer.
@@ -59,36 +62,43 @@ def refuse_existing(paths: Iterable[Path], force: bool) -> None:
             raise WorkbenchError(f"{path} already exists: choose another output path or pass --force to replace it")
 
 
-def write_synced(path: Path, data: bytes) -> None:
+def write_synced(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Write ``data`` to a new file and fsync it, so a rename after this never exposes a short file."""
     with open(path, "xb") as handle:
         handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+        if durable:
+            handle.flush()
+            os.fsync(handle.fileno())
 
 
-def write_atomic(path: str | Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` all at once (the folder must exist)."""
-    with replacing(Path(path)) as tmp:
-        write_synced(tmp, data)
+def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` all at once (the folder must exist); ``durable=False``: see
+    the module docstring."""
+    with replacing(Path(path), durable=durable) as tmp:
+        write_synced(tmp, data, durable=False)  # replacing() fsyncs the finished file once
 
 
 @contextlib.contextmanager
-def replacing(dest: Path, *, side_suffixes: Sequence[str] = ()) -> Iterator[Path]:
+def replacing(dest: Path, *, side_suffixes: Sequence[str] = (), durable: bool = True) -> Iterator[Path]:
     """A fresh temporary path beside ``dest`` for the caller to fill; on success it is fsynced and
     renamed onto ``dest``, on any exception it is removed (with ``tmp + suffix`` side files such as
-    SQLite's ``-journal``)."""
+    SQLite's ``-journal``). ``durable=False`` renames without the two fsyncs."""
     dest = Path(dest)
     tmp = dest.with_name(_temp_name(dest.name) + ".partial")
     try:
         yield tmp
-        _fsync_file(tmp)
+        if durable:
+            _fsync_file(tmp)
         os.replace(tmp, dest)
-    except BaseException:
+    except BaseException as exc:
         for suffix in ("", *side_suffixes):
-            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # never there (ENOENT), or its folder is not one (ENOTDIR)
+                Path(f"{tmp}{suffix}").unlink()
+        if isinstance(exc, OSError) and str(exc.filename) == str(tmp):
+            raise _naming(exc, dest) from None  # the user asked for dest; the temporary is ours
         raise
-    _fsync_dir(dest.parent)
+    if durable:
+        _fsync_dir(dest.parent)
 
 
 class Staging:
@@ -100,11 +110,16 @@ class Staging:
     Folders created to hold the outputs are removed again unless a commit happened.
     """
 
-    def __init__(self, parent: Path) -> None:
+    def __init__(self, parent: Path, *, target: Path | None = None) -> None:
+        """``target``: the output the user named, for error lines (else ``parent``)."""
         self.created = _make_folders(Path(parent))
+        self.target = Path(target) if target is not None else Path(parent)
         try:
             self.folder = Path(parent) / _temp_name("export")
             os.mkdir(self.folder)  # not mkdtemp: its 0700 mode would stick to a committed folder
+        except OSError as exc:  # a read-only folder, a file where a folder should be: name the output
+            _remove_empty(self.created)
+            raise _naming(exc, self.target) from None
         except BaseException:
             _remove_empty(self.created)
             raise
@@ -132,7 +147,10 @@ class Staging:
         _pause_for_tests()
         folders = set()
         for staged, final in moves.items():
-            os.replace(staged, final)
+            try:
+                os.replace(staged, final)
+            except OSError as exc:
+                raise _naming(exc, final) from None
             self.committed = True
             folders.add(final.parent)
         for folder in folders:
@@ -172,6 +190,11 @@ def terminate_raises() -> Iterator[None]:
 
 
 # ---- helpers -----------------------------------------------------------------------------------
+def _naming(exc: OSError, path: Path) -> OSError:
+    """The same failure, naming the path the user gave instead of one of our temporaries."""
+    return type(exc)(exc.errno, exc.strerror or str(exc), str(path))
+
+
 def _temp_name(label: str) -> str:
     # A fresh name opened with "x"/mkdir, so the umask decides the mode (mkstemp would give 0600).
     return f"{TEMP_PREFIX}{label}.{os.getpid()}.{secrets.token_hex(4)}"

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
@@ -16,12 +18,22 @@ from workbench.core.count import (
 )
 from workbench.core.metrics import Progress, ShouldStop
 from workbench.core.normalize import make_normalizer
+from workbench.corpus.fingerprint import FileState, check_unchanged, file_state
 from workbench.errors import WorkbenchError
 
 # Each line (with its line break) is a sequence by default: what tokenizers' train(files) and
 # sentencepiece do, and what makes a count independent of how the corpus is cut into files and
 # partitions (so a cluster job gives the same table). "documents" keeps whole files / records.
 DEFAULT_SEQUENCES = "lines"
+PARALLEL_COUNT_BYTES = 8 << 20  # below this a second counting process costs more than it saves
+# Below this a file is counted rather than cached: counting 16 KB takes about what creating,
+# renaming and later reading back a cache entry does, and 100,000 tiny entries would only fill
+# the cache folder. Consecutive small files are counted together, as without a cache.
+MIN_CACHED_BYTES = 16 << 10
+# Test hook: "MARKER:K" pauses the first read that gets there before its K-th ~1 MB chunk (0: after
+# the fingerprint, before the first byte) until the file MARKER, created then, is deleted (a minute
+# at most), so a test can change the file at a known point of the read. Once per process.
+READ_PAUSE_ENV = "WORKBENCH_TEST_READ_PAUSE"
 
 
 def corpus_sources(paths_and_options: Sequence[tuple[str, Mapping]], fingerprints: Sequence[str] = ()):
@@ -83,14 +95,15 @@ def source_batches(src, *, pretokenizer: str, sequences: str = DEFAULT_SEQUENCES
 
     check_sequences(sequences)
     if src.kind == "text":
+        chunks = _paused_for_tests(iter_text(src, should_stop=should_stop))
         if sequences == "lines":
-            for chunk in iter_text(src, should_stop=should_stop):
+            for chunk in chunks:
                 yield split_lines(chunk)
         else:
-            for chunk in chunks_for(pretokenizer, iter_text(src, should_stop=should_stop)):
+            for chunk in chunks_for(pretokenizer, chunks):
                 yield [chunk]
         return
-    for docs in iter_documents(src, should_stop=should_stop):
+    for docs in _paused_for_tests(iter_documents(src, should_stop=should_stop)):
         if sequences == "lines":
             yield [line for doc in docs for line in split_lines(doc)]
         else:
@@ -101,7 +114,7 @@ def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[
                   progress: Callable[[int, int], None] | None = None,
                   should_stop: Callable[[], bool] | None = None,
                   sequences: str = DEFAULT_SEQUENCES, cache=None,
-                  check_tables: bool = True) -> dict[str, int]:
+                  check_tables: bool = True, states: dict[str, FileState] | None = None) -> dict[str, int]:
     """``{pre-token: count}`` over corpus sources, as training counts them.
 
     Running text is cut into sequences (``sequences="lines"`` or ``"documents"``, see
@@ -114,11 +127,21 @@ def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[
     ``progress(bytes_done, bytes_total)`` follows the reading. Used by training and by the merge
     browser's corpus statistics, so both see the same table; the order of first appearance over
     the sources in order is kept (the ``first-seen`` tie-break depends on it).
+
+    Every file read is fingerprinted before and checked after (:func:`~workbench.corpus.fingerprint.
+    check_unchanged`): a file written to while it was read fails the call with one line naming it —
+    its counts are neither returned nor cached. ``states`` receives each file's
+    :class:`~workbench.corpus.fingerprint.FileState` (by ``str(path)``), the fingerprint of exactly
+    what was counted, for the caller to record. With a cache, files under :data:`MIN_CACHED_BYTES`
+    are counted together as without one, and ``should_stop`` is asked before every file, so
+    100,000 small files are one linear, cancellable pass.
     """
     from workbench.corpus import iter_word_counts
-    from workbench.corpus.counts_table import check_counts_settings, read_counts_header
+    from workbench.corpus.counts_table import check_counts_settings, counts_settings, read_counts_header
 
     check_sequences(sequences)
+    stop = should_stop or (lambda: False)
+    seen: dict[str, FileState] = {} if states is None else states
     total = sum(getattr(src, "size", 0) for src in sources) or 1
     done = 0
 
@@ -128,7 +151,7 @@ def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[
         if progress is not None:
             progress(min(done, total), total)
 
-    def count(srcs: Sequence) -> dict[str, int]:
+    def count(srcs: Sequence, processes: int) -> dict[str, int]:
         def batches() -> Iterator[list[str]]:
             for src in srcs:
                 yield from source_batches(src, pretokenizer=pretokenizer, sequences=sequences,
@@ -136,40 +159,112 @@ def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[
 
         # Characters ≈ bytes for progress purposes; exact bytes are reported per file at the end.
         return count_batches(batches(), pretokenizer=pretokenizer, normalizer=tuple(normalizer),
-                             workers=workers, on_batch=on_bytes, should_stop=should_stop)
+                             workers=processes, on_batch=on_bytes, should_stop=should_stop)
+
+    def before(srcs: Sequence) -> dict[str, FileState]:
+        return {str(src.path): file_state(src.path) for src in srcs}
+
+    def after(taken: Mapping[str, FileState]) -> None:
+        if stop():
+            return  # a stopped count is never used nor cached
+        for path, state in taken.items():
+            check_unchanged(path, state)
+        seen.update(taken)
+
+    def read_unchanged(srcs: Sequence, processes: int) -> dict[str, int]:
+        taken = before(srcs)
+        try:
+            table = count(srcs, processes)
+        except WorkbenchError:
+            after(taken)  # a file cut mid-character is a file that changed, not a bad file
+            raise
+        after(taken)
+        return table
+
+    def uncached(srcs: Sequence) -> dict[str, int]:
+        if not srcs:
+            return {}
+        return read_unchanged(srcs, workers if sum(src.size for src in srcs) >= PARALLEL_COUNT_BYTES else 1)
 
     text_sources = [s for s in sources if s.kind != "wordcounts"]
     counts: dict[str, int] = {}
     if cache is None:
-        counts = count(text_sources) if text_sources else {}
+        counts = uncached(text_sources)
     else:
+        settings = counts_settings(pretokenizer, normalizer, sequences)
+        pending: list = []  # small files and files read under "skip", counted together in order
         for src in text_sources:
-            if getattr(src, "on_bad_record", "fail") == "skip":
-                # A cached table cannot say which records were skipped: read again, so the report is whole.
-                add_counts(counts, count([src]))
+            if stop():
+                return counts
+            # A cached table cannot say which records were skipped: read again, so the report is whole.
+            if src.size < MIN_CACHED_BYTES or getattr(src, "on_bad_record", "fail") == "skip":
+                pending.append(src)
                 continue
-            key = cache.key(src, pretokenizer=pretokenizer, normalizer=normalizer, sequences=sequences)
-            table = cache.get(key)
+            add_counts(counts, uncached(pending))
+            pending = []
+            if stop():
+                return counts
+            taken = before([src])
+            key = cache.key(src, pretokenizer=pretokenizer, normalizer=normalizer, sequences=sequences,
+                            settings=settings, file_fingerprint=taken[str(src.path)].fingerprint)
+            table = cache.get(key, label=str(src.path))
             if table is None:
-                table = count([src])
-                if should_stop is not None and should_stop():
+                # A file changed while it was read fails in read_unchanged, before anything is cached.
+                table = read_unchanged([src], workers if src.size >= PARALLEL_COUNT_BYTES else 1)
+                if stop():
                     return add_counts(counts, table)  # a partial count is never cached
                 cache.put(key, table)
             else:
+                seen.update(taken)  # the entry is the count of exactly these bytes
                 on_bytes(src.size)
             add_counts(counts, table)
+        add_counts(counts, uncached(pending))
     normalize = make_normalizer(tuple(normalizer))
     for src in sources:
         if src.kind == "wordcounts":
             if check_tables:
-                settings = read_counts_header(src)
-                if settings is not None:
-                    check_counts_settings(settings, pretokenizer, normalizer, sequences, where=str(src.path))
-            for word, n in iter_word_counts(src, should_stop=should_stop):
-                word = normalize(word)
-                counts[word] = counts.get(word, 0) + n
+                table_settings = read_counts_header(src)
+                if table_settings is not None:
+                    check_counts_settings(table_settings, pretokenizer, normalizer, sequences, where=str(src.path))
+            taken = before([src])
+            words: dict[str, int] = {}
+            try:
+                for word, n in iter_word_counts(src, should_stop=should_stop):
+                    word = normalize(word)
+                    words[word] = words.get(word, 0) + n
+            except WorkbenchError:
+                after(taken)
+                raise
+            after(taken)
+            add_counts(counts, words)
             on_bytes(src.size)
     return counts
+
+
+_PAUSED: list[bool] = []  # the hook pauses once per process
+
+
+def _paused_for_tests(items: Iterator) -> Iterator:
+    """``items``, with the pause of :data:`READ_PAUSE_ENV` before the chosen chunk (a no-op unset)."""
+    hook = os.environ.get(READ_PAUSE_ENV)
+    if not hook or _PAUSED:
+        yield from items
+        return
+    marker, _, at = hook.rpartition(":")
+    index = 0
+    while True:
+        if index == int(at) and not _PAUSED:
+            _PAUSED.append(True)
+            Path(marker).touch()
+            deadline = time.monotonic() + 60.0
+            while Path(marker).exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+        try:
+            item = next(items)
+        except StopIteration:
+            return
+        yield item
+        index += 1
 
 
 def add_counts(into: dict[str, int], more: Mapping[str, int]) -> dict[str, int]:

@@ -4,12 +4,23 @@ The project file stores this next to each corpus path, so re-opening a project c
 "this file changed since run 3 was trained" instead of silently training on different text. The
 size comes first so a changed file is usually spotted by :func:`fingerprint_matches` without
 hashing it.
+
+A fingerprint taken *before* a file is read says nothing about what the reader then saw: a file
+truncated mid-read and restored afterwards has its old fingerprint again, but the counts hold a
+tenth of it. :func:`file_state` before and :func:`check_unchanged` after a read close that gap:
+the file's status (size, inode, modification and change times in nanoseconds) must be the same
+at both ends and its bytes must hash the same. The change time cannot be set back by anyone
+(``utime`` moves it forward), so a change undone before the second hash is still seen. What is
+left: a change within one tick of the file system's clock *and* undone within it, on a file
+system whose change times are that coarse.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.corpus.streams import CHUNK_BYTES, os_error
@@ -21,16 +32,7 @@ def fingerprint(path: str | os.PathLike[str]) -> str:
     p = Path(path)
     if p.is_dir():
         raise WorkbenchError(f"{p}: is a folder, not a file: fingerprint the files inside")
-    digest = hashlib.sha256()
-    size = 0
-    try:
-        with open(p, "rb") as f:
-            while block := f.read(CHUNK_BYTES):
-                digest.update(block)
-                size += len(block)
-    except OSError as exc:
-        raise os_error(p, exc) from None
-    return f"{size}:sha256:{digest.hexdigest()}"
+    return _hashed(p)[0]
 
 
 def fingerprint_matches(path: str | os.PathLike[str], expected: str) -> bool:
@@ -46,3 +48,74 @@ def fingerprint_matches(path: str | os.PathLike[str], expected: str) -> bool:
         return fingerprint(p) == expected
     except WorkbenchError:
         return False
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A file's fingerprint and the status it had while it was hashed (see the module docstring)."""
+
+    fingerprint: str
+    size: int
+    mtime: float
+    status: tuple[int, ...]  # size, device, inode, mtime_ns, ctime_ns
+
+
+def _hashed(path: str | os.PathLike[str]) -> tuple[str, os.stat_result]:
+    """The fingerprint of a file and its status, the same before and after hashing (read through one
+    descriptor: no second path lookup); a file that changes while it is hashed is refused."""
+    try:  # O_NONBLOCK: a FIFO put in a file's place must not block the open
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise os_error(Path(path), exc) from None
+    try:
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode):
+            raise WorkbenchError(f"{path}: not a regular file: give a file")
+        digest = hashlib.sha256()
+        size = 0
+        while block := os.read(fd, CHUNK_BYTES):
+            digest.update(block)
+            size += len(block)
+        after = os.fstat(fd)
+    except OSError as exc:
+        raise os_error(Path(path), exc) from None
+    finally:
+        os.close(fd)
+    if _key(before) != _key(after) or size != after.st_size:
+        raise changed_error(Path(path), before.st_size, after.st_size)
+    return f"{size}:sha256:{digest.hexdigest()}", after
+
+
+def _key(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_size, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def file_state(path: str | os.PathLike[str]) -> FileState:
+    """The fingerprint of ``path`` with its status, taken before a read; a file that changes while
+    it is hashed is refused (see :func:`changed_error`)."""
+    digest, st = _hashed(path)
+    return FileState(digest, st.st_size, st.st_mtime, _key(st))
+
+
+def check_unchanged(path: str | os.PathLike[str], before: FileState) -> None:
+    """Raise :func:`changed_error` unless ``path`` is as :func:`file_state` found it before the read."""
+    try:
+        digest, st = _hashed(path)
+    except WorkbenchError:  # gone, unreadable, or changing right now: all mean "changed"
+        raise changed_error(Path(path), before.size, _size_now(path)) from None
+    if _key(st) != before.status or digest != before.fingerprint:
+        raise changed_error(Path(path), before.size, st.st_size)
+
+
+def _size_now(path: str | os.PathLike[str]) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def changed_error(path: Path, size_before: int, size_after: int) -> WorkbenchError:
+    """One line for a file written to while it was read: nothing read from it may be used."""
+    sizes = f"{size_before:,} → {size_after:,} bytes" if size_before != size_after else f"{size_after:,} bytes"
+    return WorkbenchError(f"{path}: the file changed while it was read ({sizes}): nothing read from it was "
+                          "used or cached; run again once nothing is writing to it")

@@ -14,6 +14,7 @@ import csv
 import io
 import logging
 import os
+import stat
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -39,6 +40,10 @@ _EXTENSIONS = {
 SUPPORTED = ".txt .jsonl .csv .tsv .parquet .counts .wordcounts.tsv (optionally .gz)"
 HEAD_BYTES = 64 * 1024
 _NOTES = logging.getLogger("workbench.notes")  # one line each on stderr in the CLI
+
+
+class EmptyFile(WorkbenchError):
+    """A file with no text in it (empty, or only whitespace): ``--on-bad-record skip`` leaves it out."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,23 @@ def detect_kind(path: Path) -> tuple[str | None, bool]:
     return kind, compressed
 
 
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """A path as a line of text can show it: bytes that are not UTF-8 (Linux allows any in a name)
+    as ``\\xNN``, so the message itself never fails to print, log or store."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def check_name(path: Path) -> None:
+    """Refuse a file whose name is not valid UTF-8 before anything reads it or stores it: a project
+    keeps corpus paths as text (and sends them to other machines), so such a name cannot be kept.
+    Left out: storing the raw bytes — a name the project could not show or open elsewhere."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise WorkbenchError(f"{shown_path(path)}: the file name is not valid UTF-8, so a project cannot "
+                             "record it: rename the file (for example with convmv -f latin1 -t utf-8)") from None
+
+
 def _decoded_head(path: Path, head: bytes, complete: bool, encoding: str | None) -> str:
     """Decode the sniffed head; an incremental decoder keeps a character cut at the end for later."""
     codec = encoding or "utf-8-sig"
@@ -115,6 +137,7 @@ def open_source(
     index). Only the head of the file is checked here; the rest is checked while reading.
     """
     p = Path(path).expanduser()
+    check_name(p)
     try:
         st = p.stat()
     except OSError as exc:
@@ -136,7 +159,7 @@ def open_source(
     if encoding is not None:
         encoding = sniff.check_encoding_name(encoding, p)
     if st.st_size == 0:
-        raise WorkbenchError(f"{p}: the file is empty: add a file with text in it")
+        raise EmptyFile(f"{p}: the file is empty: add a file with text in it")
     if kind == "parquet":
         return _open_parquet(p, st.st_size, column).with_policy(on_bad_record)
 
@@ -144,7 +167,7 @@ def open_source(
     complete = len(head) <= HEAD_BYTES
     head = head[:HEAD_BYTES]
     if not head:
-        raise WorkbenchError(f"{p}: the file is empty (nothing inside the gzip data): add a file with text in it")
+        raise EmptyFile(f"{p}: the file is empty (nothing inside the gzip data): add a file with text in it")
     reason = sniff.binary_reason(head, encoding)
     wide = sniff.utf16_without_bom(head) if reason else None
     if wide:
@@ -155,7 +178,7 @@ def open_source(
         raise WorkbenchError(f"{p}: looks binary, not text ({reason}): pick a text file ({SUPPORTED})")
     text = _decoded_head(p, head, complete, encoding)
     if complete and not text.strip():
-        raise WorkbenchError(f"{p}: contains only whitespace: add a file with text in it")
+        raise EmptyFile(f"{p}: contains only whitespace: add a file with text in it")
     if kind is None:
         kind = sniff.sniff_kind(text, complete)
 
@@ -262,10 +285,49 @@ def unique_sources(sources: Iterable[CorpusSource]) -> list[CorpusSource]:
     return kept
 
 
-def _is_hidden(path: Path, root: Path) -> bool:
-    """Hidden files, and Hadoop/Spark bookkeeping (``_SUCCESS``, ``_committed_…``, ``.crc``)."""
-    parts = path.relative_to(root).parts
-    return any(part.startswith(".") for part in parts) or parts[-1].startswith("_")
+def walk_folder(root: Path) -> tuple[list[Path], list[Rejection]]:
+    """The regular files under ``root`` in sorted order, and one line for each thing in the way.
+
+    Hidden files and folders and Hadoop/Spark bookkeeping (``_SUCCESS``, ``_committed_…``,
+    ``.crc``) are left out. Links to files are followed; links to folders are not (one to ``/``
+    would walk the whole disk) but named, so the user can add that folder itself. A folder that
+    cannot be listed, a link to nothing, a link loop, a pipe or a device each become a message with
+    the system's reason — never a silent gap, nor "the folder has no files" for a folder that could
+    not be read.
+    """
+    files: list[Path] = []
+    problems: list[Rejection] = []
+
+    def unreadable(exc: OSError) -> None:
+        where = exc.filename if exc.filename is not None else root
+        problems.append(Rejection(f"{shown_path(where)}: cannot read the folder ({exc.strerror or exc}): "
+                                  "check its permissions, or leave it out", path=str(where)))
+
+    for folder, subfolders, names in os.walk(root, onerror=unreadable):
+        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        for name in subfolders:
+            path = Path(folder) / name
+            if path.is_symlink():
+                problems.append(Rejection(f"{shown_path(path)}: skipped: a link to a folder, which is not followed: "
+                                          "add the folder it points to itself", path=str(path)))
+        for name in sorted(names):
+            if name.startswith((".", "_")):
+                continue
+            path = Path(folder) / name
+            try:
+                mode = os.stat(path).st_mode
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                if os.path.islink(path) and isinstance(exc, FileNotFoundError):
+                    reason = f"a link to {shown_path(os.readlink(path))}, which does not exist"
+                problems.append(Rejection(f"{shown_path(path)}: skipped: cannot read it ({reason})", path=str(path)))
+                continue
+            if stat.S_ISREG(mode):
+                files.append(path)
+            else:
+                problems.append(Rejection(f"{shown_path(path)}: skipped: not a regular file (a pipe, device or "
+                                          "socket): leave it out of the folder", path=str(path)))
+    return sorted(files), problems
 
 
 def is_sniffable_name(path: Path) -> bool:
@@ -295,18 +357,21 @@ class Rejection(str):
     path: str
     encoding: str | None
     bad_record: bool  # a record of the file is bad: the skip policy would read the rest
+    empty: bool  # the file holds no text: the skip policy leaves it out
 
-    def __new__(cls, message: str, *, path: str, encoding: str | None = None, bad_record: bool = False) -> Rejection:
+    def __new__(cls, message: str, *, path: str, encoding: str | None = None, bad_record: bool = False,
+                empty: bool = False) -> Rejection:
         self = super().__new__(cls, message)
         self.path = path
         self.encoding = encoding
         self.bad_record = bad_record
+        self.empty = empty
         return self
 
     @classmethod
     def of(cls, error: WorkbenchError, path: Path) -> Rejection:
         return cls(str(error), path=getattr(error, "path", str(path)), encoding=getattr(error, "encoding", None),
-                   bad_record=isinstance(error, BadRecord))
+                   bad_record=isinstance(error, BadRecord), empty=isinstance(error, EmptyFile))
 
 
 def expand_paths(
@@ -348,8 +413,9 @@ def expand_paths(
         if not p.is_dir():
             add(p)
             continue
-        found = sorted(f for f in p.rglob("*") if f.is_file() and not _is_hidden(f, p))
-        if not found:
+        found, problems = walk_folder(p)
+        messages.extend(problems)
+        if not found and not problems:
             messages.append(Rejection(f"{p}: the folder has no files: add a folder with {SUPPORTED} files", path=str(p)))
         for f in found:
             if kind is None and detect_kind(f)[0] is None and not f.name.startswith("part-"):

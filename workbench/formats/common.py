@@ -50,14 +50,24 @@ def read_bytes(path: Path) -> bytes:
         raise WorkbenchError(f"{path}: cannot read ({exc.strerror}): check permissions") from None
 
 
+def json_encoding(data: bytes) -> str:
+    """The encoding of JSON bytes as RFC 8259 (and RFC 4627 before it) lets a reader tell: a byte
+    order mark (UTF-8, UTF-16, UTF-32), else the pattern of zero bytes among the first four (JSON
+    starts with ASCII) — ``json.detect_encoding``. Editors on Windows save UTF-16 or a UTF-8 BOM."""
+    return json.detect_encoding(data)
+
+
 def load_json(data: bytes, name: str, what: str = "JSON") -> object:
-    """Parse JSON bytes; every way it can fail (syntax, encoding, 100,000-deep nesting, a
-    5,000-digit number) is one line naming the file."""
+    """Parse JSON bytes in UTF-8 (with or without a BOM), UTF-16 or UTF-32 (:func:`json_encoding`);
+    every way it can fail (syntax, encoding, 100,000-deep nesting, a 5,000-digit number) is one
+    line naming the file."""
+    encoding = json_encoding(data)
     try:
-        return json.loads(data.decode("utf-8-sig"))
+        return json.loads(data.decode(encoding))
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise WorkbenchError(f"{name} line {line}: not valid UTF-8 text: re-save the file as UTF-8") from None
+        shown = "UTF-8" if encoding.startswith("utf-8") else encoding.upper()
+        line = data[: exc.start].decode(encoding, "replace").count("\n") + 1
+        raise WorkbenchError(f"{name} line {line}: not valid {shown} text: re-save the file as UTF-8") from None
     except json.JSONDecodeError as exc:
         raise WorkbenchError(f"{name} line {exc.lineno}: invalid {what} ({exc.msg}): fix the file") from None
     except RecursionError:

@@ -16,7 +16,7 @@ import regex
 
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
-from workbench.formats.common import check_regular, load_json, read_bytes, validate_tokenizer
+from workbench.formats.common import check_regular, json_encoding, load_json, read_bytes, validate_tokenizer
 from workbench.formats.gpt2_files import read_gpt2
 from workbench.formats.hf_json import read_hf_json
 from workbench.formats.spm_model import read_spm_model
@@ -68,7 +68,7 @@ def detect_format(path: str | Path) -> str:
     if name.endswith(".model") or _looks_like_model_proto(head):
         return SPM_MODEL
     first = next((line for line in head.split(b"\n") if line.strip()), b"")
-    if head.lstrip().startswith(b"{"):
+    if _starts_json_object(head):
         return _json_kind(path)
     if first.startswith(b"#version"):
         return "gpt2"
@@ -93,6 +93,12 @@ def _looks_like_model_proto(head: bytes) -> bool:
     """A SentencePiece ModelProto starts with its first piece: field 1 (``0x0a``), a length, then
     the piece message whose own field 1 (``0x0a``) is the piece text (``<unk>`` in practice)."""
     return len(head) > 4 and head[0] == 0x0A and head[2] == 0x0A and b"<unk>" in head[:64]
+
+
+def _starts_json_object(head: bytes) -> bool:
+    """True when the file's text starts with ``{`` in any encoding JSON may come in (a BOM, UTF-16)."""
+    text = head.decode(json_encoding(head), "ignore")  # "ignore": the head may end mid-character
+    return text.lstrip("\ufeff \t\r\n").startswith("{")
 
 
 def _json_kind(path: Path) -> str:

@@ -228,7 +228,7 @@ def export_tokenizer(
     texts = _sample_texts(tokenizer, sample)
     # The GPT-2 pair is a folder of its own: it is staged whole beside out_path and renamed into
     # place, so a failed export leaves neither an empty folder nor a temporary one.
-    with Staging(out_path.parent if fmt == "gpt2" else finals[0].parent) as staging:
+    with Staging(out_path.parent if fmt == "gpt2" else finals[0].parent, target=out_path) as staging:
         staged = [staging.stage(final.name, data) for final, data in zip(finals, files)]
         checks = _VERIFIERS[fmt](tokenizer, staged, texts, notes)
         if fmt == "gpt2":

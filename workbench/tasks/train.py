@@ -23,14 +23,13 @@ from typing import Callable, Mapping, Sequence
 
 from workbench.core.bpe import TrainConfig
 from workbench.core.trainer import Trainer
-from workbench.corpus.counts import count_sources
+from workbench.corpus.counts import PARALLEL_COUNT_BYTES, count_sources
+from workbench.corpus.fingerprint import FileState
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.tasks.models import FAMILIES, TrainerFactory, family, family_of, unigram_words
 from workbench.tasks.spec import CorpusFile, RunSpec
 
 __all__ = ["COUNTED_AS", "TRAINERS", "Progress", "train_run", "unigram_words", "step_value"]
-
-PARALLEL_COUNT_BYTES = 8 << 20  # below this a second process costs more than it saves
 _NOTES = logging.getLogger("workbench.notes")  # one `note:` line each on the CLI's stderr
 _COLUMN_KINDS = ("csv", "tsv", "parquet")
 
@@ -125,16 +124,23 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
 
     Options given apply to every file (folders are then refused: they would hide which files get
     them); without options, folders are walked and each file is sniffed. Any unusable file fails
-    the whole call, naming it (a run must not silently train on less than was asked for).
+    the whole call, naming it (a run must not silently train on less than was asked for) — except,
+    under ``on_bad_record="skip"``, files with no text in them (empty or only whitespace), which are
+    left out with a note.
     """
     from workbench.corpus import expand_paths, open_source
-    from workbench.corpus.source import unique_sources
+    from workbench.corpus.source import EmptyFile, Rejection, unique_sources
 
     if kind or field or column is not None or encoding:
-        sources, rejected = [], []  # type: ignore[var-annotated]
+        sources: list = []
+        rejected: list = []
         for p in paths:
-            src = open_source(p, kind=kind, field=field, column=column, encoding=encoding,
-                              on_bad_record=on_bad_record)
+            try:
+                src = open_source(p, kind=kind, field=field, column=column, encoding=encoding,
+                                  on_bad_record=on_bad_record)
+            except EmptyFile as exc:
+                rejected.append(Rejection.of(exc, Path(p)))
+                continue
             if field and src.kind != "jsonl":
                 raise ConfigError("files.field", f"{src.path}: a JSONL field does not apply to a {src.kind} file: "
                                   "train files that need different options separately")
@@ -145,11 +151,24 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
         sources = unique_sources(sources)  # a file named twice is read once (expand_paths does the same)
     else:
         sources, rejected = expand_paths(list(paths), on_bad_record=on_bad_record)
+    if on_bad_record == "skip" and sources and all(r.empty for r in rejected):
+        _note_left_out(rejected)
+        rejected = []
     if rejected:
         raise WorkbenchError(rejected[0] + (f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""))
     if not sources:
         raise ConfigError("files", "no corpus files given: name .txt/.jsonl/.csv/.tsv/.gz files or folders")
     return tuple(CorpusFile(str(s.path), s.kind, s.field, s.column, s.encoding, on_bad_record) for s in sources)
+
+
+def _note_left_out(empty: Sequence, shown: int = 3) -> None:
+    """One note per file left out for holding no text (the first few), then how many more."""
+    from workbench.corpus.source import shown_path
+
+    for rejection in empty[:shown]:
+        _NOTES.warning("%s: left out: the file holds no text (empty or only whitespace)", shown_path(rejection.path))
+    if len(empty) > shown:
+        _NOTES.warning("%d more files with no text left out", len(empty) - shown)
 
 
 def open_sources(files: Sequence[CorpusFile]) -> list:
@@ -160,6 +179,7 @@ def open_sources(files: Sequence[CorpusFile]) -> list:
     size is read here. A file with something left open (kind ``""``, no field) is sniffed for it.
     """
     from workbench.corpus import CorpusSource, detect_kind, open_source
+    from workbench.corpus.source import check_name
     from workbench.corpus.streams import os_error
 
     sources = []
@@ -170,6 +190,7 @@ def open_sources(files: Sequence[CorpusFile]) -> list:
                                        encoding=f.encoding, on_bad_record=f.on_bad_record))
             continue
         path = Path(f.path).expanduser()
+        check_name(path)
         try:
             size = path.stat().st_size
         except OSError as exc:
@@ -193,13 +214,14 @@ def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: s
 
 def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str], *, sequences: str = "lines",
                 cache: bool = False, report: Callable[[Progress], None] | None = None,
-                should_stop: Callable[[], bool] | None = None):
+                should_stop: Callable[[], bool] | None = None, states: dict[str, FileState] | None = None):
     """``({pre-token: count}, sources)``; raises WorkbenchError when nothing is left to train on.
 
     With ``cache``, counts are reused from (and stored in) the count cache
     (:class:`~workbench.corpus.count_cache.CountCache`), keyed by each file's fingerprint and every
     setting that changes the counts, so training again with another size or algorithm starts merging
-    at once."""
+    at once. ``states`` receives the fingerprint of what was counted of each file (a file changed
+    while it was read fails the call: see :func:`~workbench.corpus.counts.count_sources`)."""
     if not sources:
         raise ConfigError("files", "no corpus files given: add .txt/.jsonl/.csv/.tsv/.gz files")
     total = sum(src.size for src in sources) or 1
@@ -217,7 +239,7 @@ def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str],
 
     counts = count_sources(sources, pretokenizer=pretokenizer, normalizer=normalizer, sequences=sequences,
                            cache=CountCache() if cache else None, workers=workers, progress=on_bytes,
-                           should_stop=should_stop)
+                           should_stop=should_stop, states=states)
     if not counts:
         raise WorkbenchError("the corpus is empty after pre-tokenization: nothing to train on")
     return counts, sources
@@ -278,7 +300,6 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     ``project`` overrides ``spec.project``. Raises ConfigError for a setting that cannot be used.
     ``count_cache`` reuses pre-token counts of files counted before with the same settings.
     """
-    from workbench.corpus import fingerprint
     from workbench.store import ProjectStore
 
     spec = spec.validate()
@@ -292,10 +313,11 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     # Check the project before the slow part (so a bad path fails at once), but read-only: a corpus
     # error found while counting must leave an existing project byte for byte as it was.
     project_path = check_project(target_project)
+    states: dict[str, FileState] = {}  # what was counted of each file: the fingerprint the run records
     try:
         counts, sources = count_words(open_sources(spec.files), fam.counted_as or spec.pretokenizer,
-                                      spec.normalizer or (),
-                                      sequences=spec.sequences, cache=count_cache, report=report, should_stop=stop)
+                                      spec.normalizer or (), sequences=spec.sequences, cache=count_cache,
+                                      report=report, should_stop=stop, states=states)
     except WorkbenchError:
         if stop():  # stopped while reading: whatever the partial read says, nothing was asked for
             return None, "cancelled"
@@ -318,9 +340,9 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     with ProjectStore.open(project_path, create=True) as store:
         corpus_ids = []
         for src in sources:
-            stat = os.stat(src.path)
-            corpus_ids.append(store.add_corpus(str(Path(src.path).resolve()), size=stat.st_size, mtime=stat.st_mtime,
-                                               fingerprint=fingerprint(src.path),
+            state = states[str(src.path)]
+            corpus_ids.append(store.add_corpus(str(Path(src.path).resolve()), size=state.size, mtime=state.mtime,
+                                               fingerprint=state.fingerprint,
                                                reader_options=src.reader_options()))
         settings = spec.settings()
         settings["word_types"] = trainer.word_types

@@ -153,7 +153,7 @@ class ModelFamily:
         if settings.get("end_of_word") and self.uses("end_of_word"):
             parts.append(f"end-of-word {settings['end_of_word']}")
         pre = str(settings.get("pretokenizer", "?"))
-        parts.append(pre if len(pre) < 20 else "custom pre-tokenizer")
+        parts.append(pre if len(pre) <= 40 else pre[:39] + "…")  # a custom pattern can be a megabyte
         norm = ",".join(settings.get("normalizer") or []) or "none"
         if norm != "none":
             parts.append(f"normalizer {norm}")

@@ -374,7 +374,6 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
             error = str(exc) or type(exc).__name__
             raise
         finally:
-            gc.enable()
             if writer is not None:
                 try:
                     try:
@@ -389,7 +388,12 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
                 except Exception as exc:  # noqa: BLE001 - said in the run's status and error
                     error = error or f"could not store the trained model: {exc}"
                     status = "failed" if status == "finished" else status
-            store.finish_run(run_id, status, error=error, timings=_timings(started, counted, t0))
+            try:
+                store.finish_run(run_id, status, error=error, timings=_timings(started, counted, t0))
+            finally:
+                # Only now: the first collection after the loop walks every object the trainer
+                # made (~0.3 s with Unigram's lattices), which would delay the last batch and a cancel.
+                gc.enable()
         if report is not None:
             if event is not None:
                 report(_merge_progress(event, run_id, target, t0, time.monotonic(), eta))

@@ -66,10 +66,11 @@ UNK_CHAR = "\u2585"  # what SentencePiece puts in place of characters outside th
 UNK_PENALTY = 10.0  # unknown score = min piece score − 10 (SentencePiece's kUnkPenalty)
 META_PIECES = ("<unk>", "<s>", "</s>")  # SentencePiece's defaults: unk=0, bos=1, eos=2
 _EXPECTED_THRESHOLD = 0.5  # the M step drops pieces expected fewer times than this
-# Two Viterbi candidates closer than this may order differently in SentencePiece's float32 sums
-# (a line's score reaches ~ -10^4, where float32 steps are ~10^-3, and the two paths differ in a
-# few additions inside one word): such lines are redone exactly.
-_FRAGILE = 0.05
+
+
+def float32_step(magnitude: float) -> float:
+    """The spacing of float32 numbers at ``magnitude`` (its ulp; at least the one at 1.0)."""
+    return math.ldexp(1.0, max(math.frexp(magnitude)[1], 1) - 24)
 
 
 def byte_piece(b: int) -> str:
@@ -208,7 +209,8 @@ class UnigramModel:
         self.crosses_words = any(METASPACE in p[1:] for p in self.piece_id)
         self.dummy_prefix = tokenizer.pretokenizer == "metaspace"
         self.escape = tokenizer.pretokenizer in ("metaspace", "metaspace-noprefix")
-        self._cache: dict[str, tuple[tuple[int, ...], bool]] = {}
+        # word → (ids, closest call between two Viterbi candidates, the best path's score)
+        self._cache: dict[str, tuple[tuple[int, ...], float, float]] = {}
 
     # -- the lattice of one word
     def edges(self, word: str) -> list[tuple[int, int, int, float]]:
@@ -232,36 +234,39 @@ class UnigramModel:
         """The best segmentation as ``(start, end, id)``; SentencePiece's ties: first found wins."""
         return self._viterbi(word, exact=False)[0]
 
-    def _viterbi(self, word: str, exact: bool) -> tuple[list[tuple[int, int, int]], bool]:
-        """Segments and whether the word is *fragile*: two candidates came within
-        :data:`_FRAGILE` of each other, where SentencePiece's float32 sums over the whole line
-        (not ours, in double, per word) may decide the other way. ``exact`` adds in float32 as
-        SentencePiece does (use it on a whole line)."""
+    def _viterbi(self, word: str, exact: bool) -> tuple[list[tuple[int, int, int]], float, float]:
+        """Segments, the closest call (the smallest gap between two candidates for one position:
+        a near tie) and the best path's score.
+
+        ``exact`` computes as SentencePiece's ``EncodeOptimized`` does, which is what makes ids equal
+        to it on a whole line: every candidate is a float32 sum (a float32 score plus the float32
+        best score before it), compared with the stored float32 (strictly: of equal candidates the
+        one found first stays). Without ``exact`` everything is double (what Hugging Face
+        ``tokenizers`` does), per word."""
         n = len(word)
         best = [0.0] + [-math.inf] * n
         back: list[tuple[int, int] | None] = [None] * (n + 1)
-        fragile = False
+        gap = math.inf
         f32 = array("f", [0.0])
         unk_score = self.unk_score
         if exact:
             f32[0] = unk_score
             unk_score = f32[0]
         for s, e, pid, sc in self.edges(word):
-            if pid < 0:
-                sc = unk_score
-            cand = best[s] + sc
+            cand = best[s] + (unk_score if pid < 0 else sc)
             if exact:
                 f32[0] = cand
                 cand = f32[0]
-            if back[e] is None:
-                best[e] = cand
-                back[e] = (s, pid)
-                continue
-            if not exact and abs(cand - best[e]) < _FRAGILE:
-                fragile = True
-            if cand > best[e]:
-                best[e] = cand
-                back[e] = (s, pid)
+            if back[e] is not None:
+                d = cand - best[e]
+                if d <= 0:  # ties: the candidate found first stays
+                    if -d < gap:
+                        gap = -d
+                    continue
+                if d < gap:
+                    gap = d
+            best[e] = cand
+            back[e] = (s, pid)
         out: list[tuple[int, int, int]] = []
         e = n
         while e > 0:
@@ -272,7 +277,7 @@ class UnigramModel:
                 out.append((s, e, pid))
             e = s
         out.reverse()
-        return out, fragile
+        return out, gap, best[n]
 
     def segment(self, word: str) -> list[tuple[int, int, int]]:
         """How a word splits (SentencePiece's BPE overrides this)."""
@@ -287,24 +292,41 @@ class UnigramModel:
                 out.extend(self._unknown(word[s:e]))
         return tuple(out)
 
-    def encode_word(self, word: str) -> tuple[int, ...]:
-        """Ids of one word; ``()`` never — check :meth:`is_fragile` before trusting it in a line."""
+    def _word(self, word: str) -> tuple[tuple[int, ...], float, float]:
+        """(ids, closest call, best score) of one word, cached."""
         found = self._cache.get(word)
         if found is not None:
-            return found[0]
-        segments, fragile = self._viterbi(word, exact=False) if type(self) is UnigramModel else (
-            self.segment(word), False)
-        ids = self._ids(word, segments)
+            return found
+        if type(self) is UnigramModel:
+            segments, gap, score = self._viterbi(word, exact=False)
+        else:
+            segments, gap, score = self.segment(word), math.inf, 0.0
+        found = (self._ids(word, segments), gap, score)
         if len(self._cache) < 500_000:
-            self._cache[word] = (ids, fragile)
-        return ids
+            self._cache[word] = found
+        return found
 
-    def is_fragile(self, word: str) -> bool:
-        found = self._cache.get(word)
-        if found is None:
-            self.encode_word(word)
-            found = self._cache.get(word, ((), True))
-        return found[1]
+    def encode_word(self, word: str) -> tuple[int, ...]:
+        """Ids of one word on its own (in a line, see :meth:`line_is_fragile`)."""
+        return self._word(word)[0]
+
+    def line_is_fragile(self, words: Sequence[str]) -> bool:
+        """Whether SentencePiece's float32 sums over the line ``words`` may decide a near tie
+        differently from our per-word double sums, so the line must be redone as one float32
+        lattice (:meth:`encode`).
+
+        In the float32 lattice every stored best score is rounded to the float32 step at the line's
+        magnitude (at most the sum of the words' best scores); two candidates for one position in a
+        word of ``n`` characters start from the same stored score at the word's start and add at
+        most ``n`` pieces each, so float32 can only order them differently from double when they are
+        within ``(n + 2)`` steps. Words whose closest call is farther than that decide alike.
+        """
+        if type(self) is not UnigramModel:
+            return False
+        found = [self._word(w) for w in words]
+        magnitude = sum(-score for _ids, _gap, score in found if score < 0)
+        step = float32_step(magnitude)
+        return any(gap <= (len(w) + 2) * step for w, (_ids, gap, _score) in zip(words, found))
 
     def _unknown(self, text: str) -> list[int]:
         if self.byte_ids is not None:
@@ -327,13 +349,13 @@ class UnigramModel:
         """Word by word from the cache; a text with a near tie is redone as one float32 lattice,
         which is what SentencePiece computes, so ids match it exactly. ``float32=False`` keeps the
         per-word double sums that Hugging Face ``tokenizers`` computes (its ids on near ties)."""
-        out: list[int] = []
         words = self.words(text)
+        if float32 and self.line_is_fragile(words):
+            line = "".join(words)
+            return list(self._ids(line, self._viterbi(line, exact=True)[0]))
+        out: list[int] = []
         for word in words:
-            out.extend(self.encode_word(word))
-            if float32 and self.is_fragile(word):
-                line = "".join(words)
-                return list(self._ids(line, self._viterbi(line, exact=True)[0]))
+            out.extend(self._word(word)[0])
         return out
 
     def encode_spans(self, text: str, *, dummy_prefix: bool | None = None) -> list[tuple[int, int, int]]:
@@ -346,7 +368,7 @@ class UnigramModel:
         out: list[tuple[int, int, int]] = []
         pos = 0
         words = self.words(text, dummy_prefix=dummy)
-        if type(self) is UnigramModel and any(self.is_fragile(w) for w in words):
+        if self.line_is_fragile(words):
             words = ["".join(words)]
         for word in words:
             segments = self._viterbi(word, exact=len(words) == 1)[0] if type(self) is UnigramModel else (

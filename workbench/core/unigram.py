@@ -730,6 +730,9 @@ class UnigramTrainer:
                 for ch, k in Counter(word).items():
                     chars[ch] += k * count
         chars.pop(UNK_CHAR, None)
+        # NUL is never a piece: sentencepiece cannot load a model with one (and its trainer skips
+        # NUL when it counts characters); it stays in the text as an unknown character.
+        has_nul = bool(chars.pop("\x00", 0))
         total = sum(chars.values())
         self.required: dict[str, int] = {}
         covered = 0
@@ -746,8 +749,9 @@ class UnigramTrainer:
                 f"{config.vocab_size} is below what the corpus needs: {len(self.required):,} characters "
                 f"(--character-coverage {config.character_coverage:g}) + {self._n_meta} reserved ids = "
                 f"{len(self.required) + self._n_meta:,}; raise the vocabulary size or lower the character coverage")
-        if len(self.required) < len(chars):
+        if len(self.required) < len(chars) or has_nul:
             table = {ord(ch): UNK_CHAR for ch in chars if ch not in self.required}
+            table[0] = UNK_CHAR
             merged: Counter = Counter()
             for word, count in words.items():
                 merged[word.translate(table)] += count

@@ -120,8 +120,11 @@ MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
             "special_tokens": ()},
     "wordpiece": {"units": "chars", "pretokenizer": "bert", "normalizer": ("bert",), "tie_break": "hf",
                   "special_tokens": ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")},
-    "unigram": {"units": "chars", "pretokenizer": "metaspace", "normalizer": (), "tie_break": "hf",
-                "special_tokens": ()},
+    # SentencePiece's own clean-up, which its .model and a tokenizer.json both express exactly:
+    # control characters removed, invisible spaces read as spaces (NMT rules, without NFKC), no
+    # leading/trailing spaces and a run of spaces as one (remove_extra_whitespaces).
+    "unigram": {"units": "chars", "pretokenizer": "metaspace", "normalizer": ("nmt", "spm-whitespace"),
+                "tie_break": "hf", "special_tokens": ()},
 }
 
 _SETTING_NAMES = {

@@ -82,21 +82,26 @@ def _wordpiece_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
         pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer)))
 
 
-def unigram_words(line: str) -> list[str]:
+def unigram_words(line: str, normalize: Callable[[str], str] | None = None) -> list[str]:
     """One counted line as the Unigram trainer cuts it: SentencePiece's words — a dummy ▁ before the
-    line, spaces as ▁, a new word at every ▁ (what ``sentencepiece`` trains on)."""
+    line, spaces as ▁, a new word at every ▁ (what ``sentencepiece`` trains on). ``normalize`` runs
+    on the line without its line break, as sentencepiece normalizes the lines it reads (the NMT
+    rules would make the break a space, a trailing ▁ on every line)."""
     from workbench.core.unigram import spm_words
 
-    return spm_words(line.rstrip("\r\n"))
+    line = line.rstrip("\r\n")
+    return spm_words(normalize(line) if normalize is not None else line)
 
 
 def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
-    """Lines (counted whole: pre-tokenizer ``none``, see COUNTED_AS) become :func:`unigram_words`."""
+    """Lines (counted whole and not normalized: see COUNTED_AS) become :func:`unigram_words`."""
+    from workbench.core.normalize import make_normalizer
     from workbench.core.unigram import UnigramConfig, UnigramTrainer
 
+    normalize = make_normalizer(tuple(spec.normalizer)) if spec.normalizer else None
     words: dict[str, int] = {}
     for line, count in counts.items():
-        for word in unigram_words(line):
+        for word in unigram_words(line, normalize):
             words[word] = words.get(word, 0) + count
     return UnigramTrainer(words, UnigramConfig(
         vocab_size=spec.vocab_size or 8000, character_coverage=spec.options.get("character_coverage", 1.0),
@@ -105,8 +110,9 @@ def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
         pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer)))
 
 
-#: The pre-tokenizer the counting pass uses when it is not the run's own: Unigram counts whole lines
-#: and cuts them into SentencePiece's words itself.
+#: The pre-tokenizer the counting pass uses when it is not the run's own: Unigram counts whole lines,
+#: not normalized, and its trainer factory normalizes each line without its break and cuts it into
+#: SentencePiece's words itself.
 COUNTED_AS = {"unigram": "none"}
 
 def split_for_training(model: str, pretokenizer: str, normalizer: str, text: str) -> list[str]:
@@ -120,9 +126,10 @@ def split_for_training(model: str, pretokenizer: str, normalizer: str, text: str
     from workbench.core.normalize import make_normalizer, parse_normalizer
     from workbench.core.pretokenize import make_pretokenizer
 
-    normalized = make_normalizer(parse_normalizer(normalizer))(text)
+    normalize = make_normalizer(parse_normalizer(normalizer))
     if model == "unigram":
-        return [w for line in normalized.splitlines() for w in unigram_words(line)]
+        return [w for line in text.splitlines() for w in unigram_words(line, normalize)]
+    normalized = normalize(text)
     pre = make_pretokenizer(pretokenizer)
     return pre.split(pre.prepare(normalized) if pre.name == "metaspace" else normalized)
 
@@ -312,7 +319,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     project_path = check_project(target_project)
     try:
         counts, sources = count_words(open_sources(spec.files), COUNTED_AS.get(spec.model, spec.pretokenizer),
-                                      spec.normalizer,
+                                      () if spec.model in COUNTED_AS else spec.normalizer,
                                       sequences=spec.sequences, cache=count_cache, report=report, should_stop=stop)
     except WorkbenchError:
         if stop():  # stopped while reading: whatever the partial read says, nothing was asked for

@@ -58,7 +58,7 @@ def main() -> None:
     cases = {
         "demo_1000": (demo, UnigramConfig(vocab_size=1000)),
         "demo_2000_bytes": (demo, UnigramConfig(vocab_size=2000, byte_fallback=True)),
-        "demo_800_plain_em": (demo, UnigramConfig(vocab_size=800, bayesian=False)),
+        "demo_1200_plain_em": (demo, UnigramConfig(vocab_size=1200, bayesian=False)),
         "demo_1000_coverage": (demo, UnigramConfig(vocab_size=1000, character_coverage=0.995)),
         "shared_slice_8000": (lines_of(CORPORA, limit=6000), UnigramConfig(vocab_size=8000)),
     }

@@ -170,7 +170,8 @@ def add_train_parser(sub) -> None:
                        help="gpt2 (BPE's default), cl100k, o200k, whitespace, digits, bert (WordPiece's), "
                        "metaspace (Unigram's), none, or a regular expression")
     train.add_argument("--normalize", metavar="LIST",
-                       help="none, nfc, nfkc, lower, strip-accents, bert, bert-lower; comma-separated to combine")
+                       help="none, nfc, nfd, nfkc, nfkd, lower, strip-accents, bert, bert-lower, nmt, spm-whitespace, "
+                       "nmt-nfkc; comma-separated to combine (Unigram's default: nmt,spm-whitespace)")
     train.add_argument("--min-frequency", type=int, metavar="K", help="stop when no pair occurs K times")
     train.add_argument("--special", action="append", metavar="TOKEN", help="special token (repeatable); reserves the first ids")
     train.add_argument("--tie-break", choices=["first-seen", "hf"], help="rule between equally frequent pairs")

@@ -146,6 +146,7 @@ def test_a_fresh_window_plots_every_finished_run_of_the_three_models(make_window
 def test_the_unigram_split_preview_is_what_the_trainer_counts(make_window, qtbot, project):
     """The preview showed the metaspace preset's split ('Hello', '▁▁world'); Unigram trains on
     SentencePiece's words: a dummy ▁ first and a word at every ▁."""
+    from workbench.core.normalize import make_normalizer
     from workbench.tasks.train import COUNTED_AS, split_for_training, unigram_words
 
     window = make_window(project)
@@ -154,10 +155,16 @@ def test_the_unigram_split_preview_is_what_the_trainer_counts(make_window, qtbot
     panel.sample_edit.setText(sample)
     panel.model_combo.setCurrentIndex(panel.model_combo.findData("unigram"))
     panel.model_combo.activated.emit(panel.model_combo.currentIndex())
-    trained = unigram_words(sample)  # the counted line (COUNTED_AS: whole lines) as the trainer cuts it
-    assert COUNTED_AS["unigram"] == "none" and trained == ["▁Hello", "▁", "▁world!", "▁naïve", "▁12345"]
-    assert split_for_training("unigram", "metaspace", "none", sample) == trained
+    raw = unigram_words(sample)  # the counted line (COUNTED_AS: whole lines) as the trainer cuts it
+    assert COUNTED_AS["unigram"] == "none" and raw == ["▁Hello", "▁", "▁world!", "▁naïve", "▁12345"]
+    assert split_for_training("unigram", "metaspace", "none", sample) == raw
+    # Unigram's default normalizer (SentencePiece's clean-up) makes the double space one.
+    assert panel.normalizer_combo.currentText() == "nmt,spm-whitespace"
+    trained = unigram_words(sample, make_normalizer(("nmt", "spm-whitespace")))
+    assert trained == ["▁Hello", "▁world!", "▁naïve", "▁12345"]
+    assert split_for_training("unigram", "metaspace", "nmt,spm-whitespace", sample) == trained
     qtbot.waitUntil(lambda: f"{len(trained)} pieces" in panel.preview_text(), timeout=5000)
     assert panel.preview_label.toolTip() == " | ".join(trained)
+    panel.normalizer_combo.setCurrentText("none")
     panel.model_combo.setCurrentIndex(panel.model_combo.findData("bpe"))  # the preset alone, for BPE
     qtbot.waitUntil(lambda: panel.preview_label.toolTip() == "Hello | ▁▁world! | ▁naïve | ▁12345", timeout=5000)

@@ -3,6 +3,11 @@
 Deliberately small: Unicode normal forms, lower-casing and accent stripping cover what
 the GPT/BERT families use. Anything fancier belongs in the user's own pipeline.
 
+SentencePiece's own steps (Unigram's defaults are ``nmt,spm-whitespace``): ``nmt`` removes C0/C1
+control characters and reads tabs, line breaks and invisible spaces as a space (its NMT rules,
+without NFKC); ``spm-whitespace`` is its ``remove_extra_whitespaces`` (no leading or trailing
+spaces, a run of spaces as one); ``nmt-nfkc`` is its default ``nmt_nfkc`` rule, NMT then NFKC.
+
 ``bert`` and ``bert-lower`` are Hugging Face's ``BertNormalizer`` (cased: lowercase=False,
 strip_accents=False; uncased: its defaults, lowercase=True with accents stripped): drop control
 characters, NUL and U+FFFD, turn whitespace into a space, put spaces around CJK ideographs, then
@@ -81,17 +86,24 @@ def _spm_whitespace(text: str) -> str:
     return " ".join(part for part in text.split(" ") if part)
 
 
-# SentencePiece's nmt_nfkc: NFKC plus its NMT rules — C0/C1 control characters removed, other
-# line/format spaces (tab, newline, ZWSP, BOM, ▁ …) read as a space.
-_NMT_TABLE: dict[int, str | None] = {
-    **{c: None for c in [*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F]},
-    **{c: " " for c in (0x09, 0x0A, 0x0C, 0x0D, 0x1680, 0x200B, 0x200E, 0x200F, 0x2028, 0x2029, 0x2581,
-                        0xFEFF, 0xFFFD)},
-}
+# SentencePiece's NMT rules (the part of its default nmt_nfkc that is not NFKC), as its compiled
+# character map does them (read off sentencepiece itself, character by character): C0/C1 control
+# characters removed; tab, line breaks, the Arabic letter mark, Ogham space, zero-width space and
+# non-joiner, LRM/RLM, line/paragraph separators, ▁, BOM and U+FFFD read as a space. NUL is left
+# alone (a character map cannot hold it; SentencePiece's trainer never makes it a piece). Note:
+# tokenizers' own ``Nmt`` normalizer differs (it also spaces U+200D ZWJ, and not U+061C).
+NMT_REMOVED = (*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F)
+NMT_SPACES = (0x09, 0x0A, 0x0C, 0x0D, 0x061C, 0x1680, 0x200B, 0x200C, 0x200E, 0x200F, 0x2028, 0x2029, 0x2581,
+              0xFEFF, 0xFFFD)
+_NMT_TABLE: dict[int, str | None] = {**{c: None for c in NMT_REMOVED}, **{c: " " for c in NMT_SPACES}}
+
+
+def _nmt(text: str) -> str:
+    return text if text.isascii() and text.isprintable() else text.translate(_NMT_TABLE)
 
 
 def _nmt_nfkc(text: str) -> str:
-    return unicodedata.normalize("NFKC", text.translate(_NMT_TABLE))
+    return unicodedata.normalize("NFKC", _nmt(text))
 
 
 NORMALIZERS: dict[str, Callable[[str], str]] = {
@@ -105,6 +117,7 @@ NORMALIZERS: dict[str, Callable[[str], str]] = {
     "bert": _bert_clean,
     "bert-lower": _bert_lower,
     "spm-whitespace": _spm_whitespace,
+    "nmt": _nmt,
     "nmt-nfkc": _nmt_nfkc,
 }
 

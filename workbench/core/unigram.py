@@ -52,7 +52,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, wraps
-from itertools import compress, pairwise
+from itertools import accumulate, compress, islice, pairwise
 from typing import ParamSpec, TypeVar
 
 import regex
@@ -66,10 +66,11 @@ UNK_CHAR = "\u2585"  # what SentencePiece puts in place of characters outside th
 UNK_PENALTY = 10.0  # unknown score = min piece score − 10 (SentencePiece's kUnkPenalty)
 META_PIECES = ("<unk>", "<s>", "</s>")  # SentencePiece's defaults: unk=0, bos=1, eos=2
 _EXPECTED_THRESHOLD = 0.5  # the M step drops pieces expected fewer times than this
-# Two Viterbi candidates closer than this may order differently in SentencePiece's float32 sums
-# (a line's score reaches ~ -10^4, where float32 steps are ~10^-3, and the two paths differ in a
-# few additions inside one word): such lines are redone exactly.
-_FRAGILE = 0.05
+
+
+def float32_step(magnitude: float) -> float:
+    """The spacing of float32 numbers at ``magnitude`` (its ulp; at least the one at 1.0)."""
+    return math.ldexp(1.0, max(math.frexp(magnitude)[1], 1) - 24)
 
 
 def byte_piece(b: int) -> str:
@@ -208,7 +209,8 @@ class UnigramModel:
         self.crosses_words = any(METASPACE in p[1:] for p in self.piece_id)
         self.dummy_prefix = tokenizer.pretokenizer == "metaspace"
         self.escape = tokenizer.pretokenizer in ("metaspace", "metaspace-noprefix")
-        self._cache: dict[str, tuple[tuple[int, ...], bool]] = {}
+        # word → (ids, closest call between two Viterbi candidates, the best path's score)
+        self._cache: dict[str, tuple[tuple[int, ...], float, float]] = {}
 
     # -- the lattice of one word
     def edges(self, word: str) -> list[tuple[int, int, int, float]]:
@@ -232,36 +234,39 @@ class UnigramModel:
         """The best segmentation as ``(start, end, id)``; SentencePiece's ties: first found wins."""
         return self._viterbi(word, exact=False)[0]
 
-    def _viterbi(self, word: str, exact: bool) -> tuple[list[tuple[int, int, int]], bool]:
-        """Segments and whether the word is *fragile*: two candidates came within
-        :data:`_FRAGILE` of each other, where SentencePiece's float32 sums over the whole line
-        (not ours, in double, per word) may decide the other way. ``exact`` adds in float32 as
-        SentencePiece does (use it on a whole line)."""
+    def _viterbi(self, word: str, exact: bool) -> tuple[list[tuple[int, int, int]], float, float]:
+        """Segments, the closest call (the smallest gap between two candidates for one position:
+        a near tie) and the best path's score.
+
+        ``exact`` computes as SentencePiece's ``EncodeOptimized`` does, which is what makes ids equal
+        to it on a whole line: every candidate is a float32 sum (a float32 score plus the float32
+        best score before it), compared with the stored float32 (strictly: of equal candidates the
+        one found first stays). Without ``exact`` everything is double (what Hugging Face
+        ``tokenizers`` does), per word."""
         n = len(word)
         best = [0.0] + [-math.inf] * n
         back: list[tuple[int, int] | None] = [None] * (n + 1)
-        fragile = False
+        gap = math.inf
         f32 = array("f", [0.0])
         unk_score = self.unk_score
         if exact:
             f32[0] = unk_score
             unk_score = f32[0]
         for s, e, pid, sc in self.edges(word):
-            if pid < 0:
-                sc = unk_score
-            cand = best[s] + sc
+            cand = best[s] + (unk_score if pid < 0 else sc)
             if exact:
                 f32[0] = cand
                 cand = f32[0]
-            if back[e] is None:
-                best[e] = cand
-                back[e] = (s, pid)
-                continue
-            if not exact and abs(cand - best[e]) < _FRAGILE:
-                fragile = True
-            if cand > best[e]:
-                best[e] = cand
-                back[e] = (s, pid)
+            if back[e] is not None:
+                d = cand - best[e]
+                if d <= 0:  # ties: the candidate found first stays
+                    if -d < gap:
+                        gap = -d
+                    continue
+                if d < gap:
+                    gap = d
+            best[e] = cand
+            back[e] = (s, pid)
         out: list[tuple[int, int, int]] = []
         e = n
         while e > 0:
@@ -272,7 +277,7 @@ class UnigramModel:
                 out.append((s, e, pid))
             e = s
         out.reverse()
-        return out, fragile
+        return out, gap, best[n]
 
     def segment(self, word: str) -> list[tuple[int, int, int]]:
         """How a word splits (SentencePiece's BPE overrides this)."""
@@ -287,24 +292,41 @@ class UnigramModel:
                 out.extend(self._unknown(word[s:e]))
         return tuple(out)
 
-    def encode_word(self, word: str) -> tuple[int, ...]:
-        """Ids of one word; ``()`` never — check :meth:`is_fragile` before trusting it in a line."""
+    def _word(self, word: str) -> tuple[tuple[int, ...], float, float]:
+        """(ids, closest call, best score) of one word, cached."""
         found = self._cache.get(word)
         if found is not None:
-            return found[0]
-        segments, fragile = self._viterbi(word, exact=False) if type(self) is UnigramModel else (
-            self.segment(word), False)
-        ids = self._ids(word, segments)
+            return found
+        if type(self) is UnigramModel:
+            segments, gap, score = self._viterbi(word, exact=False)
+        else:
+            segments, gap, score = self.segment(word), math.inf, 0.0
+        found = (self._ids(word, segments), gap, score)
         if len(self._cache) < 500_000:
-            self._cache[word] = (ids, fragile)
-        return ids
+            self._cache[word] = found
+        return found
 
-    def is_fragile(self, word: str) -> bool:
-        found = self._cache.get(word)
-        if found is None:
-            self.encode_word(word)
-            found = self._cache.get(word, ((), True))
-        return found[1]
+    def encode_word(self, word: str) -> tuple[int, ...]:
+        """Ids of one word on its own (in a line, see :meth:`line_is_fragile`)."""
+        return self._word(word)[0]
+
+    def line_is_fragile(self, words: Sequence[str]) -> bool:
+        """Whether SentencePiece's float32 sums over the line ``words`` may decide a near tie
+        differently from our per-word double sums, so the line must be redone as one float32
+        lattice (:meth:`encode`).
+
+        In the float32 lattice every stored best score is rounded to the float32 step at the line's
+        magnitude (at most the sum of the words' best scores); two candidates for one position in a
+        word of ``n`` characters start from the same stored score at the word's start and add at
+        most ``n`` pieces each, so float32 can only order them differently from double when they are
+        within ``(n + 2)`` steps. Words whose closest call is farther than that decide alike.
+        """
+        if type(self) is not UnigramModel:
+            return False
+        found = [self._word(w) for w in words]
+        magnitude = sum(-score for _ids, _gap, score in found if score < 0)
+        step = float32_step(magnitude)
+        return any(gap <= (len(w) + 2) * step for w, (_ids, gap, _score) in zip(words, found))
 
     def _unknown(self, text: str) -> list[int]:
         if self.byte_ids is not None:
@@ -327,13 +349,13 @@ class UnigramModel:
         """Word by word from the cache; a text with a near tie is redone as one float32 lattice,
         which is what SentencePiece computes, so ids match it exactly. ``float32=False`` keeps the
         per-word double sums that Hugging Face ``tokenizers`` computes (its ids on near ties)."""
-        out: list[int] = []
         words = self.words(text)
+        if float32 and self.line_is_fragile(words):
+            line = "".join(words)
+            return list(self._ids(line, self._viterbi(line, exact=True)[0]))
+        out: list[int] = []
         for word in words:
-            out.extend(self.encode_word(word))
-            if float32 and self.is_fragile(word):
-                line = "".join(words)
-                return list(self._ids(line, self._viterbi(line, exact=True)[0]))
+            out.extend(self._word(word)[0])
         return out
 
     def encode_spans(self, text: str, *, dummy_prefix: bool | None = None) -> list[tuple[int, int, int]]:
@@ -346,7 +368,7 @@ class UnigramModel:
         out: list[tuple[int, int, int]] = []
         pos = 0
         words = self.words(text, dummy_prefix=dummy)
-        if type(self) is UnigramModel and any(self.is_fragile(w) for w in words):
+        if self.line_is_fragile(words):
             words = ["".join(words)]
         for word in words:
             segments = self._viterbi(word, exact=len(words) == 1)[0] if type(self) is UnigramModel else (
@@ -535,6 +557,54 @@ def _pausing_gc(method: Callable[_Args, _Result]) -> Callable[_Args, _Result]:
     return paused
 
 
+# ---- stopping inside long loops ---------------------------------------------------------------------------
+#: Work (lattice edges, or characters × piece length while seeding) between two looks at the stop
+#: flag: about 0.1 s of pure-Python work (the E step does ~0.4 M edges/s), so a cancel lands within
+#: a fraction of a second in every phase.
+_BLOCK_WORK = 50_000
+
+
+class _Stopped(Exception):
+    """Raised inside a long loop when the stop flag is up; :meth:`UnigramTrainer.run` ends there."""
+
+
+def _never() -> bool:
+    return False
+
+
+def blocks(costs: Sequence[int], budget: int = _BLOCK_WORK) -> list[tuple[int, int]]:
+    """``[(start, end)]`` cutting ``range(len(costs))`` into runs of about ``budget`` total cost
+    (one item more costly than the budget is a run of its own). Found by bisection over the running
+    sum, so cutting a million words costs a few C-level passes, not a Python loop."""
+    total = list(accumulate(costs))
+    out: list[tuple[int, int]] = []
+    start, n, base = 0, len(total), 0
+    while start < n:
+        end = max(bisect_left(total, base + budget, start), start) + 1
+        end = min(end, n)
+        out.append((start, end))
+        base = total[end - 1]
+        start = end
+    return out
+
+
+def _sorted_stoppable(items: list, check: Callable[[], None], run: int = 1 << 17) -> list:
+    """``sorted(items)`` with ``check()`` between slices: slices of ``run`` items are sorted one by one,
+    then one sort of their concatenation merges the sorted runs (timsort finds them: a few
+    comparisons per item), so the stretch without a check is that merge, not the whole sort.
+    The same list as one sort (the items here are totally ordered)."""
+    if len(items) <= run:
+        items.sort()
+        return items
+    out: list = []
+    for a in range(0, len(items), run):
+        check()
+        out.extend(sorted(items[a:a + run]))
+    check()
+    out.sort()
+    return out
+
+
 # ---- training ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class UnigramConfig:
@@ -660,6 +730,9 @@ class UnigramTrainer:
                 for ch, k in Counter(word).items():
                     chars[ch] += k * count
         chars.pop(UNK_CHAR, None)
+        # NUL is never a piece: sentencepiece cannot load a model with one (and its trainer skips
+        # NUL when it counts characters); it stays in the text as an unknown character.
+        has_nul = bool(chars.pop("\x00", 0))
         total = sum(chars.values())
         self.required: dict[str, int] = {}
         covered = 0
@@ -676,8 +749,9 @@ class UnigramTrainer:
                 f"{config.vocab_size} is below what the corpus needs: {len(self.required):,} characters "
                 f"(character coverage {config.character_coverage:g}) + {self._n_meta} reserved ids = "
                 f"{len(self.required) + self._n_meta:,}; raise the vocabulary size or lower the character coverage")
-        if len(self.required) < len(chars):
+        if len(self.required) < len(chars) or has_nul:
             table = {ord(ch): UNK_CHAR for ch in chars if ch not in self.required}
+            table[0] = UNK_CHAR
             merged: Counter = Counter()
             for word, count in words.items():
                 merged[word.translate(table)] += count
@@ -686,8 +760,9 @@ class UnigramTrainer:
         self._counts = [words[w] for w in self._words]
         self._word_lens = [len(w) for w in self._words]
         self.token_count = sum(len(w) * c for w, c in zip(self._words, self._counts))
-        self._seed()
-        self.initial_size = self._n_meta + len(self._order)
+        self._seeded = False  # seeds and lattices are made by run() (stoppable) or on first need
+        self._stopped = False  # run() was stopped: tokenizer() gives the model of the last step
+        self._stop: Callable[[], bool] = _never
         self._final: list[tuple[str, float]] | None = None
         self._log_k = 0.0  # scale per character that keeps forward sums near 1 (see _e_step)
         # The Trainer interface (workbench.core.trainer). A unigram model merges nothing: its log
@@ -701,37 +776,63 @@ class UnigramTrainer:
         self.target = 0  # EM rounds and pruning steps are not known in advance
         self.checkpoints: list[PruningCheckpoint] = []  # see run(); stored at the end of the run
 
+    @property
+    def initial_size(self) -> int:
+        """Reserved ids + seed pieces (seeds the trainer if :meth:`run` has not yet)."""
+        self._ensure_seeded()
+        return self._n_meta + self._initial_pieces
+
+    def _ensure_seeded(self) -> None:
+        if not self._seeded:
+            self._seed()
+
+    def _check_stop(self) -> None:
+        if self._stop():
+            raise _Stopped
+
     # -- seeds and lattices
     @_pausing_gc
     def _seed(self) -> None:
         maxlen = self.config.max_piece_length
-        limits = [valid_limits(word, maxlen) for word in self._words]
+        check = self._check_stop
+        # Stop checks between blocks of words of about _BLOCK_WORK characters × piece lengths.
+        word_blocks = blocks([n * maxlen for n in self._word_lens])
+        limits: list[list[int]] = []
+        for a, b in word_blocks:
+            check()
+            limits.extend([valid_limits(word, maxlen) for word in self._words[a:b]])
         # The hot loop. Substrings of words seen once (most of the distinct text) are listed and
         # counted by Counter in C; the other words add theirs with their weight.
-        once: list[str] = []
+        occ: Counter = Counter()
         weighted: list[tuple[str, int, list[int]]] = []
         ext: dict[str, int] = {}  # one character beyond a valid substring (only for branching)
         at_end: dict[str, int] = {}  # valid substrings that end a word (followed by "end")
         eget, aget = ext.get, at_end.get
-        for word, c, lim in zip(self._words, self._counts, limits):
-            n = len(word)
-            if c == 1:
-                once.extend([word[i:j] for i in range(n) for j in range(i + 2, lim[i] + 1)])
-            else:
-                weighted.append((word, c, lim))
-            for i in range(n):
-                top = lim[i]
-                if top - i >= 2:
-                    if top < n:
-                        s = word[i:top + 1]
-                        ext[s] = eget(s, 0) + c
-                    else:
-                        s = word[i:]
-                        at_end[s] = aget(s, 0) + c
-        occ: dict[str, int] = Counter(once)
+        once: list[str] = []
+        for a, b in word_blocks:
+            check()
+            once = []
+            for word, c, lim in zip(self._words[a:b], self._counts[a:b], limits[a:b]):
+                n = len(word)
+                if c == 1:
+                    once.extend([word[i:j] for i in range(n) for j in range(i + 2, lim[i] + 1)])
+                else:
+                    weighted.append((word, c, lim))
+                for i in range(n):
+                    top = lim[i]
+                    if top - i >= 2:
+                        if top < n:
+                            s = word[i:top + 1]
+                            ext[s] = eget(s, 0) + c
+                        else:
+                            s = word[i:]
+                            at_end[s] = aget(s, 0) + c
+            occ.update(once)  # in C; block by block gives Counter(all) in the same order
         del once
         oget = occ.get
-        for word, c, lim in weighted:
+        for k, (word, c, lim) in enumerate(weighted):
+            if not k & 255:
+                check()
             for i in range(len(word)):
                 for j in range(i + 2, lim[i] + 1):
                     s = word[i:j]
@@ -739,30 +840,40 @@ class UnigramTrainer:
         # A substring always followed by the same character (or always ending its word) is not a
         # suffix-tree node: SentencePiece never sees it as a seed. Extensions seen once cannot
         # equal a count of two or more, so they are skipped.
+        check()
         most: dict[str, int] = dict(at_end)
         mget = most.get
         for table in (occ, ext):
-            for s, o in table.items():
+            for k, (s, o) in enumerate(table.items()):
+                if not k & 0xFFFF:
+                    check()
                 if o >= 2 and len(s) > 2:
                     p = s[:-1]
                     if o > mget(p, 0):
                         most[p] = o
-        candidates = [(-o * len(s), s) for s, o in occ.items() if o >= 2 and most.get(s, 0) != o]
-        candidates.sort()
+        candidates: list[tuple[int, str]] = []
+        items = iter(occ.items())
+        while chunk := list(islice(items, 1 << 17)):
+            check()
+            candidates.extend([(-o * len(s), s) for s, o in chunk if o >= 2 and mget(s, 0) != o])
+        candidates = _sorted_stoppable(candidates, check)
         seeds: list[tuple[str, float]] = [(ch, float(n)) for ch, n in self.required.items()]
         room = max(self.config.seed_size - len(seeds), 0)
         seeds.extend((s, float(-neg)) for neg, s in candidates[:room])
         del occ, ext, at_end, most, candidates
+        check()
         log_total = math.log(sum(v for _s, v in seeds))
         self._pieces = [s for s, _v in seeds]
         self._lens = [len(s) for s in self._pieces]
         self._scores = [math.log(v) - log_total for _s, v in seeds]
+        check()
         self._unk_pid = len(self._pieces)  # stands for characters outside the coverage
         self._lens.append(1)
         self._scores.append(0.0)
         self._alive = [True] * len(self._pieces) + [False]
         self._order = list(range(len(self._pieces)))
         self._is_char = [n == 1 for n in self._lens]
+        check()
         # Every required character is a seed; the others were replaced by UNK_CHAR.
         lookup = {s: i for i, s in enumerate(self._pieces)}
         lookup[UNK_CHAR] = self._unk_pid
@@ -773,17 +884,24 @@ class UnigramTrainer:
         # Each word's lattice, edges sorted by (start, end): every character (its piece, or the
         # unknown character's slot) and every seed inside the word. One comprehension per word:
         # this is the second-hottest loop of training.
-        for word, lim in zip(self._words, limits):
-            edges = [(i, j, pid) for i in range(len(word)) for j in range(i + 1, max(lim[i], i + 1) + 1)
-                     if (pid := get(word[i:j])) is not None]
-            S, E, P = map(list, zip(*edges))
-            self._S.append(S)
-            self._E.append(E)
-            self._P.append(P)
+        for a, b in word_blocks:
+            check()
+            for word, lim in zip(self._words[a:b], limits[a:b]):
+                edges = [(i, j, pid) for i in range(len(word)) for j in range(i + 1, max(lim[i], i + 1) + 1)
+                         if (pid := get(word[i:j])) is not None]
+                S, E, P = map(list, zip(*edges))
+                self._S.append(S)
+                self._E.append(E)
+                self._P.append(P)
+        # Runs of words of about _BLOCK_WORK lattice edges: the E step, Viterbi and edge filtering
+        # look at the stop flag between two (removed edges only make a block lighter).
+        self._blocks = blocks(list(map(len, self._S)))
         # Each piece's own lattice, for pruning: found when first needed (see _own_lattice).
         self._where: dict[int, tuple[int, int]] | None = None
         self._own: dict[int, tuple[list[int], list[int], list[int], list[int], list[int]]] = {}
         self._dirty = False
+        self._initial_pieces = len(self._order)
+        self._seeded = True
 
     @_pausing_gc
     def _filter_edges(self) -> None:
@@ -792,13 +910,16 @@ class UnigramTrainer:
         dropped = {p for p, k in enumerate(keep) if not k}
         untouched = dropped.isdisjoint  # most words after a light M step: one C-level test each
         kept = keep.__getitem__
-        for w, P in enumerate(self._P):
-            if untouched(P):
-                continue
-            mask = list(map(kept, P))
-            self._S[w] = list(compress(self._S[w], mask))
-            self._E[w] = list(compress(self._E[w], mask))
-            self._P[w] = list(compress(P, mask))
+        for a, b in self._blocks:
+            self._check_stop()  # stopping here leaves some lattices filtered: harmless, as below
+            for w in range(a, b):
+                P = self._P[w]
+                if untouched(P):
+                    continue
+                mask = list(map(kept, P))
+                self._S[w] = list(compress(self._S[w], mask))
+                self._E[w] = list(compress(self._E[w], mask))
+                self._P[w] = list(compress(P, mask))
         self._dirty = False
 
     def _log_scores(self) -> list[float]:
@@ -825,25 +946,29 @@ class UnigramTrainer:
         expected = [0.0] * len(W)
         log_lik = 0.0
         log = math.log
-        for S, E, P, n, c in zip(self._S, self._E, self._P, self._word_lens, self._counts):
-            Wp = list(map(W.__getitem__, P))  # one lookup per edge instead of three
-            alpha = [0.0] * (n + 1)
-            alpha[0] = 1.0
-            for s, e, x in zip(S, E, Wp):
-                alpha[e] += alpha[s] * x
-            z = alpha[n]
-            if not 1e-250 < z < 1e250:
-                log_lik += c * self._e_word_log(S, E, P, n, c, logs, expected)
-                continue
-            # Backward pass and expected counts together: going right to left, beta[e] is final
-            # when an edge (s, e) is reached, and alpha[s] is known from the forward pass.
-            beta = [0.0] * (n + 1)
-            beta[n] = c / z
-            for s, e, x, p in zip(reversed(S), reversed(E), reversed(Wp), reversed(P)):
-                t = x * beta[e]
-                beta[s] += t
-                expected[p] += alpha[s] * t
-            log_lik += c * (log(z) - n * log_k)
+        check = self._check_stop
+        for a, b in self._blocks:
+            check()
+            for S, E, P, n, c in zip(self._S[a:b], self._E[a:b], self._P[a:b], self._word_lens[a:b],
+                                     self._counts[a:b]):
+                Wp = list(map(W.__getitem__, P))  # one lookup per edge instead of three
+                alpha = [0.0] * (n + 1)
+                alpha[0] = 1.0
+                for s, e, x in zip(S, E, Wp):
+                    alpha[e] += alpha[s] * x
+                z = alpha[n]
+                if not 1e-250 < z < 1e250:
+                    log_lik += c * self._e_word_log(S, E, P, n, c, logs, expected)
+                    continue
+                # Backward pass and expected counts together: going right to left, beta[e] is final
+                # when an edge (s, e) is reached, and alpha[s] is known from the forward pass.
+                beta = [0.0] * (n + 1)
+                beta[n] = c / z
+                for s, e, x, p in zip(reversed(S), reversed(E), reversed(Wp), reversed(P)):
+                    t = x * beta[e]
+                    beta[s] += t
+                    expected[p] += alpha[s] * t
+                log_lik += c * (log(z) - n * log_k)
         self._log_k = -log_lik / total_chars if total_chars else 0.0
         return expected, log_lik, sum(expected)
 
@@ -866,14 +991,17 @@ class UnigramTrainer:
     def _m_step(self, expected: list[float]) -> None:
         kept = [p for p in self._order if expected[p] >= _EXPECTED_THRESHOLD]
         total = sum(expected[p] for p in kept)
-        if self.config.bayesian:
-            log_total = digamma(total)
-            for p in kept:
-                self._scores[p] = digamma(expected[p]) - log_total
-        else:
-            log_total = math.log(total)
-            for p in kept:
-                self._scores[p] = math.log(expected[p]) - log_total
+        # New scores are made in slices (a stop check between two) and applied only when all are
+        # there, so a stop leaves the model of the previous step whole.
+        f = digamma if self.config.bayesian else math.log
+        log_total = f(total)
+        new: list[float] = []
+        for a in range(0, len(kept), 16384):
+            self._check_stop()
+            new.extend([f(expected[p]) - log_total for p in kept[a:a + 16384]])
+        scores = self._scores
+        for p, score in zip(kept, new):
+            scores[p] = score
         self._set_order(kept)
 
     def _set_order(self, kept: list[int]) -> None:
@@ -898,24 +1026,28 @@ class UnigramTrainer:
         freq = [0.0] * len(logs)
         tokens = 0
         ninf = -math.inf
-        for S, E, P, n, c in zip(self._S, self._E, self._P, self._word_lens, self._counts):
-            best = [ninf] * (n + 1)
-            best[0] = 0.0
-            back_s = [0] * (n + 1)
-            back_p = [0] * (n + 1)
-            for s, e, p in zip(S, E, P):
-                cand = best[s] + logs[p]
-                if cand > best[e]:
-                    best[e] = cand
-                    back_s[e] = s
-                    back_p[e] = p
-            e = n
-            while e > 0:
-                p = back_p[e]
-                if alive[p]:
-                    freq[p] += c
-                tokens += c
-                e = back_s[e]
+        check = self._check_stop
+        for a, b in self._blocks:
+            check()
+            for S, E, P, n, c in zip(self._S[a:b], self._E[a:b], self._P[a:b], self._word_lens[a:b],
+                                     self._counts[a:b]):
+                best = [ninf] * (n + 1)
+                best[0] = 0.0
+                back_s = [0] * (n + 1)
+                back_p = [0] * (n + 1)
+                for s, e, p in zip(S, E, P):
+                    cand = best[s] + logs[p]
+                    if cand > best[e]:
+                        best[e] = cand
+                        back_s[e] = s
+                        back_p[e] = p
+                e = n
+                while e > 0:
+                    p = back_p[e]
+                    if alive[p]:
+                        freq[p] += c
+                    tokens += c
+                    e = back_s[e]
         return freq, tokens
 
     def _own_lattice(self, p: int) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
@@ -937,9 +1069,12 @@ class UnigramTrainer:
                 self._filter_edges()
             word_of: dict[int, int] = {}
             start_of: dict[int, int] = {}
-            for w, (S, P) in enumerate(zip(self._S, self._P)):
-                word_of.update(dict.fromkeys(P, w))
-                start_of.update(zip(P, S))
+            for a, b in self._blocks:
+                self._check_stop()
+                for w in range(a, b):
+                    P = self._P[w]
+                    word_of.update(dict.fromkeys(P, w))
+                    start_of.update(zip(P, self._S[w]))
             self._where = {q: (w, start_of[q]) for q, w in word_of.items()}
         w, i = self._where[p]
         n = self._lens[p]
@@ -1007,7 +1142,10 @@ class UnigramTrainer:
         n_pieces = len(self._order)
         kept: list[int] = []
         candidates: list[tuple[float, int, int]] = []
+        check = self._check_stop
         for rank, p in enumerate(self._order):
+            if not rank & 127:
+                check()
             if freq[p] == 0:
                 continue
             if self._lens[p] == 1:
@@ -1040,14 +1178,26 @@ class UnigramTrainer:
         return {self._pieces[p]: math.exp(self._scores[p]) for p in self._order}
 
     def run(self, should_stop: Callable[[], bool] | None = None) -> Iterator[UnigramEvent]:
-        """EM rounds and pruning steps until the size is within 1.1 × the target, then the cut."""
+        """Seeds, then EM rounds and pruning steps until the size is within 1.1 × the target, then
+        the cut. ``should_stop`` is looked at between steps and inside every long loop (seeding, the
+        E step, Viterbi, pruning: at most ~50 ms of work apart); a stopped step is left out whole, so
+        :meth:`tokenizer` gives the model of the last completed step."""
+        self._stop = should_stop or _never
+        try:
+            yield from self._run()
+        except _Stopped:
+            self._stopped = True
+        finally:
+            self._stop = _never
+
+    def _run(self) -> Iterator[UnigramEvent]:
         cfg = self.config
+        self._ensure_seeded()
         desired = int(cfg.vocab_size * 1.1) - self._n_meta
         step = 0
         while True:
             for _ in range(cfg.sub_iterations):
-                if should_stop is not None and should_stop():
-                    return
+                self._check_stop()
                 expected, log_lik, n_tokens = self._e_step()
                 self._m_step(expected)
                 step += 1
@@ -1058,8 +1208,7 @@ class UnigramTrainer:
                     step, tuple(self._pieces[p] for p in self._order), tuple(self._scores[p] for p in self._order)))
             if len(self._order) <= desired:
                 break
-            if should_stop is not None and should_stop():
-                return
+            self._check_stop()
             tokens, _ = self._prune(desired)
             step += 1
             self.token_count = tokens
@@ -1074,11 +1223,21 @@ class UnigramTrainer:
                                          event.log_likelihood))
         return event
 
+    @_pausing_gc
     def _finalize(self) -> None:
+        """Cut to the exact size. After a stop (``self._stopped``) the model may be smaller (stopped
+        while seeding: the required characters alone, scored by frequency) and the corpus token count
+        is not redone (a full Viterbi pass would delay the stop)."""
+        if not self._stopped:
+            self._ensure_seeded()
         target = self.config.vocab_size - self._n_meta
-        alive = {self._pieces[p]: self._scores[p] for p in self._order}
-        final = cut_pieces(self.required, alive, target)  # most frequent first: rarer characters score lower
-        if len(final) < target:
+        if self._seeded:
+            alive = {self._pieces[p]: self._scores[p] for p in self._order}
+        else:
+            total = sum(self.required.values()) or 1
+            alive = {ch: math.log(n / total) for ch, n in self.required.items()}
+        final = cut_pieces(self.required, alive, target) if alive else {}  # most frequent first: rarer characters score lower
+        if len(final) < target and not self._stopped:
             raise ConfigError(
                 "vocab_size", f"the corpus yields only {len(final) + self._n_meta} unigram pieces: choose a vocabulary "
                 f"size of {len(final) + self._n_meta} or less, or train on more text")
@@ -1087,6 +1246,8 @@ class UnigramTrainer:
         if self.config.byte_fallback:
             self.vocab.extend(bytes([b]) for b in range(256))
         self.vocab.extend(p.encode("utf-8") for p, _s in self._final)
+        if self._stopped:
+            return
         # The corpus token count under the final pieces, on the training lattices (every final
         # piece is a seed, so its edges are there; the required characters re-added score as kept).
         pid_of = {piece: pid for pid, piece in enumerate(self._pieces)}

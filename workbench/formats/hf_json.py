@@ -44,6 +44,7 @@ from pathlib import Path
 import regex
 
 from workbench.core.model import Tokenizer, Units
+from workbench.core.normalize import NMT_REMOVED, NMT_SPACES
 from workbench.core.pretokenize import METASPACE, PRESET_PATTERNS, make_pretokenizer
 from workbench.core.unigram import byte_block, byte_piece
 from workbench.errors import WorkbenchError
@@ -64,6 +65,23 @@ _BERT_NORMALIZERS = {
                    "lowercase": True},
 }
 _HF_TO_NORMALIZER = {v: k for k, v in _NORMALIZER_TO_HF.items()}
+
+
+def _char_class(codes: tuple[int, ...]) -> str:
+    return "[" + "".join(chr(c) for c in codes) + "]"
+
+
+# SentencePiece's steps as Replace normalizers, exactly (tokenizers' own converters write
+# ``Replace(" {2,}", " ")`` alone, which keeps leading and trailing spaces, and its ``Nmt``
+# normalizer spaces U+200D and not U+061C, unlike sentencepiece): ``nmt`` removes the control
+# characters and spaces the others; ``spm-whitespace`` makes runs of spaces one, then drops the
+# one at either end.
+_SPM_STEPS: dict[str, list[dict]] = {
+    "nmt": [{"type": "Replace", "pattern": {"Regex": _char_class(NMT_REMOVED)}, "content": ""},
+            {"type": "Replace", "pattern": {"Regex": _char_class(NMT_SPACES)}, "content": " "}],
+    "spm-whitespace": [{"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
+                       {"type": "Replace", "pattern": {"Regex": r"\A | \z"}, "content": ""}],
+}
 _POSSESSIVE_INTERVAL = regex.compile(r"(?<!\\)(\{\d+(?:,\d*)?\})\+")
 
 
@@ -183,6 +201,8 @@ def _hf_normalizers(names: tuple[str, ...]) -> list[dict]:
             out.extend([{"type": "NFD"}, {"type": "StripAccents"}, {"type": "NFC"}])
         elif name in _BERT_NORMALIZERS:
             out.append(dict(_BERT_NORMALIZERS[name]))
+        elif name in _SPM_STEPS:
+            out.extend(dict(step) for step in _SPM_STEPS[name])
         elif name in _NORMALIZER_TO_HF:
             out.append({"type": _NORMALIZER_TO_HF[name]})
         elif name != "none":
@@ -412,6 +432,11 @@ def _read_normalizer(spec: dict | None, name: str) -> tuple[tuple[str, ...], boo
     i = 0
     while i < len(items):
         kind = types[i]
+        step = next((name for name, steps in _SPM_STEPS.items() if items[i:i + len(steps)] == steps), None)
+        if step is not None:
+            out.append(step)
+            i += len(_SPM_STEPS[step])
+            continue
         if kind == "NFD" and types[i + 1 : i + 2] == ["StripAccents"]:
             out.append("strip-accents")
             i += 3 if types[i + 2 : i + 3] == ["NFC"] else 2

@@ -12,8 +12,10 @@ the workbench needs them.
 Writing unigram tokenizers: ``<unk>`` UNKNOWN, ``<s>``/``</s>`` and user specials CONTROL (never
 matched in text, as our encoder treats specials without ``allow_special``), byte pieces BYTE,
 the rest NORMAL with their float32 scores; ``trainer_spec`` (UNIGRAM, vocab size, byte fallback,
-reserved ids) and ``normalizer_spec`` (``identity`` with no character map — our normalizers run
-before — dummy prefix on, extra-whitespace removal off, whitespace escaped to ▁). Character-level
+reserved ids) and ``normalizer_spec``: dummy prefix on, whitespace escaped to ▁, and the
+tokenizer's normalizer when the .model can say it exactly — ``nmt`` as a character map
+(:data:`NMT_CHARSMAP`), ``spm-whitespace`` as ``remove_extra_whitespaces`` (Unigram's defaults);
+any other normalizer is left out with a note (``identity``: normalize the text first). Character-level
 BPE with the ``metaspace`` preset is written as a BPE model (see :func:`_render_bpe`); reading
 such a file back (no dummy prefix) is not supported yet.
 
@@ -26,6 +28,7 @@ normalizer (a note says so; NMT's extra rules for control characters are left ou
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 from workbench.core.model import Tokenizer
@@ -34,6 +37,26 @@ from workbench.errors import WorkbenchError
 from workbench.formats.common import read_bytes
 
 _BYTE_NAME = {byte_piece(b): b for b in range(256)}
+# Our ``nmt`` normalizer (workbench.core.normalize.NMT_REMOVED / NMT_SPACES) as a SentencePiece
+# ``precompiled_charsmap``: what sentencepiece's own rule compiler makes of those rules given as a
+# normalization_rule_tsv (a test compiles them again and compares), so a .model carries them and
+# sentencepiece runs exactly them.
+NMT_CHARSMAP = base64.b64decode(
+    "AAQAAACEAAAAAACAAQAAgI8JAACcGQAAmgwCAIARAACAMAMAgSkAALvwAgC/IQAAvSUAAA8AAAC/7AIADQAAAAwAAAATAAAAlmAC"
+    "ABEAAACfSQAAFwAAABYAAAAVAAAAFAAAABsAAAAaAAAAGQAAABgAAAAfAAAAHgAAAB0AAAAcAAAAAYUAACIAAAADjQAAAokAAAWV"
+    "AAAEkQAAB50AAAaZAAAJqQAACKEAAAutAAAKpQAADbkAAAy9AAAPvQAADrkAABHFAAAQwQAAE80AABLJAAAV1QAAFNEAABfdAAAW"
+    "2QAAGeUAABjhAAAb7QAAGukAAB31AAAc8QAAH/0AAB75AACLCQEAQgAAAEEAAABAAAAAjxkBAI4dAQBFAAAAjBUBAEsAAABKAAAA"
+    "SQAAAEgAAABPAAAATgAAAE0AAABMAAAAUwAAAFIAAABRAAAAUAAAAFcAAABWAAAAVQAAAFQAAABbAAAAWgAAAFkAAABYAAAAXwAA"
+    "AF4AAAB/fQEAXAAAAGMAAABiAAAAqYEBAKiFAQBnAAAAZgAAAGUAAABkAAAAawAAAGoAAABpAAAAaAAAAG8AAABuAAAAbQAAAGwA"
+    "AABzAAAAcgAAAHEAAABwAAAAdwAAAHYAAAB1AAAAdAAAAHsAAAB6AAAAeQAAAHgAAAB/AAAAfgAAAH0AAAB8AAAAgwAAAIIAAACB"
+    "AAAAgAAAAIcAAACGAAAAhQAAAIQAAACLAAAAigAAAIkAAACIAAAAjwAAAI4AAACNAAAAjAAAAJMAAACSAAAAkQAAAJAAAACXAAAA"
+    "lgAAAJUAAACUAAAAmwAAAJoAAACZAAAAmAAAAJ8AAACeAAAAnQAAAJwAAACjAAAAogAAAKEAAACgAAAApwAAAKYAAAClAAAApAAA"
+    "AKsAAACqAAAAqQAAAKgAAACvAAAArgAAAK0AAACsAAAAswAAALIAAACxAAAAsAAAALcAAAC2AAAAtQAAALQAAAC7AAAAugAAALkA"
+    "AAC4AAAAvwAAAL4AAAC9AAAAvAAAAOF8AQDCAAAAwQAAAOIQAQDHAAAAxgAAAMUAAADEAAAAywAAAMoAAADJAAAAyAAAAM8AAADO"
+    "AAAA7/ABAMwAAADTAAAA0gAAANEAAADQAAAA1wAAANYAAADVAAAA1AAAANsAAADaAAAA2QAAANgAAADfAAAA3gAAAN0AAADcAAAA"
+    "4wAAAOIAAADhAAAAwrwBAOcAAADmAAAA5QAAAOQAAADrAAAA6gAAAOkAAADoAAAA7wAAAO4AAADtAAAA7AAAAPMAAADyAAAA8QAA"
+    "APAAAAD3AAAA9gAAAPUAAAD0AAAA+wAAANiEAQD5AAAA+AAAAP8AAAD+AAAA/QAAAPwAAAAAIAA="
+)
 # SentencePiece's piece types (sentencepiece_model.proto)
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 UNIGRAM, BPE = 1, 2
@@ -70,7 +93,8 @@ def render_spm_model(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
             f"{tokenizer.pretokenizer!r}: retrain with --pretokenizer metaspace")
     pb = _pb2()
     notes: list[str] = []
-    if tokenizer.normalizer:
+    in_model = tokenizer.normalizer in _IN_MODEL
+    if tokenizer.normalizer and not in_model:
         notes.append(f"the normalizer {','.join(tokenizer.normalizer)} is not in the .model: "
                      "sentencepiece sees the text as given, normalize it first")
     unk = tokenizer.special_tokens.get(tokenizer.unk_token or "<unk>")
@@ -107,10 +131,18 @@ def render_spm_model(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     spec.split_by_whitespace = True
     norm = proto.normalizer_spec
     norm.name = "identity"
+    if in_model and "nmt" in tokenizer.normalizer:
+        norm.name = "user_defined"  # what sentencepiece names a model built from its own rule table
+        norm.precompiled_charsmap = NMT_CHARSMAP
     norm.add_dummy_prefix = True
-    norm.remove_extra_whitespaces = False
+    norm.remove_extra_whitespaces = in_model and "spm-whitespace" in tokenizer.normalizer
     norm.escape_whitespaces = True
     return proto.SerializeToString(), notes
+
+
+#: Normalizers a unigram .model expresses exactly: SentencePiece applies its character map, then
+#: removes extra whitespace — so ``nmt`` (as NMT_CHARSMAP) before ``spm-whitespace``.
+_IN_MODEL = {(), ("nmt",), ("spm-whitespace",), ("nmt", "spm-whitespace")}
 
 
 def _render_bpe(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
@@ -210,7 +242,9 @@ def read_spm_model(path: Path) -> tuple[Tokenizer, list[str]]:
         raise WorkbenchError(f"{path.name}: models with whitespace as suffix are not supported yet")
     normalizer: list[str] = []
     name = norm.name or "nmt_nfkc"
-    if name in ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf") and norm.precompiled_charsmap:
+    if norm.precompiled_charsmap == NMT_CHARSMAP:
+        normalizer.append("nmt")  # ours (see render_spm_model)
+    elif name in ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf") and norm.precompiled_charsmap:
         normalizer.append("nmt-nfkc" if name.startswith("nmt") else "nfkc")
         if name.endswith("_cf"):
             normalizer.append("lower")

@@ -510,7 +510,7 @@ class Inspector:
         if not model.escape or model.crosses_words:
             return whole
         words = model.words(segment)
-        if type(model) is unigram.UnigramModel and any(model.is_fragile(w) for w in words):
+        if model.line_is_fragile(words):
             return whole
         shift = 1 if model.dummy_prefix else 0
         out: list[tuple[int, int]] = []

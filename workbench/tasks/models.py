@@ -192,21 +192,26 @@ def _wordpiece_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
         normalizer=tuple(spec.normalizer or ()), **_option_config(WORDPIECE, spec)))
 
 
-def unigram_words(line: str) -> list[str]:
+def unigram_words(line: str, normalize: Callable[[str], str] | None = None) -> list[str]:
     """One counted line as the Unigram trainer cuts it: SentencePiece's words — a dummy ▁ before the
-    line, spaces as ▁, a new word at every ▁ (what ``sentencepiece`` trains on)."""
+    line, spaces as ▁, a new word at every ▁ (what ``sentencepiece`` trains on). ``normalize`` runs
+    on the line without its line break, as sentencepiece normalizes the lines it reads (the NMT
+    rules would make the break a space, a trailing ▁ on every line)."""
     from workbench.core.unigram import spm_words
 
-    return spm_words(line.rstrip("\r\n"))
+    line = line.rstrip("\r\n")
+    return spm_words(normalize(line) if normalize is not None else line)
 
 
 def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
-    """Lines (counted whole: ``counted_as`` = ``none``) become :func:`unigram_words`."""
+    """Lines (counted whole and not normalized: ``counted_as`` = ``none``) become :func:`unigram_words`."""
+    from workbench.core.normalize import make_normalizer
     from workbench.core.unigram import UnigramConfig, UnigramTrainer
 
+    normalize = make_normalizer(tuple(spec.normalizer)) if spec.normalizer else None
     words: dict[str, int] = {}
     for line, count in counts.items():
-        for word in unigram_words(line):
+        for word in unigram_words(line, normalize):
             words[word] = words.get(word, 0) + count
     return UnigramTrainer(words, UnigramConfig(
         vocab_size=spec.vocab_size or 8000, special_tokens=tuple(spec.special_tokens or ()),
@@ -251,8 +256,11 @@ WORDPIECE = ModelFamily(
 UNIGRAM = ModelFamily(
     name="unigram", label="Unigram", title="Unigram (SentencePiece, ▁ for spaces)",
     summary="starts large and prunes the pieces that cost least likelihood (EM)",
-    defaults={"units": "chars", "end_of_word": "", "pretokenizer": "metaspace", "normalizer": (), "tie_break": "hf",
-              "special_tokens": (), "min_frequency": 1, "sequences": "lines", "vocab_size": 2000},
+    # SentencePiece's own clean-up, which its .model and a tokenizer.json both express exactly:
+    # control characters removed, invisible spaces read as spaces (NMT rules, without NFKC), no
+    # leading/trailing spaces and a run of spaces as one (remove_extra_whitespaces).
+    defaults={"units": "chars", "end_of_word": "", "pretokenizer": "metaspace", "normalizer": ("nmt", "spm-whitespace"),
+              "tie_break": "hf", "special_tokens": (), "min_frequency": 1, "sequences": "lines", "vocab_size": 2000},
     applies=frozenset(),
     why_not={"units": "Unigram works on characters", "end_of_word": "Unigram marks spaces with ▁ itself",
              "merges": "Unigram prunes instead of merging: give it a vocabulary size",

@@ -89,9 +89,10 @@ def split_for_training(model: str, pretokenizer: str, normalizer: str, text: str
     from workbench.core.normalize import make_normalizer, parse_normalizer
     from workbench.core.pretokenize import make_pretokenizer
 
-    normalized = make_normalizer(parse_normalizer(normalizer))(text)
-    if COUNTED_AS.get(model) == "none":  # whole lines, cut by the trainer (Unigram)
-        return [w for line in normalized.splitlines() for w in unigram_words(line)]
+    normalize = make_normalizer(parse_normalizer(normalizer))
+    if COUNTED_AS.get(model) == "none":  # whole lines, each normalized without its break and cut by the trainer
+        return [w for line in text.splitlines() for w in unigram_words(line, normalize)]
+    normalized = normalize(text)
     pre = make_pretokenizer(pretokenizer)
     return pre.split(pre.prepare(normalized) if pre.name == "metaspace" else normalized)
 
@@ -316,8 +317,8 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     states: dict[str, FileState] = {}  # what was counted of each file: the fingerprint the run records
     try:
         counts, sources = count_words(open_sources(spec.files), fam.counted_as or spec.pretokenizer,
-                                      spec.normalizer or (), sequences=spec.sequences, cache=count_cache,
-                                      report=report, should_stop=stop, states=states)
+                                      () if fam.counted_as else (spec.normalizer or ()), sequences=spec.sequences,
+                                      cache=count_cache, report=report, should_stop=stop, states=states)
     except WorkbenchError:
         if stop():  # stopped while reading: whatever the partial read says, nothing was asked for
             return None, "cancelled"
@@ -387,7 +388,6 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
             error = str(exc) or type(exc).__name__
             raise
         finally:
-            gc.enable()
             if writer is not None:
                 try:
                     try:
@@ -406,7 +406,12 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
                 except Exception as exc:  # noqa: BLE001 - said in the run's status and error
                     error = error or f"could not store the trained model: {exc}"
                     status = "failed" if status == "finished" else status
-            store.finish_run(run_id, status, error=error, timings=_timings(started, counted, prepared, t0))
+            try:
+                store.finish_run(run_id, status, error=error, timings=_timings(started, counted, prepared, t0))
+            finally:
+                # Only now: the first collection after the loop walks every object the trainer
+                # made (~0.3 s with Unigram's lattices), which would delay the last batch and a cancel.
+                gc.enable()
         if report is not None:
             if event is not None:
                 report(watch.progress(event, run_id, time.monotonic()))

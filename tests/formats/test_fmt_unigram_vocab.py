@@ -15,6 +15,7 @@ from workbench.core.unigram import UnigramConfig, UnigramTrainer, count_spm_word
 from workbench.formats import detect_format, load_tokenizer_file
 from workbench.formats.export import export_tokenizer
 from workbench.formats.spm_model import render_spm_model
+from workbench.formats.vocab_lists import SPM_VOCAB_NORMALIZER
 
 spm = pytest.importorskip("sentencepiece")
 pytestmark = pytest.mark.skipif(not CORPORA.exists(), reason="shared corpora missing")
@@ -33,8 +34,9 @@ def _lines() -> tuple[list[str], list[str]]:
 @pytest.fixture(scope="module", params=[False, True], ids=["unk", "byte-fallback"])
 def case(request) -> tuple[Tokenizer, list[str]]:
     train, held = _lines()
+    # with the clean-up a .vocab is read back with (SPM_VOCAB_NORMALIZER, the Unigram default)
     trainer = UnigramTrainer(count_spm_words(train), UnigramConfig(
-        vocab_size=1000 if not request.param else 1300, byte_fallback=request.param))
+        vocab_size=1000 if not request.param else 1300, byte_fallback=request.param, normalizer=SPM_VOCAB_NORMALIZER))
     for _event in trainer.run():
         pass
     return trainer.tokenizer(name="ours"), held + HARD_TEXTS
@@ -64,3 +66,15 @@ def test_vocab_reads_back_as_the_same_unigram(case, tmp_path):
     ours, theirs = Encoder(tokenizer), Encoder(back)
     assert len(held) >= 50
     assert [theirs.encode(text) for text in held] == [ours.encode(text) for text in held]
+
+
+def test_a_unigram_cleaned_otherwise_is_not_offered_a_vocab(case, tmp_path):
+    """The file cannot say its normalizer: a run without the clean-up would read back as another tokenizer."""
+    from dataclasses import replace
+
+    from workbench.errors import WorkbenchError
+
+    raw = replace(case[0], normalizer=())
+    with pytest.raises(WorkbenchError, match="cannot say its normalizer"):
+        export_tokenizer(raw, "spm-vocab", tmp_path / "raw.vocab")
+    assert not (tmp_path / "raw.vocab").exists()

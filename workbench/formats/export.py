@@ -37,6 +37,7 @@ from workbench.formats.hf_json import read_hf_json, render_hf_json
 from workbench.formats.merges_csv import cell, read_merges_csv, render_merges_csv
 from workbench.formats.tiktoken_file import read_tiktoken, render_tiktoken, sidecar_path, tiktoken_pattern
 from workbench.formats.vocab_lists import (
+    SPM_VOCAB_NORMALIZER,
     read_spm_vocab,
     read_wordpiece,
     render_spm_vocab,
@@ -135,6 +136,10 @@ def why_not(model: str, fmt: str, settings: Mapping[str, Any] | None = None) -> 
         if fmt == "wordpiece" and (missing or settings.get("unk_token", "[UNK]") != "[UNK]"):
             return (f"a BERT loader needs {', '.join(_BERT_SPECIALS)} in vocab.txt (and [UNK] as the unknown "
                     f"token); this run lacks {', '.join(missing) or '[UNK] as its unknown token'}")
+    if model == "unigram" and fmt == "spm-vocab" and normalizer != SPM_VOCAB_NORMALIZER:
+        return (f"a .vocab cannot say its normalizer and is read back with SentencePiece's clean-up "
+                f"({','.join(SPM_VOCAB_NORMALIZER)}); this run uses {','.join(normalizer) or 'none'} "
+                "(the .model and tokenizer.json carry it)")
     return ""
 
 

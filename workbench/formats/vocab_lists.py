@@ -237,11 +237,17 @@ def read_spm_vocab(path: Path) -> tuple[Tokenizer, list[str]]:
     return tokenizer, notes
 
 
+#: What a Unigram ``.vocab`` is read with: SentencePiece's control-character and extra-space clean-up
+#: (without NFKC), the Unigram family's default; a run cleaned otherwise is not offered this format.
+SPM_VOCAB_NORMALIZER = ("nmt", "spm-whitespace")
+
+
 def _read_unigram_vocab(path: Path, rows: list[tuple[str, float]]) -> tuple[Tokenizer, list[str]]:
     """A Unigram ``.vocab`` (as ``spm_train`` writes it): ``<unk>``/``<s>``-style lines are special
     tokens, ``<0xNN>`` lines the byte-fallback block, every other line a piece as written (``▁``
     kept: it is part of the piece) with its log probability. The file does not say its normalizer:
-    none is assumed (a note says so)."""
+    SentencePiece's clean-up (:data:`SPM_VOCAB_NORMALIZER`, a Unigram run's default) is assumed,
+    and a note says so."""
     specials: dict[str, int] = {}
     vocab: list[bytes] = []
     scores: list[float] = []
@@ -263,8 +269,9 @@ def _read_unigram_vocab(path: Path, rows: list[tuple[str, float]]) -> tuple[Toke
     tokenizer = Tokenizer(
         vocab=tuple(vocab), merges=(), units="chars", pretokenizer="metaspace", special_tokens=specials,
         name=path.stem, unk_token=unk, model="unigram", scores=tuple(scores), byte_fallback=byte_fallback,
+        normalizer=SPM_VOCAB_NORMALIZER,
     )
     if byte_fallback and byte_block(tokenizer) is None:
         raise WorkbenchError(f"{path.name}: the 256 <0xNN> byte pieces are not in order: not a byte-fallback block")
-    return tokenizer, [".vocab with log-probability scores: imported as a Unigram model "
-                       "(no normalizer: the file does not say one)"]
+    return tokenizer, [".vocab with log-probability scores: imported as a Unigram model; the file does not "
+                       f"say its normalizer: SentencePiece's clean-up ({','.join(SPM_VOCAB_NORMALIZER)}) is assumed"]

@@ -27,6 +27,8 @@ import math
 from collections.abc import Sequence
 
 import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QResizeEvent
 
 #: (smallest axis magnitude, divisor, suffix): the SI suffix one linear axis uses for all its labels.
 SI_STEPS = ((1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k"))
@@ -75,7 +77,7 @@ def linear_labels(values: Sequence[float], spacing: float | None = None,
 
 
 def number(value: float) -> str:
-    """One value as short as it is exact to three significant digits: 20k, 1.2M, 1,000, 0.002, 1e-4."""
+    """One value as short as it is exact to three significant digits: 20k, 1.2M, 1,000, 0.002, 1e-4, 1e15."""
     if value == 0 or not math.isfinite(value):
         return "0" if value == 0 else str(value)
     magnitude = abs(value)
@@ -84,17 +86,17 @@ def number(value: float) -> str:
         if abs(float(text) - value) <= magnitude * 5e-4:
             break
     mantissa = float(text)
+    if magnitude >= 1e12 or magnitude < 1e-3:  # beyond G, and below 0.001: 1e15, 2.5e-5
+        significand, exponent = f"{mantissa:.{digits - 1}e}".split("e")
+        return f"{significand}e{int(exponent)}"
     if magnitude >= 1e4:
         unit, suffix = axis_unit(magnitude)
         return f"{mantissa / unit:.6g}" + suffix
     if magnitude >= 1:
         whole = mantissa == int(mantissa)
         return f"{int(mantissa):,}" if whole else f"{mantissa:,.{max(0, digits - len(str(int(magnitude))))}f}"
-    if magnitude >= 1e-3:
-        places = max(0, -math.floor(math.log10(magnitude)) + digits - 1)
-        return f"{mantissa:.{places}f}"
-    significand, exponent = f"{mantissa:.{digits - 1}e}".split("e")
-    return f"{significand}e{int(exponent)}"
+    places = max(0, -math.floor(math.log10(magnitude)) + digits - 1)
+    return f"{mantissa:.{places}f}"
 
 
 def log_labels(exponents: Sequence[float], label_minor: bool = True) -> list[str]:
@@ -232,23 +234,85 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+#: The view's width a legend row does not get: the layout's margins and spacing (px).
+LEGEND_MARGIN = 24
 #: A legend entry's sample and the gaps around it, beside its label's own width (px).
 _SAMPLE_WIDTH = 40
+#: The narrowest a legend column gets before the legend takes another row instead (px).
+_MIN_ENTRY = 200
 
 
-def fit_legend(legend: pg.LegendItem, width: float) -> int:
-    """Lay ``legend``'s entries out in as many columns as ``width`` holds; returns the count.
+def fit_legend(legend: pg.LegendItem, width: float, max_rows: int = 3) -> int:
+    """Lay ``legend``'s entries out in columns that fit ``width``; returns the number of columns.
 
-    Entries fill rows left to right and each column is as wide as its widest entry, so one long
-    entry widens one column only.
+    Entries fill rows left to right and each column is as wide as its widest entry. When whole
+    names would need more than ``max_rows`` rows (five runs with long names: one per row, the
+    plots above squeezed), long names are elided in the middle — the "(run N)" end stays — with
+    the full name in the entry's tooltip.
     """
     if not legend.items:
         return int(legend.columnCount)
-    widths = [label.item.boundingRect().width() + _SAMPLE_WIDTH for _sample, label in legend.items]
-    columns = 1
+    labels = [label for _sample, label in legend.items]
+    for label in labels:
+        if getattr(label, "full_text", None) is None or label.text not in (label.full_text, label.shown_text):
+            label.full_text = label.text  # a new entry, or renamed since
+        if label.text != label.full_text:
+            label.setText(label.full_text)
+        label.shown_text = label.full_text
+        label.setToolTip("")
+    widths = [label.item.boundingRect().width() + _SAMPLE_WIDTH for label in labels]
+    natural = 1
     for count in range(len(widths), 1, -1):
         if sum(max(widths[c::count]) for c in range(count)) <= width:
-            columns = count
+            natural = count
             break
+    wanted = max(natural, -(-len(labels) // max_rows))
+    columns = max(1, min(len(labels), wanted, max(natural, int(width // _MIN_ENTRY))))
+    if columns > natural:
+        room = width / columns - _SAMPLE_WIDTH
+        for label in labels:
+            _elide_middle(label, room)
     legend.setColumnCount(columns)
     return columns
+
+
+def _elide_middle(label: pg.LabelItem, room: float) -> None:
+    text: str = label.full_text
+    if label.item.boundingRect().width() <= room:
+        return
+    keep = len(text)
+    while keep > 4:
+        keep -= max(1, keep // 12)
+        head = (keep + 1) // 2
+        shown = text[:head].rstrip() + "…" + text[len(text) - (keep - head):].lstrip()
+        label.setText(shown)
+        if label.item.boundingRect().width() <= room:
+            break
+    label.shown_text = label.text
+    label.setToolTip(text)
+
+
+class LegendFitter(QObject):
+    """Fits a legend to its view's new width before the view lays its scene out (a resize filter).
+
+    Fitting after the view's own resize (in a parent's ``resizeEvent``) was too late: the scene
+    kept the old, wider legend's minimum width and ran past the window's edge.
+    """
+
+    def __init__(self, view: pg.GraphicsView, legend: pg.LegendItem):
+        super().__init__(view)
+        self.view, self.legend = view, legend
+        view.installEventFilter(self)
+
+    def fit(self, width: float | None = None) -> int:
+        columns = fit_legend(self.legend, (self.view.width() if width is None else width) - LEGEND_MARGIN)
+        # The scene's layout caches its minimum size until the event loop runs: drop the cache now,
+        # or the view's resize that follows clamps the scene to the old legend's width.
+        self.legend.updateGeometry()
+        self.view.ci.layout.invalidate()
+        return columns
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if watched is self.view and isinstance(event, QResizeEvent):
+            self.fit(event.size().width())
+        return False

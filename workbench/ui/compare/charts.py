@@ -25,7 +25,7 @@ from workbench.core.corpus_metrics import Fairness, Metrics
 from workbench.core.vocab_sweep import Sweep
 from workbench.errors import WorkbenchError
 from workbench.ui import style
-from workbench.ui.plot_labels import TickAxis, fit_legend, recolour_title, set_title
+from workbench.ui.plot_labels import LegendFitter, TickAxis, recolour_title, set_title
 
 
 class _Chart(QWidget):
@@ -39,6 +39,7 @@ class _Chart(QWidget):
         layout.addWidget(self.view)
         self.plots: list[pg.PlotItem] = []
         self.legend: pg.LegendItem | None = None
+        self._fitter: LegendFitter | None = None
 
     def _fg(self) -> QColor:
         return self.palette().color(QPalette.ColorRole.Text)
@@ -68,13 +69,11 @@ class _Chart(QWidget):
         if event.type() == event.Type.PaletteChange:
             self._apply_palette()
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        super().resizeEvent(event)
-        self._fit_legend()
-
     def _fit_legend(self) -> None:
         if self.legend is not None:
-            fit_legend(self.legend, self.view.width() - 24)
+            if self._fitter is None:
+                self._fitter = LegendFitter(self.view, self.legend)
+            self._fitter.fit()
 
     def export(self, path: str | Path, width: int = 1200) -> Path:
         """Write the chart as PNG or SVG (chosen by the suffix); returns the path.

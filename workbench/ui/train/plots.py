@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from workbench.store import RunStepRow, StepRow
 from workbench.ui import style
-from workbench.ui.plot_labels import TickAxis, fit_legend, set_title, title_text
+from workbench.ui.plot_labels import LegendFitter, TickAxis, set_title, title_text
 
 PLOTS = ("vocab", "frequency", "tokens", "compression")  # "frequency": the model's value (see VALUE_TITLES)
 TITLES = {
@@ -148,6 +148,7 @@ class TrainingPlots(QWidget):
         self.legend = pg.LegendItem()
         self.view.addItem(self.legend, row=2, col=0, colspan=2)
         self.legend.setVisible(False)
+        self.legend_fitter = LegendFitter(self.view, self.legend)
         self.cursors = {}
         for name, plot in self.plots.items():
             line = pg.InfiniteLine(angle=90, movable=False)
@@ -467,7 +468,7 @@ class TrainingPlots(QWidget):
             if "vocab" in c.items:
                 self.legend.addItem(c.items["vocab"], c.name)
         style.recolour_legend(self.legend, self._fg)
-        fit_legend(self.legend, self.view.width() - 24)
+        self.legend_fitter.fit()
 
     def _remove(self, run_id: int) -> None:
         curves = self.runs.pop(run_id)
@@ -580,10 +581,6 @@ class TrainingPlots(QWidget):
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
         self.redraw()
-
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        fit_legend(self.legend, self.view.width() - 24)
 
     def leaveEvent(self, event) -> None:  # noqa: N802
         super().leaveEvent(event)

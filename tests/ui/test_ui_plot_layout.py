@@ -99,3 +99,26 @@ def test_a_narrow_window_elides_titles_and_keeps_their_full_text_in_the_tooltip(
     _assert_readable(plots, width_floor=150, height_floor=80)
     window.resize(1600, 900)  # wide again: the whole title comes back
     qtbot.waitUntil(lambda: plots.shown_titles()["frequency"][1] == title, timeout=5000)
+
+
+def test_the_compression_plot_says_why_it_is_empty_until_the_corpus_size_is_known(qtbot, five_runs) -> None:
+    from workbench.store import ProjectStore
+    from workbench.ui.train.plots import TrainingPlots
+
+    with ProjectStore.open(five_runs, readonly=True) as store:
+        run = next(r for r in store.runs() if r.name.startswith("bytes BPE"))
+        rows = store.steps(run.id)
+    plots = TrainingPlots()
+    qtbot.addWidget(plots)
+    plots.resize(880, 520)
+    plots.show()
+    qtbot.waitExposed(plots)
+    plots.show_runs([(run.id, run.name)])
+    plots.append(run.id, rows)
+    assert plots.redraw()
+    assert plots.no_chars_note.isVisible() and len(plots.curve_data(run.id, "compression")[0]) == 0
+    box = plots.plots["compression"].vb.sceneBoundingRect()
+    assert box.contains(plots.no_chars_note.sceneBoundingRect())  # centred in the empty plot, not clipped
+    plots.set_chars(run.id, 60_000)
+    assert plots.redraw()
+    assert not plots.no_chars_note.isVisible() and len(plots.curve_data(run.id, "compression")[0]) == len(rows)

@@ -129,3 +129,13 @@ def test_any_log_range_reads_distinct_true_labels(qapp, low, decades, size) -> N
     ticks = axis_ticks(qapp, low, low + decades, log=True, size=size)
     if len(ticks) >= 2:
         assert_readable(ticks)
+
+
+def test_the_labelled_levels_of_one_axis_write_as_many_decimals(qapp) -> None:
+    # Unigram's log-likelihood: -1.40M beside -1.45M, not -1.4M beside -1.45M.
+    axis = TickAxis("left")
+    axis.setRange(-1.6e6, -1.33e6)
+    levels = axis.tickValues(-1.6e6, -1.33e6, 170)
+    labels = [s for spacing, values in levels[:2] for s in axis.tickStrings(values, 1.0, spacing)]
+    assert {"-1.40M", "-1.45M"} <= set(labels), labels
+    assert len({len(s.split(".")[1]) for s in labels}) == 1, labels

@@ -59,11 +59,13 @@ def _fixed(x: float, places: int) -> str:
 
 
 def linear_labels(values: Sequence[float], spacing: float | None = None,
-                  magnitude: float | None = None) -> list[str]:
+                  magnitude: float | None = None, finest: float | None = None) -> list[str]:
     """Labels of one tick level on a linear axis: one SI suffix for the axis, exact decimals.
 
     ``magnitude`` is the largest |value| the axis shows (its range), so every level of the axis
-    takes the same suffix; ``spacing`` the level's tick distance (tolerance for float noise).
+    takes the same suffix; ``spacing`` the level's tick distance (tolerance for float noise);
+    ``finest`` the smallest spacing of any level, so all levels write as many decimals
+    (-1.40M beside -1.45M, not -1.4M).
     """
     if not len(values):
         return []
@@ -73,6 +75,8 @@ def linear_labels(values: Sequence[float], spacing: float | None = None,
     step = (spacing / unit) if spacing else (min((abs(b - a) for a, b in zip(scaled, scaled[1:]) if b != a),
                                                  default=abs(scaled[0]) or 1.0))
     places = _decimals(scaled, tolerance=max(step, 1e-300) * 1e-3)
+    if finest:
+        places = max(places, _decimals([finest / unit], tolerance=finest / unit * 1e-3))
     return [_fixed(x, places) + (suffix if x != 0 else "") for x in scaled]
 
 
@@ -148,10 +152,21 @@ class TickAxis(pg.AxisItem):
     """A pyqtgraph axis whose labels never repeat and show small log values (see the module doc)."""
 
     _label_minor = True
+    _finest: float | None = None
 
     def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - pyqtgraph override
         if not self.logMode:
-            return super().tickValues(minVal, maxVal, size)
+            levels = super().tickValues(minVal, maxVal, size)
+            # The finest level that gets labels (pyqtgraph skips crowded levels): as many labels
+            # as fit at ~22 px each up an axis, ~60 px across.
+            room = size / (22.0 if self.orientation in ("left", "right") else 60.0)
+            shown, self._finest = 0, None
+            for spacing, values in levels:
+                shown += len(values)
+                if shown > room and self._finest is not None:
+                    break
+                self._finest = spacing or self._finest
+            return levels
         levels = log_ticks(minVal * self.scale, maxVal * self.scale, size)
         self._label_minor = len(levels) == 1
         return [(spacing, [v / self.scale for v in values]) for spacing, values in levels]
@@ -163,7 +178,8 @@ class TickAxis(pg.AxisItem):
         magnitude = max(abs(lo), abs(hi)) * scale
         shown = [abs(v * scale) for v in values]
         return linear_labels([v * scale for v in values], spacing * scale if spacing else None,
-                             magnitude=max([magnitude, *shown]) if magnitude else None)
+                             magnitude=max([magnitude, *shown]) if magnitude else None,
+                             finest=self._finest * scale if self._finest else None)
 
     def labels(self, size: float | None = None) -> list[str]:
         """Every label the axis draws now, level by level (for tests and accessibility)."""

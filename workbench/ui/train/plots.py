@@ -49,6 +49,7 @@ VALUE_TIPS = {
     "log_likelihood": "What Unigram maximises: the corpus log-likelihood after each EM round",
 }
 LEFT_OUT = " · others left out"
+NO_CHARS_NOTE = "characters per token appear\nonce the Corpus tab has read the files"
 LEFT_OUT_TIP = ("Runs of another model are left out of this plot: a frequency, a score and a log-likelihood "
                 "share no axis. The other three plots show every selected run.")
 #: Where a step comes from: a merge, or a Unigram EM round, pruning step or final cut.
@@ -155,6 +156,13 @@ class TrainingPlots(QWidget):
             line.setVisible(False)
             plot.addItem(line, ignoreBounds=True)
             self.cursors[name] = line
+        # Said in the compression plot while no shown run's corpus size is known (the Corpus tab is
+        # still reading the files): an empty plot with a 0 … 1 axis read as a broken one.
+        compression = self.plots["compression"].vb
+        self.no_chars_note = pg.TextItem(NO_CHARS_NOTE, anchor=(0.5, 0.5))
+        self.no_chars_note.setParentItem(compression)
+        self.no_chars_note.setVisible(False)
+        compression.sigResized.connect(lambda vb: self.no_chars_note.setPos(vb.width() / 2, vb.height() / 2))
         self.label = pg.TextItem(anchor=(0, 0))
         self.label.setVisible(False)
         self.label.setZValue(100)
@@ -196,6 +204,7 @@ class TrainingPlots(QWidget):
         for rid in list(self.runs):
             self._remove(rid)
         self.legend.setVisible(False)
+        self.no_chars_note.setVisible(False)
         self._hide_hover()
         self._update_value_axis()
 
@@ -323,6 +332,7 @@ class TrainingPlots(QWidget):
                 curves.items["compression"].setData([], [])
         if changed:
             self._fit_ranges()
+            self.no_chars_note.setVisible(self.point_count() > 0 and not any(c.chars for c in self.runs.values()))
             self.redrawn.emit(self.point_count())
         return changed
 
@@ -615,6 +625,7 @@ class TrainingPlots(QWidget):
         tip.setAlpha(235)
         border = QColor(fg)
         border.setAlpha(90)
+        self.no_chars_note.setColor(axis)
         self.label.fill = pg.mkBrush(tip)
         self.label.border = pg.mkPen(border)
         if self.legend is not None:

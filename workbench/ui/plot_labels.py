@@ -27,8 +27,8 @@ import math
 from collections.abc import Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtCore import QEvent, QObject, QRectF, Qt
+from PySide6.QtGui import QFontMetricsF, QGuiApplication, QResizeEvent
 
 #: (smallest axis magnitude, divisor, suffix): the SI suffix one linear axis uses for all its labels.
 SI_STEPS = ((1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k"))
@@ -157,15 +157,7 @@ class TickAxis(pg.AxisItem):
     def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - pyqtgraph override
         if not self.logMode:
             levels = super().tickValues(minVal, maxVal, size)
-            # The finest level that gets labels (pyqtgraph skips crowded levels): as many labels
-            # as fit at ~22 px each up an axis, ~60 px across.
-            room = size / (22.0 if self.orientation in ("left", "right") else 60.0)
-            shown, self._finest = 0, None
-            for spacing, values in levels:
-                shown += len(values)
-                if shown > room and self._finest is not None:
-                    break
-                self._finest = spacing or self._finest
+            self._finest = self._finest_labelled(levels, size)
             return levels
         levels = log_ticks(minVal * self.scale, maxVal * self.scale, size)
         self._label_minor = len(levels) == 1
@@ -174,12 +166,33 @@ class TickAxis(pg.AxisItem):
     def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
         if self.logMode:
             return log_labels([v * scale for v in values], label_minor=self._label_minor or spacing is not None)
+        return self._linear(values, scale, spacing, self._finest)
+
+    def _linear(self, values, scale: float, spacing: float | None, finest: float | None) -> list[str]:
         lo, hi = self.range if self.range else (0.0, 0.0)
         magnitude = max(abs(lo), abs(hi)) * scale
         shown = [abs(v * scale) for v in values]
         return linear_labels([v * scale for v in values], spacing * scale if spacing else None,
                              magnitude=max([magnitude, *shown]) if magnitude else None,
-                             finest=self._finest * scale if self._finest else None)
+                             finest=finest * scale if finest else None)
+
+    def _finest_labelled(self, levels, size: float) -> float | None:
+        """The spacing of the finest level pyqtgraph will label: its own crowding rule
+        (``generateDrawSpecs``: text extent against ``textFillLimits``), measured in the tick font."""
+        metrics = QFontMetricsF(self.style["tickFont"] or QGuiApplication.font())
+        vertical = self.orientation in ("left", "right")
+        scale = self.autoSIPrefixScale * self.scale
+        filled, drawn, finest = 0.0, 0, None
+        for level, (spacing, values) in enumerate(levels[: self.style["maxTextLevel"] + 1]):
+            rects = [metrics.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
+                     for text in self._linear(values, scale, spacing, None)]
+            filled += sum(r.height() * 0.8 if vertical else r.width() for r in rects)
+            if level > 0 and size > 0 and any(drawn >= count and filled / size >= limit
+                                               for count, limit in self.style["textFillLimits"]):
+                break
+            drawn += len(rects)
+            finest = spacing or finest
+        return finest
 
     def labels(self, size: float | None = None) -> list[str]:
         """Every label the axis draws now, level by level (for tests and accessibility)."""

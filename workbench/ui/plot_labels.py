@@ -5,8 +5,9 @@ repeated and never lie about a small value (issue 19: ``3M 3M 3M`` on a corpus-t
 four times on a flat compression curve, ``0`` for 0.001 on WordPiece's log score axis):
 
 * a linear axis picks one SI suffix for the whole axis from its visible range (``k`` from 10,000,
-  ``M``, ``G``; plain numbers with thousands separators below) and, per tick level, the fewest
-  decimals that write every tick exactly — so ticks 0.005M apart read ``3.005M 3.010M``;
+  ``M``, ``G``; plain numbers with thousands separators below) and the fewest decimals that
+  write every labelled tick exactly, the same on every level pyqtgraph labels — so ticks 0.005M
+  apart read ``3.005M 3.010M``, and ``1.0 1.5 2.0`` rather than ``1 1.5 2``;
 * a log axis labels each tick with its own value written as short as it is exact (``20k``,
   ``1,000``, ``0.002``, ``1e-4``, ``2.5e-5``); with two decades or more in view only the decades
   are labelled (the 2·10ᵏ … 9·10ᵏ ticks stay marks), and on less than a decade — where pyqtgraph
@@ -16,7 +17,8 @@ four times on a flat compression curve, ``0`` for 0.001 on WordPiece's log score
 in the title's tooltip (a title cut by the scene's edge, as "… other models' runs lef", is gone).
 
 :func:`fit_legend` gives a legend that sits in a row of its own under the plots (never over a bar or
-a curve) as many columns as the widest entry allows, so a few runs take one row, not one each.
+a curve) as many columns as its entries allow, eliding long run names in the middle (full name in
+the tooltip) rather than stacking one per row; :class:`LegendFitter` keeps it fitted on resize.
 
 What it leaves out: colours (``style``) and what a plot shows (the tab packages).
 """

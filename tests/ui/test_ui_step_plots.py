@@ -122,12 +122,12 @@ def test_a_fresh_window_plots_every_finished_run_of_the_three_models(make_window
         np.testing.assert_allclose(plots.curve_data(rid, "compression")[1],
                                    [chars / r.token_count for r in rows])
     panel.history.select([runs["bpe"]])
-    assert plots.titles()["frequency"].startswith("Frequency of the merged pair")
+    assert plots.titles()["frequency"] == "Frequency of the merged pair (log)"
     np.testing.assert_array_equal(plots.curve_data(runs["bpe"], "frequency")[1],
                                   [r.frequency for r in stored["bpe"]])
     assert plots.plots["vocab"].getAxis("bottom").labelText == "merge step"
     panel.history.select([runs["wordpiece"]])
-    assert plots.titles()["frequency"].startswith("WordPiece score")
+    assert plots.titles()["frequency"] == "WordPiece score of the merged pair (log)"
     scores = [r.value for r in stored["wordpiece"]]
     assert all(0 < s <= 1 for s in scores)
     np.testing.assert_allclose(plots.curve_data(runs["wordpiece"], "frequency")[1], scores)

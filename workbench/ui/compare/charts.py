@@ -25,22 +25,7 @@ from workbench.core.corpus_metrics import Fairness, Metrics
 from workbench.core.vocab_sweep import Sweep
 from workbench.errors import WorkbenchError
 from workbench.ui import style
-
-
-def compact(value: float) -> str:
-    """Tick labels that stay short: 950, 5,000, 20k, 1.2M, 3.4G."""
-    v = abs(value)
-    for above, unit, suffix in ((1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k")):
-        if v >= above:
-            return f"{value / unit:.1f}".rstrip("0").rstrip(".") + suffix
-    if v >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.0f}" if v == int(v) else f"{value:.2f}".rstrip("0").rstrip(".")
-
-
-class _CompactAxis(pg.AxisItem):
-    def tickStrings(self, values, scale, spacing):
-        return [compact(v * scale) for v in values]
+from workbench.ui.plot_labels import LegendFitter, TickAxis, recolour_title, set_title
 
 
 class _Chart(QWidget):
@@ -54,6 +39,7 @@ class _Chart(QWidget):
         layout.addWidget(self.view)
         self.plots: list[pg.PlotItem] = []
         self.legend: pg.LegendItem | None = None
+        self._fitter: LegendFitter | None = None
 
     def _fg(self) -> QColor:
         return self.palette().color(QPalette.ColorRole.Text)
@@ -65,9 +51,7 @@ class _Chart(QWidget):
         axis.setAlpha(170)
         self.view.setBackground(bg)
         for plot in self.plots:
-            title = plot.titleLabel.text
-            if title:
-                plot.setTitle(title, color=fg.name(), size="10pt")
+            recolour_title(plot, fg.name())
             for side in ("left", "bottom"):
                 ax = plot.getAxis(side)
                 ax.setPen(pg.mkPen(axis))
@@ -84,6 +68,12 @@ class _Chart(QWidget):
         super().changeEvent(event)
         if event.type() == event.Type.PaletteChange:
             self._apply_palette()
+
+    def _fit_legend(self) -> None:
+        if self.legend is not None:
+            if self._fitter is None:
+                self._fitter = LegendFitter(self.view, self.legend)
+            self._fitter.fit()
 
     def export(self, path: str | Path, width: int = 1200) -> Path:
         """Write the chart as PNG or SVG (chosen by the suffix); returns the path.
@@ -138,11 +128,14 @@ class LanguageBarChart(_Chart):
         super().__init__(parent)
         self.setAccessibleName("Tokens per language chart")
         self.view.setAccessibleName("Tokens per language chart")
-        self.plot = self.view.addPlot(axisItems={"left": _CompactAxis("left")})
+        self.plot = self.view.addPlot(row=0, col=0, axisItems={"left": TickAxis("left")})
         self.plots = [self.plot]
         self.plot.showGrid(y=True, alpha=0.25)
         self.plot.setMouseEnabled(x=False, y=False)
-        self.legend = self.plot.addLegend(offset=(-10, 10))
+        # Under the bars, in a row of its own: inside the plot it covered the last language's bars
+        # once a few tokenizers were compared (issue 19).
+        self.legend = pg.LegendItem(offset=None)
+        self.view.addItem(self.legend, row=1, col=0)
         self.bars: list[pg.BarGraphItem] = []
         self.values: dict[tuple[str, str], float] = {}  # (tokenizer, language) → bar height
         self._apply_palette()
@@ -159,7 +152,7 @@ class LanguageBarChart(_Chart):
                 if f.ratio is not None:
                     self.values[(f.tokenizer, f.language)] = f.ratio
             basis = "parallel text" if fairness and fairness[0].basis == "parallel" else "per character"
-            self.plot.setTitle(f"Tokens relative to {baseline} ({basis})")
+            set_title(self.plot, f"Tokens relative to {baseline} ({basis})", self._fg().name())
             self.plot.setLabel("left", f"× {baseline}")
             line = pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen(self._fg(), width=1, style=Qt.PenStyle.DashLine))
             self.plot.addItem(line)
@@ -167,7 +160,7 @@ class LanguageBarChart(_Chart):
             for m in per_language:
                 if m.tokens:
                     self.values[(m.tokenizer, m.language)] = m.tokens / max(m.text.chars, 1)
-            self.plot.setTitle("Tokens per character (choose a baseline language to compare)")
+            set_title(self.plot, "Tokens per character (choose a baseline language to compare)", self._fg().name())
             self.plot.setLabel("left", "tokens / char")
         n = max(len(tokenizers), 1)
         width = 0.8 / n
@@ -188,7 +181,8 @@ class LanguageBarChart(_Chart):
         self.plot.getAxis("bottom").setTicks([[(i, lang) for i, lang in enumerate(languages)]])
         self.plot.setXRange(-0.6, max(len(languages), 1) - 0.4, padding=0)
         top = max(self.values.values(), default=1.0)
-        self.plot.setYRange(0, top * 1.25, padding=0)
+        self.plot.setYRange(0, top * 1.08, padding=0)
+        self._fit_legend()
         self._apply_palette()
 
 
@@ -208,8 +202,9 @@ class SweepChart(_Chart):
         self.setAccessibleName("Vocabulary-size sweep chart")
         self.view.setAccessibleName("Vocabulary-size sweep chart")
         for row, (_key, title) in enumerate(self.SERIES):
-            plot = self.view.addPlot(row=row, col=0, title=title,
-                                     axisItems={"left": _CompactAxis("left"), "bottom": _CompactAxis("bottom")})
+            plot = self.view.addPlot(row=row, col=0,
+                                     axisItems={"left": TickAxis("left"), "bottom": TickAxis("bottom")})
+            set_title(plot, title, self._fg().name())
             plot.showGrid(x=True, y=True, alpha=0.2)
             if self.plots:
                 plot.setXLink(self.plots[0])
@@ -217,7 +212,7 @@ class SweepChart(_Chart):
         self.plots[-1].setLabel("bottom", "vocabulary size |V|")
         # Below the plots, in a row of its own: inside any plot some curve's end sits under it once
         # several runs of different sizes share the chart (issue 14: a legend never covers a curve).
-        self.legend = pg.LegendItem(offset=None, colCount=2)
+        self.legend = pg.LegendItem(offset=None)
         self.view.addItem(self.legend, row=len(self.SERIES), col=0)
         self.knees: list[pg.InfiniteLine] = []
         self._apply_palette()
@@ -266,6 +261,7 @@ class SweepChart(_Chart):
                 pruned_legend = True
                 sample = pg.ScatterPlotItem(symbol="s", size=8, brush=pg.mkBrush(background), pen=pg.mkPen(self._fg()))
                 self.legend.addItem(sample, "Unigram pruning round (filled marks: cuts of the final model)")
+        self._fit_legend()
         self._drawing = True
         try:
             self._apply_palette()

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from workbench.store import RunStepRow, StepRow
 from workbench.ui import style
+from workbench.ui.plot_labels import LegendFitter, TickAxis, set_title, title_text
 
 PLOTS = ("vocab", "frequency", "tokens", "compression")  # "frequency": the model's value (see VALUE_TITLES)
 TITLES = {
@@ -36,45 +37,24 @@ TITLES = {
     "compression": "Compression (characters per token)",
 }
 #: The second plot's title for each kind of step value: what the model optimises.
+#: Short enough to fit a quarter of the plots at 1280 × 800; what each means is in the title's tooltip.
 VALUE_TITLES = {
-    "frequency": "Frequency of the merged pair (log) — the most frequent pair is merged",
-    "score": "WordPiece score c(ab) / (c(a)·c(b)) of the merged pair (log)",
-    "log_likelihood": "Corpus log-likelihood per EM round — what Unigram maximises",
+    "frequency": "Frequency of the merged pair (log)",
+    "score": "WordPiece score of the merged pair (log)",
+    "log_likelihood": "Corpus log-likelihood per EM round",
 }
+VALUE_TIPS = {
+    "frequency": "What BPE (and WordPiece scored by frequency) merges by: the most frequent pair of symbols",
+    "score": "WordPiece merges the pair with the highest score c(ab) / (c(a)·c(b))",
+    "log_likelihood": "What Unigram maximises: the corpus log-likelihood after each EM round",
+}
+LEFT_OUT = " · others left out"
+NO_CHARS_NOTE = "characters per token appear\nonce the Corpus tab has read the files"
+LEFT_OUT_TIP = ("Runs of another model are left out of this plot: a frequency, a score and a log-likelihood "
+                "share no axis. The other three plots show every selected run.")
 #: Where a step comes from: a merge, or a Unigram EM round, pruning step or final cut.
 PHASES = {"merge": 0, "em": 1, "prune": 2, "final": 3}
 _PHASE_NAMES = {0: "merge", 1: "EM round", 2: "pruning step", 3: "final cut"}
-
-
-def compact(value: float) -> str:
-    """Tick labels that stay short: 950, 5,000, 20k, 1.2M."""
-    v = abs(value)
-    if v >= 1e6:
-        text = f"{value / 1e6:.1f}".rstrip("0").rstrip(".") + "M"
-    elif v >= 1e4:
-        text = f"{value / 1e3:.1f}".rstrip("0").rstrip(".") + "k"
-    elif v >= 1000:
-        text = f"{value:,.0f}"
-    elif v == int(v):
-        text = f"{value:.0f}"
-    else:
-        text = f"{value:.2f}".rstrip("0").rstrip(".")
-    return text
-
-
-class CountAxis(pg.AxisItem):
-    """An axis whose tick labels read 20k and 1.2M instead of 20000 and 1.2e+06."""
-
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
-        if self.logMode:
-            # Label the powers of ten only: pyqtgraph's minor log ticks (2·10², 3·10² …) crowd
-            # into an unreadable stack on a short plot.
-            powers = [abs(v - round(v)) < 1e-6 for v in values]
-            if sum(powers) < 2:  # less than a decade in view (WordPiece scores): label every tick
-                labels = [f"{10 ** v:.1g}" for v in values]  # 1, 2 and 5 × 10^k: the rest would crowd
-                return [t if t.lstrip("0.")[:1] in ("1", "2", "5") else "" for t in labels]
-            return [compact(10 ** round(v)) if p else "" for v, p in zip(values, powers)]
-        return [compact(v * scale) for v in values]
 
 
 # Which way each curve usually goes, so a live range keeps its headroom on that side.
@@ -146,7 +126,7 @@ class TrainingPlots(QWidget):
         layout.addWidget(self.view)
         self.plots: dict[str, pg.PlotItem] = {}
         for i, name in enumerate(PLOTS):
-            axes = {"bottom": CountAxis("bottom"), "left": CountAxis("left")}
+            axes = {"bottom": TickAxis("bottom"), "left": TickAxis("left")}
             plot = self.view.addPlot(row=i // 2, col=i % 2, axisItems=axes)
             # No grid and no per-frame auto-range: measured on the offscreen raster, a pyqtgraph grid
             # costs ~20 ms per repaint and re-fitting the axes every 100 ms another ~15 ms, all on
@@ -166,15 +146,23 @@ class TrainingPlots(QWidget):
             self.plots[name] = plot
         # The overlay legend is a row of its own under the plots: inside a plot, wherever it was
         # put, a legend of a few long run names covered some curve on a small window (issue 14).
-        self.legend = pg.LegendItem(colCount=2)
+        self.legend = pg.LegendItem()
         self.view.addItem(self.legend, row=2, col=0, colspan=2)
         self.legend.setVisible(False)
+        self.legend_fitter = LegendFitter(self.view, self.legend)
         self.cursors = {}
         for name, plot in self.plots.items():
             line = pg.InfiniteLine(angle=90, movable=False)
             line.setVisible(False)
             plot.addItem(line, ignoreBounds=True)
             self.cursors[name] = line
+        # Said in the compression plot while no shown run's corpus size is known (the Corpus tab is
+        # still reading the files): an empty plot with a 0 … 1 axis read as a broken one.
+        compression = self.plots["compression"].vb
+        self.no_chars_note = pg.TextItem(NO_CHARS_NOTE, anchor=(0.5, 0.5))
+        self.no_chars_note.setParentItem(compression)
+        self.no_chars_note.setVisible(False)
+        compression.sigResized.connect(lambda vb: self.no_chars_note.setPos(vb.width() / 2, vb.height() / 2))
         self.label = pg.TextItem(anchor=(0, 0))
         self.label.setVisible(False)
         self.label.setZValue(100)
@@ -207,6 +195,7 @@ class TrainingPlots(QWidget):
                 self._style_items(curves)
         self.runs = {rid: self.runs[rid] for rid, _ in specs}  # in the order asked for: the first sets the value plot
         self.legend.setVisible(len(self.runs) > 1)
+        self._fill_legend()
         self._hide_hover()
         self._update_value_axis()
         return new
@@ -215,6 +204,7 @@ class TrainingPlots(QWidget):
         for rid in list(self.runs):
             self._remove(rid)
         self.legend.setVisible(False)
+        self.no_chars_note.setVisible(False)
         self._hide_hover()
         self._update_value_axis()
 
@@ -257,16 +247,27 @@ class TrainingPlots(QWidget):
         return next(iter(self.runs.values())).kind if self.runs else "frequency"
 
     def titles(self) -> dict[str, str]:
-        """Each plot's title as shown now (it depends on the models of the runs shown)."""
+        """Each plot's full title now (it depends on the models of the runs shown)."""
         kind = self.value_kind()
         kinds = {c.kind for c in self.runs.values()}
         titles = dict(TITLES)
         titles["frequency"] = VALUE_TITLES.get(kind, TITLES["frequency"])
         if len(kinds) > 1:
-            titles["frequency"] += " · other models' runs left out"
+            titles["frequency"] += LEFT_OUT
         if "log_likelihood" in kinds:
-            titles["vocab"] = "Vocabulary size |V|  (▼ pruning step · ★ final cut)"
+            titles["vocab"] = "Vocabulary size |V| (▼ pruning · ★ final cut)"
         return titles
+
+    def title_tips(self) -> dict[str, str]:
+        """What a title means, for its tooltip: the value plot's model rule, why runs are left out."""
+        kinds = {c.kind for c in self.runs.values()}
+        tip = VALUE_TIPS.get(self.value_kind(), "")
+        if len(kinds) > 1:
+            tip += "\n" + LEFT_OUT_TIP
+        tips = {"frequency": tip}
+        if "log_likelihood" in kinds:
+            tips["vocab"] = "▼ a Unigram pruning step, ★ its final cut to the target size"
+        return tips
 
     def _update_value_axis(self) -> None:
         """Log scale for counts and scores, linear for a log-likelihood; titles and step labels."""
@@ -331,6 +332,7 @@ class TrainingPlots(QWidget):
                 curves.items["compression"].setData([], [])
         if changed:
             self._fit_ranges()
+            self.no_chars_note.setVisible(self.point_count() > 0 and not any(c.chars for c in self.runs.values()))
             self.redrawn.emit(self.point_count())
         return changed
 
@@ -467,11 +469,16 @@ class TrainingPlots(QWidget):
             curves.marks.setPen(pg.mkPen(curves.colour, width=1.5))
             curves.marks.setBrush(pg.mkBrush(curves.colour))
             curves.marks.setSymbol("t")
-        if self.legend is not None:
-            self.legend.clear()
-            for c in self.runs.values():
-                if "vocab" in c.items:
-                    self.legend.addItem(c.items["vocab"], c.name)
+        self._fill_legend()
+
+    def _fill_legend(self) -> None:
+        """One entry per shown run, in the order shown, in as many columns as the width holds."""
+        self.legend.clear()
+        for c in self.runs.values():
+            if "vocab" in c.items:
+                self.legend.addItem(c.items["vocab"], c.name)
+        style.recolour_legend(self.legend, self._fg)
+        self.legend_fitter.fit()
 
     def _remove(self, run_id: int) -> None:
         curves = self.runs.pop(run_id)
@@ -618,6 +625,7 @@ class TrainingPlots(QWidget):
         tip.setAlpha(235)
         border = QColor(fg)
         border.setAlpha(90)
+        self.no_chars_note.setColor(axis)
         self.label.fill = pg.mkBrush(tip)
         self.label.border = pg.mkPen(border)
         if self.legend is not None:
@@ -628,8 +636,14 @@ class TrainingPlots(QWidget):
 
 
     def _set_titles(self) -> None:
+        tips = self.title_tips()
         for name, title in self.titles().items():
-            self.plots[name].setTitle(title, color=self._fg.name(), size="10pt")
+            set_title(self.plots[name], title, self._fg.name(), tip=tips.get(name, ""))
+
+    def shown_titles(self) -> dict[str, tuple[str, str, str]]:
+        """Each plot's (full title, text shown, tooltip): a title too wide for its plot is elided."""
+        return {name: (title_text(plot), plot.titleLabel.shown_text, plot.titleLabel.toolTip())
+                for name, plot in self.plots.items()}
 
 
 def _html(text: str) -> str:

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QStyle
 
-from workbench.core.corpus_metrics import Fairness, Metrics
+from workbench.core.corpus_metrics import Fairness, Metrics, lossy_note, percent
 from workbench.core.display import piece_text
 from workbench.core.vocab_diff import SplitDifference
 
@@ -32,7 +34,7 @@ def _fmt(value: Any, kind: str) -> str:
     if kind == "int":
         return f"{value:,}"
     if kind == "pct":
-        return f"{100 * value:.2f} %"
+        return percent(value)
     if kind == "ratio":
         return f"{value:.3f}"
     return str(value)
@@ -50,7 +52,8 @@ METRIC_COLUMNS: list[Column] = [
     ("bytes/token", "ratio", lambda m: m.bytes_per_token),
     ("fertility", "ratio", lambda m: m.fertility),
     ("L² (Σ per line)", "int", lambda m: m.counts.attention),
-    ("unknown", "pct", lambda m: m.unknown_rate),
+    ("unknown tokens", "pct", lambda m: m.unknown_rate),
+    ("chars lost to unknown", "pct", lambda m: m.chars_lost_to_unknown),
     ("vocab used", "pct", lambda m: m.utilisation),
     ("never used", "int", lambda m: m.never_used),
     ("|V|", "int", lambda m: m.vocab_size),
@@ -110,6 +113,10 @@ class RowsModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole and kind in ("text", "path"):
             return str(self.value(index.row(), index.column()))
+        return self.extra(index, role)
+
+    def extra(self, index: Index, role: int) -> Any:
+        """More roles for a subclass (a warning on a cell); None by default."""
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -135,19 +142,60 @@ def _csv(value: Any, kind: str) -> Any:
 
 
 class MetricsTableModel(RowsModel):
+    """Metric rows; a tokenizer that loses characters to unknown tokens has its compression cells
+    marked ⚠ with the share in their tooltip (the ranking rule of :func:`lossy_note`)."""
+
+    MARKED = ("tokens", "chars/token", "bytes/token", "fertility", "chars lost to unknown")
+
     def __init__(self, parent=None):
         super().__init__(METRIC_COLUMNS, parent)
+
+    def extra(self, index: Index, role: int) -> Any:
+        if self.columns[index.column()][0] not in self.MARKED:
+            return None
+        note = lossy_note(self.rows[index.row()])
+        if not note:
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return (f"This tokenizer {note}: one unknown token stands for a whole word or run of them, so its "
+                    "compression looks better than that of a tokenizer that keeps its text. Not comparable.")
+        if role == Qt.ItemDataRole.DecorationRole:
+            return _warning_icon()
+        return None
 
     def set_metrics(self, rows: Sequence[Metrics]) -> None:
         self.set_rows(rows)
 
 
+def _warning_icon() -> QIcon:
+    return QApplication.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
+
+
 class FairnessTableModel(RowsModel):
+    """Tokens against the baseline; a ratio of a tokenizer that loses characters of that language
+    (or of the baseline) to unknown tokens is marked as :class:`MetricsTableModel` marks it."""
+
     def __init__(self, parent=None):
         super().__init__(FAIRNESS_COLUMNS, parent)
+        self.lossy: dict[tuple[str, str], str] = {}  # (tokenizer, language) → lossy_note
 
-    def set_fairness(self, rows: Sequence[Fairness]) -> None:
+    def set_fairness(self, rows: Sequence[Fairness], per_language: Sequence[Metrics] = ()) -> None:
+        self.lossy = {(m.tokenizer, m.language): lossy_note(m) for m in per_language if m.loses_text}
         self.set_rows(rows)
+
+    def extra(self, index: Index, role: int) -> Any:
+        if self.columns[index.column()][0] != "tokens vs baseline":
+            return None
+        f = self.rows[index.row()]
+        notes = [f"on {lang}: {self.lossy[(f.tokenizer, lang)]}" for lang in dict.fromkeys((f.language, f.baseline))
+                 if (f.tokenizer, lang) in self.lossy]
+        if not notes:
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"This tokenizer {'; '.join(notes)}: the ratio counts text it cannot give back. Not comparable."
+        if role == Qt.ItemDataRole.DecorationRole:
+            return _warning_icon()
+        return None
 
 
 class SplitTableModel(RowsModel):

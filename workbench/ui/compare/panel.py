@@ -524,7 +524,7 @@ class ComparePanel(QWidget):
         self.result = result
         self.file_model.set_metrics(result.per_file)
         self.language_model.set_metrics(result.per_language + result.totals)
-        self.fairness_model.set_fairness(result.fairness)
+        self.fairness_model.set_fairness(result.fairness, result.per_language)
         self.bar_chart.set_rows(result.per_language, result.fairness, result.baseline)
         languages = result.languages
         current = self.baseline.currentText()

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 from workbench.core.corpus_metrics import Fairness, Metrics, lossy_note, percent
 from workbench.core.display import piece_text
 from workbench.core.vocab_diff import SplitDifference
+from workbench.corpus.language import language_from_name
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -204,3 +205,134 @@ class SplitTableModel(RowsModel):
 
     def set_differences(self, rows: Sequence[SplitDifference]) -> None:
         self.set_rows(rows)
+
+
+class CorpusFilesModel(QAbstractTableModel):
+    """The Compare tab's corpus files: a tick, the name (full path in the tooltip) and an editable
+    language label per file.
+
+    A project can list 100,000 files, so a path is found through a dict (never by walking the
+    rows: walking them for each added file made opening such a project quadratic, minutes long),
+    files are appended in one ``beginInsertRows`` per call of :meth:`add`, and the language a name
+    carries is worked out when its row is shown (``None`` until then): a file without a label of
+    its own is counted under that same language by :func:`workbench.tasks.compare.compare_corpus`,
+    so :meth:`checked` gives ``""`` for it and the labels a user typed (or a caller gave).
+    """
+
+    HEADERS = ("Corpus file", "Language")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.paths: list[str] = []
+        self.options: list[dict] = []
+        self.languages: list[str | None] = []  # None: the name's language, not worked out yet
+        self.given: list[bool] = []  # the label was typed or given, not read from the name
+        self.ticked: list[bool] = []
+        self._row: dict[str, int] = {}
+
+    # ---- reading -----------------------------------------------------------------------------
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.paths)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else 2
+
+    def row_of(self, path: str) -> int | None:
+        return self._row.get(path)
+
+    def checked(self) -> list[tuple[str, dict, str]]:
+        """(path, reader options, language label or "") of the ticked files, in row order."""
+        return [(p, o, (lang or "").strip() if given else "")
+                for p, o, lang, given, t in zip(self.paths, self.options, self.languages, self.given, self.ticked) if t]
+
+    def language(self, row: int) -> str:
+        """The label shown in ``row``: given, or the one its name carries (worked out once)."""
+        found = self.languages[row]
+        if found is None:
+            found = self.languages[row] = language_from_name(self.paths[row]) or ""
+        return found
+
+    def labels(self) -> dict[str, str]:
+        """path → the label a user typed or a caller gave (the names' own are left out)."""
+        return {p: lang or "" for p, lang, given in zip(self.paths, self.languages, self.given) if given}
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        path = self.paths[row]
+        if column == 0:
+            if role == Qt.ItemDataRole.DisplayRole:
+                return Path(path).name
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return path
+            if role == Qt.ItemDataRole.CheckStateRole:
+                return Qt.CheckState.Checked if self.ticked[row] else Qt.CheckState.Unchecked
+            if role == Qt.ItemDataRole.UserRole:
+                return path
+        elif role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            return self.language(row)
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if index.column() == 0:
+            return base | Qt.ItemFlag.ItemIsUserCheckable
+        return base | Qt.ItemFlag.ItemIsEditable
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return self.HEADERS[section]
+        return None
+
+    # ---- changing ----------------------------------------------------------------------------
+    def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if not index.isValid():
+            return False
+        row, column = index.row(), index.column()
+        if column == 0 and role == Qt.ItemDataRole.CheckStateRole:
+            self.ticked[row] = Qt.CheckState(value) == Qt.CheckState.Checked
+        elif column == 1 and role == Qt.ItemDataRole.EditRole:
+            self.languages[row] = str(value)
+            self.given[row] = True
+        else:
+            return False
+        self.dataChanged.emit(index, index, [role])
+        return True
+
+    def add(self, files: Sequence[tuple[str, dict, str, bool]]) -> int:
+        """Append (path, reader options, language or "" for the name's, ticked) for paths not listed
+        yet; how many were new."""
+        new: dict[str, tuple[dict, str, bool]] = {}
+        for path, options, language, ticked in files:
+            if path not in self._row and path not in new:
+                new[path] = (dict(options or {}), language, ticked)
+        if not new:
+            return 0
+        first = len(self.paths)
+        self.beginInsertRows(QModelIndex(), first, first + len(new) - 1)
+        for offset, (path, (options, language, ticked)) in enumerate(new.items()):
+            self._row[path] = first + offset
+            self.paths.append(path)
+            self.options.append(options)
+            self.languages.append(language or None)
+            self.given.append(bool(language))
+            self.ticked.append(ticked)
+        self.endInsertRows()
+        return len(new)
+
+    def set_language(self, path: str, language: str) -> None:
+        row = self._row.get(path)
+        if row is not None:
+            self.setData(self.index(row, 1), language)
+
+    def set_ticked(self, path: str, ticked: bool) -> None:
+        row = self._row.get(path)
+        if row is not None:
+            state = Qt.CheckState.Checked if ticked else Qt.CheckState.Unchecked
+            self.setData(self.index(row, 0), state, Qt.ItemDataRole.CheckStateRole)
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self.paths, self.options, self.languages, self.given, self.ticked, self._row = [], [], [], [], [], {}
+        self.endResetModel()

@@ -39,17 +39,15 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QSplitter,
     QTableView,
-    QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from workbench.corpus.language import language_from_name
 from workbench.errors import WorkbenchError
 from workbench.ui.compare.charts import LanguageBarChart, SweepChart
 from workbench.ui.compare.models import (
+    CorpusFilesModel,
     FairnessTableModel,
     MetricsTableModel,
     RowsModel,
@@ -58,7 +56,6 @@ from workbench.ui.compare.models import (
 from workbench.ui.jobs import JobRunner
 
 SRC_ROLE = Qt.ItemDataRole.UserRole
-OPTIONS_ROLE = Qt.ItemDataRole.UserRole + 1
 ADDED_ROLE = Qt.ItemDataRole.UserRole + 2  # a tokenizer added here, not one of the project's
 MAX_SPLIT_ROWS = 500  # the most frequent differing words; the CSV export has the same rows
 
@@ -114,11 +111,19 @@ class ComparePanel(QWidget):
         add_tok.setToolTip("tokenizer.json, .tiktoken, GPT-2 vocab.json or another project's .tokproj")
         add_tok.clicked.connect(self._on_add_tokenizer_clicked)
 
-        self.file_table = QTableWidget(0, 2)
-        self.file_table.setHorizontalHeaderLabels(["Corpus file", "Language"])
+        self.files = CorpusFilesModel(self)
+        self.file_table = QTableView()
+        self.file_table.setModel(self.files)
+        self.file_table.setAccessibleName("Corpus files to compare on")
         self.file_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.file_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        # Sized by the header and a short label, never by reading 100,000 rows (ResizeToContents does).
+        self.file_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        self.file_table.setColumnWidth(1, 90)
         self.file_table.verticalHeader().setVisible(False)
+        self.file_table.verticalHeader().setDefaultSectionSize(self.file_table.fontMetrics().height() + 8)
+        self.file_table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                                        | QAbstractItemView.EditTrigger.EditKeyPressed
+                                        | QAbstractItemView.EditTrigger.AnyKeyPressed)
         self.file_table.setToolTip("Tick the files to count. Language: leave empty to use the file's main "
                                    "script, or type a label (e.g. en, de) — files with the same label are added up")
         add_files = QPushButton("Add corpus files…")
@@ -286,8 +291,7 @@ class ComparePanel(QWidget):
             self._add_tokenizer_item(label, src, checked=src in ticked or (first and self.tokenizer_list.count() < 2))
         for label, src in added:
             self._add_tokenizer_item(label, src, checked=src in ticked, added=True)
-        for path, options in corpora:
-            self.add_corpus_file(path, options)
+        self.add_corpus_files(corpora)
         self._fill_choosers()
         if error:
             self.status.setText(error)
@@ -337,26 +341,19 @@ class ComparePanel(QWidget):
 
     def add_corpus_file(self, path: str | Path, options: dict | None = None, *, language: str = "",
                         checked: bool = True) -> None:
-        path = str(path)
-        for row in range(self.file_table.rowCount()):
-            if self.file_table.item(row, 0).data(SRC_ROLE) == path:
-                return
-        row = self.file_table.rowCount()
-        self.file_table.insertRow(row)
-        item = QTableWidgetItem(Path(path).name)
-        item.setToolTip(path)
-        item.setData(SRC_ROLE, path)
-        item.setData(OPTIONS_ROLE, dict(options or {}))
-        item.setFlags((item.flags() | Qt.ItemFlag.ItemIsUserCheckable) & ~Qt.ItemFlag.ItemIsEditable)
-        item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
-        self.file_table.setItem(row, 0, item)
-        # The language its name carries (en_wiki.txt, news.de.txt) filled in, for the user to correct.
-        self.file_table.setItem(row, 1, QTableWidgetItem(language or language_from_name(path) or ""))
+        """List one more file (ticked); a file already listed stays as it is."""
+        self.add_corpus_files([(str(path), options or {})], checked=checked, language=language)
+
+    def add_corpus_files(self, files: list[tuple[str, dict]], *, checked: bool = True, language: str = "") -> int:
+        """List (path, reader options) not listed yet, in one step; how many were new. Without a
+        ``language`` the one a name carries (en_wiki.txt, news.de.txt) is shown, for the user to correct."""
+        return self.files.add([(str(path), options, language, checked) for path, options in files])
 
     def set_language(self, path: str | Path, language: str) -> None:
-        for row in range(self.file_table.rowCount()):
-            if self.file_table.item(row, 0).data(SRC_ROLE) == str(path):
-                self.file_table.item(row, 1).setText(language)
+        self.files.set_language(str(path), language)
+
+    def set_file_checked(self, path: str | Path, checked: bool) -> None:
+        self.files.set_ticked(str(path), checked)
 
     def _fill_choosers(self) -> None:
         sources = [(self.tokenizer_list.item(i).text(), self.tokenizer_list.item(i).data(SRC_ROLE))
@@ -388,13 +385,7 @@ class ComparePanel(QWidget):
 
     def checked_files(self) -> list[tuple[str, dict, str]]:
         """(path, reader options, language label or "") of the ticked files."""
-        out = []
-        for row in range(self.file_table.rowCount()):
-            item = self.file_table.item(row, 0)
-            if item.checkState() == Qt.CheckState.Checked:
-                lang = self.file_table.item(row, 1)
-                out.append((item.data(SRC_ROLE), item.data(OPTIONS_ROLE) or {}, lang.text().strip() if lang else ""))
-        return out
+        return self.files.checked()
 
     # ---- jobs -------------------------------------------------------------------------------------------
     def _start(self, what: str, fn: Callable[[], Any], on_done: Callable[[Any], None]) -> bool:
@@ -662,8 +653,7 @@ class ComparePanel(QWidget):
     def _on_add_files_clicked(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Add corpus files", "",
                                                 "Text (*.txt *.jsonl *.csv *.tsv *.gz);;All files (*)")
-        for path in paths:
-            self.add_corpus_file(path)
+        self.add_corpus_files([(path, {}) for path in paths])
 
     # ---- shutting down -------------------------------------------------------------------------------------
     @Slot()

@@ -108,3 +108,28 @@ def test_option_candidates_for_csv_lists_the_header(tmp_path):
     table = tmp_path / "t.csv"
     table.write_text("id,text,label\n1,hello,x\n", encoding="utf-8")
     assert option_candidates(table) == ("column", ["id", "text", "label"], "text")
+
+
+def test_a_hidden_checkpoint_copy_does_not_decide_a_folders_jsonl_field(panel, qtbot, tmp_path):
+    """Jupyter leaves ``.ipynb_checkpoints/*.jsonl`` beside the data; it sorts first but is never read,
+    so it must not decide the field the folder's files are read with."""
+    folder = tmp_path / "data"
+    hidden = folder / ".ipynb_checkpoints"
+    hidden.mkdir(parents=True)
+    (hidden / "docs-checkpoint.jsonl").write_text(
+        "\n".join(json.dumps({"cell": f"old {i}", "notes": "x"}) for i in range(3)) + "\n", encoding="utf-8")
+    (folder / "docs.jsonl").write_text(
+        "\n".join(json.dumps({"body": f"doc {i}", "title": f"t{i}"}) for i in range(4)) + "\n", encoding="utf-8")
+    asked = []
+
+    def chooser(what, path, candidates, default):
+        asked.append((what, path, candidates, default))
+        return candidates[0]
+
+    panel.option_chooser = chooser
+    with qtbot.waitSignal(panel.scan_finished, timeout=20000):
+        panel.add_paths([folder])
+    assert [(a[0], a[1], a[2]) for a in asked] == [("field", str(folder / "docs.jsonl"), ["body", "title"])]
+    (entry,) = panel.entries()
+    assert entry.source.path == folder / "docs.jsonl" and entry.source.field == "body"
+    assert entry.stats.records == 4

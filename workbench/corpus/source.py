@@ -268,6 +268,14 @@ def _is_hidden(path: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in parts) or parts[-1].startswith("_")
 
 
+def folder_files(folder: Path) -> list[Path]:
+    """The files a folder contributes, in sorted order: walked recursively, hidden files and folders
+    (``.ipynb_checkpoints/``, ``.git/``) and Hadoop/Spark bookkeeping left out. The one walk for
+    reading a folder and for anything decided from its files (the JSONL field, the CSV column), so
+    a file that is not read cannot decide how the others are read."""
+    return sorted(f for f in folder.rglob("*") if f.is_file() and not _is_hidden(f, folder))
+
+
 def is_sniffable_name(path: Path) -> bool:
     """A name whose ending says nothing about the content (``part-00000``, ``data.out``).
 
@@ -348,7 +356,7 @@ def expand_paths(
         if not p.is_dir():
             add(p)
             continue
-        found = sorted(f for f in p.rglob("*") if f.is_file() and not _is_hidden(f, p))
+        found = folder_files(p)
         if not found:
             messages.append(Rejection(f"{p}: the folder has no files: add a folder with {SUPPORTED} files", path=str(p)))
         for f in found:

@@ -54,7 +54,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.corpus import KINDS, SUPPORTED, CorpusSource, CorpusStats, detect_kind
+from workbench.corpus import KINDS, SUPPORTED, CorpusSource, CorpusStats, detect_kind, folder_files
 from workbench.errors import WorkbenchError
 from workbench.tasks.spec import CorpusFile
 from workbench.ui import style, text
@@ -295,7 +295,7 @@ def _first_files(paths: Sequence[str | Path], kinds: set[str], limit: int = 2000
     seen = 0
     for raw in paths:
         p = Path(raw)
-        candidates = [p] if not p.is_dir() else sorted(f for f in p.rglob("*") if f.is_file())
+        candidates = [p] if not p.is_dir() else folder_files(p)  # hidden files are not read: they decide nothing
         for f in candidates:
             seen += 1
             kind = detect_kind(f)[0]

@@ -28,6 +28,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QSize,
     Qt,
+    QTimer,
     Signal,
     Slot,
 )
@@ -328,6 +329,13 @@ class CorpusPanel(QWidget):
         self._rejected: list[str] = []
         self.on_bad_record = "fail"       # for files added from now on (the "Bad records" choice)
         self._undo: list[list[tuple[int, CorpusEntry]]] = []  # removals, newest last
+        # Per-file scan events only mark the totals stale; they are redrawn (and corpus_changed sent)
+        # at most every 100 ms and when a scan ends. Redrawing them for each of 100,000 files — each
+        # redraw a pass over all files, here and in the Train tab — blocked the window for minutes.
+        self._pending = QTimer(self)
+        self._pending.setSingleShot(True)
+        self._pending.setInterval(100)
+        self._pending.timeout.connect(self._flush)
 
         from workbench.ui.corpus.scan import gpt2_findall
 
@@ -743,7 +751,7 @@ class CorpusPanel(QWidget):
         key = str(Path(src.path).resolve())
         self.model.add(CorpusEntry(key, src, state="queued"))
         self._scan_keys[key] = src.size
-        self._changed()
+        self._later()
 
     @Slot(int, str, str, str, bool)
     def _on_file_rejected(self, job_id: int, path: str, message: str, encoding: str = "",
@@ -767,7 +775,7 @@ class CorpusPanel(QWidget):
         e.done = done
         e.state = "reading"
         self.model.changed(key)
-        self._update_progress()
+        self._later()
 
     @Slot(str, object)
     def _on_file_scanned(self, key: str, stats: object) -> None:
@@ -779,8 +787,7 @@ class CorpusPanel(QWidget):
         e.done = e.source.size
         e.state = "done" if stats.complete else "cancelled"
         self.model.changed(key)
-        self._update_progress()
-        self._changed()
+        self._later()
         if self._selected_key() == key or (self._selected_key() is None and self.model.entries and
                                            self.model.entries[0].key == key):
             self._show_preview()
@@ -814,8 +821,19 @@ class CorpusPanel(QWidget):
 
     # ---- view updates ----------------------------------------------------------------------------
     def _changed(self) -> None:
+        self._pending.stop()
+        self._update_progress()
         self._update_view()
         self.corpus_changed.emit()
+
+    def _later(self) -> None:
+        """A scan event: redraw the totals and tell the other tabs soon, once for many events."""
+        if not self._pending.isActive():
+            self._pending.start()
+
+    @Slot()
+    def _flush(self) -> None:
+        self._changed()
 
     def _update_progress(self) -> None:
         if not self._scan_keys:

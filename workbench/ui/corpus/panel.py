@@ -201,6 +201,23 @@ class CorpusTableModel(QAbstractTableModel):
         self.endInsertRows()
         return True
 
+    def add_many(self, entries: Sequence[CorpusEntry]) -> None:
+        """:meth:`add` for many entries: the new ones appended in one ``beginInsertRows``."""
+        new: dict[str, CorpusEntry] = {}
+        for entry in entries:
+            if entry.key in self._row_of:
+                self.add(entry)
+            else:
+                new[entry.key] = entry
+        if not new:
+            return
+        first = len(self.entries)
+        self.beginInsertRows(QModelIndex(), first, first + len(new) - 1)
+        for offset, (key, entry) in enumerate(new.items()):
+            self.entries.append(entry)
+            self._row_of[key] = first + offset
+        self.endInsertRows()
+
     def insert(self, row: int, entry: CorpusEntry) -> None:
         """Put ``entry`` back at ``row`` (undo of a removal); a key already present is left alone."""
         if entry.key in self._row_of:
@@ -340,7 +357,7 @@ class CorpusPanel(QWidget):
         from workbench.ui.corpus.scan import gpt2_findall
 
         self._worker = CorpusScanWorker(gpt2_findall())
-        self._worker.file_added.connect(self._on_file_added)
+        self._worker.files_added.connect(self._on_files_added)
         self._worker.file_rejected.connect(self._on_file_rejected)
         self._worker.file_progress.connect(self._on_file_progress)
         self._worker.file_scanned.connect(self._on_file_scanned)
@@ -746,11 +763,11 @@ class CorpusPanel(QWidget):
 
     # ---- worker reports (GUI thread) ---------------------------------------------------------------
     @Slot(int, object)
-    def _on_file_added(self, job_id: int, src: object) -> None:
-        assert isinstance(src, CorpusSource)
-        key = str(Path(src.path).resolve())
-        self.model.add(CorpusEntry(key, src, state="queued"))
-        self._scan_keys[key] = src.size
+    def _on_files_added(self, job_id: int, added: object) -> None:
+        assert isinstance(added, list)
+        self.model.add_many([CorpusEntry(key, src, state="queued") for key, src in added])
+        for key, src in added:
+            self._scan_keys[key] = src.size
         self._later()
 
     @Slot(int, str, str, str, bool)

@@ -105,3 +105,11 @@ def test_the_selection_and_results_come_back_when_the_project_is_reopened(make_w
     assert back.file_model.rowCount() == 2 and back.result.cache_hits == 4  # all from the cache
     (restored,) = back.sweep_chart.sweeps
     assert [(p.vocab_size, p.tokens) for p in restored.points] == [(p.vocab_size, p.tokens) for p in sweep.points]
+
+
+def test_a_project_only_looked_at_is_not_written_for_the_compare_tab(make_window, qtbot, two_runs):
+    window = make_window(two_runs)
+    qtbot.waitUntil(lambda: window.compare.tokenizer_list.count() == 2)
+    assert window.compare.session_state() == {}
+    window._save_inspect_session()  # what leaving the project does
+    assert window.session.compare_session() == {}  # nothing stored: the default listing comes back by itself

@@ -375,10 +375,15 @@ class ComparePanel(QWidget):
             sweeps = {"files": [list(f) for f in self._sweep_files], "points": points, "d": d,
                       "tokenizers": [[name, self._relative(src)] for name, (_r, src) in self._swept.items()
                                      if src is not None]}
-        return {"version": 1, "tokenizers": tokenizers, "files": files,
-                "baseline": self.baseline.currentText(), "parallel": self.parallel.isChecked(),
-                "d": self.d_spin.value(), "sweep_points": self.sweep_points.value(),
-                "results": question, "sweeps": sweeps}
+        state = {"version": 1, "tokenizers": tokenizers, "files": files,
+                 "baseline": self.baseline.currentText(), "parallel": self.parallel.isChecked(),
+                 "d": self.d_spin.value(), "sweep_points": self.sweep_points.value(),
+                 "results": question, "sweeps": sweeps}
+        default_ticks = [t["checked"] for t in tokenizers] == [i < 2 for i in range(len(tokenizers))]
+        untouched = (question is None and sweeps is None and not files and default_ticks
+                     and not any(t["added"] for t in tokenizers) and not state["baseline"]
+                     and not state["parallel"] and state["d"] == 768 and state["sweep_points"] == 16)
+        return {} if untouched else state  # nothing a fresh listing would not show: nothing to keep
 
     def restore_session(self, state: dict) -> bool:
         """Bring back a :meth:`session_state` (after ``set_project``); stale or malformed parts are

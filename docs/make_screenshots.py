@@ -187,10 +187,8 @@ def main() -> int:  # noqa: C901, PLR0915 - one linear script, step by step as t
         langs = {"de": "de", "en": "en", "ru": "ru", "zh": "zh"}
         for path in sorted(Path(args.shared).glob("*.txt")):
             compare.add_corpus_file(path, language=langs.get(path.name[:2]))
-        for row in range(compare.file_table.rowCount()):
-            item = compare.file_table.item(row, 0)
-            wanted = str(item.data(Qt.ItemDataRole.UserRole)).startswith(str(Path(args.shared).resolve()))
-            item.setCheckState(Qt.CheckState.Checked if wanted else Qt.CheckState.Unchecked)
+        for listed in list(compare.files.paths):
+            compare.set_file_checked(listed, listed.startswith(str(Path(args.shared).resolve())))
         for i in range(compare.tokenizer_list.count()):
             compare.tokenizer_list.item(i).setCheckState(Qt.CheckState.Checked)
         compare.tabs.setCurrentIndex(0)

@@ -570,6 +570,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from workbench.core.corpus_metrics import lossy_note
     from workbench.tasks.compare import compare_corpus
 
     sources = _corpus_sources(args.files, "stats")
@@ -596,23 +597,33 @@ def cmd_stats(args: argparse.Namespace) -> int:
         for m in result.per_file[index :: len(result.files)]:
             print(f"    {m.tokenizer}: {m.tokens} tokens, {_num(m.chars_per_token, 3)} chars/token, "
                   f"fertility {_num(m.fertility, 3)}, {_num(m.bytes_per_token, 3)} bytes/token, "
-                  f"L² {m.counts.attention}, unknown {_pct(m.unknown_rate)}, vocab used {_pct(m.utilisation)}")
+                  f"L² {m.counts.attention}, unknown {_pct(m.unknown_rate)}, "
+                  f"chars lost to unknown {_pct(m.chars_lost_to_unknown)}, vocab used {_pct(m.utilisation)}")
     if not tokenizers:
         return 0
     print(f"\nper language ({len(result.languages)}):")
     header = (f"  {'tokenizer':<24} {'language':<12} {'tokens':>10} {'chars/tok':>9} {'bytes/tok':>9} "
-              f"{'fertility':>9} {'unknown':>8} {'vocab used':>10} {'never used':>10} {'V×d':>12}")
+              f"{'fertility':>9} {'unknown':>8} {'chars lost':>10} {'vocab used':>10} {'never used':>10} {'V×d':>12}")
     print(header)
     for m in result.per_language + result.totals:
         print(f"  {_short(m.tokenizer, 24):<24} {_short(m.label, 12):<12} {m.tokens:>10} "
               f"{_num(m.chars_per_token, 3):>9} {_num(m.bytes_per_token, 3):>9} {_num(m.fertility, 3):>9} "
-              f"{_pct(m.unknown_rate):>8} {_pct(m.utilisation):>10} {m.never_used:>10} {m.embedding_params:>12}")
+              f"{_pct(m.unknown_rate):>8} {_pct(m.chars_lost_to_unknown):>10} {_pct(m.utilisation):>10} "
+              f"{m.never_used:>10} {m.embedding_params:>12}")
+    for m in result.totals:  # the ranking rule (core.corpus_metrics.lossy_note): never compare silently
+        note = lossy_note(m)
+        if note:
+            print(f"  note: {m.tokenizer} {note} ({m.lost_chars} of {m.text.chars}): its chars/token and "
+                  "tokens per language count text it cannot give back; it does not compress better than "
+                  "a tokenizer that keeps its text")
     if result.baseline:
         what = ("tokenization premium on parallel text: tokens(lang) / tokens(baseline)" if result.parallel
                 else "per character, not parallel text: (tokens/char) / (tokens/char of the baseline)")
         print(f"\nrelative to {result.baseline} ({what}):")
+        lossy = {(m.tokenizer, m.language) for m in result.per_language if m.loses_text}
         for f in result.fairness:
-            print(f"  {_short(f.tokenizer, 24):<24} {_short(f.language, 12):<12} {_num(f.ratio, 3):>9}")
+            mark = "  (loses characters to unknown)" if (f.tokenizer, f.language) in lossy else ""
+            print(f"  {_short(f.tokenizer, 24):<24} {_short(f.language, 12):<12} {_num(f.ratio, 3):>9}{mark}")
     return 0
 
 
@@ -721,7 +732,9 @@ def _num(value: float | None, digits: int) -> str:
 
 
 def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.2f}%"
+    if value is None:
+        return "—"
+    return "<0.01%" if 0 < value < 0.00005 else f"{100 * value:.2f}%"
 
 
 def _short(text: str, width: int) -> str:

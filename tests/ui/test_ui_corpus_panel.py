@@ -108,3 +108,51 @@ def test_option_candidates_for_csv_lists_the_header(tmp_path):
     table = tmp_path / "t.csv"
     table.write_text("id,text,label\n1,hello,x\n", encoding="utf-8")
     assert option_candidates(table) == ("column", ["id", "text", "label"], "text")
+
+
+def test_a_hidden_checkpoint_copy_does_not_decide_a_folders_jsonl_field(panel, qtbot, tmp_path):
+    """Jupyter leaves ``.ipynb_checkpoints/*.jsonl`` beside the data; it sorts first but is never read,
+    so it must not decide the field the folder's files are read with."""
+    folder = tmp_path / "data"
+    hidden = folder / ".ipynb_checkpoints"
+    hidden.mkdir(parents=True)
+    (hidden / "docs-checkpoint.jsonl").write_text(
+        "\n".join(json.dumps({"cell": f"old {i}", "notes": "x"}) for i in range(3)) + "\n", encoding="utf-8")
+    (folder / "docs.jsonl").write_text(
+        "\n".join(json.dumps({"body": f"doc {i}", "title": f"t{i}"}) for i in range(4)) + "\n", encoding="utf-8")
+    asked = []
+
+    def chooser(what, path, candidates, default):
+        asked.append((what, path, candidates, default))
+        return candidates[0]
+
+    panel.option_chooser = chooser
+    with qtbot.waitSignal(panel.scan_finished, timeout=20000):
+        panel.add_paths([folder])
+    assert [(a[0], a[1], a[2]) for a in asked] == [("field", str(folder / "docs.jsonl"), ["body", "title"])]
+    (entry,) = panel.entries()
+    assert entry.source.path == folder / "docs.jsonl" and entry.source.field == "body"
+    assert entry.stats.records == 4
+
+
+def test_a_scan_of_many_files_redraws_the_totals_a_bounded_number_of_times(panel, qtbot, tmp_path):
+    """Each file's events only mark the totals stale (redrawn at most every 100 ms and at the end):
+    a redraw per file is a pass over all files, here and in the Train tab — quadratic, minutes for a
+    project of 100,000 files."""
+    import math
+    import time
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    n = 400
+    for i in range(n):
+        (folder / f"part{i:04d}.txt").write_text(f"line {i} of many\n", encoding="utf-8")
+    changes: list[float] = []
+    panel.corpus_changed.connect(lambda: changes.append(time.monotonic()))
+    start = time.monotonic()
+    with qtbot.waitSignal(panel.scan_finished, timeout=60_000):
+        panel.add_paths([folder], prompt=False)
+    elapsed = time.monotonic() - start
+    assert panel.model.rowCount() == n and panel.total_chars() == sum(len(f"line {i} of many\n") for i in range(n))
+    assert len(changes) <= 3 + math.ceil(elapsed / 0.1) and len(changes) < n
+    assert f"<b>{n} files</b>" in panel.totals.text()  # the last redraw saw every file

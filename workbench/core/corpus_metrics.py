@@ -48,7 +48,9 @@ from workbench.core.model import Tokenizer
 from workbench.core.pretokenize import PreTokenizer
 
 DEFAULT_D = 768
-METRICS_VERSION = 2  # bump when a definition changes (2: sequences cut before normalization): old results are ignored
+# Bump when a definition changes (2: sequences cut before normalization; 3: characters lost to the
+# unknown token counted): old cached results are ignored.
+METRICS_VERSION = 3
 
 # Scripts written without spaces between words: each character is a word unit for fertility.
 UNSEGMENTED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}"
@@ -213,30 +215,33 @@ def sequence_pretokens(text: str, normalize: Callable[[str], str] | None,
 # ---- one tokenizer over streamed text ---------------------------------------------------------------
 @dataclass
 class TokenCounts:
-    """What one tokenizer made of a text: L, Σ L_seq², unknown tokens, id frequencies, and the
+    """What one tokenizer made of a text: L, Σ L_seq², unknown tokens, id frequencies, the
     sequences that hold at least one token (the same for every tokenizer on text whose non-blank
-    lines all give a token)."""
+    lines all give a token), and the characters the unknown tokens stand for (``lost_chars``)."""
 
     tokens: int = 0
     attention: int = 0
     unknown: int = 0
     frequencies: dict[int, int] = field(default_factory=dict)  # id → occurrences (used ids only)
     sequences: int = 0
+    lost_chars: int = 0
 
     def as_dict(self) -> dict:
         return {"tokens": self.tokens, "attention": self.attention, "unknown": self.unknown,
-                "frequencies": [[i, n] for i, n in sorted(self.frequencies.items())], "sequences": self.sequences}
+                "frequencies": [[i, n] for i, n in sorted(self.frequencies.items())], "sequences": self.sequences,
+                "lost_chars": self.lost_chars}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> TokenCounts:
         return cls(d["tokens"], d["attention"], d["unknown"], {int(i): int(n) for i, n in d["frequencies"]},
-                   d.get("sequences", 0))
+                   d.get("sequences", 0), d["lost_chars"])
 
     def __iadd__(self, other: TokenCounts) -> TokenCounts:
         self.tokens += other.tokens
         self.attention += other.attention
         self.unknown += other.unknown
         self.sequences += other.sequences
+        self.lost_chars += other.lost_chars
         for i, n in other.frequencies.items():
             self.frequencies[i] = self.frequencies.get(i, 0) + n
         return self
@@ -256,8 +261,8 @@ class TokenMeter:
         self._pre = tokenizer.pre
         self._normalize = tokenizer.normalize if tokenizer.normalizer else None
         self._ids: dict[str, tuple[int, ...]] = {}
-        unk = tokenizer.special_tokens.get(tokenizer.unk_token) if tokenizer.unk_token else None
-        self._unk = unk
+        self._lost: dict[str, int] = {}  # pre-token (or line) → characters its unknown tokens stand for
+        self._unk = self.encoder.unknown_id
         self._recut = Recut(tokenizer.pretokenizer)
         # A Unigram (SentencePiece) lattice spans a whole line: the unit counted is the line.
         self._by_line = self.encoder._spm is not None
@@ -317,16 +322,26 @@ class TokenMeter:
         attention = self._attention + self._line * self._line
         sequences = self._sequences + (self._line > 0)
         freq: dict[int, int] = {}
-        tokens = 0
+        tokens = lost = 0
         get = freq.get
+        unk = self._unk
         for piece, n in self._pieces.items():
             piece_ids = self._ids[piece]
             tokens += n * len(piece_ids)
             for i in piece_ids:
                 freq[i] = get(i, 0) + n
-        unknown = freq.get(self._unk, 0) if self._unk is not None else 0
+            if unk is not None and unk in piece_ids:
+                lost += n * self.lost_chars(piece)
+        unknown = freq.get(unk, 0) if unk is not None else 0
         self._reset()
-        return TokenCounts(tokens, attention, unknown, freq, sequences)
+        return TokenCounts(tokens, attention, unknown, freq, sequences, lost)
+
+    def lost_chars(self, piece: str) -> int:
+        """Characters of one pre-token (or line) that its unknown tokens stand for (cached)."""
+        found = self._lost.get(piece)
+        if found is None:
+            found = self._lost[piece] = self.encoder.chars_lost(piece, self.ids(piece), pretoken=not self._by_line)
+        return found
 
 
 def count_text(tokenizer: Tokenizer, chunks: Iterable[str]) -> tuple[TextTally, TokenCounts]:
@@ -401,7 +416,30 @@ class Metrics:
 
     @property
     def unknown_rate(self) -> float | None:
+        """Unknown tokens per token: what the tokenizer *spent* on unknown text, not how much it lost."""
         return _ratio(self.counts.unknown, self.tokens)
+
+    @property
+    def lost_chars(self) -> int:
+        """Characters the unknown tokens stand for (at most the text's characters)."""
+        return min(self.counts.lost_chars, self.text.chars)
+
+    @property
+    def chars_lost_to_unknown(self) -> float | None:
+        """Share of the text's characters that map to unknown tokens: what decoding cannot give back.
+
+        Two ``[UNK]`` that swallow two long words cost two tokens (a tiny unknown rate) but lose
+        every character of those words; this is the number that says so. Counted in characters of
+        the normalized text over the characters of the text as read (normalizers here change a
+        character's count only for characters they drop or split, so the share stays ≤ 1).
+        """
+        return _ratio(self.lost_chars, self.text.chars)
+
+    @property
+    def loses_text(self) -> bool:
+        """Some characters map to unknown tokens: compression figures are not comparable with a
+        tokenizer that keeps its text (see :func:`lossy_note`)."""
+        return self.lost_chars > 0
 
     @property
     def utilisation(self) -> float | None:
@@ -427,11 +465,35 @@ class Metrics:
             "chars_per_token": r(self.chars_per_token), "bytes_per_token": r(self.bytes_per_token),
             "fertility": r(self.fertility), "tokens_per_word": r(self.tokens_per_word),
             "attention": self.counts.attention, "unknown": self.counts.unknown,
-            "unknown_rate": r(self.unknown_rate, 6), "vocab_size": self.vocab_size,
+            "unknown_rate": r(self.unknown_rate, 6), "unknown_chars": self.lost_chars,
+            "chars_lost_to_unknown": r(self.chars_lost_to_unknown, 6), "vocab_size": self.vocab_size,
             "vocab_used": self.used, "vocab_eligible": self.eligible,
             "utilisation": r(self.utilisation), "never_used": self.never_used,
             "d": self.d, "embedding_params": self.embedding_params,
         }
+
+
+def percent(share: float) -> str:
+    """A share as the tables print it (``12.34 %``); a loss too small for two decimals stays visible."""
+    if 0 < share < 0.00005:
+        return "< 0.01 %"
+    return f"{100 * share:.2f} %"
+
+
+def lossy_note(m: Metrics) -> str:
+    """``"loses 87.12 % of its characters to unknown tokens"``, or ``""`` when it keeps every one.
+
+    The ranking rule: a tokenizer that loses characters is never ranked on compression as if it
+    kept them. Its ``[UNK]`` stands for whole words at the price of one token, so its characters per
+    token (and tokens per language, and tokens against a baseline) look better than any tokenizer
+    that can give its text back. Wherever compression is compared — the ``stats`` tables, the
+    Compare tab's tables and its bar chart — a row or bar of such a tokenizer carries this note,
+    whatever the share (a rare character lost is still a character lost).
+    """
+    share = m.chars_lost_to_unknown
+    if not m.loses_text or share is None:
+        return ""
+    return f"loses {percent(share)} of its characters to unknown tokens"
 
 
 def combine(rows: Sequence[Metrics], tokenizer: Tokenizer, label: str) -> Metrics:

@@ -192,7 +192,8 @@ class Encoder:
         for token_id in ids:
             raw = vocab[token_id]
             if token_id == self._unk and offset < limit:
-                raw = piece[char_at[offset]].encode("utf-8")  # [UNK] stands for one whole character
+                # [UNK] stands for one byte of byte-level text, one whole character otherwise
+                raw = encoded[offset : offset + 1] if self._bytes else piece[char_at[offset]].encode("utf-8")
             elif self._eow_bytes and raw.endswith(self._eow_bytes):
                 raw = raw[: -len(self._eow_bytes)]
             length = len(raw)
@@ -207,6 +208,36 @@ class Encoder:
             out.append(EncodedToken(token_id, start + first, start + max(last, first), partial))
             offset += length
         return out
+
+    # ---- what the unknown token stands for ---------------------------------------------------------
+    @property
+    def unknown_id(self) -> int | None:
+        """The id that stands for text the vocabulary cannot spell (None when the tokenizer has none)."""
+        if self._wordpiece is not None:
+            return self._wordpiece.unk
+        return self._unk
+
+    def chars_lost(self, text: str, ids: Sequence[int], *, pretoken: bool = True) -> int:
+        """How many characters of ``text`` the unknown token stands for in ``ids``, its encoding.
+
+        ``pretoken=True``: ``text`` is one normalized pre-token and ``ids`` what
+        :func:`~workbench.core.metrics.encode_pretoken` gave for it (a WordPiece ``[UNK]`` covers
+        the whole word, a SentencePiece ``<unk>`` a run of unknown characters, a character-level
+        BPE ``[UNK]`` one character). ``pretoken=False``: ``text`` is a whole text as
+        :meth:`encode` takes it (a Unigram model's line). Counted in characters of the normalized
+        text, each once even when several unknown ids touch it (bytes of one character).
+        """
+        unk = self.unknown_id
+        if unk is None or unk not in ids:
+            return 0
+        if pretoken and self._spm is None:
+            spans = [(t.start, t.end) for t in self._offsets_in_piece(text, ids, 0) if t.id == unk]
+        else:
+            spans = [(t.start, t.end) for t in self.encode_with_offsets(text) if t.id == unk]
+        covered: set[int] = set()
+        for a, b in spans:
+            covered.update(range(a, b))
+        return len(covered)
 
     # ---- one pre-token ---------------------------------------------------------------------------
     def _symbols(self, piece: str) -> list[int]:

@@ -14,6 +14,7 @@ from workbench.corpus.source import (
     CorpusSource,
     detect_kind,
     expand_paths,
+    folder_files,
     open_source,
 )
 from workbench.corpus.stats import (
@@ -39,6 +40,7 @@ __all__ = [
     "file_stats",
     "fingerprint",
     "fingerprint_matches",
+    "folder_files",
     "iter_chunks",
     "iter_text",
     "iter_word_counts",

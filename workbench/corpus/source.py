@@ -330,6 +330,15 @@ def walk_folder(root: Path) -> tuple[list[Path], list[Rejection]]:
     return sorted(files), problems
 
 
+def folder_files(folder: Path) -> list[Path]:
+    """The files a folder contributes, in sorted order: walked recursively, hidden files and folders
+    (``.ipynb_checkpoints/``, ``.git/``) and Hadoop/Spark bookkeeping left out. The one walk for
+    reading a folder and for anything decided from its files (the JSONL field, the CSV column), so
+    a file that is not read cannot decide how the others are read (:func:`walk_folder`, without
+    its messages)."""
+    return walk_folder(folder)[0]
+
+
 def is_sniffable_name(path: Path) -> bool:
     """A name whose ending says nothing about the content (``part-00000``, ``data.out``).
 

@@ -601,14 +601,24 @@ class MainWindow(QMainWindow):
             state = self.session.inspect_session()
             if state:
                 self._guarded(self.inspect, "restore_session", lambda: self.inspect.restore_session(state))
+            if self.session.moved_from is not None:  # Save As: the Compare tab kept its state; the copy keeps it too
+                self._guarded(self.compare, "session_state",
+                              lambda: self.session.save_compare_session(self.compare.session_state()))
+            else:
+                compare = self.session.compare_session()
+                if compare:
+                    self._guarded(self.compare, "restore_session", lambda: self.compare.restore_session(compare))
         self._update_title()
         self._update_actions()
 
     def _save_inspect_session(self) -> None:
-        """Keep the Inspect tab's text, columns and options in the project before leaving it."""
+        """Keep the Inspect tab's text, columns and options, and the Compare tab's selection and the
+        questions behind its results, in the project before leaving it."""
         if self.session.is_open and not self.session.read_only:
             self._guarded(self.inspect, "session_state",
                           lambda: self.session.save_inspect_session(self.inspect.session_state()))
+            self._guarded(self.compare, "session_state",
+                          lambda: self.session.save_compare_session(self.compare.session_state()))
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()

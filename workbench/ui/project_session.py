@@ -37,6 +37,8 @@ UNTITLED_PREFIX = "Untitled"
 #: it to the project's settings (key :data:`INSPECT_SESSION_KEY`); the Inspect tab's list of kept
 #: texts still leaves the name out, in case a text was saved under it by hand.
 INSPECT_SESSION_NAME = V1_INSPECT_SESSION_NAME
+#: The Compare tab's selection and the questions behind its results, kept like the Inspect session.
+COMPARE_SESSION_KEY = "compare_session"
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +92,9 @@ class ProjectSession(QObject):
         self.note = ""  # a sentence for the user about how the file is open ("" when fine)
         self.untitled = False
         self.display_name = ""
+        # While Save As opens the copy: the path it was copied from. The same project under a new
+        # name, so views keep what they show (their SRCs follow it) instead of starting afresh.
+        self.moved_from: Path | None = None
 
     # ---- opening -------------------------------------------------------------------------------
     def open(self, path: str | Path, *, create: bool = False) -> None:
@@ -179,11 +184,16 @@ class ProjectSession(QObject):
         if dest.suffix != ".tokproj":
             dest = dest.with_name(dest.name + ".tokproj")
         self.store.save_as(dest, force=force)
+        source = self.path
         if self.untitled:
             self.discard()
         else:
             self.close()
-        self.open(dest)
+        self.moved_from = source
+        try:
+            self.open(dest)
+        finally:
+            self.moved_from = None
         return dest
 
     # ---- state -----------------------------------------------------------------------------------
@@ -265,28 +275,43 @@ class ProjectSession(QObject):
         self.references_changed.emit()
         self.modified_changed.emit(self.is_modified())
 
-    # ---- the Inspect tab's session ---------------------------------------------------------------
-    def inspect_session(self) -> dict:
-        """The Inspect session kept in the project ({} when none, or when it cannot be read)."""
+    # ---- the tabs' sessions (project settings) -------------------------------------------------------
+    def panel_state(self, key: str) -> dict:
+        """A tab's session kept in the project under ``key`` ({} when none, or when it cannot be read)."""
         if self.store is None:
             return {}
         try:
-            value = self.store.setting(INSPECT_SESSION_KEY, {})
+            value = self.store.setting(key, {})
         except (WorkbenchError, ValueError, sqlite3.Error) as exc:
-            log.warning("cannot read the Inspect session of %s: %s", self.path, exc)
+            log.warning("cannot read the %s of %s: %s", key, self.path, exc)
             return {}
         return value if isinstance(value, dict) else {}
 
-    def save_inspect_session(self, state: dict) -> bool:
-        """Keep the Inspect session in the project; False (logged) when the file cannot take it."""
+    def save_panel_state(self, key: str, state: dict) -> bool:
+        """Keep a tab's session in the project; False (logged) when the file cannot take it."""
         if self.store is None or not self.writable:
             return False
-        if state == self.inspect_session():
+        if state == self.panel_state(key):
             return True  # unchanged: leave the file alone
         try:
             with self._writer() as store:
-                store.set_setting(INSPECT_SESSION_KEY, state)
+                store.set_setting(key, state)
         except WorkbenchError as exc:
-            log.warning("cannot keep the Inspect session in %s: %s", self.path, exc)
+            log.warning("cannot keep the %s in %s: %s", key, self.path, exc)
             return False
         return True
+
+    def inspect_session(self) -> dict:
+        """The Inspect session kept in the project ({} when none, or when it cannot be read)."""
+        return self.panel_state(INSPECT_SESSION_KEY)
+
+    def save_inspect_session(self, state: dict) -> bool:
+        """Keep the Inspect session in the project; False (logged) when the file cannot take it."""
+        return self.save_panel_state(INSPECT_SESSION_KEY, state)
+
+    def compare_session(self) -> dict:
+        """The Compare tab's session kept in the project ({} when none)."""
+        return self.panel_state(COMPARE_SESSION_KEY)
+
+    def save_compare_session(self, state: dict) -> bool:
+        return self.save_panel_state(COMPARE_SESSION_KEY, state)

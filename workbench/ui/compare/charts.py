@@ -13,15 +13,16 @@ file's suffix (:meth:`export`). What they leave out: computing anything — they
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from workbench.core.corpus_metrics import Fairness, Metrics
+from workbench.core.corpus_metrics import Fairness, Metrics, percent
 from workbench.core.vocab_sweep import Sweep
 from workbench.errors import WorkbenchError
 from workbench.ui import style
@@ -124,6 +125,10 @@ class _Chart(QWidget):
 class LanguageBarChart(_Chart):
     """Tokens per language against the baseline, a bar per tokenizer."""
 
+    # (tokenizer, language) → the mark above a bar of a tokenizer that loses characters there
+    # (a class default: a palette change may arrive during __init__)
+    lossy_marks: Mapping[tuple[str, str], pg.TextItem] = MappingProxyType({})
+
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setAccessibleName("Tokens per language chart")
@@ -140,12 +145,20 @@ class LanguageBarChart(_Chart):
         self.values: dict[tuple[str, str], float] = {}  # (tokenizer, language) → bar height
         self._apply_palette()
 
+    def _apply_palette(self) -> None:
+        super()._apply_palette()
+        for mark in self.lossy_marks.values():
+            mark.setColor(self._fg())
+
     def set_rows(self, per_language: Sequence[Metrics], fairness: Sequence[Fairness], baseline: str | None) -> None:
         self.plot.clear()
         if self.legend is not None:
             self.legend.clear()
         self.bars, self.values = [], {}
+        marks: dict[tuple[str, str], pg.TextItem] = {}
+        self.lossy_marks = marks
         languages = list(dict.fromkeys(m.language for m in per_language))
+        lost = {(m.tokenizer, m.language): m.chars_lost_to_unknown or 0.0 for m in per_language if m.loses_text}
         tokenizers = list(dict.fromkeys(m.tokenizer for m in per_language))
         if baseline:
             for f in fairness:
@@ -176,8 +189,17 @@ class LanguageBarChart(_Chart):
                                   pen=pg.mkPen(colour.darker(130), width=1.5))
             self.plot.addItem(bar)
             if self.legend is not None:
-                self.legend.addItem(bar, _short(name))
+                lossy = any(key[0] == name for key in lost)
+                self.legend.addItem(bar, _short(name) + (" ⚠ loses characters to unknown" if lossy else ""))
             self.bars.append(bar)
+            # The ranking rule (core.corpus_metrics.lossy_note): a bar that looks short because
+            # [UNK] swallowed text says so on the bar itself.
+            for x, lang in zip(xs, [lang for lang in languages if (name, lang) in self.values]):
+                if (name, lang) in lost:
+                    mark = pg.TextItem(f"⚠ {percent(lost[(name, lang)])} lost", color=self._fg(), anchor=(0.5, 1.0))
+                    mark.setPos(x, self.values[(name, lang)])
+                    self.plot.addItem(mark)
+                    marks[(name, lang)] = mark
         self.plot.getAxis("bottom").setTicks([[(i, lang) for i, lang in enumerate(languages)]])
         self.plot.setXRange(-0.6, max(len(languages), 1) - 0.4, padding=0)
         top = max(self.values.values(), default=1.0)

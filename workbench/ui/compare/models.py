@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QStyle
 
-from workbench.core.corpus_metrics import Fairness, Metrics
+from workbench.core.corpus_metrics import Fairness, Metrics, lossy_note, percent
 from workbench.core.display import piece_text
 from workbench.core.vocab_diff import SplitDifference
+from workbench.corpus.language import language_from_name
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -32,7 +35,7 @@ def _fmt(value: Any, kind: str) -> str:
     if kind == "int":
         return f"{value:,}"
     if kind == "pct":
-        return f"{100 * value:.2f} %"
+        return percent(value)
     if kind == "ratio":
         return f"{value:.3f}"
     return str(value)
@@ -47,10 +50,12 @@ METRIC_COLUMNS: list[Column] = [
     ("language", "text", lambda m: m.language),
     ("tokens", "int", lambda m: m.tokens),
     ("chars/token", "ratio", lambda m: m.chars_per_token),
+    # Beside the compression it qualifies: [UNK] buys characters per token by losing text.
+    ("chars lost to unknown", "pct", lambda m: m.chars_lost_to_unknown),
     ("bytes/token", "ratio", lambda m: m.bytes_per_token),
     ("fertility", "ratio", lambda m: m.fertility),
     ("L² (Σ per line)", "int", lambda m: m.counts.attention),
-    ("unknown", "pct", lambda m: m.unknown_rate),
+    ("unknown tokens", "pct", lambda m: m.unknown_rate),
     ("vocab used", "pct", lambda m: m.utilisation),
     ("never used", "int", lambda m: m.never_used),
     ("|V|", "int", lambda m: m.vocab_size),
@@ -110,6 +115,10 @@ class RowsModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole and kind in ("text", "path"):
             return str(self.value(index.row(), index.column()))
+        return self.extra(index, role)
+
+    def extra(self, index: Index, role: int) -> Any:
+        """More roles for a subclass (a warning on a cell); None by default."""
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -135,19 +144,60 @@ def _csv(value: Any, kind: str) -> Any:
 
 
 class MetricsTableModel(RowsModel):
+    """Metric rows; a tokenizer that loses characters to unknown tokens has its compression cells
+    marked ⚠ with the share in their tooltip (the ranking rule of :func:`lossy_note`)."""
+
+    MARKED = ("tokens", "chars/token", "bytes/token", "fertility", "chars lost to unknown")
+
     def __init__(self, parent=None):
         super().__init__(METRIC_COLUMNS, parent)
+
+    def extra(self, index: Index, role: int) -> Any:
+        if self.columns[index.column()][0] not in self.MARKED:
+            return None
+        note = lossy_note(self.rows[index.row()])
+        if not note:
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return (f"This tokenizer {note}: one unknown token stands for a whole word or run of them, so its "
+                    "compression looks better than that of a tokenizer that keeps its text. Not comparable.")
+        if role == Qt.ItemDataRole.DecorationRole:
+            return _warning_icon()
+        return None
 
     def set_metrics(self, rows: Sequence[Metrics]) -> None:
         self.set_rows(rows)
 
 
+def _warning_icon() -> QIcon:
+    return QApplication.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
+
+
 class FairnessTableModel(RowsModel):
+    """Tokens against the baseline; a ratio of a tokenizer that loses characters of that language
+    (or of the baseline) to unknown tokens is marked as :class:`MetricsTableModel` marks it."""
+
     def __init__(self, parent=None):
         super().__init__(FAIRNESS_COLUMNS, parent)
+        self.lossy: dict[tuple[str, str], str] = {}  # (tokenizer, language) → lossy_note
 
-    def set_fairness(self, rows: Sequence[Fairness]) -> None:
+    def set_fairness(self, rows: Sequence[Fairness], per_language: Sequence[Metrics] = ()) -> None:
+        self.lossy = {(m.tokenizer, m.language): lossy_note(m) for m in per_language if m.loses_text}
         self.set_rows(rows)
+
+    def extra(self, index: Index, role: int) -> Any:
+        if self.columns[index.column()][0] != "tokens vs baseline":
+            return None
+        f = self.rows[index.row()]
+        notes = [f"on {lang}: {self.lossy[(f.tokenizer, lang)]}" for lang in dict.fromkeys((f.language, f.baseline))
+                 if (f.tokenizer, lang) in self.lossy]
+        if not notes:
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"This tokenizer {'; '.join(notes)}: the ratio counts text it cannot give back. Not comparable."
+        if role == Qt.ItemDataRole.DecorationRole:
+            return _warning_icon()
+        return None
 
 
 class SplitTableModel(RowsModel):
@@ -156,3 +206,134 @@ class SplitTableModel(RowsModel):
 
     def set_differences(self, rows: Sequence[SplitDifference]) -> None:
         self.set_rows(rows)
+
+
+class CorpusFilesModel(QAbstractTableModel):
+    """The Compare tab's corpus files: a tick, the name (full path in the tooltip) and an editable
+    language label per file.
+
+    A project can list 100,000 files, so a path is found through a dict (never by walking the
+    rows: walking them for each added file made opening such a project quadratic, minutes long),
+    files are appended in one ``beginInsertRows`` per call of :meth:`add`, and the language a name
+    carries is worked out when its row is shown (``None`` until then): a file without a label of
+    its own is counted under that same language by :func:`workbench.tasks.compare.compare_corpus`,
+    so :meth:`checked` gives ``""`` for it and the labels a user typed (or a caller gave).
+    """
+
+    HEADERS = ("Corpus file", "Language")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.paths: list[str] = []
+        self.options: list[dict] = []
+        self.languages: list[str | None] = []  # None: the name's language, not worked out yet
+        self.given: list[bool] = []  # the label was typed or given, not read from the name
+        self.ticked: list[bool] = []
+        self._row: dict[str, int] = {}
+
+    # ---- reading -----------------------------------------------------------------------------
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.paths)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else 2
+
+    def row_of(self, path: str) -> int | None:
+        return self._row.get(path)
+
+    def checked(self) -> list[tuple[str, dict, str]]:
+        """(path, reader options, language label or "") of the ticked files, in row order."""
+        return [(p, o, (lang or "").strip() if given else "")
+                for p, o, lang, given, t in zip(self.paths, self.options, self.languages, self.given, self.ticked) if t]
+
+    def language(self, row: int) -> str:
+        """The label shown in ``row``: given, or the one its name carries (worked out once)."""
+        found = self.languages[row]
+        if found is None:
+            found = self.languages[row] = language_from_name(self.paths[row]) or ""
+        return found
+
+    def labels(self) -> dict[str, str]:
+        """path → the label a user typed or a caller gave (the names' own are left out)."""
+        return {p: lang or "" for p, lang, given in zip(self.paths, self.languages, self.given) if given}
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        path = self.paths[row]
+        if column == 0:
+            if role == Qt.ItemDataRole.DisplayRole:
+                return Path(path).name
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return path
+            if role == Qt.ItemDataRole.CheckStateRole:
+                return Qt.CheckState.Checked if self.ticked[row] else Qt.CheckState.Unchecked
+            if role == Qt.ItemDataRole.UserRole:
+                return path
+        elif role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            return self.language(row)
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if index.column() == 0:
+            return base | Qt.ItemFlag.ItemIsUserCheckable
+        return base | Qt.ItemFlag.ItemIsEditable
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return self.HEADERS[section]
+        return None
+
+    # ---- changing ----------------------------------------------------------------------------
+    def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if not index.isValid():
+            return False
+        row, column = index.row(), index.column()
+        if column == 0 and role == Qt.ItemDataRole.CheckStateRole:
+            self.ticked[row] = Qt.CheckState(value) == Qt.CheckState.Checked
+        elif column == 1 and role == Qt.ItemDataRole.EditRole:
+            self.languages[row] = str(value)
+            self.given[row] = True
+        else:
+            return False
+        self.dataChanged.emit(index, index, [role])
+        return True
+
+    def add(self, files: Sequence[tuple[str, dict, str, bool]]) -> int:
+        """Append (path, reader options, language or "" for the name's, ticked) for paths not listed
+        yet; how many were new."""
+        new: dict[str, tuple[dict, str, bool]] = {}
+        for path, options, language, ticked in files:
+            if path not in self._row and path not in new:
+                new[path] = (dict(options or {}), language, ticked)
+        if not new:
+            return 0
+        first = len(self.paths)
+        self.beginInsertRows(QModelIndex(), first, first + len(new) - 1)
+        for offset, (path, (options, language, ticked)) in enumerate(new.items()):
+            self._row[path] = first + offset
+            self.paths.append(path)
+            self.options.append(options)
+            self.languages.append(language or None)
+            self.given.append(bool(language))
+            self.ticked.append(ticked)
+        self.endInsertRows()
+        return len(new)
+
+    def set_language(self, path: str, language: str) -> None:
+        row = self._row.get(path)
+        if row is not None:
+            self.setData(self.index(row, 1), language)
+
+    def set_ticked(self, path: str, ticked: bool) -> None:
+        row = self._row.get(path)
+        if row is not None:
+            state = Qt.CheckState.Checked if ticked else Qt.CheckState.Unchecked
+            self.setData(self.index(row, 0), state, Qt.ItemDataRole.CheckStateRole)
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self.paths, self.options, self.languages, self.given, self.ticked, self._row = [], [], [], [], [], {}
+        self.endResetModel()

@@ -39,17 +39,15 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QSplitter,
     QTableView,
-    QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from workbench.corpus.language import language_from_name
 from workbench.errors import WorkbenchError
 from workbench.ui.compare.charts import LanguageBarChart, SweepChart
 from workbench.ui.compare.models import (
+    CorpusFilesModel,
     FairnessTableModel,
     MetricsTableModel,
     RowsModel,
@@ -58,7 +56,6 @@ from workbench.ui.compare.models import (
 from workbench.ui.jobs import JobRunner
 
 SRC_ROLE = Qt.ItemDataRole.UserRole
-OPTIONS_ROLE = Qt.ItemDataRole.UserRole + 1
 ADDED_ROLE = Qt.ItemDataRole.UserRole + 2  # a tokenizer added here, not one of the project's
 MAX_SPLIT_ROWS = 500  # the most frequent differing words; the CSV export has the same rows
 
@@ -93,6 +90,14 @@ class ComparePanel(QWidget):
         self.split_sources: tuple[str, str] | None = None  # the A and B of split_result
         self._split_asked: tuple[str, str] | None = None
         self._names: dict[str, str] = {}  # SRC → display name
+        self._project_files: set[str] = set()  # the open project's own corpus files
+        # The questions behind what is shown (kept in the project, see session_state): the last
+        # computed table's, the one asked now, and per swept tokenizer name [Sweep, SRC].
+        self._question: dict | None = None
+        self._asked: dict | None = None
+        self._swept: dict[str, list] = {}
+        self._sweep_files: list[list] = []
+        self._sweep_asked: str | None = None
         self._stop = False
         self._shut_down = False
         self.tasks = JobRunner(self)
@@ -114,11 +119,19 @@ class ComparePanel(QWidget):
         add_tok.setToolTip("tokenizer.json, .tiktoken, GPT-2 vocab.json or another project's .tokproj")
         add_tok.clicked.connect(self._on_add_tokenizer_clicked)
 
-        self.file_table = QTableWidget(0, 2)
-        self.file_table.setHorizontalHeaderLabels(["Corpus file", "Language"])
+        self.files = CorpusFilesModel(self)
+        self.file_table = QTableView()
+        self.file_table.setModel(self.files)
+        self.file_table.setAccessibleName("Corpus files to compare on")
         self.file_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.file_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        # Sized by the header and a short label, never by reading 100,000 rows (ResizeToContents does).
+        self.file_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        self.file_table.setColumnWidth(1, 90)
         self.file_table.verticalHeader().setVisible(False)
+        self.file_table.verticalHeader().setDefaultSectionSize(self.file_table.fontMetrics().height() + 8)
+        self.file_table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                                        | QAbstractItemView.EditTrigger.EditKeyPressed
+                                        | QAbstractItemView.EditTrigger.AnyKeyPressed)
         self.file_table.setToolTip("Tick the files to count. Language: leave empty to use the file's main "
                                    "script, or type a label (e.g. en, de) — files with the same label are added up")
         add_files = QPushButton("Add corpus files…")
@@ -266,9 +279,193 @@ class ComparePanel(QWidget):
         self.set_project(self.session.path if self.session is not None else None)
 
     def set_project(self, path: Path | None) -> None:
-        """List this project's runs, references and corpus files (files added here stay)."""
-        self.project = Path(path) if path is not None else None
+        """List this project's runs, references and corpus files.
+
+        Another project starts afresh (its own selection comes back through :meth:`restore_session`):
+        nothing ticked, added, computed or swept for the last one stays. The same project saved
+        under a new name (``ProjectSession.moved_from``, during Save As) keeps everything, its SRCs
+        following the new path.
+        """
+        new = Path(path) if path is not None else None
+        if new != self.project:
+            moved = (self.session is not None and self.project is not None and new is not None
+                     and self.session.moved_from == self.project and self.session.path == new)
+            if moved:
+                self._move_sources(self.project, new)  # type: ignore[arg-type]
+            else:
+                self._clear()
+        self.project = new
+        chosen = [(combo, combo.currentData()) for combo in (self.sweep_source, self.split_a, self.split_b)]
         self.refresh()
+        for combo, src in chosen:
+            index = combo.findData(src) if src is not None else -1
+            if index >= 0:
+                combo.setCurrentIndex(index)
+
+    def _clear(self) -> None:
+        """Forget everything of the last project: lists, ticks, results, sweeps, split differences."""
+        self.tasks.cancel()  # a count still running for the last project never lands here
+        self.tokenizer_list.clear()
+        self.files.clear()
+        self._names, self._project_files = {}, set()
+        self.result = self.sweep_result = self.split_result = None
+        self.split_sources = self._split_asked = None
+        self._question = self._asked = None
+        self._sweeps, self._sweeps_key, self._swept = {}, None, {}
+        for model in (self.file_model, self.language_model):
+            model.set_metrics([])
+        self.fairness_model.set_fairness([])
+        self.split_model.set_differences([])
+        self.bar_chart.set_rows([], [], None)
+        self.sweep_chart.set_sweeps([])
+        self.sweep_note.setText("")
+        self.split_note.setText("")
+        self.baseline.clear()
+        self.parallel.setChecked(False)
+        self.status.setText("Tick tokenizers and files, then Compute.")
+
+    def _move_sources(self, old: Path, new: Path) -> None:
+        """Save As: every SRC of the old path now names the copy (ticks, names, split A and B)."""
+        def follow(src: str | None) -> str | None:
+            return f"{new}{src[len(str(old)):]}" if src is not None and src.startswith(f"{old}#") else src
+
+        for i in range(self.tokenizer_list.count()):
+            item = self.tokenizer_list.item(i)
+            item.setData(SRC_ROLE, follow(item.data(SRC_ROLE)))
+            item.setToolTip(item.data(SRC_ROLE))
+        for combo in (self.sweep_source, self.split_a, self.split_b):
+            for i in range(combo.count()):
+                combo.setItemData(i, follow(combo.itemData(i)))
+        self._names = {follow(src) or src: name for src, name in self._names.items()}
+        if self.split_sources is not None:
+            a, b = self.split_sources
+            self.split_sources = (follow(a) or a, follow(b) or b)
+        for swept in self._swept.values():
+            swept[1] = follow(swept[1])
+        if self._question is not None:
+            self._question["tokenizers"] = [[name, follow(src)] for name, src in self._question["tokenizers"]]
+
+    # ---- the session kept in the project ------------------------------------------------------------
+    def _relative(self, src: str) -> str:
+        """A SRC of this project as ``#RUN`` / ``#ref:ID``, so it still names the run in a copy."""
+        prefix = f"{self.project}#"
+        return src[len(prefix) - 1:] if self.project is not None and src.startswith(prefix) else src
+
+    def _absolute(self, src: str) -> str:
+        return f"{self.project}{src}" if src.startswith("#") and self.project is not None else src
+
+    def session_state(self) -> dict:
+        """What the tab shows, as plain JSON for the project's settings: the tokenizers (ticked, added
+        here), the files that differ from the project's own (added, unticked, labelled), the options,
+        and the questions behind the results and sweeps shown — not the numbers: those come back
+        from the metrics cache (or are counted again when a file changed)."""
+        tokenizers = [{"src": self._relative(item.data(SRC_ROLE)), "label": item.text(),
+                       "added": bool(item.data(ADDED_ROLE)), "checked": item.checkState() == Qt.CheckState.Checked}
+                      for item in (self.tokenizer_list.item(i) for i in range(self.tokenizer_list.count()))]
+        labels = self.files.labels()
+        files = [[path, options, labels.get(path), ticked]
+                 for path, options, ticked in zip(self.files.paths, self.files.options, self.files.ticked)
+                 if path not in self._project_files or not ticked or path in labels]
+        question = None
+        if self._question is not None:
+            question = dict(self._question, tokenizers=[[n, self._relative(s)] for n, s in self._question["tokenizers"]])
+        sweeps = None
+        if self._sweeps_key is not None and self._swept:
+            paths, points, d = self._sweeps_key
+            sweeps = {"files": [list(f) for f in self._sweep_files], "points": points, "d": d,
+                      "tokenizers": [[name, self._relative(src)] for name, (_r, src) in self._swept.items()
+                                     if src is not None]}
+        state = {"version": 1, "tokenizers": tokenizers, "files": files,
+                 "baseline": self.baseline.currentText(), "parallel": self.parallel.isChecked(),
+                 "d": self.d_spin.value(), "sweep_points": self.sweep_points.value(),
+                 "results": question, "sweeps": sweeps}
+        default_ticks = [t["checked"] for t in tokenizers] == [i < 2 for i in range(len(tokenizers))]
+        untouched = (question is None and sweeps is None and not files and default_ticks
+                     and not any(t["added"] for t in tokenizers) and not state["baseline"]
+                     and not state["parallel"] and state["d"] == 768 and state["sweep_points"] == 16)
+        return {} if untouched else state  # nothing a fresh listing would not show: nothing to keep
+
+    def restore_session(self, state: dict) -> bool:
+        """Bring back a :meth:`session_state` (after ``set_project``); stale or malformed parts are
+        skipped. The results and sweeps it names are counted again off the GUI thread (from the
+        cache: immediate when nothing changed). True when such a job started."""
+        if not isinstance(state, dict) or state.get("version") != 1:
+            return False
+        wanted: dict[str, bool] = {}
+        for entry in _dicts(state.get("tokenizers")):
+            src, label = entry.get("src"), entry.get("label")
+            if not isinstance(src, str):
+                continue
+            src = self._absolute(src)
+            if entry.get("added") is True and isinstance(label, str) and src not in self._names:
+                self._add_tokenizer_item(label, src, checked=False, added=True)
+            wanted[src] = entry.get("checked") is True
+        if wanted:
+            for i in range(self.tokenizer_list.count()):
+                item = self.tokenizer_list.item(i)
+                on = wanted.get(item.data(SRC_ROLE), False)
+                item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+        for entry in _lists(state.get("files")):
+            if len(entry) != 4 or not isinstance(entry[0], str) or not isinstance(entry[1], dict):
+                continue
+            path, options, label, ticked = entry
+            self.files.add([(path, options, "", True)])
+            if isinstance(label, str):
+                self.set_language(path, label)
+            self.set_file_checked(path, ticked is not False)
+        if isinstance(state.get("baseline"), str):
+            self.baseline.setCurrentText(state["baseline"])
+        if isinstance(state.get("parallel"), bool):
+            self.parallel.setChecked(state["parallel"])
+        for spin, key in ((self.d_spin, "d"), (self.sweep_points, "sweep_points")):
+            if isinstance(state.get(key), int) and not isinstance(state.get(key), bool):
+                spin.setValue(state[key])
+        self._fill_choosers()
+        return self._restore_results(_question(state.get("results"), self._absolute),
+                                     _sweep_question(state.get("sweeps"), self._absolute))
+
+    def _restore_results(self, question: dict | None, sweeps: dict | None) -> bool:
+        if question is None and sweeps is None:
+            return False
+        should_stop, progress = self._should_stop, self._progress_hook()
+
+        def job():
+            from workbench.tasks.compare import ResultCache, compare_corpus, sweep_files, sweep_source
+            from workbench.tasks.sources import load_tokenizer
+
+            cache = ResultCache.default()
+            result = None
+            if question is not None:
+                sources, labels = self._sources_and_labels_from(question["files"])
+                tokenizers = [(name, load_tokenizer(src)) for name, src in question["tokenizers"]]
+                result = compare_corpus(tokenizers, sources, labels=labels, baseline=question["baseline"],
+                                        parallel=question["parallel"], d=question["d"], cache=cache,
+                                        should_stop=should_stop, progress=progress)
+            swept = []
+            if sweeps is not None:
+                sources, _labels = self._sources_and_labels_from(sweeps["files"])
+                for name, src in sweeps["tokenizers"]:
+                    tokenizer, pruning = sweep_source(src)
+                    one = sweep_files(tokenizer, sources, name=name, points=sweeps["points"], d=sweeps["d"],
+                                      pruning=pruning, cache=cache, should_stop=should_stop, progress=progress)
+                    if one is not None:
+                        swept.append((one, src))
+            return result, swept
+
+        def done(outcome) -> None:
+            result, swept = outcome
+            if result is not None:
+                self._asked = question
+                self._on_computed(result)
+            if sweeps is not None:
+                key = (tuple(path for path, _o, _l in sweeps["files"]), sweeps["points"], sweeps["d"])
+                self._sweep_files = [list(f) for f in sweeps["files"]]
+                for one, src in swept:
+                    self._sweep_asked = src
+                    self._on_swept(one, key)
+            self.status.setText("The last session's results, shown again.")
+
+        return self._start("Showing the last session's results", job, done)
 
     def refresh(self) -> None:
         """Runs or references changed: list them again, keeping what was ticked."""
@@ -286,8 +483,8 @@ class ComparePanel(QWidget):
             self._add_tokenizer_item(label, src, checked=src in ticked or (first and self.tokenizer_list.count() < 2))
         for label, src in added:
             self._add_tokenizer_item(label, src, checked=src in ticked, added=True)
-        for path, options in corpora:
-            self.add_corpus_file(path, options)
+        self._project_files = {path for path, _options in corpora}
+        self.add_corpus_files(corpora)
         self._fill_choosers()
         if error:
             self.status.setText(error)
@@ -337,26 +534,19 @@ class ComparePanel(QWidget):
 
     def add_corpus_file(self, path: str | Path, options: dict | None = None, *, language: str = "",
                         checked: bool = True) -> None:
-        path = str(path)
-        for row in range(self.file_table.rowCount()):
-            if self.file_table.item(row, 0).data(SRC_ROLE) == path:
-                return
-        row = self.file_table.rowCount()
-        self.file_table.insertRow(row)
-        item = QTableWidgetItem(Path(path).name)
-        item.setToolTip(path)
-        item.setData(SRC_ROLE, path)
-        item.setData(OPTIONS_ROLE, dict(options or {}))
-        item.setFlags((item.flags() | Qt.ItemFlag.ItemIsUserCheckable) & ~Qt.ItemFlag.ItemIsEditable)
-        item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
-        self.file_table.setItem(row, 0, item)
-        # The language its name carries (en_wiki.txt, news.de.txt) filled in, for the user to correct.
-        self.file_table.setItem(row, 1, QTableWidgetItem(language or language_from_name(path) or ""))
+        """List one more file (ticked); a file already listed stays as it is."""
+        self.add_corpus_files([(str(path), options or {})], checked=checked, language=language)
+
+    def add_corpus_files(self, files: list[tuple[str, dict]], *, checked: bool = True, language: str = "") -> int:
+        """List (path, reader options) not listed yet, in one step; how many were new. Without a
+        ``language`` the one a name carries (en_wiki.txt, news.de.txt) is shown, for the user to correct."""
+        return self.files.add([(str(path), options, language, checked) for path, options in files])
 
     def set_language(self, path: str | Path, language: str) -> None:
-        for row in range(self.file_table.rowCount()):
-            if self.file_table.item(row, 0).data(SRC_ROLE) == str(path):
-                self.file_table.item(row, 1).setText(language)
+        self.files.set_language(str(path), language)
+
+    def set_file_checked(self, path: str | Path, checked: bool) -> None:
+        self.files.set_ticked(str(path), checked)
 
     def _fill_choosers(self) -> None:
         sources = [(self.tokenizer_list.item(i).text(), self.tokenizer_list.item(i).data(SRC_ROLE))
@@ -388,13 +578,7 @@ class ComparePanel(QWidget):
 
     def checked_files(self) -> list[tuple[str, dict, str]]:
         """(path, reader options, language label or "") of the ticked files."""
-        out = []
-        for row in range(self.file_table.rowCount()):
-            item = self.file_table.item(row, 0)
-            if item.checkState() == Qt.CheckState.Checked:
-                lang = self.file_table.item(row, 1)
-                out.append((item.data(SRC_ROLE), item.data(OPTIONS_ROLE) or {}, lang.text().strip() if lang else ""))
-        return out
+        return self.files.checked()
 
     # ---- jobs -------------------------------------------------------------------------------------------
     def _start(self, what: str, fn: Callable[[], Any], on_done: Callable[[Any], None]) -> bool:
@@ -436,7 +620,11 @@ class ComparePanel(QWidget):
         if not files:
             self.status.setText("Tick at least one corpus file (or add one with “Add corpus files…”).")
             return False
-        return self._start("Counting tokens", job, self._on_computed)
+        if not self._start("Counting tokens", job, self._on_computed):
+            return False
+        self._asked = {"tokenizers": [[name, src] for name, src in chosen], "files": [list(f) for f in files],
+                       "baseline": baseline, "parallel": parallel, "d": d}
+        return True
 
     @staticmethod
     def _sources_and_labels_from(files: list[tuple[str, dict, str]]):
@@ -468,7 +656,14 @@ class ComparePanel(QWidget):
                                cache=ResultCache.default(), should_stop=should_stop, progress=progress)
 
         key = (tuple(path for path, _o, _l in files), points, d)
-        if not self._start("Sweeping vocabulary sizes", job, lambda result: self._on_swept(result, key)):
+
+        def done(result) -> None:
+            self._sweep_asked = src
+            if key != self._sweeps_key:
+                self._sweep_files = [list(f) for f in files]
+            self._on_swept(result, key)
+
+        if not self._start("Sweeping vocabulary sizes", job, done):
             return False  # busy: the curves on the chart stay as they are
         return True
 
@@ -522,9 +717,10 @@ class ComparePanel(QWidget):
             self.failed.emit("cancelled")
             return
         self.result = result
+        self._question = self._asked
         self.file_model.set_metrics(result.per_file)
         self.language_model.set_metrics(result.per_language + result.totals)
-        self.fairness_model.set_fairness(result.fairness)
+        self.fairness_model.set_fairness(result.fairness, result.per_language)
         self.bar_chart.set_rows(result.per_language, result.fairness, result.baseline)
         languages = result.languages
         current = self.baseline.currentText()
@@ -548,9 +744,11 @@ class ComparePanel(QWidget):
             return
         self.sweep_result = result
         if key != self._sweeps_key:  # other files, points or width: earlier curves are not comparable
-            self._sweeps, self._sweeps_key = {}, key
+            self._sweeps, self._sweeps_key, self._swept = {}, key, {}
         self._sweeps.pop(result.tokenizer, None)
         self._sweeps[result.tokenizer] = result  # the latest last: drawn on top
+        self._swept.pop(result.tokenizer, None)
+        self._swept[result.tokenizer] = [result, self._sweep_asked]
         self.sweep_chart.set_sweeps(list(self._sweeps.values()))
         knee = result.knee
         if knee is None:
@@ -662,8 +860,7 @@ class ComparePanel(QWidget):
     def _on_add_files_clicked(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Add corpus files", "",
                                                 "Text (*.txt *.jsonl *.csv *.tsv *.gz);;All files (*)")
-        for path in paths:
-            self.add_corpus_file(path)
+        self.add_corpus_files([(path, {}) for path in paths])
 
     # ---- shutting down -------------------------------------------------------------------------------------
     @Slot()
@@ -689,3 +886,53 @@ def _table(model) -> QTableView:
     view.horizontalHeader().setStretchLastSection(True)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     return view
+
+
+def _dicts(value: object) -> list[dict]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _lists(value: object) -> list[list]:
+    return [v for v in value if isinstance(v, list)] if isinstance(value, list) else []
+
+
+def _files(value: object) -> list[list] | None:
+    """[[path, options, label], …] as stored, or None when malformed."""
+    rows = _lists(value)
+    if not rows or any(len(r) != 3 or not isinstance(r[0], str) or not isinstance(r[1], dict)
+                       or not isinstance(r[2], str) for r in rows):
+        return None
+    return [[r[0], r[1], r[2]] for r in rows]
+
+
+def _named(value: object, absolute: Callable[[str], str]) -> list[list[str]] | None:
+    rows = _lists(value)
+    if not rows or any(len(r) != 2 or not all(isinstance(x, str) for x in r) for r in rows):
+        return None
+    return [[name, absolute(src)] for name, src in rows]
+
+
+def _question(value: object, absolute: Callable[[str], str]) -> dict | None:
+    """The stored question behind a results table, checked field by field (None when unusable)."""
+    if not isinstance(value, dict):
+        return None
+    files, tokenizers = _files(value.get("files")), _named(value.get("tokenizers"), absolute)
+    baseline, d = value.get("baseline"), value.get("d")
+    if files is None or tokenizers is None or not (baseline is None or isinstance(baseline, str)):
+        return None
+    if not isinstance(d, int) or isinstance(d, bool) or d <= 0:
+        return None
+    return {"tokenizers": tokenizers, "files": files, "baseline": baseline,
+            "parallel": value.get("parallel") is True, "d": d}
+
+
+def _sweep_question(value: object, absolute: Callable[[str], str]) -> dict | None:
+    if not isinstance(value, dict):
+        return None
+    files, tokenizers = _files(value.get("files")), _named(value.get("tokenizers"), absolute)
+    points, d = value.get("points"), value.get("d")
+    if files is None or tokenizers is None:
+        return None
+    if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in (points, d)):
+        return None
+    return {"files": files, "tokenizers": tokenizers, "points": points, "d": d}

@@ -28,6 +28,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QSize,
     Qt,
+    QTimer,
     Signal,
     Slot,
 )
@@ -54,7 +55,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.corpus import KINDS, SUPPORTED, CorpusSource, CorpusStats, detect_kind
+from workbench.corpus import KINDS, SUPPORTED, CorpusSource, CorpusStats, detect_kind, folder_files
 from workbench.errors import WorkbenchError
 from workbench.tasks.spec import CorpusFile
 from workbench.ui import style, text
@@ -200,6 +201,23 @@ class CorpusTableModel(QAbstractTableModel):
         self.endInsertRows()
         return True
 
+    def add_many(self, entries: Sequence[CorpusEntry]) -> None:
+        """:meth:`add` for many entries: the new ones appended in one ``beginInsertRows``."""
+        new: dict[str, CorpusEntry] = {}
+        for entry in entries:
+            if entry.key in self._row_of:
+                self.add(entry)
+            else:
+                new[entry.key] = entry
+        if not new:
+            return
+        first = len(self.entries)
+        self.beginInsertRows(QModelIndex(), first, first + len(new) - 1)
+        for offset, (key, entry) in enumerate(new.items()):
+            self.entries.append(entry)
+            self._row_of[key] = first + offset
+        self.endInsertRows()
+
     def insert(self, row: int, entry: CorpusEntry) -> None:
         """Put ``entry`` back at ``row`` (undo of a removal); a key already present is left alone."""
         if entry.key in self._row_of:
@@ -295,7 +313,7 @@ def _first_files(paths: Sequence[str | Path], kinds: set[str], limit: int = 2000
     seen = 0
     for raw in paths:
         p = Path(raw)
-        candidates = [p] if not p.is_dir() else sorted(f for f in p.rglob("*") if f.is_file())
+        candidates = [p] if not p.is_dir() else folder_files(p)  # hidden files are not read: they decide nothing
         for f in candidates:
             seen += 1
             kind = detect_kind(f)[0]
@@ -328,11 +346,18 @@ class CorpusPanel(QWidget):
         self._rejected: list[str] = []
         self.on_bad_record = "fail"       # for files added from now on (the "Bad records" choice)
         self._undo: list[list[tuple[int, CorpusEntry]]] = []  # removals, newest last
+        # Per-file scan events only mark the totals stale; they are redrawn (and corpus_changed sent)
+        # at most every 100 ms and when a scan ends. Redrawing them for each of 100,000 files — each
+        # redraw a pass over all files, here and in the Train tab — blocked the window for minutes.
+        self._pending = QTimer(self)
+        self._pending.setSingleShot(True)
+        self._pending.setInterval(100)
+        self._pending.timeout.connect(self._flush)
 
         from workbench.ui.corpus.scan import gpt2_findall
 
         self._worker = CorpusScanWorker(gpt2_findall())
-        self._worker.file_added.connect(self._on_file_added)
+        self._worker.files_added.connect(self._on_files_added)
         self._worker.file_rejected.connect(self._on_file_rejected)
         self._worker.file_progress.connect(self._on_file_progress)
         self._worker.file_scanned.connect(self._on_file_scanned)
@@ -738,12 +763,12 @@ class CorpusPanel(QWidget):
 
     # ---- worker reports (GUI thread) ---------------------------------------------------------------
     @Slot(int, object)
-    def _on_file_added(self, job_id: int, src: object) -> None:
-        assert isinstance(src, CorpusSource)
-        key = str(Path(src.path).resolve())
-        self.model.add(CorpusEntry(key, src, state="queued"))
-        self._scan_keys[key] = src.size
-        self._changed()
+    def _on_files_added(self, job_id: int, added: object) -> None:
+        assert isinstance(added, list)
+        self.model.add_many([CorpusEntry(key, src, state="queued") for key, src in added])
+        for key, src in added:
+            self._scan_keys[key] = src.size
+        self._later()
 
     @Slot(int, str, str, str, bool)
     def _on_file_rejected(self, job_id: int, path: str, message: str, encoding: str = "",
@@ -767,7 +792,7 @@ class CorpusPanel(QWidget):
         e.done = done
         e.state = "reading"
         self.model.changed(key)
-        self._update_progress()
+        self._later()
 
     @Slot(str, object)
     def _on_file_scanned(self, key: str, stats: object) -> None:
@@ -779,8 +804,7 @@ class CorpusPanel(QWidget):
         e.done = e.source.size
         e.state = "done" if stats.complete else "cancelled"
         self.model.changed(key)
-        self._update_progress()
-        self._changed()
+        self._later()
         if self._selected_key() == key or (self._selected_key() is None and self.model.entries and
                                            self.model.entries[0].key == key):
             self._show_preview()
@@ -814,8 +838,19 @@ class CorpusPanel(QWidget):
 
     # ---- view updates ----------------------------------------------------------------------------
     def _changed(self) -> None:
+        self._pending.stop()
+        self._update_progress()
         self._update_view()
         self.corpus_changed.emit()
+
+    def _later(self) -> None:
+        """A scan event: redraw the totals and tell the other tabs soon, once for many events."""
+        if not self._pending.isActive():
+            self._pending.start()
+
+    @Slot()
+    def _flush(self) -> None:
+        self._changed()
 
     def _update_progress(self) -> None:
         if not self._scan_keys:

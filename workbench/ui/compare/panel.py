@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
 
 from workbench.corpus.language import language_from_name
 from workbench.errors import WorkbenchError
+from workbench.tasks.compare import Sweep
 from workbench.ui.compare.charts import LanguageBarChart, SweepChart
 from workbench.ui.compare.models import (
     FairnessTableModel,
@@ -87,7 +88,7 @@ class ComparePanel(QWidget):
         self.project: Path | None = None
         self.result = None
         self.sweep_result = None
-        self._sweeps: dict[str, object] = {}  # tokenizer name → Sweep, all over the same files/points/d
+        self._sweeps: dict[str, Sweep] = {}  # tokenizer name → Sweep, all over the same files/points/d
         self._sweeps_key: tuple | None = None
         self.split_result = None
         self.split_sources: tuple[str, str] | None = None  # the A and B of split_result
@@ -339,7 +340,8 @@ class ComparePanel(QWidget):
                         checked: bool = True) -> None:
         path = str(path)
         for row in range(self.file_table.rowCount()):
-            if self.file_table.item(row, 0).data(SRC_ROLE) == path:
+            item = self.file_table.item(row, 0)
+            if item is not None and item.data(SRC_ROLE) == path:
                 return
         row = self.file_table.rowCount()
         self.file_table.insertRow(row)
@@ -355,8 +357,9 @@ class ComparePanel(QWidget):
 
     def set_language(self, path: str | Path, language: str) -> None:
         for row in range(self.file_table.rowCount()):
-            if self.file_table.item(row, 0).data(SRC_ROLE) == str(path):
-                self.file_table.item(row, 1).setText(language)
+            item, label = self.file_table.item(row, 0), self.file_table.item(row, 1)
+            if item is not None and label is not None and item.data(SRC_ROLE) == str(path):
+                label.setText(language)
 
     def _fill_choosers(self) -> None:
         sources = [(self.tokenizer_list.item(i).text(), self.tokenizer_list.item(i).data(SRC_ROLE))
@@ -391,7 +394,7 @@ class ComparePanel(QWidget):
         out = []
         for row in range(self.file_table.rowCount()):
             item = self.file_table.item(row, 0)
-            if item.checkState() == Qt.CheckState.Checked:
+            if item is not None and item.checkState() == Qt.CheckState.Checked:
                 lang = self.file_table.item(row, 1)
                 out.append((item.data(SRC_ROLE), item.data(OPTIONS_ROLE) or {}, lang.text().strip() if lang else ""))
         return out

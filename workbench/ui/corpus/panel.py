@@ -18,6 +18,7 @@ import json
 import re
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -729,7 +730,7 @@ class CorpusPanel(QWidget):
             self._drop_rejected(item)
         self._update_view()
 
-    def remember_folder(self, path: str) -> None:
+    def remember_folder(self, path: str | Path) -> None:
         p = Path(path)
         self.settings.last_folder = str(p if p.is_dir() else p.parent)
 
@@ -949,8 +950,9 @@ class CorpusPanel(QWidget):
         entries = [self.model.entries[i.row()] for i in self.table.selectionModel().selectedRows()]
         if len(entries) == 1:
             read_as = menu.addMenu("Read &as")
+            key = entries[0].key
             for kind in KINDS:
-                action = read_as.addAction(KIND_LABELS[kind], lambda k=kind, key=entries[0].key: self.set_kind(key, k))
+                action = read_as.addAction(KIND_LABELS[kind], partial(self.set_kind, key, kind))
                 action.setCheckable(True)
                 action.setChecked(kind == entries[0].source.kind)
         if len(entries) == 1 and entries[0].source.kind in ("jsonl", "csv", "tsv"):

@@ -214,12 +214,14 @@ class InspectWorker(QObject):
         return loaded
 
     def _inspector(self, job: InspectJob, spec: PaneSpec, loaded: LoadedTokenizer) -> inspection.Inspector:
-        full = spec.max_merges is None or spec.max_merges >= len(loaded.tokenizer.merges)
-        key = (str(job.project), spec.source, spec.version, None if full else spec.max_merges,
+        max_merges = spec.max_merges  # None: every merge (also when the limit is past the last one)
+        if max_merges is not None and max_merges >= len(loaded.tokenizer.merges):
+            max_merges = None
+        key = (str(job.project), spec.source, spec.version, max_merges,
                job.allow_special, job.stable_colours, job.whole_graphemes)
         inspector = self._inspectors.get(key)
         if inspector is None:
-            encoder = loaded.encoder if full else self._partial_encoder(loaded, spec.max_merges)
+            encoder = loaded.encoder if max_merges is None else self._partial_encoder(loaded, max_merges)
             inspector = inspection.Inspector(encoder, allow_special=job.allow_special, stable_colours=job.stable_colours,
                                       whole_graphemes=job.whole_graphemes)
             self._inspectors[key] = inspector

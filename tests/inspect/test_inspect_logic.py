@@ -162,8 +162,6 @@ def test_blockmap_converts_code_points_and_utf16():
     for cp in cps:
         if bm.text()[cp - 1:cp] != "\r":
             assert bm.cp_at(bm.doc_pos(cp)) == cp
-    group = offsets.Group(1, 4, 0, 1, True, False)  # 👩‍💻
-    assert bm.block_spans([group, offsets.Group(10, 12, 1, 2, False, False)], [3, 5]) == [((1, 5, 3),), (), ((1, 3, 5),)]
 
 
 def test_counts():

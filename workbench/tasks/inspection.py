@@ -702,34 +702,6 @@ class BlockMap:
         k = max(0, bisect.bisect_right(self.doc_starts, doc_pos) - 1)
         return self.cp_starts[k] + self.col_cp(k, doc_pos - self.doc_starts[k])
 
-    def block_spans(self, groups: Sequence[Group], codes: Sequence[int]) -> list[tuple[tuple[int, int, int], ...]]:
-        """Per block, ``(utf16_start, utf16_length, style_code)`` of each group's visible part."""
-        nblocks = len(self.blocks)
-        per: list[list[tuple[int, int, int]]] = [[] for _ in range(nblocks)]
-        starts = self.cp_starts
-        lengths = [len(b) for b in self.blocks]
-        astral = self._u16
-        k = 0
-        for g, code in zip(groups, codes):
-            s, e = g[0], g[1]
-            if e <= s:
-                continue
-            while k + 1 < nblocks and starts[k + 1] <= s:
-                k += 1
-            b = k
-            while b < nblocks and starts[b] < e:
-                bs = starts[b]
-                a = s - bs if s > bs else 0
-                z = min(e - bs, lengths[b])
-                if z > a:
-                    if b in astral:
-                        table = astral[b]
-                        per[b].append((table[a], table[z] - table[a], code))
-                    else:
-                        per[b].append((a, z - a, code))
-                b += 1
-        return [tuple(p) for p in per]
-
 
 # ---- a Unigram word's n best segmentations -----------------------------------------------------------
 NBEST_DEFAULT = 5

@@ -27,9 +27,10 @@ from PySide6.QtWidgets import (
 
 from workbench.core import display, offsets
 from workbench.tasks import inspection
+from workbench.tasks.sources import LoadedTokenizer
 from workbench.ui.inspect.nbest_view import NBestView
 from workbench.ui.inspect.token_editor import TokenEditor
-from workbench.ui.inspect.worker import LoadedTokenizer, PaneOutcome, PaneSpec, Source
+from workbench.ui.inspect.worker import PaneOutcome, PaneSpec, Source
 from workbench.ui.jobs import JobRunner
 
 

@@ -89,7 +89,7 @@ def test_normalized_offsets_land_on_the_original_text():
     tok, _ = train(counts, config)
     encoder = offsets.SpanEncoder(tok)
     text = "Hello ＷＯＲＬＤ ﬁne Straße ΑΒ e\u0301 İstanbul ｶﾞ"
-    layout = inspection.inspect_text(encoder, text)
+    layout = inspection.Inspector(encoder).inspect(text)
     for g in layout.groups():
         pieces = b"".join(tok.vocab[i] for i in layout.ids()[g.first:g.last]).decode("utf-8", "replace")
         assert tok.normalize(text[g.start:g.end]) == pieces, (text[g.start:g.end], pieces)
@@ -131,7 +131,7 @@ def test_stable_colours_follow_the_id():
 
 def test_whole_layout_neighbours_differ_across_lines():
     tok, _ = train(count_pretokens([CORPUS], pretokenizer="gpt2"), TrainConfig(units="bytes", merges=100))
-    layout = inspection.inspect_text(offsets.SpanEncoder(tok), SAMPLE * 5)
+    layout = inspection.Inspector(offsets.SpanEncoder(tok)).inspect(SAMPLE * 5)
     colours = layout.colours()
     assert all(a != b for a, b in zip(colours, colours[1:]))
 

@@ -614,13 +614,6 @@ class Inspector:
         return spans
 
 
-def inspect_text(encoder: SpanEncoder, text: str, *, allow_special: bool = False, separator: str = "\n",
-                 n_colours: int = 8, stable_colours: bool = False, whole_graphemes: bool = True) -> TextLayout:
-    """One-off :class:`Inspector` pass (no reuse between calls)."""
-    return Inspector(encoder, allow_special=allow_special, n_colours=n_colours, stable_colours=stable_colours,
-                     whole_graphemes=whole_graphemes).inspect(text, separator)
-
-
 # ---- side by side -----------------------------------------------------------------------------------
 def disagreement_spans(boundary_sets: Sequence[set[int]]) -> list[tuple[int, int]]:
     """Stretches between boundaries every tokenizer shares that hold a boundary some do not."""

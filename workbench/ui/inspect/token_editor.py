@@ -126,11 +126,6 @@ class TokenEditor(TextCopyMixin, QPlainTextEdit):
         the chosen line break (the document itself only knows paragraphs)."""
         return self.textCursor().selectedText().replace("\u2029", self.line_separator)
 
-
-    def set_colours_enabled(self, on: bool) -> None:
-        self.highlighter.enabled = on
-        self.highlighter.rehighlight()
-
     def select_groups(self, groups: Sequence[inspection.GroupRef]) -> None:
         """Mark these groups (the occurrences of a selected token)."""
         self._selected = list(groups)[:MAX_MARKED]

@@ -7,7 +7,7 @@ from hf_oracle import hf_merges
 
 from workbench.core.bpe import TrainConfig, train
 from workbench.core.byte_level import byte_encoder
-from workbench.core.count import count_pretokens, split_text
+from workbench.core.count import chunks_for, count_pretokens
 from workbench.core.pretokenize import PRESET_PATTERNS, onig_compatible
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -16,7 +16,7 @@ tokenizers = pytest.importorskip("tokenizers")
 
 
 def our_merges(text, vocab_size, preset):
-    counts = count_pretokens(split_text(text), pretokenizer=preset)
+    counts = count_pretokens(chunks_for("gpt2", [text]), pretokenizer=preset)
     tok, _ = train(counts, TrainConfig(vocab_size=vocab_size, tie_break="hf", pretokenizer=preset))
     to_unicode = byte_encoder()
     return [["".join(to_unicode[c] for c in tok.vocab[a]), "".join(to_unicode[c] for c in tok.vocab[b])]

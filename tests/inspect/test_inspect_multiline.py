@@ -23,7 +23,7 @@ from workbench.core.normalize import make_normalizer
 from workbench.core.offsets import SpanEncoder, offset_map, remap_spans
 from workbench.core.pretokenize import make_pretokenizer
 from workbench.corpus.demo import demo_corpus_files
-from workbench.tasks.inspection import Inspector, inspect_text
+from workbench.tasks.inspection import Inspector
 
 REPRO = 'Tokenizers split — Hello\n    def greet(name):\n        return f"Hello, {name}!"\n'
 SPECIAL = "<|endoftext|>"
@@ -106,7 +106,7 @@ _reused: dict[str, Inspector] = {}
 @given(text=texts)
 def test_layout_ids_and_spans_are_the_encoders_on_multiline_text(name, text):
     tok = _trained()[name]
-    layout = inspect_text(SpanEncoder(tok), text)
+    layout = Inspector(SpanEncoder(tok)).inspect(text)
     assert layout.ids() == Encoder(tok).encode(text)
     assert [t[:3] for t in layout.tokens()] == _expected(tok, text)
     assert layout.n_tokens == len(layout.ids())
@@ -127,7 +127,7 @@ def test_special_tokens_split_the_text_as_the_encoder_splits_it(name, text, wher
     k = where % len(lines)
     lines[k] = SPECIAL + lines[k] if where < 2 else lines[k] + SPECIAL
     text = "\n".join(lines)
-    layout = inspect_text(SpanEncoder(tok), text, allow_special=True)
+    layout = Inspector(SpanEncoder(tok), allow_special=True).inspect(text)
     assert layout.ids() == Encoder(tok).encode(text, allow_special=True)
     assert [t[:3] for t in layout.tokens()] == _expected(tok, text, allow_special=True)
 
@@ -137,7 +137,7 @@ def test_every_line_of_a_unigram_text_gets_its_tokens(tokenizers):
     tok = tokenizers["unigram-unk"]
     encoder = SpanEncoder(tok)
     ids = Encoder(tok).encode(REPRO)
-    layout = inspect_text(encoder, REPRO)
+    layout = Inspector(encoder).inspect(REPRO)
     assert layout.ids() == ids and layout.n_tokens == len(ids) > 30
     assert layout.counts.tokens == len(ids)
     lines = REPRO.split("\n")
@@ -174,7 +174,7 @@ def test_editing_line_two_reencodes_only_its_chunk(tokenizers, name):
     after = "Hello world, 数据\n Привет, мир 👩\u200d💻 again\n the third line\n"
     old = inspector.inspect(before)
     new = inspector.inspect(after)
-    fresh = inspect_text(SpanEncoder(tok), after)
+    fresh = Inspector(SpanEncoder(tok)).inspect(after)
     assert new.ids() == fresh.ids() == Encoder(tok).encode(after)
     assert new.tokens() == fresh.tokens() and new.colours() == fresh.colours()
     assert new.block_spans == fresh.block_spans and new.ids_lines == fresh.ids_lines
@@ -198,7 +198,7 @@ def test_near_ties_keep_the_lattice_whole_as_the_encoder_does(tokenizers):
     fragile = 0
     for k in range(0, len(lines) - 8, 4):
         text = "\n".join(" " + line for line in lines[k:k + 8])
-        layout = inspect_text(SpanEncoder(tok), text)
+        layout = Inspector(SpanEncoder(tok)).inspect(text)
         assert layout.ids() == encoder.encode(text), text
         if model.line_is_fragile(model.words(text)):
             fragile += 1

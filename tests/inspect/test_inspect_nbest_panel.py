@@ -100,7 +100,7 @@ def test_other_models_hide_the_view_and_a_second_unigram_column_has_its_own(qtbo
 
 def test_wordpiece_hover_says_score_and_which_score(qtbot, panel):
     from workbench.core.model import Tokenizer
-    from workbench.ui.inspect.worker import LoadedTokenizer
+    from workbench.tasks.sources import LoadedTokenizer
 
     vocab = (b"[UNK]", b"h", b"e", b"l", b"##e", b"##l", b"he", b"hel")
     tok = Tokenizer(vocab=vocab, merges=((1, 4, 6), (6, 5, 7)), units="chars", pretokenizer="whitespace",

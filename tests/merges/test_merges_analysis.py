@@ -9,11 +9,11 @@ from merge_helpers import WORKED_CONFIG, WORKED_TEXT, hand_pair
 
 from workbench.core.ancestry import ancestry, children
 from workbench.core.bpe import train
+from workbench.core.count import count_pretokens
 from workbench.core.display import piece_chars, piece_text
 from workbench.core.metrics import vocab_usage
 from workbench.core.model import Tokenizer
 from workbench.core.vocab_diff import diff_vocab, split_differences
-from workbench.corpus.counts import word_counts_of_text
 
 ROOT = Path(__file__).resolve().parents[2] / "workbench"
 
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2] / "workbench"
 @pytest.fixture(scope="module")
 def worked():
     """Worked example 3: merges l o, lo w, low e, r </w>, low </w>."""
-    counts = word_counts_of_text(WORKED_TEXT, pretokenizer="whitespace")
+    counts = count_pretokens([WORKED_TEXT], pretokenizer="whitespace")
     tok, _ = train(counts, WORKED_CONFIG)
     return tok, counts
 
@@ -88,7 +88,7 @@ def test_vocabulary_diff_by_hand():
 def test_words_that_split_differently_by_hand():
     """abc: A merges a b then ab c → [abc]; B merges b c first → [a, bc]. bca, cab, aa agree."""
     a, b = hand_pair()
-    counts = word_counts_of_text("abc bca abc cab aa abc bca abc aa bca abc")
+    counts = count_pretokens(["abc bca abc cab aa abc bca abc aa bca abc"], pretokenizer="whitespace")
     report = split_differences(a, b, counts)
     assert [(d.word, d.count, d.split_a, d.split_b) for d in report.differences] == [
         ("abc", 5, (b"abc",), (b"a", b"bc"))]

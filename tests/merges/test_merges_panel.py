@@ -64,7 +64,7 @@ def test_ancestry_of_a_worked_example_token(panel, worked_project, qtbot):
     panel.detail.tree.itemDoubleClicked.emit(item, 0)
     assert panel.table.currentIndex().row() == 1
     assert emitted == [(("run", run_id), low)]
-    children = [panel.detail.children.topLevelItem(i).text(2) for i in range(panel.detail.children.topLevelItemCount())]
+    children = [panel.detail.later_merges.topLevelItem(i).text(2) for i in range(panel.detail.later_merges.topLevelItemCount())]
     assert children == ["lowe", "low</w>"]
 
 

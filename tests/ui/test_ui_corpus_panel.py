@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from workbench.ui.corpus.panel import CorpusPanel, option_candidates
+from workbench.tasks.corpus_fields import option_candidates
+from workbench.ui.corpus.panel import CorpusPanel
 
 
 @pytest.fixture

@@ -208,11 +208,6 @@ def chunks_for(pretokenizer: str, chunks: Iterable[str], size: int = 1 << 20) ->
     return chunks if cut is None else rechunk(chunks, size, cut)
 
 
-def split_text(text: str, size: int = 1 << 20, pretokenizer: str = "gpt2") -> Iterable[str]:
-    """Chunks of about ``size`` characters, cut only where pre-tokenization cannot notice."""
-    return chunks_for(pretokenizer, [text], size)
-
-
 def rechunk(chunks: Iterable[str], size: int = 1 << 20, safe_cut=_safe_cut) -> Iterator[str]:
     """Re-cut a stream of text chunks at safe boundaries (see :func:`_safe_cut`).
 

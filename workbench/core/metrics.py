@@ -68,9 +68,6 @@ class VocabUsage:
         """Never-used entries as a fraction of the (non-special) vocabulary."""
         return len(self.never_used) / self.eligible if self.eligible else 0.0
 
-    def is_never_used(self, token_id: int) -> bool:
-        return (0 <= token_id < len(self.frequencies) and self.counted[token_id]
-                and self.frequencies[token_id] == 0)
 
 
 def encode_pretoken(encoder: Encoder, piece: str) -> Sequence[int]:

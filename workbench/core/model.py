@@ -61,10 +61,6 @@ class Tokenizer:
         return make_normalizer(self.normalizer)
 
     @cached_property
-    def rank_of_pair(self) -> dict[tuple[int, int], int]:
-        return {(a, b): rank for rank, (a, b, _new) in enumerate(self.merges)}
-
-    @cached_property
     def merge_of_id(self) -> dict[int, tuple[int, int, int]]:
         """new id → (rank, left, right) for every id created by a merge."""
         return {new: (rank, a, b) for rank, (a, b, new) in enumerate(self.merges)}

@@ -57,8 +57,3 @@ def collect(logs: list[SkippedRecords]) -> SkippedRecords:
         total.extend(one)
     return total
 
-
-def check_policy(policy: str) -> str:
-    if policy not in POLICIES:
-        raise ValueError(f"unknown bad-record policy {policy!r}: use fail or skip")
-    return policy

@@ -13,7 +13,6 @@ from workbench.core.count import (
     check_sequences,
     chunks_for,
     count_batches,
-    count_pretokens,
     split_lines,
 )
 from workbench.core.metrics import Progress, ShouldStop
@@ -74,12 +73,6 @@ def corpus_word_counts(sources: Sequence, *, pretokenizer: str, normalizer: Sequ
     counts = count_sources(sources, pretokenizer=pretokenizer, normalizer=normalizer, progress=report,
                            should_stop=stop, sequences=sequences, check_tables=False)
     return None if stop() else counts
-
-
-def word_counts_of_text(text: str, *, pretokenizer: str = "whitespace",
-                        normalizer: Sequence[str] = ()) -> dict[str, int]:
-    """``{pre-token: count}`` of one string (tests, small samples)."""
-    return count_pretokens([text], pretokenizer=pretokenizer, normalizer=tuple(normalizer))
 
 
 def source_batches(src, *, pretokenizer: str, sequences: str = DEFAULT_SEQUENCES,

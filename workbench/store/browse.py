@@ -2,7 +2,7 @@
 tokenizer's) merges and vocabulary inside SQLite, over the store's read-only connection.
 
 No Qt here (the table models in ``merge_model`` / ``vocab_model`` call it); kept beside them
-because only they need it. It adds what :mod:`workbench.store.queries` does not offer: regular
+because only they need it. The one filtering, sorting merge-query layer: substrings, regular
 expressions (a registered ``wb_regexp`` function), character lengths (``wb_chars``), sorting by
 the left/right pieces, children of a token, batched ancestry lookups, references' merges, and
 corpus frequencies for the vocabulary (computed in Python, not stored) exposed to SQL through

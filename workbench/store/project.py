@@ -36,11 +36,10 @@ from workbench.core.atomic import replacing
 from workbench.core.model import Tokenizer
 from workbench.core.unigram import PruningCheckpoint
 from workbench.errors import WorkbenchError
-from workbench.store import opening, queries, schema, wal
+from workbench.store import opening, schema, wal
 from workbench.store.rows import (
     RUN_STATUSES,
     CorpusRef,
-    MergeFilter,
     MergeRow,
     ReferenceInfo,
     RunInfo,
@@ -543,15 +542,24 @@ class ProjectStore:
             self._interrupt(dead)
 
     # ---- merges, vocabulary, steps ---------------------------------------------------------
-    def merge_count(self, run_id: int, flt: MergeFilter | None = None) -> int:
-        sql, params = queries.count_sql(run_id, flt)
-        return self._one(sql, params)[0]
+    def merge_count(self, run_id: int) -> int:
+        return self._one("SELECT count(*) FROM merges WHERE run_id = ?", (run_id,))[0]
 
-    def merges(self, run_id: int, offset: int = 0, limit: int = 200,
-               flt: MergeFilter | None = None, order_by: str = "rank",
-               descending: bool = False) -> list[MergeRow]:
-        """One page of merges, filtered and sorted in SQL (ties broken by rank ascending)."""
-        sql, params = queries.page_sql(run_id, flt, order_by, descending, offset, limit)
+    def merges(self, run_id: int, offset: int = 0, limit: int = 200) -> list[MergeRow]:
+        """One page of merges in rank order, with their pieces.
+
+        The page is chosen on ``merges`` alone (its primary key walks rank order) and only its rows
+        are joined to ``vocab``, so a page deep in a long run costs an index walk, not a join per
+        skipped row. Filtering and sorting are the browsers' (:mod:`workbench.store.browse`).
+        """
+        sql = ("SELECT p.rank, p.left_id, p.right_id, p.new_id, p.frequency, lv.piece, rv.piece, nv.piece "
+               "FROM (SELECT rank, left_id, right_id, new_id, frequency FROM merges WHERE run_id = ? "
+               "      ORDER BY rank LIMIT ? OFFSET ?) p "
+               "LEFT JOIN vocab nv ON nv.run_id = ? AND nv.id = p.new_id "
+               "LEFT JOIN vocab lv ON lv.run_id = ? AND lv.id = p.left_id "
+               "LEFT JOIN vocab rv ON rv.run_id = ? AND rv.id = p.right_id "
+               "ORDER BY p.rank")
+        params = (run_id, max(0, int(limit)), max(0, int(offset)), run_id, run_id, run_id)
         return [MergeRow(*row) for row in self._conn.execute(sql, params)]
 
     def vocab(self, run_id: int) -> list[tuple[int, bytes, str]]:

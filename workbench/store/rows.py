@@ -93,25 +93,6 @@ class RunStepRow:
 
 
 @dataclass(frozen=True)
-class MergeFilter:
-    """What the merge table filters by; ``None``/empty means "no limit".
-
-    ``text`` matches as a byte substring (``str`` is UTF-8 encoded, so it is case-sensitive) of
-    the left, right or merged piece. Lengths count the merged piece's bytes. Ranges are inclusive.
-    """
-
-    text: str | bytes = ""
-    min_frequency: int | None = None
-    max_frequency: int | None = None
-    min_length: int | None = None
-    max_length: int | None = None
-
-    @property
-    def needle(self) -> bytes:
-        return self.text.encode("utf-8") if isinstance(self.text, str) else bytes(self.text)
-
-
-@dataclass(frozen=True)
 class ReferenceInfo:
     """An imported reference tokenizer (``tokenizer.json``, ``.tiktoken``, GPT-2 files, ...)."""
 

@@ -614,13 +614,6 @@ class Inspector:
         return spans
 
 
-def inspect_text(encoder: SpanEncoder, text: str, *, allow_special: bool = False, separator: str = "\n",
-                 n_colours: int = 8, stable_colours: bool = False, whole_graphemes: bool = True) -> TextLayout:
-    """One-off :class:`Inspector` pass (no reuse between calls)."""
-    return Inspector(encoder, allow_special=allow_special, n_colours=n_colours, stable_colours=stable_colours,
-                     whole_graphemes=whole_graphemes).inspect(text, separator)
-
-
 # ---- side by side -----------------------------------------------------------------------------------
 def disagreement_spans(boundary_sets: Sequence[set[int]]) -> list[tuple[int, int]]:
     """Stretches between boundaries every tokenizer shares that hold a boundary some do not."""
@@ -701,34 +694,6 @@ class BlockMap:
         """Code point of Qt document position ``doc_pos``."""
         k = max(0, bisect.bisect_right(self.doc_starts, doc_pos) - 1)
         return self.cp_starts[k] + self.col_cp(k, doc_pos - self.doc_starts[k])
-
-    def block_spans(self, groups: Sequence[Group], codes: Sequence[int]) -> list[tuple[tuple[int, int, int], ...]]:
-        """Per block, ``(utf16_start, utf16_length, style_code)`` of each group's visible part."""
-        nblocks = len(self.blocks)
-        per: list[list[tuple[int, int, int]]] = [[] for _ in range(nblocks)]
-        starts = self.cp_starts
-        lengths = [len(b) for b in self.blocks]
-        astral = self._u16
-        k = 0
-        for g, code in zip(groups, codes):
-            s, e = g[0], g[1]
-            if e <= s:
-                continue
-            while k + 1 < nblocks and starts[k + 1] <= s:
-                k += 1
-            b = k
-            while b < nblocks and starts[b] < e:
-                bs = starts[b]
-                a = s - bs if s > bs else 0
-                z = min(e - bs, lengths[b])
-                if z > a:
-                    if b in astral:
-                        table = astral[b]
-                        per[b].append((table[a], table[z] - table[a], code))
-                    else:
-                        per[b].append((a, z - a, code))
-                b += 1
-        return [tuple(p) for p in per]
 
 
 # ---- a Unigram word's n best segmentations -----------------------------------------------------------

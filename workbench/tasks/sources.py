@@ -3,17 +3,22 @@
 ``SRC`` is a project (``P.tokproj`` for its latest finished run, ``P.tokproj#RUN`` for a run id,
 ``P.tokproj#ref:ID`` for an imported reference), a ``tokenizer.json``, a ``.tiktoken`` file, a GPT-2
 ``vocab.json`` (with ``merges.txt`` beside it) or a folder holding those. Shared by the CLI and the
-window so both accept exactly the same things.
+window so both accept exactly the same things. :func:`load_source` reads a project's run or
+reference with what the Inspect tab shows beside it (name, merge frequencies, its span encoder).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.core import offsets
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 
 PROJECT_SUFFIX = ".tokproj"
+
+Source = tuple  # ("run", run_id) | ("ref", ref_id)
 
 
 def split_project_ref(src: str) -> tuple[Path, str | None]:
@@ -70,3 +75,39 @@ def _parse_id(text: str, path: Path, what: str) -> int:
         return int(text)
     except ValueError:
         raise WorkbenchError(f"{path}#{text}: a {what} id is a number (see `workbench runs {path}`)") from None
+
+
+# ---- a run or reference of a project, as the Inspect tab shows it ------------------------------------
+@dataclass
+class LoadedTokenizer:
+    """A tokenizer as the panes use it (read-only after loading; shared with the GUI thread)."""
+
+    source: Source
+    name: str
+    tokenizer: Tokenizer
+    frequencies: list[int] | None  # per merge rank, runs only
+    encoder: offsets.SpanEncoder
+    score_kind: str | None = None  # a WordPiece run's ``wordpiece_score``: likelihood or frequency
+
+
+def load_source(project: Path, source: Source) -> LoadedTokenizer:
+    """Read one run or reference from the project (read-only, any thread) and build its encoder."""
+    from workbench.store import ProjectStore
+
+    kind, number = source
+    with ProjectStore.open(Path(project), readonly=True) as store:
+        if kind == "run":
+            tokenizer = store.load_tokenizer(number)
+            frequencies = [step.frequency for step in store.steps(number)]
+            run = store.run(number)
+            name = run.name
+            score_kind = run.settings.get("wordpiece_score") if tokenizer.model == "wordpiece" else None
+        elif kind == "ref":
+            tokenizer = store.load_reference(number)
+            frequencies = None
+            name = tokenizer.name
+            score_kind = None
+        else:
+            raise WorkbenchError(f"unknown tokenizer source {source!r}")
+    return LoadedTokenizer(source, name or f"{kind} {number}", tokenizer, frequencies, offsets.SpanEncoder(tokenizer),
+                           score_kind)

@@ -62,14 +62,6 @@ class Progress:
 
 
 # ---- what differs per model family lives in workbench.tasks.models ------------------------------
-def bpe_config(spec: RunSpec) -> TrainConfig:
-    """The BPE trainer's config for a (validated) spec."""
-    return TrainConfig(units=spec.units, vocab_size=spec.vocab_size, merges=spec.merges,  # type: ignore[arg-type]
-                       min_frequency=spec.min_frequency or 1, special_tokens=tuple(spec.special_tokens or ()),
-                       end_of_word=spec.end_of_word, tie_break=spec.tie_break,  # type: ignore[arg-type]
-                       pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ()))
-
-
 #: The pre-tokenizer the counting pass uses when it is not the run's own (Unigram counts whole lines
 #: and cuts them into SentencePiece's words itself): each family's ``counted_as``.
 COUNTED_AS = {name: f.counted_as for name, f in FAMILIES.items() if f.counted_as}
@@ -201,16 +193,6 @@ def open_sources(files: Sequence[CorpusFile]) -> list:
         sources.append(CorpusSource(path, f.kind, size, detect_kind(path)[1], f.field, f.column, f.encoding,
                                     f.on_bad_record))
     return sources
-
-
-def gather_word_counts(paths: Sequence[str], config: TrainConfig, *, encoding: str | None = None,
-                       field: str | None = None, column: str | None = None,
-                       report: Callable[[Progress], None] | None = None,
-                       should_stop: Callable[[], bool] | None = None):
-    """Word-frequency table over all files, plus the corpus sources (for the project file)."""
-    files = resolve_files(paths, encoding=encoding, field=field, column=column)
-    return count_words(open_sources(files), config.pretokenizer, config.normalizer, report=report,
-                       should_stop=should_stop)
 
 
 def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str], *, sequences: str = "lines",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, cast
 
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QGuiApplication
@@ -32,12 +32,13 @@ DESKTOP_ID = "io.github.tokenizer_workbench.Workbench"
 
 def make_app(qt_args: Sequence[str] = ()) -> QApplication:
     """The QApplication (created once), named for QSettings, Fusion, palette following the system."""
-    app = QApplication.instance()
+    # The stubs type instance() as the QCoreApplication base; in this process it is our QApplication.
+    app = cast("QApplication | None", QApplication.instance())
     if app is None:
         QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
         app = QApplication([sys.argv[0] if sys.argv else "workbench", *qt_args])
     configure_app(app)
-    return app  # type: ignore[return-value]
+    return app
 
 
 def configure_app(app: QApplication) -> None:

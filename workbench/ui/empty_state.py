@@ -66,7 +66,7 @@ class EmptyState(QWidget):
         self._stretch_added = False
         self._recolour()
 
-    def add_button(self, text: str, slot: Callable[[], None], *, primary: bool = False) -> QPushButton:
+    def add_button(self, text: str, slot: Callable[[], object], *, primary: bool = False) -> QPushButton:
         button = QPushButton(text)
         button.setAutoDefault(False)
         if primary:

@@ -32,7 +32,7 @@ import logging
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, cast, runtime_checkable
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
@@ -204,9 +204,10 @@ class MainWindow(QMainWindow):
             return super().focusNextPrevChild(next)
         widget = start
         for _ in range(5000):
-            widget = widget.nextInFocusChain() if next else widget.previousInFocusChain()
-            if widget is start:
+            following = widget.nextInFocusChain() if next else widget.previousInFocusChain()
+            if following is None or following is start:
                 break
+            widget = following
             if _takes_tab_focus(widget, self) and not self._behind_another_tab(widget):
                 widget.setFocus(Qt.FocusReason.TabFocusReason if next else Qt.FocusReason.BacktabFocusReason)
                 return True
@@ -257,7 +258,7 @@ class MainWindow(QMainWindow):
         return True
 
     # ---- actions and menus -------------------------------------------------------------------------
-    def _action(self, text: str, slot: Callable[[], None], shortcut=None, tip: str = "") -> QAction:
+    def _action(self, text: str, slot: Callable[[], object], shortcut=None, tip: str = "") -> QAction:
         act = QAction(text, self)
         if shortcut is not None:
             if isinstance(shortcut, (list, tuple)):
@@ -576,7 +577,9 @@ class MainWindow(QMainWindow):
             return False
         self._save_inspect_session()  # the copy takes the Inspect session along
         start = self.settings.last_folder  # never inside the installation (AppSettings.last_folder)
-        suggested = str(Path(start) / ("tokenizer-project.tokproj" if self.session.untitled else self.session.path.name))
+        current = self.session.path
+        suggested = str(Path(start) / ("tokenizer-project.tokproj" if self.session.untitled or current is None
+                                       else current.name))
         path, _ = QFileDialog.getSaveFileName(self, "Save project as", suggested, PROJECT_FILTER)
         if not path:
             return False
@@ -689,6 +692,9 @@ class MainWindow(QMainWindow):
 
     def export_run(self, run_id: int, fmt: str, out: str, *, force: bool = False) -> None:
         project = self.session.path
+        if project is None:
+            self._export_failed("No project is open: open or train one to export its runs.")
+            return
 
         def work():
             from workbench.tasks.import_export import export_run
@@ -717,7 +723,7 @@ class MainWindow(QMainWindow):
     # ---- view ----------------------------------------------------------------------------------------
     def set_theme(self, theme: str) -> None:
         self.settings.theme = theme
-        style.apply_theme(QApplication.instance(), theme)
+        style.apply_theme(cast(QApplication, QApplication.instance()), theme)  # stubs: QCoreApplication
         for act in self.theme_group.actions():
             act.setChecked(act.data() == theme)
 

@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.errors import WorkbenchError
+from workbench.tasks.compare import Sweep
 from workbench.ui.compare.charts import LanguageBarChart, SweepChart
 from workbench.ui.compare.models import (
     CorpusFilesModel,
@@ -84,7 +85,7 @@ class ComparePanel(QWidget):
         self.project: Path | None = None
         self.result = None
         self.sweep_result = None
-        self._sweeps: dict[str, object] = {}  # tokenizer name → Sweep, all over the same files/points/d
+        self._sweeps: dict[str, Sweep] = {}  # tokenizer name → Sweep, all over the same files/points/d
         self._sweeps_key: tuple | None = None
         self.split_result = None
         self.split_sources: tuple[str, str] | None = None  # the A and B of split_result
@@ -405,10 +406,10 @@ class ComparePanel(QWidget):
                 item = self.tokenizer_list.item(i)
                 on = wanted.get(item.data(SRC_ROLE), False)
                 item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
-        for entry in _lists(state.get("files")):
-            if len(entry) != 4 or not isinstance(entry[0], str) or not isinstance(entry[1], dict):
+        for row in _lists(state.get("files")):
+            if len(row) != 4 or not isinstance(row[0], str) or not isinstance(row[1], dict):
                 continue
-            path, options, label, ticked = entry
+            path, options, label, ticked = row
             self.files.add([(path, options, "", True)])
             if isinstance(label, str):
                 self.set_language(path, label)

@@ -4,7 +4,8 @@ Files are validated and scanned by :class:`~workbench.ui.corpus.scan.CorpusScanW
 thread (streaming, ~1 MB at a time; a progress bar with bytes/s and Cancel). A bad file is listed
 with the reason and ``file:line`` from :mod:`workbench.corpus` — the others stay loaded — and
 where the reader suggested an encoding the list offers to retry with it. JSONL fields and CSV/TSV
-columns are chosen when files are added, from the candidates found in the first record.
+columns are chosen when files are added, from the candidates found in the first record
+(:mod:`workbench.tasks.corpus_fields`).
 
 What it leaves out: the text itself (only the per-file statistics and a preview of the first lines
 are kept in memory) and the project file (the training child records the corpus it used).
@@ -12,12 +13,10 @@ are kept in memory) and the project file (the training child records the corpus 
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import re
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -55,8 +54,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.corpus import KINDS, SUPPORTED, CorpusSource, CorpusStats, detect_kind, folder_files
+from workbench.corpus import KINDS, SUPPORTED, CorpusSource, CorpusStats, detect_kind
 from workbench.errors import WorkbenchError
+from workbench.tasks.corpus_fields import first_files, option_candidates
 from workbench.tasks.spec import CorpusFile
 from workbench.ui import style, text
 from workbench.ui.corpus.scan import CorpusScanWorker, ScanThread
@@ -252,76 +252,6 @@ class CorpusTableModel(QAbstractTableModel):
         self.entries.clear()
         self._row_of.clear()
         self.endResetModel()
-
-
-def _flatten_string_fields(record: object, prefix: str = "", depth: int = 0) -> list[str]:
-    out: list[str] = []
-    if isinstance(record, dict) and depth < 4:
-        for key, value in record.items():
-            name = f"{prefix}{key}"
-            if isinstance(value, str):
-                out.append(name)
-            elif isinstance(value, dict):
-                out.extend(_flatten_string_fields(value, name + ".", depth + 1))
-    return out
-
-
-def option_candidates(path: Path, kind: str | None = None) -> tuple[str, list[str], str | None] | None:
-    """For a JSONL/CSV/TSV file: ("field"|"column", candidates, default) from its first record.
-
-    ``kind`` is the reader when the name does not say it (a sniffed or chosen kind)."""
-    from workbench.corpus import records
-    from workbench.corpus.streams import read_head
-
-    detected, compressed = detect_kind(path)
-    kind = kind or detected
-    if kind not in ("jsonl", "csv", "tsv"):
-        return None
-    try:
-        head = read_head(path, compressed, 64 * 1024).decode("utf-8-sig", "replace")
-    except WorkbenchError:
-        return None
-    if kind == "jsonl":
-        for line in head.splitlines():
-            if line.strip():
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    return None
-                names = _flatten_string_fields(record)
-                try:
-                    default = records.choose_field(record, None, str(path))
-                except WorkbenchError:
-                    default = None
-                return "field", names, default
-        return None
-    try:
-        header = next(csv.reader(io.StringIO(head, newline=""), delimiter="\t" if kind == "tsv" else ","))
-    except (StopIteration, csv.Error):
-        return None
-    try:
-        default = header[records.choose_column(header, None, str(path))]
-    except WorkbenchError:
-        default = None
-    return "column", header, default
-
-
-def _first_files(paths: Sequence[str | Path], kinds: set[str], limit: int = 2000) -> dict[str, Path]:
-    """The first file of each kind among ``paths`` (folders walked in sorted order)."""
-    found: dict[str, Path] = {}
-    wanted = {"csv" if k == "tsv" else k for k in kinds}
-    seen = 0
-    for raw in paths:
-        p = Path(raw)
-        candidates = [p] if not p.is_dir() else folder_files(p)  # hidden files are not read: they decide nothing
-        for f in candidates:
-            seen += 1
-            kind = detect_kind(f)[0]
-            if kind in kinds:
-                found.setdefault("csv" if kind == "tsv" else kind, f)
-            if seen > limit or set(found) == wanted:
-                return found
-    return found
 
 
 class CorpusPanel(QWidget):
@@ -600,7 +530,7 @@ class CorpusPanel(QWidget):
         if not paths:
             return None
         if prompt and kind is None and (field is None or column is None):
-            firsts = _first_files(paths, {"jsonl", "csv", "tsv"})
+            firsts = first_files(paths, {"jsonl", "csv", "tsv"})
             for first_kind, first in firsts.items():
                 if (first_kind == "jsonl" and field is not None) or (first_kind == "csv" and column is not None):
                     continue
@@ -754,7 +684,7 @@ class CorpusPanel(QWidget):
             self._drop_rejected(item)
         self._update_view()
 
-    def remember_folder(self, path: str) -> None:
+    def remember_folder(self, path: str | Path) -> None:
         p = Path(path)
         self.settings.last_folder = str(p if p.is_dir() else p.parent)
 
@@ -984,8 +914,9 @@ class CorpusPanel(QWidget):
         entries = [self.model.entries[i.row()] for i in self.table.selectionModel().selectedRows()]
         if len(entries) == 1:
             read_as = menu.addMenu("Read &as")
+            key = entries[0].key
             for kind in KINDS:
-                action = read_as.addAction(KIND_LABELS[kind], lambda k=kind, key=entries[0].key: self.set_kind(key, k))
+                action = read_as.addAction(KIND_LABELS[kind], partial(self.set_kind, key, kind))
                 action.setCheckable(True)
                 action.setChecked(kind == entries[0].source.kind)
         if len(entries) == 1 and entries[0].source.kind in ("jsonl", "csv", "tsv"):

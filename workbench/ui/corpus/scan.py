@@ -155,7 +155,9 @@ def gpt2_findall() -> Callable[[str], Sequence[str]]:
 
     from workbench.core.pretokenize import make_pretokenizer
 
-    return partial(make_pretokenizer("gpt2").compiled().findall, concurrent=True)
+    pattern = make_pretokenizer("gpt2").compiled()
+    assert pattern is not None  # gpt2 is a regex pre-tokenizer; only metaspace has none
+    return partial(pattern.findall, concurrent=True)
 
 
 class ScanThread:

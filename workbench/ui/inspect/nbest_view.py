@@ -187,8 +187,11 @@ class NBestView(QFrame):
 
     # ---- reading back (tests) ---------------------------------------------------------------------
     def rows_text(self) -> list[tuple[str, ...]]:
-        return [tuple(self.table.item(r, c).text() for c in range(self.table.columnCount()))
-                for r in range(self.table.rowCount())]
+        def text(r: int, c: int) -> str:
+            item = self.table.item(r, c)
+            return item.text() if item is not None else ""
+
+        return [tuple(text(r, c) for c in range(self.table.columnCount())) for r in range(self.table.rowCount())]
 
 
 def _bold(font: QFont) -> QFont:

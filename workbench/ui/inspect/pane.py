@@ -27,9 +27,10 @@ from PySide6.QtWidgets import (
 
 from workbench.core import display, offsets
 from workbench.tasks import inspection
+from workbench.tasks.sources import LoadedTokenizer
 from workbench.ui.inspect.nbest_view import NBestView
 from workbench.ui.inspect.token_editor import TokenEditor
-from workbench.ui.inspect.worker import LoadedTokenizer, PaneOutcome, PaneSpec, Source
+from workbench.ui.inspect.worker import PaneOutcome, PaneSpec, Source
 from workbench.ui.jobs import JobRunner
 
 
@@ -59,6 +60,7 @@ class TokenPane(QFrame):
         self.loaded: LoadedTokenizer | None = None
         self.layout_: inspection.TextLayout | None = None
         self.error: str | None = None
+        self.mirror_lines: list[str] = []  # a secondary pane's copy of the primary's lines (panel._mirror)
 
         self.chooser = QComboBox()
         self.chooser.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -236,15 +238,18 @@ class TokenPane(QFrame):
             self.counts_label.setText(" ")
             self.set_status(outcome.error, error=True)
             return
+        layout = outcome.layout
+        if layout is None:  # a pane the job skipped (nothing to show): keep what it shows
+            return
         self.error = None
-        self.layout_ = outcome.layout
-        self.editor.set_layout(outcome.layout)
-        counts = outcome.layout.counts
+        self.layout_ = layout
+        self.editor.set_layout(layout)
+        counts = layout.counts
         self.counts_label.setText(
             f"<b>{counts.tokens:,}</b> tokens · {counts.characters:,} characters · {counts.bytes:,} bytes · "
             f"{counts.chars_per_token:.2f} chars/token · {counts.tokens_per_word:.2f} tokens/word")
         self._on_cursor_moved()
-        unknown = outcome.layout.unknown
+        unknown = layout.unknown
         if unknown:
             self.set_status(f"{unknown:,} piece(s) cannot be encoded: this character-level vocabulary has no entry "
                             "for some characters (marked red) and no unknown token", error=True)
@@ -295,7 +300,7 @@ class TokenPane(QFrame):
             rows.append(("kind", "special token"))
         elif info.score is not None and info.model == "unigram":  # its probability, not a merge
             rows.append((info.score_label, f"{info.score:.4f} (p = {math.exp(info.score):.3g})"))
-        elif info.rank is None:
+        elif info.rank is None or info.left is None or info.right is None:
             rows.append(("kind", "base symbol (no merge made it)"))
         else:
             left_id, left_piece = info.left

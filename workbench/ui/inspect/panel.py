@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QPushButton,
     QScrollArea,
+    QScrollBar,
     QSplitter,
     QStackedWidget,
     QTabWidget,
@@ -187,8 +188,8 @@ class InspectPanel(QWidget):
         row1.addWidget(self.texts_button)
         row1.addWidget(self.add_button)
         row1.addWidget(self.import_button)
-        for widget in (self.special_mode, self.colour_mode, self.line_breaks):
-            row2.addWidget(widget)
+        for combo in (self.special_mode, self.colour_mode, self.line_breaks):
+            row2.addWidget(combo)
         row2.addStretch(1)
         toolbar.addLayout(row1)
         toolbar.addLayout(row2)
@@ -288,7 +289,7 @@ class InspectPanel(QWidget):
 
     def highlight_token(self, source: tuple[str, int], token_id: int) -> None:
         """Mark every place this token occurs in the text (showing that tokenizer first if needed)."""
-        source = tuple(source)
+        source = (str(source[0]), int(source[1]))  # a signal may carry it as a list
         self._selection = (source, int(token_id))
         self._scroll_to_selection = True
         if not any(p.source() == source for p in self.panes):
@@ -331,7 +332,7 @@ class InspectPanel(QWidget):
             "version": 1,
             "text": self.text(),
             "line_break": self.separator(),
-            "columns": [{"source": list(p.source()) if p.source() is not None else None,
+            "columns": [{"source": list(src) if (src := p.source()) is not None else None,
                          "merges": p.slider.value() if p.slider.value() < p.slider.maximum() else None}
                         for p in self.panes],
             "show_whitespace": self.show_whitespace.isChecked(),
@@ -358,8 +359,8 @@ class InspectPanel(QWidget):
         for combo, key in ((self.special_mode, "special_tokens"), (self.colour_mode, "colour_per_id")):
             if isinstance(state.get(key), bool):
                 combo.setCurrentIndex(combo.findData(state[key]))
-        for pane in self.panes[1:]:
-            self.remove_pane(pane)
+        for extra in self.panes[1:]:
+            self.remove_pane(extra)
         known = {info.source for info in self.sources}
         columns = [c for c in state.get("columns") or [] if isinstance(c, dict)][: self.MAX_PANES]
         for i, column in enumerate(columns):
@@ -474,8 +475,13 @@ class InspectPanel(QWidget):
     def _post_job(self) -> None:
         if self.project is None or self._shut_down:
             return
-        specs = [pane.spec() for pane in self.panes]
-        if not specs or any(spec is None for spec in specs):
+        specs = []
+        for pane in self.panes:
+            spec = pane.spec()
+            if spec is None:
+                return
+            specs.append(spec)
+        if not specs:
             return
         blocks = self._blocks()
         for pane in self.panes[1:]:
@@ -527,7 +533,8 @@ class InspectPanel(QWidget):
             return
         for pane in self.panes:
             if pane.source() == source:
-                label = pane.info().label if pane.info() is not None else str(source)
+                info = pane.info()
+                label = info.label if info is not None else str(source)
                 pane.set_status(f"Loading {label}…")
 
     def _update_side_panels(self) -> None:
@@ -543,14 +550,15 @@ class InspectPanel(QWidget):
     @Slot(object)
     def _on_token_clicked(self, group) -> None:
         pane = self._pane_of(self.sender())
-        if group is None or pane is None or pane.source() is None or group.ids[0] < 0:
+        source = pane.source() if pane is not None else None
+        if group is None or source is None or group.ids[0] < 0:
             self._selection = None
             self._apply_selection()
             return
-        self._selection = (pane.source(), group.ids[0])
+        self._selection = (source, group.ids[0])
         self._scroll_to_selection = False
         self._apply_selection()
-        self.token_selected.emit(pane.source(), group.ids[0])
+        self.token_selected.emit(source, group.ids[0])
 
     def _apply_selection(self) -> None:
         messages = []
@@ -640,7 +648,7 @@ class InspectPanel(QWidget):
     @Slot(int)
     def _on_scrolled(self, value: int) -> None:
         source = self.sender()
-        if self._syncing:
+        if self._syncing or not isinstance(source, QScrollBar):
             return
         self._syncing = True
         try:

@@ -98,7 +98,7 @@ class IdsView(QPlainTextEdit):
     def set_layout(self, layout: inspection.TextLayout | None) -> None:
         self.layout_ = layout
         lines = list(layout.ids_lines) if layout is not None else []
-        if not lines:
+        if layout is None or not lines:
             self.document().setPlainText("")
             self._lines = []
             self.highlighter.clear_spans()

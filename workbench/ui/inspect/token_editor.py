@@ -19,11 +19,12 @@ from __future__ import annotations
 import bisect
 from typing import Callable, Sequence
 
-from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QHelpEvent,
     QMouseEvent,
     QPainter,
     QPen,
@@ -79,7 +80,7 @@ class TokenEditor(TextCopyMixin, QPlainTextEdit):
         self._selected: list[inspection.GroupRef] = []
         self._disagree: list[tuple[int, int]] = []
         self._disagree_starts: list[int] = []
-        self._press_pos = None
+        self._press_pos: QPoint | None = None
         self.line_separator = "\n"  # what a line break is in the text (the panel's \n / \r\n setting)
         self.boundary_marks = False  # a thin line between tokens: the split without relying on colour
         self.setAccessibleName("Text, split into tokens" if not read_only else "The text under another tokenizer")
@@ -124,11 +125,6 @@ class TokenEditor(TextCopyMixin, QPlainTextEdit):
         """The selection as the text holds it: real spaces (whitespace glyphs are only painted) and
         the chosen line break (the document itself only knows paragraphs)."""
         return self.textCursor().selectedText().replace("\u2029", self.line_separator)
-
-
-    def set_colours_enabled(self, on: bool) -> None:
-        self.highlighter.enabled = on
-        self.highlighter.rehighlight()
 
     def select_groups(self, groups: Sequence[inspection.GroupRef]) -> None:
         """Mark these groups (the occurrences of a selected token)."""
@@ -239,7 +235,7 @@ class TokenEditor(TextCopyMixin, QPlainTextEdit):
         self.clicked.emit(self.group_at_point(event.position().toPoint()))
 
     def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802
-        if event.type() == QEvent.Type.ToolTip:
+        if isinstance(event, QHelpEvent) and event.type() == QEvent.Type.ToolTip:
             group = self.group_at_point(event.pos())
             if group is None or self.describe is None:
                 QToolTip.hideText()

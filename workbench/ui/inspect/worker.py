@@ -5,9 +5,10 @@ with a generation number; the worker skips jobs that a newer one has overtaken b
 them, and the panel drops any result whose generation is no longer the latest (the git-cola
 "drop stale results" rule). Results carry plain Python objects only.
 
-The worker opens the project read-only for each load (never holding a connection, so a trainer's
-writes and its final checkpoint are never blocked) and keeps a few loaded tokenizers and their
-:class:`~workbench.inspection.Inspector` caches, so a keystroke re-splits only the edited lines.
+The worker opens the project read-only for each load (:func:`workbench.tasks.sources.load_source`,
+never holding a connection, so a trainer's writes and its final checkpoint are never blocked) and
+keeps a few loaded tokenizers and their :class:`~workbench.inspection.Inspector` caches, so a
+keystroke re-splits only the edited lines.
 
 Signals are emitted from the worker thread; connect them to ``@Slot`` methods of GUI-thread objects
 (queued connections), never to lambdas.
@@ -24,10 +25,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from workbench.core import offsets
-from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 from workbench.tasks import inspection
-from workbench.ui.project_session import open_read
+from workbench.tasks.sources import LoadedTokenizer, load_source
 
 log = logging.getLogger(__name__)
 
@@ -53,18 +53,6 @@ class InspectJob:
     allow_special: bool = False
     stable_colours: bool = False
     whole_graphemes: bool = True
-
-
-@dataclass
-class LoadedTokenizer:
-    """A tokenizer as the panes use it (read-only after loading; shared with the GUI thread)."""
-
-    source: Source
-    name: str
-    tokenizer: Tokenizer
-    frequencies: list[int] | None  # per merge rank, runs only
-    encoder: offsets.SpanEncoder
-    score_kind: str | None = None  # a WordPiece run's ``wordpiece_score``: likelihood or frequency
 
 
 @dataclass
@@ -97,27 +85,6 @@ class ImportOutcome:
     name: str
     notes: tuple[str, ...] = ()
     error: str | None = None
-
-
-def load_source(project: Path, source: Source) -> LoadedTokenizer:
-    """Read one run or reference from the project (read-only) and build its encoder."""
-    kind, number = source
-    with open_read(project) as store:
-        if kind == "run":
-            tokenizer = store.load_tokenizer(number)
-            frequencies = [step.frequency for step in store.steps(number)]
-            run = store.run(number)
-            name = run.name
-            score_kind = run.settings.get("wordpiece_score") if tokenizer.model == "wordpiece" else None
-        elif kind == "ref":
-            tokenizer = store.load_reference(number)
-            frequencies = None
-            name = tokenizer.name
-            score_kind = None
-        else:
-            raise WorkbenchError(f"unknown tokenizer source {source!r}")
-    return LoadedTokenizer(source, name or f"{kind} {number}", tokenizer, frequencies, offsets.SpanEncoder(tokenizer),
-                           score_kind)
 
 
 def import_reference(project: Path, path: Path, name: str = "") -> ImportOutcome:
@@ -214,12 +181,14 @@ class InspectWorker(QObject):
         return loaded
 
     def _inspector(self, job: InspectJob, spec: PaneSpec, loaded: LoadedTokenizer) -> inspection.Inspector:
-        full = spec.max_merges is None or spec.max_merges >= len(loaded.tokenizer.merges)
-        key = (str(job.project), spec.source, spec.version, None if full else spec.max_merges,
+        max_merges = spec.max_merges  # None: every merge (also when the limit is past the last one)
+        if max_merges is not None and max_merges >= len(loaded.tokenizer.merges):
+            max_merges = None
+        key = (str(job.project), spec.source, spec.version, max_merges,
                job.allow_special, job.stable_colours, job.whole_graphemes)
         inspector = self._inspectors.get(key)
         if inspector is None:
-            encoder = loaded.encoder if full else self._partial_encoder(loaded, spec.max_merges)
+            encoder = loaded.encoder if max_merges is None else self._partial_encoder(loaded, max_merges)
             inspector = inspection.Inspector(encoder, allow_special=job.allow_special, stable_colours=job.stable_colours,
                                       whole_graphemes=job.whole_graphemes)
             self._inspectors[key] = inspector

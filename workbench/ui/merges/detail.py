@@ -108,20 +108,20 @@ class MergeDetail(DetailPane):
         self.tree.itemDoubleClicked.connect(self._on_item_activated)
 
         self.children_label = QLabel()
-        self.children = QTreeWidget()
-        self.children.setRootIsDecorated(False)
-        self.children.setColumnCount(4)
-        self.children.setAccessibleName("Later merges that use this token")
-        self.children.setHeaderLabels(["rank", "pair", "result", "frequency"])
-        self.children.setUniformRowHeights(True)
-        self.children.setAlternatingRowColors(True)
-        ch = self.children.header()
+        self.later_merges = QTreeWidget()
+        self.later_merges.setRootIsDecorated(False)
+        self.later_merges.setColumnCount(4)
+        self.later_merges.setAccessibleName("Later merges that use this token")
+        self.later_merges.setHeaderLabels(["rank", "pair", "result", "frequency"])
+        self.later_merges.setUniformRowHeights(True)
+        self.later_merges.setAlternatingRowColors(True)
+        ch = self.later_merges.header()
         ch.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         ch.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         ch.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         ch.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
         ch.setStretchLastSection(False)
-        self.children.itemDoubleClicked.connect(self._on_item_activated)
+        self.later_merges.itemDoubleClicked.connect(self._on_item_activated)
 
         top = QWidget()
         tl = QVBoxLayout(top)
@@ -132,7 +132,7 @@ class MergeDetail(DetailPane):
         bl = QVBoxLayout(bottom)
         bl.setContentsMargins(0, 0, 0, 0)
         bl.addWidget(self.children_label)
-        bl.addWidget(self.children)
+        bl.addWidget(self.later_merges)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(bottom)
@@ -151,7 +151,7 @@ class MergeDetail(DetailPane):
         else:
             self.placeholder.setText(_MERGE_PLACEHOLDER)
         self.tree.clear()
-        self.children.clear()
+        self.later_merges.clear()
         self.stack.setCurrentIndex(0)
 
     def show_token(self, source: MergeSource, token_id: int, entry: MergeEntry | None = None) -> None:
@@ -192,13 +192,13 @@ class MergeDetail(DetailPane):
             parts.append(f"built from {len(leaves)} base tokens in {n_merges} merge{'' if n_merges == 1 else 's'}")
         self.subtitle.setText(" · ".join(parts))
         self._fill_tree(root)
-        self._fill_children()
+        self._fill_children(source, token_id)
         self.stack.setCurrentIndex(1)
 
     def refresh_children(self) -> None:
         """New merges arrived while training: the token may have gained children."""
         if self._source is not None and self.token_id is not None:
-            self._fill_children()
+            self._fill_children(self._source, self.token_id)
 
     def _fill_tree(self, root: AncestryNode) -> None:
         self.tree.clear()
@@ -225,10 +225,10 @@ class MergeDetail(DetailPane):
         add(root, None)
         self.tree.expandAll()
 
-    def _fill_children(self) -> None:
-        self.children.clear()
-        rows, total = self._source.children(self.token_id, CHILDREN_SHOWN)
-        self.children.setVisible(total > 0)
+    def _fill_children(self, source: MergeSource, token_id: int) -> None:
+        self.later_merges.clear()
+        rows, total = source.children(token_id, CHILDREN_SHOWN)
+        self.later_merges.setVisible(total > 0)
         if total == 0:
             self.children_label.setText("<b>Used by later merges</b>: none — no merge builds on this token")
         elif total > len(rows):
@@ -247,7 +247,7 @@ class MergeDetail(DetailPane):
             item.setTextAlignment(3, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setToolTip(2, f"token {e.new_id}: {piece_hex(e.piece or b'')}")
             items.append(item)
-        self.children.addTopLevelItems(items)
+        self.later_merges.addTopLevelItems(items)
 
     @Slot(QTreeWidgetItem, int)
     def _on_item_activated(self, item: QTreeWidgetItem, _column: int) -> None:

@@ -162,6 +162,10 @@ class LazyKeyedModel(QAbstractTableModel):
         return self._descending
 
     @property
+    def sort_column(self) -> int:
+        return self._sort_column
+
+    @property
     def total(self) -> int:
         """Rows the source holds, whatever the filter (as of the last load or refresh)."""
         return self._last_key + 1
@@ -234,9 +238,11 @@ class LazyKeyedModel(QAbstractTableModel):
         self._sort_column, self._descending = column, descending
         self._apply(state)
         positions = self._positions(old_keys)
-        self.changePersistentIndexList(
-            persistent, [self.index(positions[k], p.column()) if positions.get(k) is not None
-                         else QModelIndex() for k, p in zip(old_keys, persistent)])
+        new_indexes = []
+        for k, p in zip(old_keys, persistent):
+            row = positions.get(k) if k is not None else None
+            new_indexes.append(self.index(row, p.column()) if row is not None else QModelIndex())
+        self.changePersistentIndexList(persistent, new_indexes)
         self.layoutChanged.emit()
         self.rows_changed.emit()
 
@@ -246,6 +252,7 @@ class LazyKeyedModel(QAbstractTableModel):
             return {}
         if self._identity:
             return {k: (k if 0 <= k < self._n else None) for k in wanted}
+        out: dict[int, int | None]
         if len(wanted) <= 8:
             out = {}
             for k in wanted:
@@ -254,7 +261,7 @@ class LazyKeyedModel(QAbstractTableModel):
                 except ValueError:
                     out[k] = None
             return out
-        out = {k: None for k in wanted}
+        out = dict.fromkeys(wanted)
         for row, k in enumerate(self._keys):
             if k in out:
                 out[k] = row
@@ -339,13 +346,16 @@ class LazyKeyedModel(QAbstractTableModel):
     def _fetch(self, page_no: int) -> list:
         first = page_no * self.PAGE
         last = min(self._n, first + self.PAGE) - 1
+        source = self._source
+        if source is None:
+            return [None] * (last - first + 1)
         try:
             if self._identity:
-                found = self._source.rows_range(first, last)
+                found = source.rows_range(first, last)
                 page = [found.get(k) for k in range(first, last + 1)]
             else:
                 wanted = self._keys[first:last + 1]
-                found = self._source.rows(wanted)
+                found = source.rows(wanted)
                 page = [found.get(k) for k in wanted]
         except Exception as exc:  # noqa: BLE001 - a busy or vanished file must not raise inside paint()
             log.warning("fetching merge rows %d-%d failed (the next paint retries): %s", first, last, exc)
@@ -465,7 +475,8 @@ class MergeTableModel(LazyKeyedModel):
             if column == 6:
                 return str(e.chars)
             if column == self.SCORE_COLUMN:
-                score = self._source.score(e.new_id, e.rank) if self.has_scores() else None
+                score = (self._source.score(e.new_id, e.rank)
+                         if self._source is not None and self.has_scores() else None)
                 return "—" if score is None else f"{score:.6g}"
             return str(e.new_id)
         if role == Qt.ItemDataRole.ToolTipRole:

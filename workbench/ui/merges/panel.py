@@ -23,6 +23,7 @@ and what to do instead of showing an empty table.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from pathlib import Path
 
 from PySide6.QtCore import (
@@ -48,6 +49,7 @@ from PySide6.QtWidgets import (
 
 from workbench.errors import WorkbenchError
 from workbench.formats.tables import write_merges_csv
+from workbench.store import ProjectStore
 from workbench.store.browse import (
     FIELDS,
     MergeQuery,
@@ -58,6 +60,7 @@ from workbench.store.browse import (
     list_sources,
     store_connection,
 )
+from workbench.ui.empty_state import EmptyState
 from workbench.ui.merges.detail import MergeDetail
 from workbench.ui.merges.merge_model import MergeTableModel
 from workbench.ui.merges.piece_view import PieceView
@@ -81,11 +84,6 @@ from workbench.ui.project_session import open_read
 
 log = logging.getLogger(__name__)
 
-try:
-    from workbench.ui.empty_state import EmptyState
-except ImportError:  # pragma: no cover - empty_state.py belongs to the main-window module
-    EmptyState = None
-
 NO_PROJECT = ("No project open",
               "Open a project (or train a tokenizer) to browse its merges: every merge with the pair it joined, "
               "how often the pair occurred, the tree of merges behind each token, and the vocabulary entries "
@@ -95,26 +93,6 @@ NO_RUNS = ("No training runs yet",
            "appear here while it learns them — or import a tokenizer file (File ▸ Import Tokenizer…).")
 
 TAB_MERGES, TAB_VOCAB, TAB_COMPARE = 0, 1, 2
-
-
-class _Message(QWidget):
-    """Fallback empty state when ``empty_state.EmptyState`` is not available."""
-
-    def __init__(self, title: str, body: str):
-        super().__init__()
-        layout = QVBoxLayout(self)
-        layout.addStretch(1)
-        self.title = QLabel(title)
-        self.body = QLabel(body)
-        for label in (self.title, self.body):
-            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            label.setWordWrap(True)
-            layout.addWidget(label)
-        layout.addStretch(2)
-
-    def set_text(self, title: str, body: str = "") -> None:
-        self.title.setText(title)
-        self.body.setText(body)
 
 
 def _optional_int(edit: QLineEdit) -> int | None:
@@ -129,9 +107,9 @@ class MergePanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.store = None
+        self.store: ProjectStore | None = None
         self.path: Path | None = None
-        self._conn = None
+        self._conn: sqlite3.Connection | None = None
         self._sources: list[SourceInfo] = []
         self._source: Source | None = None
         self._merge_source: MergeSource | None = None
@@ -250,7 +228,7 @@ class MergePanel(QWidget):
         cl.addLayout(top)
         cl.addWidget(self.tabs, 1)
 
-        self.empty = EmptyState(*NO_PROJECT, symbol="⇄") if EmptyState is not None else _Message(*NO_PROJECT)
+        self.empty = EmptyState(*NO_PROJECT, symbol="⇄")
         body = getattr(self.empty, "body", None)
         if body is not None:  # a word-wrapped label otherwise shrinks to a narrow column
             body.setMinimumWidth(420)
@@ -318,6 +296,8 @@ class MergePanel(QWidget):
 
     def _sync_sources(self, force: bool = False) -> bool:
         """Re-read runs and references; returns True when the list changed."""
+        if self._conn is None:
+            return False
         try:
             sources = list_sources(self._conn)
         except Exception as exc:  # noqa: BLE001 - the file may be mid-checkpoint; try again next refresh

@@ -1,11 +1,9 @@
 """The Compare tab: two runs, or a run and a reference tokenizer, side by side.
 
 Tokens only in A, only in B, and shared ones with their rank shift (how many merges later B
-learned the same piece) come from :func:`workbench.analysis.diff_vocab`; the corpus words that
-split differently, most frequent first, from :func:`workbench.analysis.split_differences` over
-the words (runs of letters and digits, and of punctuation) of A's training corpus (B's when A
-is a reference; all project corpora when both are), each encoded after a space as inside
-running text. Both run in a cancellable background job with its own connection.
+learned the same piece), and the corpus words that split differently, most frequent first: the
+use case :func:`workbench.tasks.run_diff.diff_sources` computes both in a cancellable background
+job with its own connection; this module shows them.
 
 The result tables are in memory (a diff is computed, not stored): :class:`ListTableModel` sorts
 its Python list when a header is clicked, and only visible rows are ever formatted.
@@ -37,15 +35,9 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.display import piece_hex
-from workbench.core.vocab_diff import (
-    SplitReport,
-    VocabDiff,
-    diff_vocab,
-    split_differences,
-)
-from workbench.corpus.counts import corpus_sources, corpus_word_counts
 from workbench.formats.tables import write_csv
 from workbench.store.browse import Source, SourceInfo
+from workbench.tasks.run_diff import DiffResult, diff_sources
 from workbench.ui.jobs import JobRunner
 from workbench.ui.merges.merge_model import (
     _LEFT,
@@ -65,9 +57,6 @@ from workbench.ui.merges.widgets import (
     selected_rows,
     show_job_progress,
 )
-from workbench.ui.project_session import open_read
-
-WORD_PRETOKENIZER = "whitespace"  # words and punctuation runs, whitespace dropped
 
 
 @dataclass(frozen=True)
@@ -197,48 +186,10 @@ WORD_COLUMNS = [
 ]
 
 
-@dataclass(frozen=True)
-class DiffResult:
-    a: Source
-    b: Source
-    vocab: VocabDiff
-    words: SplitReport | None
-    corpus_note: str
-
-
 def diff_job(path: Path, a: Source, b: Source, *, words: bool = True):
-    """The worker's function: load both tokenizers with a fresh connection, diff, compare splits."""
+    """The function the worker runs: :func:`workbench.tasks.run_diff.diff_sources` (its own connection)."""
     def job(should_stop, progress):
-        with open_read(path) as store:
-            def load(src: Source):
-                return store.load_tokenizer(src[1]) if src[0] == "run" else store.load_reference(src[1])
-
-            ta, tb = load(a), load(b)
-            run_src = a if a[0] == "run" else b if b[0] == "run" else None
-            if run_src is not None:
-                wanted = set(store.run(run_src[1]).corpus_ids)
-                refs = [c for c in store.corpora() if c.id in wanted]
-                note = f"words of the training corpus of run {run_src[1]}, each encoded after a space"
-            else:
-                refs = list({c.path: c for c in store.corpora()}.values())
-                note = "words of the project's corpus files, each encoded after a space"
-        vocab = diff_vocab(ta, tb)
-        report = None
-        if words and refs:
-            sources, warnings = corpus_sources([(c.path, c.reader_options) for c in refs],
-                                               [c.fingerprint for c in refs])
-            counts = corpus_word_counts(sources, pretokenizer=WORD_PRETOKENIZER, should_stop=should_stop,
-                                        progress=progress)
-            if counts is None:
-                return None
-            report = split_differences(ta, tb, counts, should_stop=should_stop, progress=progress)
-            if report is None:
-                return None
-            if warnings:
-                note += " (" + "; ".join(warnings) + ")"
-        elif words:
-            note = "no corpus files are recorded, so words were not compared"
-        return DiffResult(a, b, vocab, report, note)
+        return diff_sources(path, a, b, words=words, should_stop=should_stop, progress=progress)
     return job
 
 

@@ -28,7 +28,8 @@ from workbench.errors import WorkbenchError
 from workbench.store.browse import Source, corpus_fingerprints
 from workbench.tasks.usage import count_usage
 from workbench.ui.jobs import JobRunner
-from workbench.ui.merges.widgets import ErrorLabel, show_job_progress
+from workbench.ui.merges.vocab_model import UsageTableModel
+from workbench.ui.merges.widgets import ErrorLabel, PlaceholderTableView, show_job_progress
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,8 @@ class UsageView(QWidget):
     """
 
     usage_ready = Signal()  # frequencies shown (counted or from the cache); tests wait on it
+    model: UsageTableModel  # set by the subclass
+    table: PlaceholderTableView  # set by the subclass
 
     def __init__(self, count_tip: str, progress_width: int, parent: QWidget | None = None):
         super().__init__(parent)

@@ -25,15 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.errors import WorkbenchError
-from workbench.ui.merges.merge_model import muted_brush
-
-try:
-    from workbench.ui.style import error_colour
-except ImportError:  # pragma: no cover - style.py belongs to another module
-    from PySide6.QtGui import QColor
-
-    def error_colour(palette=None):
-        return QColor("#c0392b")
+from workbench.ui.merges.merge_model import LazyKeyedModel, muted_brush
+from workbench.ui.style import error_colour
 
 
 def find_source(combo, source) -> int:
@@ -132,8 +125,10 @@ def sync_sort_indicator(view: QTableView) -> None:
     """
     header = view.horizontalHeader()
     model = view.model()
-    column = model._sort_column
-    order = Qt.SortOrder.DescendingOrder if model._descending else Qt.SortOrder.AscendingOrder
+    if not isinstance(model, LazyKeyedModel):
+        return
+    column = model.sort_column
+    order = Qt.SortOrder.DescendingOrder if model.descending else Qt.SortOrder.AscendingOrder
     if (header.sortIndicatorSection(), header.sortIndicatorOrder()) != (column, order):
         header.blockSignals(True)
         header.setSortIndicator(column, order)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import time
+from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
@@ -135,7 +136,7 @@ class TrainingPanel(QWidget):
         self._next_redraw = 0.0
         self.first_point_latency: float | None = None
         self.marked_field = ""  # the RunSpec field whose control is marked as wrong
-        self._spec_file = None  # the child's RunSpec JSON, deleted when the run ends
+        self._spec_file: Path | None = None  # the child's RunSpec JSON, deleted when the run ends
 
         self.previewer = SplitPreviewer(self)
         self.previewer.ready.connect(self._on_preview)
@@ -196,7 +197,9 @@ class TrainingPanel(QWidget):
         self.eow_combo = QComboBox()
         self.eow_combo.setEditable(True)
         self.eow_combo.addItems(["", "</w>"])
-        self.eow_combo.lineEdit().setPlaceholderText("none")
+        eow_edit = self.eow_combo.lineEdit()  # an editable combo always has one
+        if eow_edit is not None:
+            eow_edit.setPlaceholderText("none")
         self.eow_combo.setToolTip("A marker appended to every word (characters only), as in the classic papers")
         mf.addRow("End-of-word", self.eow_combo)
         # One control per model option (each family's descriptor), shown for its model.
@@ -381,16 +384,17 @@ class TrainingPanel(QWidget):
         self.start_button.clicked.connect(lambda _c=False: self.start())
         self.pause_button.clicked.connect(lambda _c=False: self.toggle_pause())
         self.cancel_button.clicked.connect(lambda _c=False: self.cancel())
-        self.units_combo.currentIndexChanged.connect(lambda _i: (self._update_eow(), self._schedule_preview()))
+        self.units_combo.currentIndexChanged.connect(lambda _i: self._update_eow())
+        self.units_combo.currentIndexChanged.connect(lambda _i: self._schedule_preview())
         self.pre_combo.currentIndexChanged.connect(lambda _i: self._pre_changed())
         self.pattern_edit.textChanged.connect(lambda _t: self._schedule_preview())
         self.normalizer_combo.currentTextChanged.connect(lambda _t: self._schedule_preview())
         self.sample_edit.textChanged.connect(lambda _t: self._schedule_preview())
         self.by_vocab.toggled.connect(lambda _c: self._update_size_mode())
-        self.model_combo.currentIndexChanged.connect(lambda _i: (self._update_model_options(),
-                                                                 self._schedule_preview()))
+        self.model_combo.currentIndexChanged.connect(lambda _i: self._update_model_options())
+        self.model_combo.currentIndexChanged.connect(lambda _i: self._schedule_preview())
         self.model_combo.activated.connect(lambda _i: self._apply_model_defaults())  # the user's choice only
-        self.process.event.connect(self._on_event)
+        self.process.progress_line.connect(self._on_event)
         self.process.run_started.connect(self._on_run_started)
         self.process.state_changed.connect(self._on_state)
         self.process.finished.connect(self._on_finished)
@@ -437,9 +441,11 @@ class TrainingPanel(QWidget):
         self.special_edit.setText(" ".join(saved.get("special", [])))
         self._set_combo(self.tie_combo, saved.get("tie_break", "first-seen"))
         self._set_combo(self.sequences_combo, saved.get("sequences", "lines"))
-        options = saved.get("options") if isinstance(saved.get("options"), dict) else {}
+        saved_options = saved.get("options")
+        options: dict = saved_options if isinstance(saved_options, dict) else {}
         for fam in FAMILIES.values():
-            values = options.get(fam.name) if isinstance(options.get(fam.name), dict) else {}
+            saved_values = options.get(fam.name)
+            values: dict = saved_values if isinstance(saved_values, dict) else {}
             for option in fam.options:
                 if option.name in values:
                     try:
@@ -536,7 +542,8 @@ class TrainingPanel(QWidget):
         for setting, widget in self.setting_widgets.items():
             if setting == "pretokenizer":
                 continue
-            layout = widget.parentWidget().layout() if widget.parentWidget() is not None else None
+            parent = widget.parentWidget()
+            layout = parent.layout() if parent is not None else None
             if isinstance(layout, QFormLayout):
                 layout.setRowVisible(widget, fam.uses(setting))
         self.by_merges.setVisible(fam.uses("merges"))
@@ -751,7 +758,7 @@ class TrainingPanel(QWidget):
             return False
         self.save_form()
         self._remove_spec_file()
-        self._spec_file = write_spec(spec)
+        spec_file = self._spec_file = write_spec(spec)
         self.live_run = None
         self.target = 0
         self._target_vocab = spec.vocab_size or 0  # a model that prunes (Unigram) shows progress by |V|
@@ -764,7 +771,7 @@ class TrainingPanel(QWidget):
         self.progress.setRange(0, 0)
         self.progress.setFormat("")
         self.state_label.setText("Starting the training process…")
-        self.process.start(spec_command(self._spec_file))
+        self.process.start(spec_command(spec_file))
         self.training_changed.emit(True)
         self._update_controls()
         return True
@@ -1079,7 +1086,7 @@ class TrainingPanel(QWidget):
         """Characters of the run's corpus: from the corpus panel's statistics when it has them."""
         paths = [self._corpus_paths.get(cid) for cid in run.corpus_ids]
         if self.corpus is not None and paths and all(paths):
-            chars = self.corpus.total_chars(paths)  # type: ignore[arg-type]
+            chars = self.corpus.total_chars(paths)
             if chars:
                 return chars
         s = run.settings

@@ -73,7 +73,7 @@ class TrainOutcome:
 class TrainingProcess(QObject):
     """One ``workbench train`` child at a time, driven from the GUI thread."""
 
-    event = Signal(dict)             # every JSON progress line
+    progress_line = Signal(dict)     # every JSON progress line (not `event`: that is QObject.event())
     run_started = Signal(int, int)   # run id, target merges
     state_changed = Signal(str)      # idle | starting | reading | training | paused | stopping
     finished = Signal(object)        # TrainOutcome
@@ -220,7 +220,7 @@ class TrainingProcess(QObject):
             if self.state != "paused" and self.state != "stopping":
                 self._set_state("training")
             self.run_started.emit(self.run_id, int(data.get("target", 0)))
-        self.event.emit(data)
+        self.progress_line.emit(data)
 
     @Slot(QProcess.ProcessError)
     def _on_error(self, error: QProcess.ProcessError) -> None:
@@ -243,10 +243,10 @@ class TrainingProcess(QObject):
             self._line(raw.decode("utf-8", "replace").strip())
         self._buffer = b""
         result: dict = {}
-        for raw in self._stdout.decode("utf-8", "replace").splitlines():
-            if raw.startswith("{"):
+        for line in self._stdout.decode("utf-8", "replace").splitlines():
+            if line.startswith("{"):
                 try:
-                    result = json.loads(raw)
+                    result = json.loads(line)
                 except json.JSONDecodeError:
                     pass
         run_id = result.get("run_id", self.run_id)

@@ -8,7 +8,7 @@ training panel carries them out through the project session.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -132,8 +132,7 @@ class RunHistory(QWidget):
             self._runs = {r.id: r for r in runs}
             for run in sorted(runs, key=lambda r: -r.id):
                 self.tree.addTopLevelItem(self._item(run))
-            for i in range(self.tree.topLevelItemCount()):
-                item = self.tree.topLevelItem(i)
+            for item in self._items():
                 if item.data(0, ID_ROLE) in selected:
                     item.setSelected(True)
         finally:
@@ -166,8 +165,7 @@ class RunHistory(QWidget):
         """Refresh one row (status, size) without rebuilding the list."""
         self._live = live_run
         self._runs[run.id] = run
-        for i in range(self.tree.topLevelItemCount()):
-            item = self.tree.topLevelItem(i)
+        for item in self._items():
             if item.data(0, ID_ROLE) == run.id:
                 self._updating = True
                 try:
@@ -191,8 +189,7 @@ class RunHistory(QWidget):
         self._updating = True
         try:
             self.tree.clearSelection()
-            for i in range(self.tree.topLevelItemCount()):
-                item = self.tree.topLevelItem(i)
+            for item in self._items():
                 if item.data(0, ID_ROLE) in wanted:
                     item.setSelected(True)
                     self.tree.scrollToItem(item)
@@ -200,12 +197,18 @@ class RunHistory(QWidget):
             self._updating = False
         self._selection()
 
-    def run_ids(self) -> list[int]:
-        return [self.tree.topLevelItem(i).data(0, ID_ROLE) for i in range(self.tree.topLevelItemCount())]
-
-    def item_for(self, run_id: int) -> QTreeWidgetItem | None:
+    def _items(self) -> Iterator[QTreeWidgetItem]:
+        """The rows, top to bottom (the list is flat: every run is a top-level item)."""
         for i in range(self.tree.topLevelItemCount()):
             item = self.tree.topLevelItem(i)
+            if item is not None:
+                yield item
+
+    def run_ids(self) -> list[int]:
+        return [item.data(0, ID_ROLE) for item in self._items()]
+
+    def item_for(self, run_id: int) -> QTreeWidgetItem | None:
+        for item in self._items():
             if item.data(0, ID_ROLE) == run_id:
                 return item
         return None

@@ -47,7 +47,11 @@ log = logging.getLogger(__name__)
 QUERY_LIMIT_S = 20.0
 
 
-def open_read(path: str | Path) -> ProjectStore:
+#: What :func:`open_read` hands a view: the name views use, so only this module names the store.
+ReadHandle = ProjectStore
+
+
+def open_read(path: str | Path) -> ReadHandle:
     """A read-only connection to ``path`` for the calling thread (use it as a context manager).
 
     Read-only so that a view can never write by mistake; the training child and the short

@@ -49,7 +49,6 @@ from PySide6.QtWidgets import (
 
 from workbench.errors import WorkbenchError
 from workbench.formats.tables import write_merges_csv
-from workbench.store import ProjectStore
 from workbench.store.browse import (
     FIELDS,
     MergeQuery,
@@ -80,7 +79,7 @@ from workbench.ui.merges.widgets import (
     shown_entries,
     sync_sort_indicator,
 )
-from workbench.ui.project_session import open_read
+from workbench.ui.project_session import ReadHandle, open_read
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +106,7 @@ class MergePanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.store: ProjectStore | None = None
+        self.store: ReadHandle | None = None
         self.path: Path | None = None
         self._conn: sqlite3.Connection | None = None
         self._sources: list[SourceInfo] = []

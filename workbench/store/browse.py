@@ -18,6 +18,7 @@ at all: row ``r`` *is* rank ``r``.
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 from dataclasses import dataclass

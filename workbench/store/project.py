@@ -364,7 +364,13 @@ class ProjectStore:
     def corpora(self) -> list[CorpusRef]:
         rows = self._conn.execute("SELECT id, path, size, mtime, fingerprint, reader_options, "
                                   "added FROM corpora ORDER BY id")
-        return [validate.corpus_ref(row) for row in rows]
+        out = []
+        for row in rows:
+            try:
+                out.append(validate.corpus_ref(row))
+            except WorkbenchError as exc:  # one damaged row must not hide the other files
+                NOTES.warning("left out a corpus file: %s", exc)
+        return out
 
     def remove_corpus(self, corpus_id: int) -> None:
         with self._write() as c:
@@ -527,6 +533,11 @@ class ProjectStore:
         except WorkbenchError as exc:
             return exc
         return validate.tables_problem(self._conn, info)
+
+    def source_problem(self, source: tuple[str, int]) -> WorkbenchError | None:
+        """:meth:`run_problem` for ``("run", id)``, the same for an imported ``("ref", id)``."""
+        kind, sid = source
+        return self.run_problem(sid) if kind == "run" else validate.reference_problem(self._conn, sid)
 
     def _run_owner(self, run_id: int, *, required: bool = False) -> str:
         """How messages name the run (``required``: a missing run is an error, not "no rows")."""

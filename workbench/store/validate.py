@@ -218,12 +218,12 @@ SETTING_TYPES: dict[str, tuple[Callable[[object], bool], str]] = {
     "scores": (_scores, "a list of numbers"),
     "vocab_size": (_optional(_count), "a whole number"),
     "merges": (_optional(_count), "a whole number"),
-    "min_frequency": (_count, "a whole number"),
+    "min_frequency": (_optional(_count), "a whole number"),
     "word_types": (_count, "a whole number"),
     "initial_token_count": (_count, "a whole number"),
-    "tie_break": (_string, "text"),
-    "sequences": (_string, "text"),
-    "wordpiece_score": (_string, "text"),
+    "tie_break": (_optional(_string), "text"),
+    "sequences": (_optional(_string), "text"),
+    "wordpiece_score": (_optional(_string), "text"),
     "character_coverage": (_real, "a number"),
     "max_piece_length": (_count, "a whole number"),
 }
@@ -361,6 +361,35 @@ def raise_kind(kind: object, owner: str) -> str:
     if kind not in KINDS:
         raise DamagedValue(owner, "vocab.kind", f"holds {_shown(kind)}; it must be one of {', '.join(KINDS)}")
     return str(kind)
+
+
+def reference_problem(conn: sqlite3.Connection, ref_id: int) -> DamagedValue | None:
+    """The first damaged value of an imported reference tokenizer, or None (as :func:`tables_problem`
+    for a run: its settings, then one ``typeof`` pass over its vocabulary and its merges)."""
+    row = conn.execute("SELECT name, settings FROM refs WHERE id = ?", (ref_id,)).fetchone()
+    if row is None:
+        return None
+    owner = owner_label("reference", ref_id, row[0])
+    try:
+        settings(row[1], owner)
+        found = conn.execute("SELECT id, piece FROM ref_vocab WHERE ref_id = ? AND (typeof(id) != 'integer' "
+                             "OR id < 0 OR typeof(piece) NOT IN ('blob', 'text')) LIMIT 1", (ref_id,)).fetchone()
+        if found is not None:
+            whole(found[0], owner, "ref_vocab.id")
+            piece(found[1], owner, "ref_vocab.piece")
+        size = conn.execute("SELECT count(*) FROM ref_vocab WHERE ref_id = ?", (ref_id,)).fetchone()[0]
+        found = conn.execute(
+            "SELECT rank, left_id, right_id, new_id FROM ref_merges WHERE ref_id = ?1 AND ("
+            "typeof(rank) != 'integer' OR rank < 0 OR typeof(left_id) != 'integer' OR left_id < 0 OR left_id >= ?2 "
+            "OR typeof(right_id) != 'integer' OR right_id < 0 OR right_id >= ?2 "
+            "OR typeof(new_id) != 'integer' OR new_id < 0 OR new_id >= ?2) LIMIT 1", (ref_id, size)).fetchone()
+        if found is not None:
+            whole(found[0], owner, "ref_merges.rank")
+            for column, value in zip(("left_id", "right_id", "new_id"), found[1:]):
+                whole(value, owner, f"ref_merges.{column}", high=size)
+    except DamagedValue as exc:
+        return exc
+    return None
 
 
 def step_extra(value: object, owner: str) -> dict[str, Any]:

@@ -363,7 +363,7 @@ class ProjectStore:
 
     def corpora(self) -> list[CorpusRef]:
         rows = self._conn.execute("SELECT id, path, size, mtime, fingerprint, reader_options, "
-                                  "added FROM corpora ORDER BY id")
+                                  "added FROM corpora ORDER BY id").fetchall()
         out = []
         for row in rows:
             try:
@@ -580,13 +580,13 @@ class ProjectStore:
         """One page of merges, filtered and sorted in SQL (ties broken by rank ascending)."""
         sql, params = queries.page_sql(run_id, flt, order_by, descending, offset, limit)
         owner = self._run_owner(run_id)
-        return [validate.merge_row(row, owner) for row in self._conn.execute(sql, params)]
+        return [validate.merge_row(row, owner) for row in self._conn.execute(sql, params).fetchall()]
 
     def vocab(self, run_id: int) -> list[tuple[int, bytes, str]]:
         owner = self._run_owner(run_id)
         return [(validate.whole(i, owner, "vocab.id"), validate.piece(p, owner), validate.raise_kind(k, owner))
                 for i, p, k in self._conn.execute("SELECT id, piece, kind FROM vocab WHERE run_id = ? "
-                                                  "ORDER BY id", (run_id,))]
+                                                  "ORDER BY id", (run_id,)).fetchall()]
 
     def steps(self, run_id: int, since_step: int = 0, *, every: int = 1, limit: int | None = None) -> list[StepRow]:
         """Steps after ``since_step``, so a live plot can poll for just the new ones.
@@ -613,7 +613,7 @@ class ProjectStore:
                        "extra FROM merges WHERE run_id = ? AND rank = ?")
                 params += (run_id, last[0] - 1)
         owner = self._run_owner(run_id)
-        return [validate.step(row, owner) for row in self._conn.execute(sql, params)]
+        return [validate.step(row, owner) for row in self._conn.execute(sql, params).fetchall()]
 
     def run_steps(self, run_id: int, since_step: int = 0) -> list[RunStepRow]:
         """The run's ``run_steps`` rows after ``since_step`` (a live plot polls for the new ones).
@@ -625,7 +625,7 @@ class ProjectStore:
         owner = self._run_owner(run_id)
         rows = self._conn.execute(
             "SELECT step, phase, vocab_size, token_count, value FROM run_steps "
-            "WHERE run_id = ? AND step > ? ORDER BY step", (run_id, since_step))
+            "WHERE run_id = ? AND step > ? ORDER BY step", (run_id, since_step)).fetchall()
         return [RunStepRow(*validate.step_row(row, owner)) for row in rows]
 
     def load_tokenizer(self, run_id: int) -> Tokenizer:

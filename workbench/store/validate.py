@@ -15,6 +15,9 @@ row (what ``workbench runs`` and the window's lists show), :func:`run_problem` a
 rows in the other tables with SQLite's ``typeof`` (one indexed pass each, in C), and
 :func:`build_tokenizer` checks everything a tokenizer is rebuilt from, merge by merge.
 
+Callers fetch rows whole before checking them: a cursor left half-read by a raised DamagedValue
+would keep its connection alive (and ``-wal``/``-shm`` beside the file) as long as the error lives.
+
 What it leaves out: the file as a whole (foreign files, schema objects, SQLite's own damage are
 :mod:`~workbench.store.opening`'s), and meaning beyond what readers rely on — a valid tokenizer
 that was trained badly is not damaged.

@@ -381,8 +381,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
     with ProjectStore.open(_existing(args.project), readonly=True) as store:
         runs = store.runs()
+        # A damaged value anywhere in a run's rows marks that run; the others are listed as usual.
+        damage = {r.id: r.damage or str(store.run_problem(r.id) or "") for r in runs}
     if args.json:
-        print(json.dumps([_run_dict(r) for r in runs], indent=None))
+        print(json.dumps([_run_dict(r, damage[r.id]) for r in runs], indent=None))
         return 0
     if not runs:
         print(f"{args.project}: no runs yet")
@@ -394,8 +396,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
         if isinstance(stopped, dict):  # a pruning run cancelled early: its kept model is a cut
             summary += f"; cancelled at |V| {stopped.get('vocab_size')}, cut to {r.vocab_size}"
         merges = "—" if r.merges_nothing else r.merge_count
-        print(f"{r.id:>4}  {_clip(r.status, 11):<11} {r.vocab_size:>7} {merges:>7}  {_when(r.started):<19}  "
+        status = "damaged" if damage[r.id] else r.status
+        print(f"{r.id:>4}  {_clip(status, 11):<11} {r.vocab_size:>7} {merges:>7}  {_when(r.started):<19}  "
               f"{_clip(r.name, 60)} ({_clip(summary, 120)})")
+        if damage[r.id]:
+            print(f"{'':>6}{_clip(damage[r.id], 400)}")
     return 0
 
 
@@ -406,9 +411,11 @@ def _clip(value: object, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _run_dict(r) -> dict:
+def _run_dict(r, damage: str = "") -> dict:
+    """A run for ``runs --json``; ``damage`` is null, or the line saying which stored value is damaged."""
     return {"id": r.id, "name": r.name, "status": r.status, "settings": r.settings, "vocab_size": r.vocab_size,
-            "merges": r.merge_count, "started": r.started, "ended": r.ended, "timings": r.timings, "error": r.error}
+            "merges": r.merge_count, "started": r.started, "ended": r.ended, "timings": r.timings, "error": r.error,
+            "damage": damage or None}
 
 
 def _when(value) -> str:

@@ -49,3 +49,21 @@ class ConfigError(WorkbenchError):
         super().__init__(message)
         self.field = field
         self.message = message
+
+
+class DamagedValue(WorkbenchError):
+    """A value read from a project file that does not have the type or range the workbench writes:
+    the file was edited outside the workbench (or damaged). ``owner`` names the run or reference
+    (``"run 3 (bpe v1)"``), ``column`` the table column it was read from; the rest of the project
+    stays usable, so a listing marks the owner instead of failing as a whole."""
+
+    def __init__(self, owner: str, column: str, problem: str):
+        rest = "the other runs are usable" if owner.startswith("run ") else "the rest of the project is usable"
+        super().__init__(f"{owner}: column {column} {problem} — the project was edited outside the "
+                         f"workbench; {rest}")
+        self.owner = owner
+        self.column = column
+        self.problem = problem
+
+    def __reduce__(self):
+        return (self.__class__, (self.owner, self.column, self.problem))

@@ -51,3 +51,26 @@ def exports(trained: Path) -> dict[str, Path]:
     outs["wordpiece"].write_bytes(render_wordpiece(tokenizer)[0])
     outs["spm-vocab"].write_bytes(render_spm_vocab(tokenizer)[0])
     return outs
+
+
+@pytest.fixture(scope="session")
+def three_runs(tmp_path_factory) -> Path:
+    """A project with a finished BPE, WordPiece and Unigram run (ids 1, 2, 3), trained once through
+    the CLI on 30 kB of the bundled demo corpus; tests copy it before changing anything."""
+    from hostile_helpers import run_inproc
+
+    from workbench.corpus.demo import demo_corpus_files
+
+    root = tmp_path_factory.mktemp("three")
+    source = next(p for p in demo_corpus_files() if p.name.startswith("en_wiki"))
+    data = source.read_bytes()[:30000]
+    corpus = root / "corpus.txt"
+    corpus.write_bytes(data[: data.rindex(b"\n") + 1])
+    project = root / "three.tokproj"
+    for flags in (["--vocab-size", "400", "--special", "<|endoftext|>"],
+                  ["--model", "wordpiece", "--vocab-size", "200"],
+                  ["--model", "unigram", "--vocab-size", "200"]):
+        code, _out, err = run_inproc(["train", str(corpus), "--project", str(project), "--progress", "none",
+                                      "--no-count-cache", *flags], timeout_s=120)
+        assert code == 0, err
+    return project

@@ -5,6 +5,7 @@ can feed them from SQL pages and tests from a :class:`~workbench.core.model.Toke
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Collection, Iterator, Mapping
 
@@ -30,23 +31,37 @@ class AncestryNode:
     def is_base(self) -> bool:
         return not self.parts
 
-    def leaves(self) -> list[AncestryNode]:
-        """The base tokens the piece is made of, left to right."""
-        if not self.parts:
-            return [self]
-        return [leaf for part in self.parts for leaf in part.leaves()]
+    # Every walk below is iterative: a legitimately trained chain (a 1,500-letter line without a
+    # pre-tokenizer) nests merges 1,500 deep, beyond Python's recursion limit.
 
     def walk(self) -> Iterator[AncestryNode]:
-        yield self
-        for part in self.parts:
-            yield from part.walk()
+        """Every node, parent before its parts, left part before right (a shared part once per use)."""
+        stack: list[AncestryNode] = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.parts))
+
+    def leaves(self) -> list[AncestryNode]:
+        """The base tokens the piece is made of, left to right."""
+        return [node for node in self.walk() if not node.parts]
 
     def depth(self) -> int:
-        return 1 + max((p.depth() for p in self.parts), default=0)
+        """Nodes on the longest path down to a base token (1 for a base token itself)."""
+        deepest = 0
+        stack: list[tuple[AncestryNode, int]] = [(self, 1)]
+        while stack:
+            node, level = stack.pop()
+            deepest = max(deepest, level)
+            stack.extend((part, level + 1) for part in node.parts)
+        return deepest
 
     def merges(self) -> list[int]:
         """Ranks of every merge in the tree, in the order they were learned."""
         return sorted({n.rank for n in self.walk() if n.rank is not None})
+
+    def __repr__(self) -> str:  # the generated one recurses through every level
+        return f"AncestryNode(token_id={self.token_id}, piece={self.piece!r}, rank={self.rank}, parts={len(self.parts)})"
 
 
 def build_ancestry(token_id: int, merges_of: MergeLookup, pieces_of: PieceLookup) -> AncestryNode:
@@ -72,22 +87,29 @@ def build_ancestry(token_id: int, merges_of: MergeLookup, pieces_of: PieceLookup
                     nxt.add(part)
         frontier = nxt
     pieces = pieces_of(seen)
+    # Built bottom-up with an explicit stack (no recursion: chains can be thousands of merges deep).
+    # ``limit`` is the rank of the merge a part belongs to: a part made at or after it is shown as a
+    # leaf, so a damaged file whose merges refer forward cannot loop.
     memo: dict[int, AncestryNode] = {}
-
-    def node(tid: int, limit: float) -> AncestryNode:
+    built: list[AncestryNode] = []
+    todo: list[tuple[int, float, bool]] = [(token_id, math.inf, False)]
+    while todo:
+        tid, limit, parts_done = todo.pop()
         entry = made.get(tid)
-        if entry is not None and entry[0] < limit:
-            key = tid
-            if key in memo:
-                return memo[key]
+        if entry is None or entry[0] >= limit:
+            built.append(AncestryNode(tid, pieces.get(tid, b""), None))
+            continue
+        if not parts_done:
+            if tid in memo:
+                built.append(memo[tid])
+                continue
             rank, left, right = entry
-            built = AncestryNode(tid, pieces.get(tid, b""), rank,
-                                 (node(left, rank), node(right, rank)))
-            memo[key] = built
-            return built
-        return AncestryNode(tid, pieces.get(tid, b""), None)
-
-    return node(token_id, float("inf"))
+            todo += [(tid, limit, True), (right, rank, False), (left, rank, False)]
+            continue
+        right_node, left_node = built.pop(), built.pop()
+        memo[tid] = node = AncestryNode(tid, pieces.get(tid, b""), entry[0], (left_node, right_node))
+        built.append(node)
+    return built[0]
 
 
 def first_merges(tokenizer: Tokenizer) -> dict[int, tuple[int, int, int]]:

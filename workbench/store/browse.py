@@ -29,7 +29,9 @@ import regex
 
 from workbench.core.ancestry import AncestryNode, build_ancestry
 from workbench.core.display import piece_chars
-from workbench.errors import WorkbenchError
+from workbench.errors import DamagedValue, WorkbenchError
+from workbench.store import validate
+from workbench.store.validate import shown_piece
 
 Source = tuple[str, int]  # ("run", run_id) or ("ref", ref_id)
 REGEX_TIMEOUT_S = 0.5  # per piece; a pathological pattern fails instead of freezing the window
@@ -61,14 +63,16 @@ def compile_pattern(pattern: str) -> regex.Pattern[str]:
 
 
 def _sql_regexp(pattern: str, piece: bytes | None) -> int:
-    if piece is None:
+    value = shown_piece(piece)
+    if value is None:
         return 0
-    text = bytes(piece).decode("utf-8", "backslashreplace")
+    text = value.decode("utf-8", "backslashreplace")
     return compile_pattern(pattern).search(text, timeout=REGEX_TIMEOUT_S) is not None
 
 
 def _sql_chars(piece: bytes | None) -> int | None:
-    return None if piece is None else piece_chars(piece)
+    value = shown_piece(piece)
+    return None if value is None else piece_chars(value)
 
 
 #: usage key → (frequencies by id, which ids take part in the never-used flag)
@@ -259,14 +263,16 @@ class _Tables:
 
 
 def source_settings(conn: sqlite3.Connection, source: Source) -> dict:
-    """The settings JSON of a run or reference ({} when missing or unreadable)."""
+    """The settings of a run or reference, checked (:func:`validate.settings`); {} when missing or
+    damaged (a window asks ``ProjectStore.run_problem`` before it shows a run, and says why)."""
     table = "runs" if source[0] == "run" else "refs"
-    row = conn.execute(f"SELECT settings FROM {table} WHERE id = ?", (int(source[1]),)).fetchone()
-    try:
-        settings = json.loads(row[0]) if row and row[0] else {}
-    except ValueError:
+    row = conn.execute(f"SELECT settings, name FROM {table} WHERE id = ?", (int(source[1]),)).fetchone()
+    if row is None:
         return {}
-    return settings if isinstance(settings, dict) else {}
+    try:
+        return validate.settings(row[0], validate.owner_label(source[0], source[1], row[1]))
+    except DamagedValue:
+        return {}
 
 
 def corpus_fingerprints(conn: sqlite3.Connection, source: Source) -> tuple[str, ...]:
@@ -304,6 +310,13 @@ def source_scores(conn: sqlite3.Connection, source: Source) -> tuple[float, ...]
 
 # ---------------------------------------------------------------------------------------------------
 # merges
+
+
+def _merge_entry(row: Sequence) -> MergeEntry:
+    """A merges row with its pieces (a piece that is not one reads as missing: :func:`shown_piece`)."""
+    rank, left, right, new, frequency, left_piece, right_piece, piece = row
+    return MergeEntry(rank, left, right, new, frequency, shown_piece(left_piece), shown_piece(right_piece),
+                      shown_piece(piece))
 
 
 class MergeSource:
@@ -482,14 +495,14 @@ class MergeSource:
     def rows_range(self, first: int, last: int) -> dict[int, MergeEntry]:
         """Merges with ``first <= rank <= last`` (a primary-key range scan)."""
         sql = self._rows_sql("m.rank BETWEEN ? AND ?")
-        return {r[0]: MergeEntry(*r) for r in self.conn.execute(sql, (self.t.id, first, last))}
+        return {r[0]: _merge_entry(r) for r in self.conn.execute(sql, (self.t.id, first, last))}
 
     def rows(self, ranks: Sequence[int]) -> dict[int, MergeEntry]:
         out: dict[int, MergeEntry] = {}
         for start in range(0, len(ranks), _MAX_VARS):
             chunk = list(ranks[start:start + _MAX_VARS])
             sql = self._rows_sql(f"m.rank IN ({','.join('?' * len(chunk))})")
-            out.update((r[0], MergeEntry(*r)) for r in self.conn.execute(sql, (self.t.id, *chunk)))
+            out.update((r[0], _merge_entry(r)) for r in self.conn.execute(sql, (self.t.id, *chunk)))
         return out
 
     def iter_rows(self, query: MergeQuery | None, order: str = "rank", descending: bool = False,
@@ -516,7 +529,7 @@ class MergeSource:
         t = self.t
         row = self.conn.execute(f"SELECT piece FROM {t.vocab} WHERE {t.owner} = ? AND id = ?",
                                 (t.id, int(token_id))).fetchone()
-        return None if row is None else bytes(row[0])
+        return None if row is None else shown_piece(row[0])
 
     def pieces(self, ids) -> dict[int, bytes]:
         t = self.t
@@ -524,7 +537,7 @@ class MergeSource:
         out: dict[int, bytes] = {}
         for start in range(0, len(ids), _MAX_VARS):
             chunk = ids[start:start + _MAX_VARS]
-            out.update((i, bytes(p)) for i, p in self.conn.execute(
+            out.update((i, shown_piece(p) or b"") for i, p in self.conn.execute(
                 f"SELECT id, piece FROM {t.vocab} WHERE {t.owner} = ? AND id IN ({','.join('?' * len(chunk))})",
                 (t.id, *chunk)))
         return out
@@ -608,7 +621,7 @@ class MergeSource:
                f"LEFT JOIN {t.vocab} rv ON rv.{t.owner} = ? AND rv.id = p.right_id ORDER BY p.rank")
         rows = self.conn.execute(sql, (t.id, tid, tid, int(limit), t.id, t.id, t.id)).fetchall()
         total = rows[0][5] if rows else 0
-        return [MergeEntry(r[0], r[1], r[2], r[3], r[4], r[6], r[7], r[8]) for r in rows], total
+        return [_merge_entry((*r[:5], *r[6:9])) for r in rows], total
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -627,11 +640,7 @@ class VocabSource:
         self.usage_key: int | None = None
         self._specials: tuple[int, ...] = ()
         if not self.t.is_run:
-            row = conn.execute("SELECT settings FROM refs WHERE id = ?", (self.t.id,)).fetchone()
-            try:
-                specials = json.loads(row[0]).get("special_tokens", {}) if row else {}
-            except (ValueError, AttributeError):
-                specials = {}
+            specials = source_settings(conn, self.source).get("special_tokens", {})
             if isinstance(specials, dict):
                 self._specials = tuple(sorted(int(v) for v in specials.values() if isinstance(v, int)))
 
@@ -761,7 +770,7 @@ class VocabSource:
         made = self._made_ids() if not t.is_run else frozenset()
         out = {}
         for i, piece, kind_, f, n in self.conn.execute(sql, (t.id, *params)):
-            piece = bytes(piece)
+            piece = shown_piece(piece) or b""
             if kind_ is None:
                 kind_ = ("special" if i in specials else "merge" if i in made else
                          "unused" if not piece else "base")
@@ -854,7 +863,7 @@ class PieceSource(VocabSource):
                 continue
             rows = self.conn.execute(f"SELECT piece FROM {t.vocab} WHERE {t.owner} = ? AND id BETWEEN ? AND ? "
                                      "ORDER BY id", (t.id, start, start + 255)).fetchall()
-            if [bytes(r[0]) for r in rows] == [bytes([b]) for b in range(256)]:
+            if [shown_piece(r[0]) for r in rows] == [bytes([b]) for b in range(256)]:
                 return range(start, start + 256)
         return range(0)
 
@@ -892,7 +901,7 @@ class PieceSource(VocabSource):
         sql = f"SELECT v.id, v.piece, {freq}, {never} FROM {t.vocab} v WHERE v.{t.owner} = ? AND {where}"
         out = {}
         for i, piece, f, n in self.conn.execute(sql, (t.id, *params)):
-            piece = bytes(piece)
+            piece = shown_piece(piece) or b""
             out[i] = PieceEntry(i, piece, self._kind_of(i, piece), self.score(i), f, None if n is None else bool(n))
         return out
 
@@ -920,9 +929,10 @@ def list_sources(conn: sqlite3.Connection) -> list[SourceInfo]:
     out = []
     for rid, name, status, pid, host in conn.execute(
             "SELECT id, name, status, owner_pid, owner_host FROM runs ORDER BY id"):
-        if status == "running" and not owner_alive(pid, host):
+        if status == "running" and not owner_alive(pid if isinstance(pid, int) else None,
+                                                   host if isinstance(host, str) else None):
             status = "interrupted"
-        out.append(SourceInfo(("run", rid), name, status))
-    out += [SourceInfo(("ref", rid), name, "reference")
+        out.append(SourceInfo(("run", rid), validate.display_text(name), validate.display_text(status)))
+    out += [SourceInfo(("ref", rid), validate.display_text(name), "reference")
             for rid, name in conn.execute("SELECT id, name FROM refs ORDER BY id")]
     return out

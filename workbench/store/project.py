@@ -19,7 +19,6 @@ What it leaves out: training, encoding, file formats — it stores and returns p
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
@@ -36,7 +35,7 @@ from workbench.core.atomic import replacing
 from workbench.core.model import Tokenizer
 from workbench.core.unigram import PruningCheckpoint
 from workbench.errors import WorkbenchError
-from workbench.store import opening, schema, wal
+from workbench.store import opening, schema, validate, wal
 from workbench.store.rows import (
     RUN_STATUSES,
     CorpusRef,
@@ -48,7 +47,7 @@ from workbench.store.rows import (
 )
 from workbench.store.writer import RunWriter
 
-_KINDS = ("special", "base", "merge")
+_KINDS = validate.KINDS
 _INTERRUPTED_ERROR = "The training process stopped before finishing (it was killed or crashed)."
 # One-line notes for the user (the CLI prints them on stderr, the window may show them).
 NOTES = logging.getLogger("workbench.notes")
@@ -363,8 +362,14 @@ class ProjectStore:
 
     def corpora(self) -> list[CorpusRef]:
         rows = self._conn.execute("SELECT id, path, size, mtime, fingerprint, reader_options, "
-                                  "added FROM corpora ORDER BY id")
-        return [CorpusRef(i, p, s, m, f, json.loads(o), a) for i, p, s, m, f, o, a in rows]
+                                  "added FROM corpora ORDER BY id").fetchall()
+        out = []
+        for row in rows:
+            try:
+                out.append(validate.corpus_ref(row))
+            except WorkbenchError as exc:  # one damaged row must not hide the other files
+                NOTES.warning("left out a corpus file: %s", exc)
+        return out
 
     def remove_corpus(self, corpus_id: int) -> None:
         with self._write() as c:
@@ -437,8 +442,8 @@ class ProjectStore:
         pruning checkpoints — one transaction, so a reader sees the run before or after, never half."""
         self._require_run(run_id)
         with self._write() as c:
-            row = c.execute("SELECT settings FROM runs WHERE id = ?", (run_id,)).fetchone()
-            merged = {**json.loads(row[0] or "{}"), **settings}
+            row = c.execute("SELECT settings, name FROM runs WHERE id = ?", (run_id,)).fetchone()
+            merged = {**validate.settings(row[0], validate.owner_label("run", run_id, row[1])), **settings}
             c.execute("UPDATE runs SET settings = ?, updated = ? WHERE id = ?", (_json(merged), time.time(), run_id))
             if vocab is not None:
                 kinds = kinds or ["base"] * len(vocab)
@@ -454,11 +459,10 @@ class ProjectStore:
     def pruning_checkpoints(self, run_id: int) -> list[PruningCheckpoint]:
         """A Unigram run's pruning checkpoints, largest vocabulary first (empty: none were kept —
         another model, a run from before they were stored, or one that never pruned)."""
-        self._require_run(run_id)
+        owner = self._run_owner(run_id, required=True)
         rows = self._conn.execute("SELECT step, pieces, scores FROM pruning_checkpoints WHERE run_id = ? "
                                   "ORDER BY step", (run_id,)).fetchall()
-        return [PruningCheckpoint(step, tuple(json.loads(pieces)), tuple(float(x) for x in json.loads(scores)))
-                for step, pieces, scores in rows]
+        return [validate.checkpoint(step, pieces, scores, owner) for step, pieces, scores in rows]
 
     def rename_run(self, run_id: int, name: str) -> None:
         self._require_run(run_id)
@@ -500,24 +504,47 @@ class ProjectStore:
         "(SELECT group_concat(corpus_id) FROM run_corpora rc WHERE rc.run_id = r.id) "
         "FROM runs r")
 
-    def _run_info(self, row: tuple) -> RunInfo:
-        (rid, name, status, settings, vsize, mcount, started, ended, updated, timings, error,
-         pid, host, corpora) = row
-        if status == "running" and not opening.owner_alive(pid, host, started):
-            status, ended, error = "interrupted", ended or updated, error or _INTERRUPTED_ERROR
-        ids = tuple(sorted(int(x) for x in corpora.split(","))) if corpora else ()
-        return RunInfo(rid, name, status, json.loads(settings), vsize, mcount, started, ended,
-                       json.loads(timings), error, ids)
-
     def runs(self) -> list[RunInfo]:
-        return [self._run_info(r) for r in self._conn.execute(self._RUN_SQL + " ORDER BY r.id")]
+        """Every run; one whose row is damaged is listed with ``damage`` saying why."""
+        return [validate.run_info(r, opening.owner_alive)
+                for r in self._conn.execute(self._RUN_SQL + " ORDER BY r.id")]
 
     def run(self, run_id: int) -> RunInfo:
+        """The run (``damage`` set when its row is damaged: it is still named and listed)."""
+        return validate.run_info(self._run_row(run_id), opening.owner_alive)
+
+    def _run_row(self, run_id: int) -> tuple:
         row = self._one(self._RUN_SQL + " WHERE r.id = ?", (run_id,))
         if row is None:
             raise WorkbenchError(f"There is no run {run_id} in {self.path}; "
                                  "list the runs to see their numbers.")
-        return self._run_info(row)
+        return row
+
+    def usable_run(self, run_id: int) -> RunInfo:
+        """The run, or DamagedValue naming the first damaged column of its row."""
+        return validate.decode_run(self._run_row(run_id), opening.owner_alive)
+
+    def run_problem(self, run_id: int) -> WorkbenchError | None:
+        """What makes a run unusable, or None: a damaged value in its row or in any of its rows of
+        the other tables (one pass over each in SQLite; a window asks before it shows the run)."""
+        try:
+            info = self.usable_run(run_id)
+        except WorkbenchError as exc:
+            return exc
+        return validate.tables_problem(self._conn, info)
+
+    def source_problem(self, source: tuple[str, int]) -> WorkbenchError | None:
+        """:meth:`run_problem` for ``("run", id)``, the same for an imported ``("ref", id)``."""
+        kind, sid = source
+        return self.run_problem(sid) if kind == "run" else validate.reference_problem(self._conn, sid)
+
+    def _run_owner(self, run_id: int, *, required: bool = False) -> str:
+        """How messages name the run (``required``: a missing run is an error, not "no rows")."""
+        row = self._one("SELECT name FROM runs WHERE id = ?", (run_id,))
+        if row is None and required:
+            raise WorkbenchError(f"There is no run {run_id} in {self.path}; "
+                                 "list the runs to see their numbers.")
+        return validate.owner_label("run", run_id, row[0] if row else "")
 
     def latest_run_id(self) -> int | None:
         row = self._one("SELECT max(id) FROM runs")
@@ -560,11 +587,14 @@ class ProjectStore:
                "LEFT JOIN vocab rv ON rv.run_id = ? AND rv.id = p.right_id "
                "ORDER BY p.rank")
         params = (run_id, max(0, int(limit)), max(0, int(offset)), run_id, run_id, run_id)
-        return [MergeRow(*row) for row in self._conn.execute(sql, params)]
+        owner = self._run_owner(run_id)
+        return [validate.merge_row(row, owner) for row in self._conn.execute(sql, params).fetchall()]
 
     def vocab(self, run_id: int) -> list[tuple[int, bytes, str]]:
-        return self._conn.execute("SELECT id, piece, kind FROM vocab WHERE run_id = ? "
-                                  "ORDER BY id", (run_id,)).fetchall()
+        owner = self._run_owner(run_id)
+        return [(validate.whole(i, owner, "vocab.id"), validate.piece(p, owner), validate.raise_kind(k, owner))
+                for i, p, k in self._conn.execute("SELECT id, piece, kind FROM vocab WHERE run_id = ? "
+                                                  "ORDER BY id", (run_id,)).fetchall()]
 
     def steps(self, run_id: int, since_step: int = 0, *, every: int = 1, limit: int | None = None) -> list[StepRow]:
         """Steps after ``since_step``, so a live plot can poll for just the new ones.
@@ -590,7 +620,8 @@ class ProjectStore:
                 sql = (f"SELECT * FROM ({sql}) UNION ALL SELECT rank + 1, vocab_size, token_count, frequency, "
                        "extra FROM merges WHERE run_id = ? AND rank = ?")
                 params += (run_id, last[0] - 1)
-        return [StepRow(s, v, t, f, json.loads(x) if x else {}) for s, v, t, f, x in self._conn.execute(sql, params)]
+        owner = self._run_owner(run_id)
+        return [validate.step(row, owner) for row in self._conn.execute(sql, params).fetchall()]
 
     def run_steps(self, run_id: int, since_step: int = 0) -> list[RunStepRow]:
         """The run's ``run_steps`` rows after ``since_step`` (a live plot polls for the new ones).
@@ -599,20 +630,23 @@ class ProjectStore:
         trained on the likelihood score one per merge (its score); BPE runs none — their steps
         are the merges (:meth:`steps`).
         """
+        owner = self._run_owner(run_id)
         rows = self._conn.execute(
             "SELECT step, phase, vocab_size, token_count, value FROM run_steps "
-            "WHERE run_id = ? AND step > ? ORDER BY step", (run_id, since_step))
-        return [RunStepRow(*row) for row in rows]
+            "WHERE run_id = ? AND step > ? ORDER BY step", (run_id, since_step)).fetchall()
+        return [RunStepRow(*validate.step_row(row, owner)) for row in rows]
 
     def load_tokenizer(self, run_id: int) -> Tokenizer:
-        """Rebuild the run's Tokenizer from its settings, vocabulary and merges."""
-        info = self.run(run_id)
+        """Rebuild the run's Tokenizer from its settings, vocabulary and merges; every value is
+        checked on the way (a damaged one raises DamagedValue naming the run and the column)."""
+        info = self.usable_run(run_id)
+        owner = validate.owner_label("run", run_id, info.name)
         rows = self.vocab(run_id)
         specials = {p.decode("utf-8", "replace"): i for i, p, kind in rows if kind == "special"}
         merges = self._conn.execute("SELECT left_id, right_id, new_id FROM merges "
                                     "WHERE run_id = ? ORDER BY rank", (run_id,)).fetchall()
-        return _tokenizer(self.path, f"run {run_id}", info.name, info.settings,
-                          [(i, p) for i, p, _ in rows], merges, specials)
+        return validate.build_tokenizer(owner, info.name, info.settings, [(i, p) for i, p, _ in rows],
+                                        merges, specials)
 
     # ---- reference tokenizers ---------------------------------------------------------------
     def add_reference(self, name: str, tokenizer: Tokenizer, *, fmt: str, source_path: str,
@@ -636,18 +670,19 @@ class ProjectStore:
             "(SELECT count(*) FROM ref_vocab v WHERE v.ref_id = r.id), "
             "(SELECT count(*) FROM ref_merges m WHERE m.ref_id = r.id), r.added "
             "FROM refs r ORDER BY r.id")
-        return [ReferenceInfo(*row) for row in rows]
+        return [validate.reference_info(row) for row in rows]
 
     def load_reference(self, ref_id: int) -> Tokenizer:
         row = self._one("SELECT name, settings FROM refs WHERE id = ?", (ref_id,))
         if row is None:
             raise WorkbenchError(f"There is no reference tokenizer {ref_id} in {self.path}.")
+        owner = validate.owner_label("reference", ref_id, row[0])
+        settings = validate.settings(row[1], owner)
         pieces = self._conn.execute("SELECT id, piece FROM ref_vocab WHERE ref_id = ? ORDER BY id",
                                     (ref_id,)).fetchall()
         merges = self._conn.execute("SELECT left_id, right_id, new_id FROM ref_merges "
                                     "WHERE ref_id = ? ORDER BY rank", (ref_id,)).fetchall()
-        return _tokenizer(self.path, f"reference {ref_id}", row[0], json.loads(row[1]),
-                          pieces, merges)
+        return validate.build_tokenizer(owner, validate.display_text(row[0]), settings, pieces, merges)
 
     def delete_reference(self, ref_id: int) -> None:
         with self._write() as c:
@@ -665,7 +700,8 @@ class ProjectStore:
             return self._one("SELECT id FROM texts WHERE name = ?", (name,))[0]
 
     def texts(self) -> list[tuple[int, str, str]]:
-        return self._conn.execute("SELECT id, name, text FROM texts ORDER BY id").fetchall()
+        return [(i, validate.display_text(name), validate.display_text(text))
+                for i, name, text in self._conn.execute("SELECT id, name, text FROM texts ORDER BY id")]
 
     def delete_text(self, text_id: int) -> None:
         with self._write() as c:
@@ -675,7 +711,7 @@ class ProjectStore:
     def setting(self, key: str, default: Any = None) -> Any:
         """The JSON value kept under ``key`` (``default`` when there is none)."""
         row = self._one("SELECT value FROM settings WHERE key = ?", (key,))
-        return default if row is None else json.loads(row[0])
+        return default if row is None else validate.json_value(row[0], f"project setting {key}", "value")
 
     def set_setting(self, key: str, value: Any) -> None:
         """Keep ``value`` (anything JSON can hold) under ``key``, in one transaction."""
@@ -781,30 +817,3 @@ def _inserted_id(cursor: sqlite3.Cursor) -> int:
     rowid = cursor.lastrowid
     assert rowid is not None
     return rowid
-
-
-def _tokenizer(path: Path, what: str, name: str, settings: dict, pieces: list, merges: list,
-               specials: dict[str, int] | None = None) -> Tokenizer:
-    """Build a Tokenizer; every dataclass field found in ``settings`` is passed through.
-
-    Going by the dataclass fields (not a fixed list) keeps fields added to ``Tokenizer`` later
-    round-tripping without a change here. For runs the special tokens come from the vocabulary
-    rows of kind ``special`` (training settings may list them without ids).
-    """
-    if [i for i, _ in pieces] != list(range(len(pieces))):
-        raise WorkbenchError(f"The vocabulary of {what} in {path} has gaps; the file is damaged "
-                             "— train the run again or restore a backup.")
-    kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(Tokenizer):
-        if f.name in ("vocab", "merges", "name") or f.name not in settings:
-            continue
-        value = settings[f.name]
-        kwargs[f.name] = tuple(value) if isinstance(value, list) else value
-    if specials is not None:
-        kwargs["special_tokens"] = specials
-    elif not isinstance(kwargs.get("special_tokens", {}), dict):
-        kwargs.pop("special_tokens")
-    if kwargs.get("unk_token") == "":
-        kwargs["unk_token"] = None
-    return Tokenizer(vocab=tuple(p for _, p in pieces),
-                     merges=tuple((a, b, n) for a, b, n in merges), name=name, **kwargs)

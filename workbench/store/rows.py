@@ -27,7 +27,12 @@ class CorpusRef:
 
 @dataclass(frozen=True)
 class RunInfo:
-    """One training run. ``status`` reads ``interrupted`` for a ``running`` run whose process died."""
+    """One training run. ``status`` reads ``interrupted`` for a ``running`` run whose process died.
+
+    ``damage`` is empty, or the one line saying which column of the run's row is damaged (a project
+    edited outside the workbench): the run is still listed, its settings and timings read as empty,
+    and nothing can be done with it (:mod:`workbench.store.validate`).
+    """
 
     id: int
     name: str
@@ -40,6 +45,7 @@ class RunInfo:
     timings: dict[str, Any]
     error: str | None
     corpus_ids: tuple[int, ...]
+    damage: str = ""
 
     @property
     def merges_nothing(self) -> bool:

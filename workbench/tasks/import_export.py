@@ -82,8 +82,20 @@ def _trial_encode(tokenizer, path: Path) -> None:
 
 
 def latest_usable_run(store) -> int | None:
-    """The newest finished run, else the newest run with merges (cancelled/interrupted ones count)."""
+    """The newest finished run, else the newest run with merges (cancelled/interrupted ones count).
+
+    A run whose stored row is damaged is passed over, with a note naming it when it would have been
+    chosen (``#RUN`` still reaches it, and then says what is damaged)."""
     runs = store.runs()
+    chosen = _newest_usable([r for r in runs if not r.damage])
+    skipped = _newest_usable(runs)
+    if skipped is not None and skipped != chosen:
+        damaged = next(r for r in runs if r.id == skipped)
+        _NOTES.warning("used an older run, since %s", damaged.damage)
+    return chosen
+
+
+def _newest_usable(runs) -> int | None:
     finished = [r for r in runs if r.status == "finished"]
     if finished:
         return max(finished, key=lambda r: r.id).id

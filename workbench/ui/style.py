@@ -59,6 +59,7 @@ STATUS_STYLE = {
     "paused": ("#d68910", "‖"),
     "interrupted": ("#e67e22", "!"),
     "failed": ("#e74c3c", "✕"),
+    "damaged": ("#e74c3c", "!"),  # a value stored in the run is damaged (store.validate)
 }
 # Curve colours for overlaid runs (colour-blind-friendly Okabe–Ito order, then Tableau).
 # The focus ring (ring, inner line) per scheme: see focus_colours and tests/ui/test_ui_a11y.py.

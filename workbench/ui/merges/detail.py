@@ -189,7 +189,9 @@ class MergeDetail(DetailPane):
         leaves = root.leaves()
         if len(leaves) > 1:
             n_merges = len(root.merges())
-            parts.append(f"built from {len(leaves)} base tokens in {n_merges} merge{'' if n_merges == 1 else 's'}")
+            levels = root.depth() - 1  # merges on the longest path down to a base token
+            parts.append(f"built from {len(leaves)} base tokens in {n_merges} merge{'' if n_merges == 1 else 's'}, "
+                         f"{levels} level{'' if levels == 1 else 's'} deep")
         self.subtitle.setText(" · ".join(parts))
         self._fill_tree(root)
         self._fill_children(source, token_id)
@@ -204,7 +206,7 @@ class MergeDetail(DetailPane):
         self.tree.clear()
         muted = muted_brush()
 
-        def add(node: AncestryNode, parent) -> QTreeWidgetItem:
+        def item_for(node: AncestryNode) -> QTreeWidgetItem:
             item = QTreeWidgetItem([_node_label(node), str(node.token_id),
                                     "base" if node.rank is None else str(node.rank)])
             item.setData(0, _ID_ROLE, node.token_id)
@@ -214,15 +216,18 @@ class MergeDetail(DetailPane):
             if node.rank is None:
                 for col in range(3):
                     item.setForeground(col, muted)
-            if parent is None:
-                self.tree.addTopLevelItem(item)
-            else:
-                parent.addChild(item)
-            for part in node.parts:
-                add(part, item)
             return item
 
-        add(root, None)
+        # Iterative, parent before parts: a trained chain can be thousands of merges deep.
+        top = item_for(root)
+        self.tree.addTopLevelItem(top)
+        stack = [(root, top)]
+        while stack:
+            node, item = stack.pop()
+            for part in node.parts:
+                child = item_for(part)
+                item.addChild(child)
+                stack.append((part, child))
         self.tree.expandAll()
 
     def _fill_children(self, source: MergeSource, token_id: int) -> None:

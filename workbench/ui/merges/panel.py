@@ -116,6 +116,7 @@ class MergePanel(QWidget):
         self._syncing = False
         self._vocab_dirty = True
         self._pieces_mode = False  # a Unigram source: the piece table replaces the merge table
+        self._damaged = ""  # the line naming the damaged value of the chosen source, if any
 
         # ---- top bar ----------------------------------------------------------------------------
         self.chooser = QComboBox()
@@ -355,12 +356,21 @@ class MergePanel(QWidget):
         self._source = source
         self.detail.clear()
         self.error.show_message("")
+        # A run or reference with a damaged stored value (a project edited outside the workbench) is
+        # named in the chooser but not shown: the line says which column, the others stay usable.
+        problem = self.store.source_problem(source) if source is not None and self.store is not None else None
+        self._damaged = str(problem or "")
+        if problem is not None:
+            source = None
         if source is None or self._conn is None:
             self._merge_source = None
             self.model.set_source(None)
             self.vocab.set_source(None, None, None)
             self.pieces.set_source(None, None, None)
             self._set_pieces_mode(False)
+            self.error.show_message(self._damaged)
+            self.table.set_placeholder("This run cannot be shown: a value stored in it is damaged." if self._damaged
+                                       else "")
             self._update_status()
             return
         self._merge_source = MergeSource(self._conn, source)
@@ -426,7 +436,7 @@ class MergePanel(QWidget):
 
     @Slot(int)
     def _on_tab(self, index: int) -> None:
-        if index == TAB_VOCAB and self._vocab_dirty and self._source is not None:
+        if index == TAB_VOCAB and self._vocab_dirty and self._merge_source is not None:
             self._load_vocab()
         elif index == TAB_MERGES and self._pieces_mode:
             self.pieces.auto_count()
@@ -473,8 +483,8 @@ class MergePanel(QWidget):
 
     def _update_status(self) -> None:
         info = self._info(self._source)
-        if info is None:
-            self.status.setText("")
+        if info is None or self._damaged:
+            self.status.setText("damaged: not shown" if self._damaged else "")
             return
         total = self.model.total
         if self._pieces_mode:

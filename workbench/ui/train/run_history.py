@@ -51,6 +51,8 @@ def describe(run: RunInfo) -> str:
         lines.append("special tokens " + " ".join(s["special_tokens"]))
     if run.error:
         lines.append(run.error)
+    if run.damage:
+        lines = [lines[0], run.damage]
     return "\n".join(line for line in lines if line)
 
 
@@ -144,6 +146,7 @@ class RunHistory(QWidget):
 
     def _item(self, run: RunInfo) -> QTreeWidgetItem:
         status = "running" if run.id == self._live and run.status == "running" else run.status
+        status = "damaged" if run.damage else status
         took = (run.timings or {}).get("total_s")
         if took is None and run.ended and run.started:
             took = run.ended - run.started

@@ -69,6 +69,8 @@ def _trained() -> dict[str, Tokenizer]:
         "unigram-unk": _unigram(lines, special_tokens=(SPECIAL,)),
         "unigram-bytes-nmt": _unigram(lines, byte_fallback=True, normalizer=("nmt-nfkc",)),
         "unigram-lower": _unigram(lines, normalizer=("lower",)),
+        # a Unigram run's default clean-up: its spaces depend on their neighbours
+        "unigram-default": _unigram(lines, normalizer=("nmt", "spm-whitespace")),
     }
 
 
@@ -77,7 +79,8 @@ def tokenizers() -> dict[str, Tokenizer]:
     return _trained()
 
 
-FAMILIES = ["bpe-bytes", "bpe-lower", "wordpiece", "unigram-unk", "unigram-bytes-nmt", "unigram-lower"]
+FAMILIES = ["bpe-bytes", "bpe-lower", "wordpiece", "unigram-unk", "unigram-bytes-nmt", "unigram-lower",
+            "unigram-default"]
 
 FRAGMENTS = ["Hello", "world", "def greet(name):", "return", "Привет, мир", "数据工程师", "中文句子。", "👍",
              "👩\u200d💻", "🇩🇪", "café", "e\u0301", "ﬁne Ⅻ", "Straße", "  ", " ", "\t", "12345", "{name}!", "—"]
@@ -179,7 +182,7 @@ def test_editing_line_two_reencodes_only_its_chunk(tokenizers, name):
     assert new.tokens() == fresh.tokens() and new.colours() == fresh.colours()
     assert new.block_spans == fresh.block_spans and new.ids_lines == fresh.ids_lines
     if "\n" not in tok.normalize(after):  # nmt-nfkc and BERT's clean-up read a line break as a space
-        assert name in ("unigram-bytes-nmt", "wordpiece") and len(new._parts) == 1  # one chunk: no reuse
+        assert name in ("unigram-bytes-nmt", "unigram-default", "wordpiece") and len(new._parts) == 1  # one chunk: no reuse
         return
     assert len(old._parts) == len(new._parts) == 3
     assert new._parts[0][0] is old._parts[0][0] and new._parts[2][0] is old._parts[2][0]
@@ -206,3 +209,20 @@ def test_near_ties_keep_the_lattice_whole_as_the_encoder_does(tokenizers):
         else:
             assert len(layout._parts) > 1
     assert fragile > 10  # the case is exercised
+
+
+def test_a_default_unigram_colours_each_word_where_it_stands(tokenizers):
+    """SentencePiece's clean-up drops leading spaces and folds runs of spaces (spm-whitespace) and
+    reads a line break as a space (nmt): the tokens still land on their own words, not on the whole
+    text (a piecewise offset map used to give up and give every token the whole text)."""
+    tok = tokenizers["unigram-default"]
+    text = "  Hello   world\n second\tline  "
+    layout = Inspector(SpanEncoder(tok)).inspect(text)
+    assert layout.ids() == Encoder(tok).encode(text)
+    spans = [(start, end) for _id, start, end, *_rest in layout.tokens()]
+    assert all(0 <= a <= b <= len(text) for a, b in spans) and spans == sorted(spans)  # the dummy ▁: no width
+    for word in ("Hello", "world", "second", "line"):
+        at = text.index(word)
+        covering = [(a, b) for a, b in spans if a < at + len(word) and b > at]
+        assert covering and min(a for a, _ in covering) >= text.rindex(" ", 0, at) - 2, (word, covering)
+        assert max(b for _, b in covering) <= at + len(word), (word, covering)

@@ -118,7 +118,8 @@ def offset_map(text: str, normalized: str, normalize: Callable[[str], str]) -> t
     chunks = [m.group() for m in _SPACE_CHUNK.finditer(text) if m.group()]
     normed = [normalize(c) for c in chunks]
     if "".join(normed) != normalized:
-        return [0] * len(normalized), [len(text)] * len(normalized)
+        aligned = _align_words(text, normalized, chunks, normalize)
+        return aligned or ([0] * len(normalized), [len(text)] * len(normalized))
     pos = 0
     for chunk, out in zip(chunks, normed):
         if out == chunk:
@@ -127,6 +128,40 @@ def offset_map(text: str, normalized: str, normalize: Callable[[str], str]) -> t
         else:
             _map_chunk(chunk, out, pos, normalize, starts, ends)
         pos += len(chunk)
+    return starts, ends
+
+
+def _align_words(text: str, normalized: str, chunks: list[str],
+                 normalize: Callable[[str], str]) -> tuple[list[int], list[int]] | None:
+    """For normalizers whose whitespace depends on its neighbours (SentencePiece's
+    ``remove_extra_whitespaces``: no leading or trailing space, a run of spaces as one; NMT's line
+    breaks read as spaces): each non-space chunk, normalized alone, is found in order in
+    ``normalized``; what lies between two of them there comes from the whitespace between them in
+    ``text``. ``None`` when a chunk is not found where it must be."""
+    starts: list[int] = []
+    ends: list[int] = []
+    done = 0  # characters of ``normalized`` placed
+    gap_from = 0  # where the whitespace before the next non-space chunk starts in ``text``
+    pos = 0
+    for chunk in chunks:
+        if chunk.isspace():
+            pos += len(chunk)
+            continue
+        out = normalize(chunk)
+        at = normalized.find(out, done) if out else done
+        if at < 0 or normalized[done:at].strip():  # only (normalized) whitespace may lie between
+            return None
+        starts.extend([gap_from] * (at - done))
+        ends.extend([max(pos, gap_from + 1)] * (at - done))
+        if out:
+            _map_chunk(chunk, out, pos, normalize, starts, ends)
+        done = at + len(out)
+        pos += len(chunk)
+        gap_from = pos
+    if normalized[done:].strip():
+        return None
+    starts.extend([gap_from] * (len(normalized) - done))
+    ends.extend([len(text)] * (len(normalized) - done))
     return starts, ends
 
 

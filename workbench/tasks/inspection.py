@@ -787,6 +787,12 @@ def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int =
         # The window's own dummy ▁ is a separate zero-width word, as for a text that starts with a space.
         position = min(max(position, 0), len(text) - 1)
         base = max(text.rfind(" ", 0, position + 1), 0)
+        if "spm-whitespace" in tokenizer.normalizer:
+            # It drops a text's leading spaces: start the window inside the word before, so the
+            # word's own ▁ (a space there) stays the space it is in the whole text.
+            while base > 0 and text[base - 1] == " ":
+                base -= 1
+            base = max(base - 1, 0)
         stop = text.find(" ", position + 1)
         text = text[base:stop if stop >= 0 else len(text)]
         position -= base

@@ -95,6 +95,7 @@ def test_runs_shows_a_running_unigrams_size_and_a_cancelled_one_as_a_cut(corpus,
         for line in proc.stderr:  # wait for the second step: the run is running and has stored steps
             if '"step": 2,' in line:
                 break
+        proc.send_signal(signal.SIGSTOP)  # hold the trainer there (a small run ends within a second)
         deadline = time.monotonic() + 60
         while True:
             rows = json.loads(_wb("runs", str(project), "--json", cwd=tmp_path).stdout)
@@ -103,6 +104,7 @@ def test_runs_shows_a_running_unigrams_size_and_a_cancelled_one_as_a_cut(corpus,
             assert time.monotonic() < deadline, rows  # |V| = 3 (the specials) before: the size was not shown
             time.sleep(0.2)
         proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signal.SIGCONT)
         proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:

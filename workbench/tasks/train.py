@@ -312,7 +312,9 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     if report is not None:  # building the trainer can take a while (Unigram seeds its pieces here)
         report(Progress("preparing", model=spec.model, message=rule.preparing))
     trainer = fam.trainer(counts, spec)
-    initial = trainer.initial_size
+    # Only a merging model's size is asked for here: a pruning one (Unigram) seeds when asked, and
+    # seeding inside run() can be cancelled.
+    initial = trainer.initial_size if rule.measure == "merges" else 0
     if rule.measure == "merges" and spec.vocab_size is not None and initial >= spec.vocab_size:
         # As tokenizers' trainers do, every symbol of the corpus is kept: say why nothing will merge.
         note = (f"the corpus has {initial:,} initial symbols and specials, not fewer than the vocabulary size "

@@ -174,3 +174,19 @@ def test_the_window_lists_every_run_and_shows_the_damaged_ones_line(three_runs, 
         qtbot.waitUntil(lambda: "column settings" in merges.error.text(), timeout=10000)
     finally:
         window.shutdown()
+
+
+def test_a_run_that_failed_before_its_model_was_stored_says_it_failed_not_damaged(tmp_path):
+    """A Unigram asked for more pieces than its corpus yields fails at the final cut, after the run
+    was created: using it names the failure, not "edited outside the workbench"."""
+    from hostile_helpers import one_line_error, run_inproc
+
+    corpus = tmp_path / "small.txt"
+    corpus.write_text("the quick brown fox jumps over the lazy dog\n" * 30, encoding="utf-8")
+    project = tmp_path / "p.tokproj"
+    code, _out, err = run_inproc(["train", str(corpus), "--project", str(project), "--model", "unigram",
+                                  "--vocab-size", "3000", "--progress", "none"], timeout_s=60)
+    assert code == 2 and "yields only" in one_line_error(err)
+    code, _out, err = run_inproc(["encode", "--tokenizer", f"{project}#1", "--text", "the fox"])
+    line = one_line_error(err)
+    assert code == 2 and "failed (the corpus yields only" in line and "outside the workbench" not in line, line

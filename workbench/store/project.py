@@ -34,7 +34,7 @@ from typing import Any, Iterator, Sequence
 from workbench.core.atomic import replacing
 from workbench.core.model import Tokenizer
 from workbench.core.unigram import PruningCheckpoint
-from workbench.errors import WorkbenchError
+from workbench.errors import DamagedValue, WorkbenchError
 from workbench.store import opening, schema, validate, wal
 from workbench.store.rows import (
     RUN_STATUSES,
@@ -645,8 +645,16 @@ class ProjectStore:
         specials = {p.decode("utf-8", "replace"): i for i, p, kind in rows if kind == "special"}
         merges = self._conn.execute("SELECT left_id, right_id, new_id FROM merges "
                                     "WHERE run_id = ? ORDER BY rank", (run_id,)).fetchall()
-        return validate.build_tokenizer(owner, info.name, info.settings, [(i, p) for i, p, _ in rows],
-                                        merges, specials)
+        try:
+            return validate.build_tokenizer(owner, info.name, info.settings, [(i, p) for i, p, _ in rows],
+                                            merges, specials)
+        except DamagedValue:
+            if info.status != "failed":
+                raise
+            # A run that failed before its model was stored (Unigram keeps its pieces for the end)
+            # is not damaged: say what happened to it.
+            raise WorkbenchError(f"{owner} failed ({info.error or 'no reason stored'}): it has no tokenizer to "
+                                 "use; train it again") from None
 
     # ---- reference tokenizers ---------------------------------------------------------------
     def add_reference(self, name: str, tokenizer: Tokenizer, *, fmt: str, source_path: str,

@@ -60,3 +60,43 @@ def test_the_window_draws_a_long_run_from_a_bounded_number_of_steps(make_window,
     x, _y = panel.plots.curve_data(1, "frequency")
     assert 0 < len(x) <= PLOT_POINTS + 1
     assert x[-1] == N + 5  # the curve still ends at the run's last merge
+
+
+def test_a_long_merge_list_is_filtered_and_sorted_off_the_gui_thread(make_window, long_run, qtbot):
+    """400,000 merges: the Merges tab's filter and sort run in a worker with a connection of its
+    own — the call returns at once with the old rows still shown and "filtering…" said, and the
+    result replaces them when it arrives (a regex filter on 10M merges blocked the window 94 s)."""
+    from PySide6.QtCore import Qt
+
+    window = make_window(long_run)
+    window.show_panel("merges")
+    panel = window.merges
+    model = panel.model
+    assert model.ASYNC_KEYS <= N
+    qtbot.waitUntil(lambda: not model.busy and model.rowCount() == N + 5, timeout=30000)
+    panel.set_filter("he39999", regex=False)  # the pieces he39999, he399990 … he399999
+    assert model.busy and model.rowCount() == N + 5  # returned before the query ran: old rows still there
+    assert panel.count_label.text() == "filtering and sorting…"
+    qtbot.waitUntil(lambda: not model.busy, timeout=60000)
+    with sqlite3.connect(long_run) as conn:
+        expected = conn.execute("SELECT count(*) FROM vocab WHERE run_id = 1 AND kind = 'merge' "
+                                "AND instr(CAST(piece AS TEXT), 'he39999') > 0").fetchone()[0]
+    assert model.rowCount() == expected == 11
+    assert panel.count_label.text() == f"11 of {N + 5:,} merges match"
+    frequency = next(i for i, column in enumerate(model.COLUMNS) if column[1] == "frequency")
+    model.sort(frequency, Qt.SortOrder.AscendingOrder)
+    qtbot.waitUntil(lambda: not model.busy and model.sort_column == frequency, timeout=60000)
+    shown = [model.entry(row).frequency for row in range(model.rowCount())]
+    assert shown == sorted(shown) and len(shown) == 11
+
+
+def test_a_newer_filter_replaces_a_running_one(make_window, long_run, qtbot):
+    window = make_window(long_run)
+    window.show_panel("merges")
+    panel, model = window.merges, window.merges.model
+    qtbot.waitUntil(lambda: not model.busy and model.rowCount() == N + 5, timeout=30000)
+    panel.set_filter("(a|b|c|d)*x", regex=True)  # slow over 400,000 pieces
+    panel.set_filter("he1234", regex=False)  # typed on: only this one's result may arrive
+    qtbot.waitUntil(lambda: not model.busy, timeout=60000)
+    assert model.query is not None and model.query.text.text == "he1234"
+    assert model.rowCount() == 111  # he1234, he12340 … he12349, he123400 … he123499

@@ -128,6 +128,12 @@ class LazyKeyedModel(QAbstractTableModel):
     NATURAL = "rank"  # the order key that equals the row key
 
     rows_changed = Signal()  # after a reset, a re-sort or inserted rows: labels re-read counts
+    busy_changed = Signal(bool)  # a long source is being filtered or sorted off the GUI thread
+    failed = Signal(str)  # such a job failed (the query was stopped, the file went away): one line
+
+    #: Sources with at least this many keys are filtered, sorted and opened off the GUI thread (see
+    #: :meth:`use_worker`); shorter ones answer within a frame, and at once, as before.
+    ASYNC_KEYS = 200_000
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -143,6 +149,9 @@ class LazyKeyedModel(QAbstractTableModel):
         self._pages: OrderedDict[int, list] = OrderedDict()
         self.fetches = 0  # pages read from SQLite (tests check laziness with it)
         self._font = mono_font()
+        self._runner = None
+        self._open_source = None
+        self.busy = False
 
     # ---- state ----------------------------------------------------------------------------------
     @property
@@ -189,25 +198,77 @@ class LazyKeyedModel(QAbstractTableModel):
         self._identity, self._n, self._keys, self._values, self._last_key = state
         self._pages.clear()
 
-    def set_source(self, source, query=None) -> None:
-        """Show another source (None: nothing) with ``query``; a model reset."""
-        state = self._compute(source, query, self.sort_key if source else self.NATURAL, self._descending)
+    # ---- long sources: off the GUI thread --------------------------------------------------------
+    def use_worker(self, runner, open_source) -> None:
+        """Filter, sort and open sources of :attr:`ASYNC_KEYS` keys or more off the GUI thread.
+
+        ``runner`` is the window's :class:`~workbench.ui.jobs.JobRunner`; ``open_source(source,
+        should_stop)`` is a context manager, entered in the worker thread, that gives a copy of
+        ``source`` on a connection of its own whose queries stop when ``should_stop()``. A newer
+        request replaces a running one (the runner drops the stale result and stops its query).
+        Until the result arrives the old rows stay (a new source shows none), and ``busy_changed``
+        says so; a failure is ``failed(message)`` and changes nothing.
+        """
+        self._runner, self._open_source = runner, open_source
+
+    def _off_thread(self, source) -> bool:
+        return self._runner is not None and source is not None and source.max_key() >= self.ASYNC_KEYS
+
+    def _submit(self, source, query, order: str, descending: bool, upto: int | None, apply) -> None:
+        open_source, compute = self._open_source, self._compute
+        assert self._runner is not None and open_source is not None
+
+        def job(should_stop, _progress):
+            with open_source(source, should_stop) as copy:
+                return compute(copy, query, order, descending, upto)
+
+        def done(state: tuple) -> None:
+            self._set_busy(False)
+            apply(state)
+
+        def failed(message: str) -> None:
+            self._set_busy(False)
+            self.failed.emit(message)
+
+        self._set_busy(True)
+        self._runner.submit(job, done, failed, key=("lazy-model", id(self)), hooks=True)
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self.busy:
+            self.busy = busy
+            self.busy_changed.emit(busy)
+
+    def _reset_to(self, source, query, state: tuple) -> None:
         self.beginResetModel()
         self._source, self._query = source, query
         self._apply(state)
         self.endResetModel()
         self.rows_changed.emit()
 
+    # ---- showing a source and a filter --------------------------------------------------------------
+    def set_source(self, source, query=None) -> None:
+        """Show another source (None: nothing) with ``query``; a model reset."""
+        order = self.sort_key if source else self.NATURAL
+        if self._off_thread(source):
+            self._reset_to(source, query, (True, 0, [], [], -1))  # nothing of the old source stays
+            self._submit(source, query, order, self._descending, None,
+                         lambda state: self._reset_to(source, query, state) if self._source is source else None)
+            return
+        if self._runner is not None:
+            self._runner.cancel(("lazy-model", id(self)))
+            self._set_busy(False)
+        self._reset_to(source, query, self._compute(source, query, order, self._descending))
+
     def set_query(self, query) -> None:
         """Filter; raises WorkbenchError (bad regex, unreadable file) and then changes nothing."""
         if query is not None and getattr(query, "text", None):
             query.text.validate()
-        state = self._compute(self._source, query, self.sort_key, self._descending)
-        self.beginResetModel()
-        self._query = query
-        self._apply(state)
-        self.endResetModel()
-        self.rows_changed.emit()
+        source = self._source
+        if self._off_thread(source):
+            self._submit(source, query, self.sort_key, self._descending, None,
+                         lambda state: self._reset_to(source, query, state) if self._source is source else None)
+            return
+        self._reset_to(source, query, self._compute(source, query, self.sort_key, self._descending))
 
     def reload(self) -> None:
         """Re-read everything (a run was rewritten or deleted)."""
@@ -231,7 +292,16 @@ class LazyKeyedModel(QAbstractTableModel):
         if self._source is None:
             self._sort_column, self._descending = column, descending
             return
-        state = self._compute(self._source, self._query, key, descending, upto=self._last_key)
+        source, query = self._source, self._query
+        if self._off_thread(source):
+            def apply(state: tuple) -> None:
+                if self._source is source and self._query is query:
+                    self._apply_sorted(column, descending, state)
+            self._submit(source, query, key, descending, self._last_key, apply)
+            return
+        self._apply_sorted(column, descending, self._compute(source, query, key, descending, upto=self._last_key))
+
+    def _apply_sorted(self, column: int, descending: bool, state: tuple) -> None:
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
         old_keys = [self.key_at(p.row()) for p in persistent]

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6.QtCore import (
@@ -60,6 +62,7 @@ from workbench.store.browse import (
     store_connection,
 )
 from workbench.ui.empty_state import EmptyState
+from workbench.ui.jobs import JobRunner
 from workbench.ui.merges.detail import MergeDetail
 from workbench.ui.merges.merge_model import MergeTableModel
 from workbench.ui.merges.piece_view import PieceView
@@ -193,6 +196,10 @@ class MergePanel(QWidget):
         self.table.horizontalHeader().sortIndicatorChanged.connect(self._sync_sort_indicator)
         self.table.setAccessibleName("Merges in training order")
         self.model.rows_changed.connect(self._update_count)
+        self.jobs = JobRunner(self)  # long merge lists are filtered and sorted off the GUI thread
+        self.model.use_worker(self.jobs, self._worker_source)
+        self.model.busy_changed.connect(self._update_count)
+        self.model.failed.connect(self.error.show_message)
         self.detail = MergeDetail()
         self.detail.token_activated.connect(self._on_token_activated)
         split = beside_detail(self.table, self.detail)
@@ -374,7 +381,8 @@ class MergePanel(QWidget):
             self._update_status()
             return
         self._merge_source = MergeSource(self._conn, source)
-        self._set_pieces_mode(self._merge_source.model == "unigram" and self._merge_source.count() == 0)
+        # max_key reads the key's end; count() would walk every merge of a long run
+        self._set_pieces_mode(self._merge_source.model == "unigram" and self._merge_source.max_key() < 0)
         if self._pieces_mode:
             info = self._info(source)
             self.pieces.set_source(self._conn, self.path, source, info.status if info else "",
@@ -417,6 +425,21 @@ class MergePanel(QWidget):
         self.filter.edit.setPlaceholderText(
             "Filter pieces: a substring, or tick regex for a pattern such as ^▁" if on else
             "Filter pieces: a substring, or tick regex for a pattern such as ^\\s")
+
+    @contextmanager
+    def _worker_source(self, source: MergeSource, should_stop: Callable[[], bool]) -> Iterator[MergeSource]:
+        """``source`` again on a read connection of its own, for a worker thread (see
+        ``LazyKeyedModel.use_worker``): its queries stop as soon as ``should_stop()``."""
+        path = self.path
+        if path is None:
+            raise WorkbenchError("the project is closed")
+        store = open_read(path)
+        try:
+            conn = store_connection(store)
+            conn.set_progress_handler(lambda: 1 if should_stop() else 0, 1000)
+            yield MergeSource(conn, source.source)
+        finally:
+            store.close()
 
     def _tokenizer_loader(self, source: Source):
         """Builds the source's tokenizer on first use (the piece detail's segmentations)."""
@@ -565,6 +588,8 @@ class MergePanel(QWidget):
             return
         if self._merge_source is None:
             self.count_label.setText("")
+        elif m.busy:
+            self.count_label.setText("filtering and sorting…")
         elif m.is_filtered():
             self.count_label.setText(f"{m.rowCount():,} of {m.total:,} merges match")
         else:
@@ -665,6 +690,7 @@ class MergePanel(QWidget):
     # ---- shutdown -------------------------------------------------------------------------------------
     def shutdown(self) -> None:
         """Stop background jobs and close the connection (window close, test teardown)."""
+        self.jobs.shutdown()
         self.vocab.shutdown()
         self.pieces.shutdown()
         self.diff.shutdown()

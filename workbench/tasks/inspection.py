@@ -509,18 +509,10 @@ class Inspector:
         whole = [(0, len(segment))]
         if not model.escape or model.crosses_words:
             return whole
-        words = model.words(segment)
-        if model.line_is_fragile(words):
+        spans = model.word_spans(segment)
+        if model.line_is_fragile([word for word, _s, _e in spans]):
             return whole
-        shift = 1 if model.dummy_prefix else 0
-        out: list[tuple[int, int]] = []
-        pos = 0
-        for word in words:
-            s, e = max(pos - shift, 0), max(pos + len(word) - shift, 0)
-            if e > s:  # the dummy ▁ alone (a segment starting with a space) has no width
-                out.append((s, e))
-            pos += len(word)
-        return out
+        return [(s, e) for _word, s, e in spans if e > s]  # the dummy ▁ alone has no width
 
     @staticmethod
     def _cuts(text: str, starts: list[int], ends: list[int]) -> list[tuple[int, int]]:
@@ -746,19 +738,12 @@ def nbest_applies(tokenizer: Tokenizer) -> bool:
 def spm_word_spans(tokenizer: Tokenizer, text: str) -> tuple[str, list[tuple[str, int, int]]]:
     """The normalized text and its words as the encoder cuts them, with their spans in it.
 
-    The same cut as :meth:`~workbench.core.unigram.UnigramModel.encode_spans`: normalizer, ▁ for
+    The model's own cut (:meth:`~workbench.core.unigram.UnigramModel.word_spans`) after the normalizer: ▁ for
     every space, one dummy ▁ in front of the text (no width), a word at every ▁ — so a line break
     stays inside a word, as it does when the text is encoded.
     """
-    model = unigram.model_of(tokenizer)
     normalized = tokenizer.normalize(text) if tokenizer.normalizer else text
-    shift = 1 if (model.escape and model.dummy_prefix and normalized) else 0
-    out: list[tuple[str, int, int]] = []
-    pos = 0
-    for word in model.words(normalized):
-        out.append((word, max(pos - shift, 0), max(pos + len(word) - shift, 0)))
-        pos += len(word)
-    return normalized, out
+    return normalized, unigram.model_of(tokenizer).word_spans(normalized)
 
 
 def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int = NBEST_DEFAULT) -> NBest | None:
@@ -813,7 +798,7 @@ def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int =
     if len(word) > NBEST_MAX_WORD:
         raise WorkbenchError(f"this word is {len(word):,} characters long: n-best segmentations are listed for "
                              f"words of up to {NBEST_MAX_WORD} characters")
-    viterbi_ids = model._ids(word, model.viterbi(word))
+    viterbi_ids = model.ids_of(word, model.viterbi(word))
     rows: list[Segmentation] = []
     log_z = 0.0
     for path, share in unigram.nbest(tokenizer, word, n):
@@ -829,13 +814,13 @@ def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int =
                 at += 1
                 continue
             if unknown_from >= 0:
-                ids.extend(model._unknown(word[unknown_from:at]))
+                ids.extend(model.unknown_ids(word[unknown_from:at]))
                 unknown_from = -1
             log_p += model.score[pid]
             ids.append(pid)
             at += len(tokenizer.vocab[pid].decode("utf-8", "replace"))  # the piece's characters (as model.piece_id)
         if unknown_from >= 0:
-            ids.extend(model._unknown(word[unknown_from:at]))
+            ids.extend(model.unknown_ids(word[unknown_from:at]))
         if not rows and share > 0:
             log_z = log_p - math.log(share)
         rows.append(Segmentation(tuple(ids), tuple(piece_text(tokenizer.vocab[i]) for i in ids), log_p, share,

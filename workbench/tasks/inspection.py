@@ -364,9 +364,8 @@ class Inspector:
         self._separator = "\n"
         tok = encoder.tok
         self._specials = tok.special_ids if allow_special else frozenset()
-        self._special_re = encoder._special_re if allow_special else None
-        self._pre = encoder._pre
-        self._spm = encoder._spm
+        self._pre = tok.pre
+        self._spm = encoder.spm_model
         self._findall = None
         compiled = self._pre.compiled() if self._pre.name != "custom" else None
         if compiled is not None:
@@ -449,15 +448,7 @@ class Inspector:
         starts: list[int] = []
         ends: list[int] = []
         special_at: dict[int, int] = {}
-        segments: list[tuple[int, int, int | None]] = []
-        pos = 0
-        if self._special_re is not None:
-            for match in self._special_re.finditer(text):
-                segments.append((pos, match.start(), None))
-                segments.append((match.start(), match.end(), self.encoder.tok.special_tokens[match.group()]))
-                pos = match.end()
-        segments.append((pos, len(text), None))
-        for a, b, special in segments:
+        for a, b, special in self.encoder.special_segments(text, self.allow_special):
             if special is not None:
                 special_at[len(pieces)] = special
                 pieces.append(text[a:b])

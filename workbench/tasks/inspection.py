@@ -23,7 +23,6 @@ from workbench.core import unigram
 from workbench.core.display import piece_text
 from workbench.core.model import Tokenizer
 from workbench.core.offsets import (
-    ASTRAL,
     UNKNOWN_ID,
     Group,
     Span,
@@ -31,6 +30,7 @@ from workbench.core.offsets import (
     group_tokens,
     offset_map,
     remap_spans,
+    utf16_table,
 )
 from workbench.errors import WorkbenchError
 from workbench.tasks.token_colours import PARTIAL, SPECIAL, UNKNOWN, assign_colours
@@ -104,11 +104,8 @@ class _Chunk:
         self.group_line = tuple(bisect.bisect_right(starts, g[0]) - 1 for g in groups)
         self.u16: dict[int, tuple[int, ...]] = {}
         for n, start in enumerate(starts):
-            line = text[start:start + lens[n]]
-            if ASTRAL.search(line):
-                table = [0]
-                for ch in line:
-                    table.append(table[-1] + (2 if ord(ch) > 0xFFFF else 1))
+            table = utf16_table(text[start:start + lens[n]])
+            if table is not None:
                 self.u16[n] = tuple(table)
         self.unknown = self.ids.count(UNKNOWN_ID)
         self.bytes = len(text.encode("utf-8", "surrogatepass"))
@@ -635,10 +632,8 @@ class BlockMap:
         if u16 is None:
             u16 = {}
             for k, block in enumerate(self.blocks):
-                if ASTRAL.search(block):
-                    table = [0]
-                    for ch in block:
-                        table.append(table[-1] + (2 if ord(ch) > 0xFFFF else 1))
+                table = utf16_table(block)
+                if table is not None:
                     u16[k] = table
         self._u16 = u16  # block → UTF-16 offset of each code point (astral blocks only)
         lengths = [len(b) for b in self.blocks]

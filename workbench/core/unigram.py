@@ -343,10 +343,10 @@ class UnigramModel:
         """The words the lattice is cut into. ``dummy_prefix=False`` leaves out the dummy ▁ even when
         the model adds one: for the rest of a text cut at a space (the inspector's chunks)."""
         dummy = self.dummy_prefix if dummy_prefix is None else (dummy_prefix and self.dummy_prefix)
+        if self.escape and not self.crosses_words:
+            return spm_words(text, dummy)
         marked = spm_text(text, dummy) if self.escape else text
-        if self.crosses_words or not self.escape:
-            return [marked] if marked else []
-        return split_words(marked)
+        return [marked] if marked else []
 
     def encode(self, text: str, *, float32: bool = True) -> list[int]:
         """Word by word from the cache; a text with a near tie is redone as one float32 lattice,

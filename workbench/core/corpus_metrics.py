@@ -265,7 +265,7 @@ class TokenMeter:
         self._unk = self.encoder.unknown_id
         self._recut = Recut(tokenizer.pretokenizer)
         # A Unigram (SentencePiece) lattice spans a whole line: the unit counted is the line.
-        self._by_line = self.encoder._spm is not None
+        self._by_line = self.encoder.spm_model is not None
         self._reset()
 
     def _reset(self) -> None:

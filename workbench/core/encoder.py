@@ -111,14 +111,20 @@ class Encoder:
             text = self._normalize(text)
         if allow_special and self._special_re is not None:
             ids: list[int] = []
-            pos = 0
-            for match in self._special_re.finditer(text):
-                ids.extend(self._encode_ordinary(text[pos : match.start()]))
-                ids.append(self.tok.special_tokens[match.group()])
-                pos = match.end()
-            ids.extend(self._encode_ordinary(text[pos:]))
+            for start, end, special in self.special_segments(text, allow_special):
+                if special is None:
+                    ids.extend(self._encode_ordinary(text[start:end]))
+                else:
+                    ids.append(special)
             return ids
         return self._encode_ordinary(text)
+
+    @property
+    def spm_model(self) -> UnigramModel | None:
+        """The SentencePiece word model (Unigram, or SentencePiece's score-ordered BPE) this encoder
+        encodes with, whose :meth:`~workbench.core.unigram.UnigramModel.word_spans` are the words its
+        lattice never crosses; ``None`` for pre-tokenized BPE and WordPiece."""
+        return self._spm
 
     def _encode_ordinary(self, text: str) -> list[int]:
         if not text:
@@ -163,7 +169,9 @@ class Encoder:
         return out
 
     def special_segments(self, text: str, allow_special: bool) -> list[tuple[int, int, int | None]]:
-        """``(start, end, special id or None)``: the runs of ordinary text between special tokens."""
+        """``(start, end, special id or None)``: the runs of ordinary text between special tokens
+        (empty runs included), in order and covering ``text``; one run when ``allow_special`` is off
+        or the tokenizer has no special tokens. The one place special tokens are found in a text."""
         segments: list[tuple[int, int, int | None]] = []
         pos = 0
         if allow_special and self._special_re is not None:

@@ -5,6 +5,7 @@ text when the normalizer changed it, and display groups.
   token offsets; its spans are exactly ``Encoder.encode_with_offsets``'s (tests hold it to that).
 * :func:`offset_map` / :func:`remap_spans` — offsets computed on normalized text (NFKC, lowercase …)
   moved back onto the text the user typed.
+* :func:`utf16_table` — code points ↔ UTF-16 positions (Qt's), for the editor.
 * :func:`group_tokens` — tokens holding part of a character are grouped until whole characters
   decode (the tiktokenizer rule), optionally until whole grapheme clusters (emoji sequences, flags,
   accents), which a renderer cannot draw in several colours.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from itertools import accumulate
 from typing import Callable, Iterable, NamedTuple, Sequence
 
 import regex
@@ -25,6 +27,18 @@ from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 
 ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
+
+
+def utf16_table(text: str) -> list[int] | None:
+    """The UTF-16 column (Qt's unit of position) of each code point of ``text`` and of its end, or
+    ``None`` when the two counts agree (no astral character, the common case, costs no table).
+
+    The one conversion between Python's code points and Qt's positions; ``table[-1]`` is the
+    text's UTF-16 length.
+    """
+    if not ASTRAL.search(text):
+        return None
+    return list(accumulate((2 if ord(ch) > 0xFFFF else 1 for ch in text), initial=0))
 
 
 UNKNOWN_ID = -1  # the id shown for a piece this vocabulary cannot encode

@@ -283,13 +283,15 @@ class UnigramModel:
         """How a word splits (SentencePiece's BPE overrides this)."""
         return self._viterbi(word, exact=False)[0]
 
-    def _ids(self, word: str, segments: Sequence[tuple[int, int, int]]) -> tuple[int, ...]:
+    def ids_of(self, word: str, segments: Sequence[tuple[int, int, int]]) -> tuple[int, ...]:
+        """Ids of ``word`` split as ``segments`` (:meth:`viterbi`'s ``(start, end, piece id)``; an
+        id below 0 is an unknown stretch, given :meth:`unknown_ids`)."""
         out: list[int] = []
         for s, e, pid in segments:
             if pid >= 0:
                 out.append(pid)
             else:
-                out.extend(self._unknown(word[s:e]))
+                out.extend(self.unknown_ids(word[s:e]))
         return tuple(out)
 
     def _word(self, word: str) -> tuple[tuple[int, ...], float, float]:
@@ -301,7 +303,7 @@ class UnigramModel:
             segments, gap, score = self._viterbi(word, exact=False)
         else:
             segments, gap, score = self.segment(word), math.inf, 0.0
-        found = (self._ids(word, segments), gap, score)
+        found = (self.ids_of(word, segments), gap, score)
         if len(self._cache) < 500_000:
             self._cache[word] = found
         return found
@@ -328,7 +330,8 @@ class UnigramModel:
         step = float32_step(magnitude)
         return any(gap <= (len(w) + 2) * step for w, (_ids, gap, _score) in zip(words, found))
 
-    def _unknown(self, text: str) -> list[int]:
+    def unknown_ids(self, text: str) -> list[int]:
+        """Ids for ``text`` that no piece covers: its byte pieces (byte fallback) or one unknown id."""
         if self.byte_ids is not None:
             return [self.byte_ids[b] for b in text.encode("utf-8")]
         if self.unk_id is None:
@@ -340,10 +343,10 @@ class UnigramModel:
         """The words the lattice is cut into. ``dummy_prefix=False`` leaves out the dummy ▁ even when
         the model adds one: for the rest of a text cut at a space (the inspector's chunks)."""
         dummy = self.dummy_prefix if dummy_prefix is None else (dummy_prefix and self.dummy_prefix)
+        if self.escape and not self.crosses_words:
+            return spm_words(text, dummy)
         marked = spm_text(text, dummy) if self.escape else text
-        if self.crosses_words or not self.escape:
-            return [marked] if marked else []
-        return split_words(marked)
+        return [marked] if marked else []
 
     def encode(self, text: str, *, float32: bool = True) -> list[int]:
         """Word by word from the cache; a text with a near tie is redone as one float32 lattice,
@@ -352,10 +355,25 @@ class UnigramModel:
         words = self.words(text)
         if float32 and self.line_is_fragile(words):
             line = "".join(words)
-            return list(self._ids(line, self._viterbi(line, exact=True)[0]))
+            return list(self.ids_of(line, self._viterbi(line, exact=True)[0]))
         out: list[int] = []
         for word in words:
             out.extend(self._word(word)[0])
+        return out
+
+    def word_spans(self, text: str, *, dummy_prefix: bool | None = None) -> list[tuple[str, int, int]]:
+        """The words of :meth:`words`, each with its code-point span ``start:end`` in ``text``: the one
+        place where SentencePiece's cut meets the text (its ``SplitIntoWords``). The dummy ▁ has no
+        width, so the first word's span is one shorter than the word (a text starting with a space
+        gives a zero-width first word: the dummy ▁ alone). ``dummy_prefix`` as in :meth:`words`.
+        """
+        dummy = self.dummy_prefix if dummy_prefix is None else (dummy_prefix and self.dummy_prefix)
+        shift = 1 if (self.escape and dummy and text) else 0
+        out: list[tuple[str, int, int]] = []
+        pos = 0
+        for word in self.words(text, dummy_prefix=dummy):
+            out.append((word, max(pos - shift, 0), max(pos + len(word) - shift, 0)))
+            pos += len(word)
         return out
 
     def encode_spans(self, text: str, *, dummy_prefix: bool | None = None) -> list[tuple[int, int, int]]:
@@ -363,21 +381,18 @@ class UnigramModel:
 
         ``dummy_prefix=False``: ``text`` continues a text at one of its spaces (see :meth:`words`).
         """
-        dummy = self.dummy_prefix if dummy_prefix is None else (dummy_prefix and self.dummy_prefix)
-        shift = 1 if (self.escape and dummy and text) else 0
         out: list[tuple[int, int, int]] = []
-        pos = 0
-        words = self.words(text, dummy_prefix=dummy)
-        if self.line_is_fragile(words):
-            words = ["".join(words)]
-        for word in words:
-            segments = self._viterbi(word, exact=len(words) == 1)[0] if type(self) is UnigramModel else (
+        spans = self.word_spans(text, dummy_prefix=dummy_prefix)
+        if self.line_is_fragile([word for word, _start, _end in spans]):
+            spans = [("".join(word for word, _start, _end in spans), spans[0][1], spans[-1][2])]
+        for word, _start, end in spans:
+            offset = end - len(word)  # −1 for a first word behind the dummy ▁
+            segments = self._viterbi(word, exact=len(spans) == 1)[0] if type(self) is UnigramModel else (
                 self.segment(word))
             for s, e, pid in segments:
-                a, b = max(pos + s - shift, 0), max(pos + e - shift, 0)
-                ids = [pid] if pid >= 0 else self._unknown(word[s:e])
+                a, b = max(offset + s, 0), max(offset + e, 0)
+                ids = [pid] if pid >= 0 else self.unknown_ids(word[s:e])
                 out.extend((i, a, b) for i in ids)
-            pos += len(word)
         return out
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:

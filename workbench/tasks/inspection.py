@@ -23,7 +23,6 @@ from workbench.core import unigram
 from workbench.core.display import piece_text
 from workbench.core.model import Tokenizer
 from workbench.core.offsets import (
-    ASTRAL,
     UNKNOWN_ID,
     Group,
     Span,
@@ -31,6 +30,7 @@ from workbench.core.offsets import (
     group_tokens,
     offset_map,
     remap_spans,
+    utf16_table,
 )
 from workbench.errors import WorkbenchError
 from workbench.tasks.token_colours import PARTIAL, SPECIAL, UNKNOWN, assign_colours
@@ -104,11 +104,8 @@ class _Chunk:
         self.group_line = tuple(bisect.bisect_right(starts, g[0]) - 1 for g in groups)
         self.u16: dict[int, tuple[int, ...]] = {}
         for n, start in enumerate(starts):
-            line = text[start:start + lens[n]]
-            if ASTRAL.search(line):
-                table = [0]
-                for ch in line:
-                    table.append(table[-1] + (2 if ord(ch) > 0xFFFF else 1))
+            table = utf16_table(text[start:start + lens[n]])
+            if table is not None:
                 self.u16[n] = tuple(table)
         self.unknown = self.ids.count(UNKNOWN_ID)
         self.bytes = len(text.encode("utf-8", "surrogatepass"))
@@ -364,9 +361,8 @@ class Inspector:
         self._separator = "\n"
         tok = encoder.tok
         self._specials = tok.special_ids if allow_special else frozenset()
-        self._special_re = encoder._special_re if allow_special else None
-        self._pre = encoder._pre
-        self._spm = encoder._spm
+        self._pre = tok.pre
+        self._spm = encoder.spm_model
         self._findall = None
         compiled = self._pre.compiled() if self._pre.name != "custom" else None
         if compiled is not None:
@@ -449,15 +445,7 @@ class Inspector:
         starts: list[int] = []
         ends: list[int] = []
         special_at: dict[int, int] = {}
-        segments: list[tuple[int, int, int | None]] = []
-        pos = 0
-        if self._special_re is not None:
-            for match in self._special_re.finditer(text):
-                segments.append((pos, match.start(), None))
-                segments.append((match.start(), match.end(), self.encoder.tok.special_tokens[match.group()]))
-                pos = match.end()
-        segments.append((pos, len(text), None))
-        for a, b, special in segments:
+        for a, b, special in self.encoder.special_segments(text, self.allow_special):
             if special is not None:
                 special_at[len(pieces)] = special
                 pieces.append(text[a:b])
@@ -509,18 +497,10 @@ class Inspector:
         whole = [(0, len(segment))]
         if not model.escape or model.crosses_words:
             return whole
-        words = model.words(segment)
-        if model.line_is_fragile(words):
+        spans = model.word_spans(segment)
+        if model.line_is_fragile([word for word, _s, _e in spans]):
             return whole
-        shift = 1 if model.dummy_prefix else 0
-        out: list[tuple[int, int]] = []
-        pos = 0
-        for word in words:
-            s, e = max(pos - shift, 0), max(pos + len(word) - shift, 0)
-            if e > s:  # the dummy ▁ alone (a segment starting with a space) has no width
-                out.append((s, e))
-            pos += len(word)
-        return out
+        return [(s, e) for _word, s, e in spans if e > s]  # the dummy ▁ alone has no width
 
     @staticmethod
     def _cuts(text: str, starts: list[int], ends: list[int]) -> list[tuple[int, int]]:
@@ -652,10 +632,8 @@ class BlockMap:
         if u16 is None:
             u16 = {}
             for k, block in enumerate(self.blocks):
-                if ASTRAL.search(block):
-                    table = [0]
-                    for ch in block:
-                        table.append(table[-1] + (2 if ord(ch) > 0xFFFF else 1))
+                table = utf16_table(block)
+                if table is not None:
                     u16[k] = table
         self._u16 = u16  # block → UTF-16 offset of each code point (astral blocks only)
         lengths = [len(b) for b in self.blocks]
@@ -746,19 +724,12 @@ def nbest_applies(tokenizer: Tokenizer) -> bool:
 def spm_word_spans(tokenizer: Tokenizer, text: str) -> tuple[str, list[tuple[str, int, int]]]:
     """The normalized text and its words as the encoder cuts them, with their spans in it.
 
-    The same cut as :meth:`~workbench.core.unigram.UnigramModel.encode_spans`: normalizer, ▁ for
+    The model's own cut (:meth:`~workbench.core.unigram.UnigramModel.word_spans`) after the normalizer: ▁ for
     every space, one dummy ▁ in front of the text (no width), a word at every ▁ — so a line break
     stays inside a word, as it does when the text is encoded.
     """
-    model = unigram.model_of(tokenizer)
     normalized = tokenizer.normalize(text) if tokenizer.normalizer else text
-    shift = 1 if (model.escape and model.dummy_prefix and normalized) else 0
-    out: list[tuple[str, int, int]] = []
-    pos = 0
-    for word in model.words(normalized):
-        out.append((word, max(pos - shift, 0), max(pos + len(word) - shift, 0)))
-        pos += len(word)
-    return normalized, out
+    return normalized, unigram.model_of(tokenizer).word_spans(normalized)
 
 
 def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int = NBEST_DEFAULT) -> NBest | None:
@@ -813,7 +784,7 @@ def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int =
     if len(word) > NBEST_MAX_WORD:
         raise WorkbenchError(f"this word is {len(word):,} characters long: n-best segmentations are listed for "
                              f"words of up to {NBEST_MAX_WORD} characters")
-    viterbi_ids = model._ids(word, model.viterbi(word))
+    viterbi_ids = model.ids_of(word, model.viterbi(word))
     rows: list[Segmentation] = []
     log_z = 0.0
     for path, share in unigram.nbest(tokenizer, word, n):
@@ -829,13 +800,13 @@ def nbest_segmentations(tokenizer: Tokenizer, text: str, position: int, n: int =
                 at += 1
                 continue
             if unknown_from >= 0:
-                ids.extend(model._unknown(word[unknown_from:at]))
+                ids.extend(model.unknown_ids(word[unknown_from:at]))
                 unknown_from = -1
             log_p += model.score[pid]
             ids.append(pid)
             at += len(tokenizer.vocab[pid].decode("utf-8", "replace"))  # the piece's characters (as model.piece_id)
         if unknown_from >= 0:
-            ids.extend(model._unknown(word[unknown_from:at]))
+            ids.extend(model.unknown_ids(word[unknown_from:at]))
         if not rows and share > 0:
             log_z = log_p - math.log(share)
         rows.append(Segmentation(tuple(ids), tuple(piece_text(tokenizer.vocab[i]) for i in ids), log_p, share,

@@ -427,7 +427,7 @@ class TokenEditor(TextCopyMixin, QPlainTextEdit):
         painter.setPen(pen)
         layout = block.layout()
         ascent = metrics.ascent()
-        table = _utf16_table(text)
+        table = inspection.utf16_table(text)
         for cp_col, ch in enumerate(text):
             if ch not in _SHOWN or not any(a <= cp_col < b for a, b in wanted):
                 continue
@@ -445,16 +445,6 @@ class TokenEditor(TextCopyMixin, QPlainTextEdit):
             line = layout.lineAt(layout.lineCount() - 1)
             x = line.x() + line.naturalTextWidth() + 1
             painter.drawText(QPointF(geometry.left() + x, geometry.top() + line.y() + ascent), "↵")
-
-
-def _utf16_table(text: str) -> list[int] | None:
-    """UTF-16 column of each code point, or None when they are the same (no astral characters)."""
-    if all(ord(ch) <= 0xFFFF for ch in text):
-        return None
-    table = [0]
-    for ch in text:
-        table.append(table[-1] + (2 if ord(ch) > 0xFFFF else 1))
-    return table
 
 
 def editor_font() -> QFont:

@@ -27,6 +27,7 @@ from PySide6.QtGui import (
 )
 
 from workbench.tasks import token_colours
+from workbench.tasks.inspection import utf16_table
 
 
 def is_dark(palette: QPalette) -> bool:
@@ -178,9 +179,10 @@ class TokenHighlighter(QSyntaxHighlighter):
 
 
 def _common_prefix_utf16(a: str, b: str) -> int:
+    """UTF-16 length of the longest common prefix of ``a`` and ``b``."""
     n = min(len(a), len(b))
     k = 0
     while k < n and a[k] == b[k]:
         k += 1
-    prefix = a[:k]
-    return k + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
+    table = utf16_table(a[:k])
+    return table[-1] if table is not None else k

@@ -92,8 +92,9 @@ def test_runs_shows_a_running_unigrams_size_and_a_cancelled_one_as_a_cut(corpus,
                             cwd=tmp_path, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
-        for line in proc.stderr:  # wait for the second step: the run is running and has stored steps
-            if '"step": 2,' in line:
+        for line in proc.stderr:  # wait for a second step: the run is running and has stored steps
+            event = json.loads(line) if line.startswith("{") else {}
+            if event.get("event") == "merges" and event.get("step", 0) >= 2:  # lines come ~100 ms apart
                 break
         proc.send_signal(signal.SIGSTOP)  # hold the trainer there (a small run ends within a second)
         deadline = time.monotonic() + 60

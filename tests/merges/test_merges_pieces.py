@@ -240,3 +240,18 @@ def test_bpe_run_has_no_score_column(panel, demo_project):
     assert panel.field.isVisible() and panel.export.isVisible()
     assert panel.count_label.text().endswith("merges")
 
+
+
+def test_a_frequency_scored_wordpiece_shows_its_frequency_once(panel, demo_project, tmp_path):
+    """The default WordPiece score is the pair frequency: a Score column would repeat the frequency."""
+    path, runs = demo_project
+    copy = tmp_path / "frequency.tokproj"
+    shutil.copy(path, copy)
+    with sqlite3.connect(copy) as conn:  # the same run as if trained with the default score
+        settings = json.loads(conn.execute("SELECT settings FROM runs WHERE id = ?", (runs["wordpiece"],)).fetchone()[0])
+        settings["wordpiece_score"] = "frequency"
+        conn.execute("UPDATE runs SET settings = ? WHERE id = ?", (json.dumps(settings), runs["wordpiece"]))
+    panel.set_project(copy)
+    _choose(panel, runs["wordpiece"])
+    assert panel.model.rowCount() > 0 and panel.table.isColumnHidden(MergeTableModel.SCORE_COLUMN)
+    assert panel.model.has_scores()  # recorded all the same: the detail pane still names the score

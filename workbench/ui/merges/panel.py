@@ -398,7 +398,9 @@ class MergePanel(QWidget):
             self._update_status()
             return
         self.pieces.set_source(None, None, None)
-        self.table.setColumnHidden(MergeTableModel.SCORE_COLUMN, self._merge_source.scores is None)
+        # a frequency-scored WordPiece's score is its frequency: one column says it
+        self.table.setColumnHidden(MergeTableModel.SCORE_COLUMN, self._merge_source.scores is None
+                                   or self._merge_source.score_rule == "frequency")
         has_freq = self._merge_source.has_frequency
         for w in (self.freq_min, self.freq_max, self.freq_label):
             w.setEnabled(has_freq)

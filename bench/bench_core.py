@@ -63,11 +63,11 @@ def peak_mb() -> float:
 # ---- single measurements (run in a child process) -------------------------------------------------
 def measure_ours_train(path: Path, vocab: int) -> dict:
     from workbench.core.bpe import BpeTrainer, TrainConfig
-    from workbench.tasks.train import gather_word_counts
+    from workbench.tasks.train import count_words, open_sources, resolve_files
 
     t0 = time.perf_counter()
     config = TrainConfig(vocab_size=vocab, tie_break="hf")
-    counts, _ = gather_word_counts([str(path)], config)
+    counts, _ = count_words(open_sources(resolve_files([str(path)])), config.pretokenizer, config.normalizer)
     t1 = time.perf_counter()
     trainer = BpeTrainer(counts, config)
     gc.disable()  # as workbench.tasks.train does around the merge loop
@@ -113,10 +113,10 @@ def measure_textbook(path: Path, vocab: int, first: int = 12) -> dict:
     """Time the first merges of the full-recount loop on the full word table, then extrapolate."""
     from workbench.core.bpe import BpeTrainer, TrainConfig
     from workbench.core.bpe_reference import train_reference
-    from workbench.tasks.train import gather_word_counts
+    from workbench.tasks.train import count_words, open_sources, resolve_files
 
     config = TrainConfig(merges=first, tie_break="hf")
-    counts, _ = gather_word_counts([str(path)], config)
+    counts, _ = count_words(open_sources(resolve_files([str(path)])), config.pretokenizer, config.normalizer)
     t0 = time.perf_counter()
     train_reference(counts, config)
     per_merge = (time.perf_counter() - t0) / first

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from workbench.core.model import MergeEvent, base_vocab
 from workbench.core.trainer import TrainLog
-from workbench.store import MergeFilter, ProjectStore, opening
+from workbench.store import ProjectStore, opening
 
 MODES = ("alone", "process", "thread")
 
@@ -251,19 +251,11 @@ def read_pages(path: Path) -> None:
         ("first page by rank", dict(offset=0)),
         ("middle page by rank", dict(offset=n // 2)),
         ("last page by rank", dict(offset=max(0, n - 200))),
-        ("deep page, frequency desc", dict(offset=n * 3 // 4, order_by="frequency", descending=True)),
-        ("deep page, length desc", dict(offset=n * 3 // 4, order_by="length", descending=True)),
-        ("deep page, by piece", dict(offset=n // 2, order_by="piece")),
-        ("text filter 'ing' + count", dict(flt=MergeFilter(text="ing"))),
-        ("length 4..6 filter + count, last page", dict(flt=MergeFilter(min_length=4, max_length=6))),
-    ]
+    ]  # filtered and sorted pages are the Merges tab's browser: bench/bench_merge_table.py
     worst = 0.0
     for label, kw in probes:
         t = time.perf_counter()
-        flt = kw.get("flt")
-        total = store.merge_count(run, flt) if flt else n
-        if flt and "last" in label:
-            kw = dict(kw, offset=max(0, total - 200))
+        total = n
         rows = store.merges(run, limit=200, **kw)
         dt = time.perf_counter() - t
         worst = max(worst, dt)

@@ -145,14 +145,14 @@ def child_anchor(path: Path, points: int) -> dict:
 
     doc = json.loads(path.read_text(encoding="utf-8"))
     all_merges = doc["model"]["merges"]
-    from workbench.core.count import split_text
+    from workbench.core.count import chunks_for
 
     # The exact bytes (no newline translation), cut only where the GPT-2 pattern cannot notice, so
     # both sides pre-tokenize the very same text.
     texts = []
     for p in CORPORA:
         with open(p, encoding="utf-8", newline="") as handle:
-            texts.append(list(split_text(handle.read(), 1 << 18, "gpt2")))
+            texts.append(list(chunks_for("gpt2", [handle.read()], 1 << 18)))
     t0, c0 = time.perf_counter(), cpu_s()
     tokens = []
     ks = steps(len(all_merges), points)

@@ -55,10 +55,10 @@ def measure_hf(vocab: int) -> dict:
 
 
 def _counts():
-    from workbench.core.count import count_pretokens, split_text
+    from workbench.core.count import chunks_for, count_pretokens
 
     text = "\n".join(lines())
-    return count_pretokens(split_text(text, pretokenizer="bert"), pretokenizer="bert", normalizer=("bert",))
+    return count_pretokens(chunks_for("bert", [text]), pretokenizer="bert", normalizer=("bert",))
 
 
 def measure_ours(vocab: int, score: str, replay: list[str] | None = None) -> dict:

@@ -95,11 +95,11 @@ def split(lines: list[str], mb: float) -> tuple[list[str], list[str]]:
 
 
 def ours(train: list[str], vocab: int, score: str, min_frequency: int):
-    from workbench.core.count import count_pretokens, split_text
+    from workbench.core.count import chunks_for, count_pretokens
     from workbench.core.encoder import Encoder
     from workbench.core.wordpiece import WordPieceConfig, WordPieceTrainer
 
-    counts = count_pretokens(split_text("\n".join(train), pretokenizer="bert"), pretokenizer="bert",
+    counts = count_pretokens(chunks_for("bert", ["\n".join(train)]), pretokenizer="bert",
                              normalizer=("bert",))
     trainer = WordPieceTrainer(counts, WordPieceConfig(vocab_size=vocab, score=score,  # type: ignore[arg-type]
                                                        min_frequency=min_frequency))

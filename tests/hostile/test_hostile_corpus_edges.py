@@ -11,7 +11,6 @@ standing where a folder should be.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import shutil
@@ -28,6 +27,7 @@ from workbench.store import ProjectStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from shared_corpora import CORPORA, require_corpora  # noqa: E402
+from unprivileged import unprivileged  # noqa: E402
 
 WORKTREE = Path(__file__).resolve().parents[2]
 SAMPLE = "Hello world, Ünïcödé text 数字 123 — the quick brown fox."
@@ -127,46 +127,6 @@ def test_an_entry_that_cannot_be_read_is_named_with_its_reason(tmp_path, text_fi
     assert result.returncode == 2
     assert says in one_line_error(result.stderr)
     assert not (tmp_path / "p.tokproj").exists()
-
-
-def _without_file_permission_override() -> None:
-    """Root without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (dropped from the bounding set before
-    exec): permission bits then stop it as they stop any user."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
-        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
-            raise OSError(ctypes.get_errno(), "cannot drop a capability")
-
-
-def _as_nobody() -> None:
-    import pwd
-
-    user = pwd.getpwnam("nobody")
-    os.setgid(user.pw_gid)
-    os.setuid(user.pw_uid)
-
-
-def unprivileged(folder: Path):
-    """How to run a child that permission bits stop: as we are when not root; as root without its
-    file-permission override, or as ``nobody``, when one of them works here (tried on ``folder``);
-    None when neither does (a container without the capability, an interpreter out of nobody's reach)."""
-    if os.geteuid() != 0:
-        return lambda: None
-    locked = folder / "probe"
-    locked.mkdir()
-    locked.chmod(0)
-    try:
-        for way in (_without_file_permission_override, _as_nobody):
-            try:
-                probe = subprocess.run([sys.executable, "-c", f"import os; os.listdir({str(locked)!r})"],
-                                       preexec_fn=way, capture_output=True, text=True, timeout=60, check=False)
-            except (OSError, subprocess.SubprocessError):
-                continue
-            if probe.returncode == 1 and "PermissionError" in probe.stderr:
-                return way
-        return None
-    finally:
-        locked.rmdir()
 
 
 @pytest.fixture

@@ -26,3 +26,23 @@ def require_corpora() -> None:
     if in_ci():
         pytest.fail(message + " (CI=true: the real-corpus oracle tests must run)", pytrace=False)
     pytest.skip(message)
+
+
+def raw_line_slices(folder: Path, lines: int, files: list[Path] | None = None) -> list[Path]:
+    """Slices of the corpus files as their real bytes, for oracles that read files themselves
+    (``tokenizers``' ``train(files)``): the first ``lines`` lines of each, line ends as they are — and
+    for a file with CRLF further in (ru_fortunes' start at line 10,189) those lines too, plus one line
+    holding lone CRs, so a reader that takes ``\\r`` for a line break cannot agree with the oracle.
+    Never decoded with universal newlines, which would turn every CRLF into LF on the way."""
+    out = []
+    for path in files if files is not None else CORPUS_FILES:
+        raw = path.read_bytes().splitlines(keepends=True)
+        chosen = raw[:lines]
+        crlf = [i for i, line in enumerate(raw) if line.endswith(b"\r\n")]
+        if crlf:
+            chosen += raw[crlf[0]:crlf[0] + lines // 4]
+            chosen.append(b"\r".join(line.rstrip(b"\r\n") for line in raw[crlf[0]:crlf[0] + 6]) + b"\r\n")
+        target = folder / path.name
+        target.write_bytes(b"".join(chosen))
+        out.append(target)
+    return out

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from hf_oracle import hf_merges_from_files
-from shared_corpora import CORPUS_FILES, require_corpora
+from shared_corpora import CORPUS_FILES, raw_line_slices, require_corpora
 
 from workbench.core.byte_level import byte_encoder
 from workbench.store import ProjectStore
@@ -28,17 +28,10 @@ def _train(*args: str, cache_home: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def slices(tmp_path_factory) -> list[Path]:
+    """800 lines of three files as their real bytes, ru_fortunes' CRLF lines and a lone-CR line included."""
     require_corpora()
-    folder = tmp_path_factory.mktemp("slices")
-    out = []
-    for path in CORPUS_FILES[:3]:
-        target = folder / path.name
-        target.write_text("".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[:800]),
-                          encoding="utf-8", newline="")
-        out.append(target)
-    return out
-
-
+    chosen = [p for p in CORPUS_FILES if p.name.startswith(("de_", "en_shakespeare", "ru_"))]
+    return raw_line_slices(tmp_path_factory.mktemp("slices"), 800, chosen)
 
 
 def _our_merges(project: Path, run_id: int) -> tuple[list[tuple[str, str]], dict]:

@@ -218,3 +218,16 @@ def test_pruning_two_best_on_real_text_and_the_collector_state() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_pruning_that_cannot_shrink_stops_with_a_message_instead_of_looping():
+    """A pruning step that keeps every piece (here: a shrinking factor of 1) used to loop forever."""
+    from workbench.core.unigram import UnigramConfig, UnigramTrainer, count_spm_words
+    from workbench.corpus.demo import demo_corpus_files
+    from workbench.errors import WorkbenchError
+
+    lines = demo_corpus_files()[1].read_text(encoding="utf-8").splitlines()[:300]
+    trainer = UnigramTrainer(count_spm_words(lines), UnigramConfig(vocab_size=300, shrinking_factor=1.0))
+    with pytest.raises(WorkbenchError, match="pruning made no progress"):
+        for _event in trainer.run():
+            pass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from hf_oracle import hf_merges_from_files
-from shared_corpora import CORPUS_FILES, require_corpora
+from shared_corpora import raw_line_slices, require_corpora
 
 from workbench.core.bpe import TrainConfig, train
 from workbench.core.byte_level import byte_encoder
@@ -31,18 +31,13 @@ def our_merges(counts, vocab_size, preset):
 
 @pytest.fixture(scope="module")
 def line_slices(tmp_path_factory):
-    """The first 1500 lines of every shared corpus file, as files (the last one without a final newline)."""
+    """The first 1500 lines of every shared corpus file as their real bytes (CRLF and lone CR included,
+    see ``raw_line_slices``), the last one without a final newline."""
     require_corpora()
-    folder = tmp_path_factory.mktemp("slices")
-    files = []
-    for index, path in enumerate(CORPUS_FILES):
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[:1500]
-        text = "".join(lines)
-        if index == len(CORPUS_FILES) - 1:
-            text = text.rstrip("\n")
-        out = folder / path.name
-        out.write_text(text, encoding="utf-8", newline="")
-        files.append(out)
+    files = raw_line_slices(tmp_path_factory.mktemp("slices"), 1500)
+    files[-1].write_bytes(files[-1].read_bytes().rstrip(b"\r\n"))
+    assert any(b"\r\n" in f.read_bytes() for f in files) and any(b"\r" in f.read_bytes().replace(b"\r\n", b"")
+                                                                  for f in files)
     return files
 
 

@@ -1224,7 +1224,11 @@ class UnigramTrainer:
             if len(self._order) <= desired:
                 break
             self._check_stop()
+            before = len(self._order)
             tokens, _ = self._prune(desired)
+            if len(self._order) >= before:  # cannot happen by design; a loop with no progress never ends
+                raise WorkbenchError(f"Unigram pruning made no progress at {self._n_meta + before:,} pieces "
+                                     f"(target {cfg.vocab_size:,}): training stopped instead of looping")
             step += 1
             self.token_count = tokens
             yield self._step(UnigramEvent(step, "prune", self._n_meta + len(self._order), tokens, math.nan))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 from compare_helpers import corpus_slice
 
 from workbench.corpus import open_source
@@ -41,3 +42,40 @@ def test_stop_cache_and_changed_files(corpora, shakespeare_run, tmp_path, isolat
     assert changed.cache_hits == 2
     assert changed.per_file[1].text.chars == len("ganz neuer Text\n")
     assert changed.per_file[0].tokens == first.per_file[0].tokens
+
+
+def _write_table(folder, kind: str):
+    """One file, two text fields: a long one and a short one."""
+    long_texts = ["Wer reitet so spät durch Nacht und Wind? Es ist der Vater mit seinem Kind."] * 30
+    short_texts = ["kurz"] * 30
+    if kind == "jsonl":
+        import json
+
+        path = folder / "t.jsonl"
+        path.write_text("".join(json.dumps({"body": a, "title": b}) + "\n" for a, b in zip(long_texts, short_texts)),
+                        encoding="utf-8")
+        return path, {"field": "body"}, {"field": "title"}
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["body", "title"])
+    writer.writerows(zip(long_texts, short_texts))
+    path = folder / "t.csv"
+    path.write_text(buffer.getvalue(), encoding="utf-8")
+    return path, {"column": "body"}, {"column": "title"}
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv"])
+def test_the_cache_is_keyed_by_the_field_or_column_read(kind, shakespeare_run, tmp_path, isolated_cache):
+    """Changing the JSONL field / CSV column read must not answer with the other one's numbers."""
+    path, first_options, second_options = _write_table(tmp_path, kind)
+    toks = [("run", shakespeare_run)]
+    cache = ResultCache(isolated_cache)
+    first = compare_corpus(toks, [open_source(path, **first_options)], cache=cache)
+    second = compare_corpus(toks, [open_source(path, **second_options)], cache=cache)
+    uncached = compare_corpus(toks, [open_source(path, **second_options)], cache=ResultCache(None))
+    assert second.cache_hits == 0
+    assert rows(second) == rows(uncached) and second.per_file[0].text.chars == uncached.per_file[0].text.chars
+    assert second.per_file[0].tokens < first.per_file[0].tokens

@@ -88,3 +88,37 @@ def test_offsets_cover_text_and_group_partial_characters(pair):
     assert partial, "byte-level tokens splitting an emoji or CJK character are marked partial"
     for token in partial:
         assert text[token.start:token.end], "a partial token still points at the character it belongs to"
+
+
+def test_a_cut_character_decodes_to_the_replacement_character_as_in_tiktoken(pair):
+    """Decoding ids that end inside a character shows U+FFFD, never nothing (``errors="ignore"`` did)."""
+    ours, oracle = pair
+    ids = oracle.encode_ordinary("👩‍👩‍👧 数字 naïve 🎉")
+    cut = 0
+    for k in range(1, len(ids) + 1):
+        assert ours.decode(ids[:k]) == oracle.decode(ids[:k]), k
+        cut += "\ufffd" in oracle.decode(ids[:k])
+    assert cut > 0  # some prefixes do end inside a character
+
+
+def test_a_special_token_that_extends_another_is_matched_whole(pair):
+    """``<eot>`` and ``<eot>_2``: the longest special token at a position wins, as ``tokenizers``' added
+    tokens match (leftmost-longest). tiktoken is no oracle here: it joins its specials into one
+    alternation in hash-map order, so which of two overlapping ones wins changes from process to process."""
+    _ours, oracle = pair
+    specials = {"<eot>": 100300, "<eot>_2": 100301, "<eot>_20": 100302}
+    vocab = [b""] * (max(specials.values()) + 1)
+    for piece, rank in oracle._mergeable_ranks.items():
+        vocab[rank] = piece
+    for text, token_id in specials.items():
+        vocab[token_id] = text.encode()
+    ours = Encoder(Tokenizer(vocab=tuple(vocab), merges=(), pretokenizer="cl100k", special_tokens=specials,
+                             merge_rule="bytes", name="eot"))
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    hf.add_special_tokens(list(specials))
+    by_id = {i: t for t, i in specials.items()}
+    for text in ["a<eot>b", "a<eot>_2b", "<eot>_20<eot>_2<eot>", "<eot>_<eot>_3 x<eot>_200"]:
+        matched = [by_id[i] for i in ours.encode(text, allow_special=True) if i in by_id]
+        assert matched == [t for t in hf.encode(text).tokens if t in specials], text
+        assert "".join(ours.decode_bytes([i]).decode() for i in ours.encode(text, allow_special=True)) == text

@@ -185,3 +185,22 @@ def test_limit_and_initial_alphabet_as_the_library():
     for _event in ours.run():
         pass
     assert ours.pieces == expected
+
+
+@pytest.mark.parametrize("length", [99, 100, 101])
+def test_the_word_length_limit_is_where_tokenizers_puts_it(length):
+    """``max_input_chars_per_word`` = 100: a 100-character word is still split, a 101-character one is
+    ``[UNK]`` — the boundary compared with the real WordPiece model (an off-by-one passed before)."""
+    from workbench.core.model import Tokenizer
+
+    pieces = ["[PAD]", "[UNK]", "a", "##b", "##bb", "ok"]
+    ours = Tokenizer(vocab=tuple(p.encode() for p in pieces), merges=(), units="chars", pretokenizer="bert",
+                     normalizer=(), special_tokens={"[PAD]": 0, "[UNK]": 1}, unk_token="[UNK]",
+                     model="wordpiece", continuing_prefix="##")
+    hf = tokenizers.Tokenizer(models.WordPiece({p: i for i, p in enumerate(pieces)}, unk_token="[UNK]",
+                                               max_input_chars_per_word=100))
+    hf.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    text = "a" + "b" * (length - 1) + " ok"
+    expected = hf.encode(text, add_special_tokens=False).ids
+    assert Encoder(ours).encode(text) == expected
+    assert (expected[0] == 1) == (length > 100)

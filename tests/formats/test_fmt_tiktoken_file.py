@@ -126,3 +126,19 @@ def test_cl100k_converts_to_tokenizer_json_with_tiktoken_ids(tmp_path, cl100k, c
     for text in HARD_TEXTS + corpus_lines("zh_fortunes.txt", 50):
         assert hf.encode(text, add_special_tokens=False).ids == enc.encode_ordinary(text), text
     assert hf.token_to_id("<|endofprompt|>") == 100276
+
+
+def test_opening_a_known_file_and_encoding_recovers_no_merge(cl100k_path):
+    """Opening cl100k and encoding a line needs only the ranks: the validation added for hostile
+    files once recovered all 100,000 merges on every open (5.2× a tiktoken process). Validated
+    merges are recovered only when something asks for them (the merge browser, an export)."""
+    from workbench.core.encoder import Encoder
+    from workbench.core.pretokenize import CL100K_PATTERN
+
+    line = "Hello world, this is a line."
+    tokenizer = import_tokenizer(cl100k_path).tokenizer
+    oracle = _tiktoken_encoding(cl100k_path, {"name": "cl100k", "pat_str": CL100K_PATTERN, "special_tokens": {}})
+    assert Encoder(tokenizer).encode(line) == oracle.encode(line)
+    assert "not recovered yet" in repr(tokenizer.merges)
+    left, right, new = tokenizer.merges[-1]  # asked for: recovered now, and each one checks out
+    assert len(tokenizer.merges) == 100_000 and tokenizer.vocab[new] == tokenizer.vocab[left] + tokenizer.vocab[right]

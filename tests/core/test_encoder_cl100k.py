@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from workbench.core.encoder import Encoder
 from workbench.core.model import Tokenizer
@@ -64,8 +66,10 @@ def test_special_tokens_only_when_allowed(pair):
     assert 100257 not in ours.encode(text)
 
 
-def test_every_corpus_file_matches_tiktoken(pair, corpora):
+@pytest.mark.parametrize("native", [True, False], ids=["tiktoken-core", "python"])
+def test_every_corpus_file_matches_tiktoken(pair, corpora, native):
     ours, oracle = pair
+    ours = Encoder(ours.tok, native=native)
     for path in corpora:
         text = path.read_text(encoding="utf-8")
         ids = ours.encode(text)
@@ -122,3 +126,33 @@ def test_a_special_token_that_extends_another_is_matched_whole(pair):
         matched = [by_id[i] for i in ours.encode(text, allow_special=True) if i in by_id]
         assert matched == [t for t in hf.encode(text).tokens if t in specials], text
         assert "".join(ours.decode_bytes([i]).decode() for i in ours.encode(text, allow_special=True)) == text
+
+
+@pytest.fixture(scope="module")
+def native_and_python(cl100k_file):
+    from workbench.core.native_bpe import NativeBPE
+    from workbench.formats import load_tokenizer_file
+
+    tok = load_tokenizer_file(cl100k_file)
+    python = Encoder(tok, native=False)
+    native = NativeBPE.build(tok, python._usable)
+    assert native is not None
+    return native, python
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200)
+       | st.lists(st.sampled_from(HARD_CASES + [" ", "\n", "\r\n", "'s", "123456", "ǅ", "👍🏽"]), max_size=12).map("".join))
+def test_tiktokens_core_and_the_python_path_give_the_same_ids(native_and_python, text):
+    native, python = native_and_python
+    assert native.encode(text) == python.encode(text)
+
+
+def test_a_long_text_is_encoded_by_the_native_core_with_specials_cut_out_first(pair, corpora):
+    _ours, oracle = pair
+    from workbench.core.native_bpe import NativeBPE
+
+    text = "<|endoftext|>".join(p.read_text(encoding="utf-8")[:30_000] for p in corpora)
+    encoder = Encoder(_ours.tok)
+    assert encoder.encode(text, allow_special=True) == oracle.encode(text, allowed_special="all")
+    assert isinstance(encoder._native, NativeBPE)  # 150,000 characters: past the set-up threshold

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import regex
 
 from workbench.core.model import Tokenizer
+from workbench.core.native_bpe import NATIVE_AFTER_CHARS, NativeBPE, native_fits
 from workbench.core.unigram import UnigramModel, is_spm_model, model_of
 from workbench.core.wordpiece import WordPieceModel
 from workbench.errors import WorkbenchError
@@ -50,7 +51,8 @@ class EncodedToken:
 class Encoder:
     """Stateless apart from its cache; build one per tokenizer and reuse it."""
 
-    def __init__(self, tokenizer: Tokenizer, *, greedy: bool = False, max_merges: int | None = None):
+    def __init__(self, tokenizer: Tokenizer, *, greedy: bool = False, max_merges: int | None = None,
+                 native: bool = True):
         self.tok = tokenizer
         self.greedy = greedy
         # Unigram (and SentencePiece's score-ordered BPE) split words in workbench.core.unigram.
@@ -103,6 +105,11 @@ class Encoder:
         if any(tokenizer.special_tokens):
             ordered = sorted((t for t in tokenizer.special_tokens if t), key=len, reverse=True)
             self._special_re = regex.compile("|".join(regex.escape(s) for s in ordered))
+        # tiktoken's own core for what it computes exactly as we do (see :mod:`native_bpe`): built on
+        # first use by a long text, so opening a file and encoding one line pays nothing for it.
+        self._native: NativeBPE | bool = native and ranks_only and not greedy and native_fits(
+            tokenizer, self._byte_ids, self._unk) and not self._missing_bytes
+        self._encoded_chars = 0
 
     # ---- encoding ------------------------------------------------------------------------------
     def encode(self, text: str, *, allow_special: bool = False) -> list[int]:
@@ -131,6 +138,10 @@ class Encoder:
             return []
         if self._spm is not None:
             return self._spm.encode(text)
+        if self._native:
+            native = self._native_core(len(text))
+            if native is not None:
+                return native.encode(text)
         if self._pattern is not None and self._pre.name != "custom":
             pieces = self._pattern.findall(text, concurrent=True)
         else:
@@ -146,6 +157,17 @@ class Encoder:
                     cache[piece] = ids
             extend(ids)
         return out
+
+    def _native_core(self, length: int) -> NativeBPE | None:
+        """The native encoder once texts worth its set-up (~0.1 s for 100k ranks) have come."""
+        if isinstance(self._native, NativeBPE):
+            return self._native
+        self._encoded_chars += length
+        if self._encoded_chars < NATIVE_AFTER_CHARS:
+            return None
+        built = NativeBPE.build(self.tok, self._usable)
+        self._native = built or False
+        return built
 
     def encode_with_offsets(self, text: str, *, allow_special: bool = False) -> list[EncodedToken]:
         """Tokens with code-point spans in the normalized text (for colouring and hover)."""

@@ -146,3 +146,28 @@ def test_stop_checks_are_never_far_apart_in_any_phase(corpus):
     gaps = sorted(b - a for a, b in zip(looks, looks[1:]))
     # ~0.1 s of work per block on an idle core; the longest stretches are C-level (a sort's merge).
     assert len(looks) > 100 and gaps[-1] < 0.5, f"{len(looks)} looks, longest gaps {gaps[-3:]}"
+
+
+def test_preparing_the_trainer_looks_at_the_stop_flag_and_cancels(corpus):
+    """Cutting the corpus's lines into words (the "preparing" phase: seconds on a large corpus, before
+    the run is stored) looks at the flag throughout, and a stop there stores nothing."""
+    from workbench.core.trainer import TrainingCancelled
+    from workbench.tasks.models import UNIGRAM
+    from workbench.tasks.spec import RunSpec
+
+    lines = corpus.read_text(encoding="utf-8").split("\n")
+    counts: dict[str, int] = {}
+    for line in lines:
+        counts[line + "\n"] = counts.get(line + "\n", 0) + 1
+    spec = RunSpec(files=[str(corpus)], model="unigram", vocab_size=4000, normalizer=UNIGRAM.defaults["normalizer"])
+    looks: list[float] = []
+
+    def should_stop() -> bool:
+        looks.append(time.process_time())
+        return False
+
+    UNIGRAM.trainer(counts, spec, should_stop)
+    gaps = sorted(b - a for a, b in zip(looks, looks[1:]))
+    assert len(looks) > 5 and gaps[-1] < 0.5, f"{len(looks)} looks, longest gaps {gaps[-3:]}"
+    with pytest.raises(TrainingCancelled):
+        UNIGRAM.trainer(counts, spec, lambda: True)

@@ -291,7 +291,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if run_id is None:
         if args.json:
             print(json.dumps({"run_id": None, "status": status, "project": str(project)}))
-        print("workbench train: cancelled while reading the corpus; nothing was stored", file=sys.stderr)
+        print("workbench train: cancelled before training started (while reading the corpus or preparing the "
+              "trainer); nothing was stored", file=sys.stderr)
         return 3
     from workbench.store import ProjectStore
 

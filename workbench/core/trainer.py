@@ -33,6 +33,24 @@ from workbench.core.model import Tokenizer
 ShouldStop = Callable[[], bool]
 
 
+class TrainingCancelled(Exception):
+    """Stopped while the trainer was still being built (a long preparation, e.g. Unigram cutting
+    millions of lines into words): there is no model to store yet."""
+
+
+def stop_checker(should_stop: Callable[[], bool] | None, every: int = 4096) -> Callable[[int], None]:
+    """``check(i)``: look at ``should_stop`` every ``every`` items of a long loop, and raise
+    :class:`TrainingCancelled` when it says so (a cheap bit test otherwise)."""
+    if should_stop is None:
+        return lambda _i: None
+    mask = every - 1
+
+    def check(i: int) -> None:
+        if not i & mask and should_stop():
+            raise TrainingCancelled
+    return check
+
+
 @runtime_checkable
 class TrainEvent(Protocol):
     """One step of training as a trainer reports it; ``step`` is 1-based."""

@@ -58,7 +58,7 @@ from typing import ParamSpec, TypeVar
 import regex
 
 from workbench.core.model import Tokenizer
-from workbench.core.trainer import StepRecord, TrainLog
+from workbench.core.trainer import StepRecord, TrainLog, stop_checker
 from workbench.errors import ConfigError, WorkbenchError
 
 METASPACE = "\u2581"  # ▁
@@ -716,7 +716,10 @@ class UnigramTrainer:
 
     value_name = "log_likelihood"
 
-    def __init__(self, word_counts: Mapping[str, int], config: UnigramConfig):
+    def __init__(self, word_counts: Mapping[str, int], config: UnigramConfig,
+                 should_stop: Callable[[], bool] | None = None):
+        """``should_stop`` is looked at while the words are cut and counted (seconds on a large
+        corpus) and raises :class:`~workbench.core.trainer.TrainingCancelled`; :meth:`run` takes its own."""
         self.config = config
         user = list(dict.fromkeys(config.special_tokens))
         if any(not token for token in user):
@@ -735,12 +738,15 @@ class UnigramTrainer:
             raise ConfigError("vocab_size", f"the vocabulary size {config.vocab_size} leaves no room for pieces after "
                               f"the {self._n_meta} reserved ids ({reserved}): choose more than {self._n_meta}")
         words: Counter = Counter()
-        for word, count in word_counts.items():
+        check = stop_checker(should_stop)
+        for i, (word, count) in enumerate(word_counts.items()):
+            check(i)
             if count > 0:
                 for w in split_words(word.replace(" ", METASPACE)):
                     words[w] += count
         chars: Counter = Counter("".join(w for w, c in words.items() if c == 1))  # counted in C
-        for word, count in words.items():
+        for i, (word, count) in enumerate(words.items()):
+            check(i)
             if count > 1:
                 for ch, k in Counter(word).items():
                     chars[ch] += k * count

@@ -111,7 +111,9 @@ class ProgressRule:
 MERGES = ProgressRule("merges", "merging", "counting pairs")
 PRUNING = ProgressRule("vocabulary", "EM rounds and pruning", "seeding pieces from frequent substrings")
 
-TrainerFactory = Callable[[Mapping[str, int], "RunSpec"], "Trainer"]
+# (counts, spec, should_stop): should_stop is looked at while a long preparation runs (Unigram) and
+# raises TrainingCancelled; the merging trainers prepare quickly and stop in run().
+TrainerFactory = Callable[[Mapping[str, int], "RunSpec", "Callable[[], bool] | None"], "Trainer"]
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,7 @@ def _option_config(family: ModelFamily, spec: RunSpec) -> dict[str, Any]:
     return {o.config_field: spec.options.get(o.name, o.default) for o in family.options}
 
 
-def _bpe_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
+def _bpe_trainer(counts: Mapping[str, int], spec: RunSpec, should_stop: Callable[[], bool] | None = None) -> Trainer:
     from workbench.core.bpe import BpeTrainer, TrainConfig
 
     return BpeTrainer(counts, TrainConfig(
@@ -183,7 +185,8 @@ def _bpe_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
         pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ()), **_option_config(BPE, spec)))
 
 
-def _wordpiece_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
+def _wordpiece_trainer(counts: Mapping[str, int], spec: RunSpec,
+                       should_stop: Callable[[], bool] | None = None) -> Trainer:
     from workbench.core.wordpiece import WordPieceConfig, WordPieceTrainer
 
     return WordPieceTrainer(counts, WordPieceConfig(
@@ -203,17 +206,22 @@ def unigram_words(line: str, normalize: Callable[[str], str] | None = None) -> l
     return spm_words(normalize(line) if normalize is not None else line)
 
 
-def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec) -> Trainer:
-    """Lines (counted whole and not normalized: ``counted_as`` = ``none``) become :func:`unigram_words`."""
+def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec,
+                     should_stop: Callable[[], bool] | None = None) -> Trainer:
+    """Lines (counted whole and not normalized: ``counted_as`` = ``none``) become :func:`unigram_words`;
+    cancellable throughout (normalizing millions of lines takes seconds)."""
     from workbench.core.normalize import make_normalizer
+    from workbench.core.trainer import stop_checker
     from workbench.core.unigram import UnigramConfig, UnigramTrainer
 
     normalize = make_normalizer(tuple(spec.normalizer)) if spec.normalizer else None
+    check = stop_checker(should_stop)
     words: dict[str, int] = {}
-    for line, count in counts.items():
+    for i, (line, count) in enumerate(counts.items()):
+        check(i)
         for word in unigram_words(line, normalize):
             words[word] = words.get(word, 0) + count
-    return UnigramTrainer(words, UnigramConfig(
+    return UnigramTrainer(words, should_stop=should_stop, config=UnigramConfig(
         vocab_size=spec.vocab_size or 8000, special_tokens=tuple(spec.special_tokens or ()),
         pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ()), **_option_config(UNIGRAM, spec)))
 

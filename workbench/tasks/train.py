@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from workbench.core.bpe import TrainConfig
-from workbench.core.trainer import Trainer
+from workbench.core.trainer import Trainer, TrainingCancelled
 from workbench.corpus.counts import PARALLEL_COUNT_BYTES, count_sources
 from workbench.corpus.fingerprint import FileState
 from workbench.errors import ConfigError, WorkbenchError
@@ -311,7 +311,12 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     counted = time.monotonic()
     if report is not None:  # building the trainer can take a while (Unigram seeds its pieces here)
         report(Progress("preparing", model=spec.model, message=rule.preparing))
-    trainer = fam.trainer(counts, spec)
+    try:
+        trainer = fam.trainer(counts, spec, stop)
+    except TrainingCancelled:
+        return None, "cancelled"  # stopped while the trainer prepared: nothing is stored
+    if stop():
+        return None, "cancelled"
     # Only a merging model's size is asked for here: a pruning one (Unigram) seeds when asked, and
     # seeding inside run() can be cancelled.
     initial = trainer.initial_size if rule.measure == "merges" else 0

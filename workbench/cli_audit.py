@@ -49,11 +49,20 @@ def add_audit_parsers(sub) -> None:
     trim.add_argument("--json", action="store_true")
 
 
+def check_threshold(value: float) -> None:
+    from workbench.errors import WorkbenchError
+
+    if not 0 < value <= 1:
+        raise WorkbenchError(f"--threshold {value:g}: a residue threshold is above 0 and at most 1 "
+                             f"(default {DEFAULT_RESIDUE_THRESHOLD:g})")
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     from workbench.cli import _corpus_sources, _end_progress_line, _progress_line
     from workbench.formats.tables import csv_text
     from workbench.tasks.audit import CSV_HEADER, audit_source, describe
 
+    check_threshold(args.threshold)
     sources = _corpus_sources(args.files, "audit") if args.files else []
     report = audit_source(args.tokenizer, sources, threshold=args.threshold, pattern=args.pattern,
                           progress=_progress_line("audit"))
@@ -76,6 +85,7 @@ def cmd_trim(args: argparse.Namespace) -> int:
     from workbench.cli import _corpus_sources
     from workbench.tasks.trim import describe_trim, trim_source
 
+    check_threshold(args.threshold)
     corpus = _corpus_sources(args.corpus, "trim") if args.corpus else []
     held = _corpus_sources(args.held_out, "trim") if args.held_out else []
     result = trim_source(args.tokenizer, remove=args.remove, filters=args.filter, corpus=corpus, held_out=held,

@@ -39,7 +39,7 @@ and never used; no F2/R (a Viterbi lattice has no intermediate tokens).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from workbench.core.encoder import Encoder, two_byte_ranks
 from workbench.core.metrics import Pacer, Progress, ShouldStop, vocab_usage
@@ -244,14 +244,18 @@ class Tracer:
         return [ranks[p] for p in parts], steps
 
 
-def derivations(tok: Tokenizer, *, should_stop: ShouldStop | None = None,
+def derivations(tok: Tokenizer, *, only: Iterable[int] | None = None, should_stop: ShouldStop | None = None,
                 progress: Progress | None = None) -> dict[int, tuple[int, int]] | None:
     """``{token id: (left, right)}`` for every token BPE can produce from its own symbols: the two
     parts of its last merge. A merge-made id missing here is **model-unreachable**: the earlier
-    merges always turn its symbols into something else, in any text. Base symbols are absent too."""
+    merges always turn its symbols into something else, in any text. Base symbols are absent too.
+    ``only``: look at these ids alone (a trim re-deriving what it touched)."""
     tracer = Tracer(tok)
     out: dict[int, tuple[int, int]] = {}
     ids = [i for i in audited_ids(tok) if token_kind(tok, i) == "merge"]
+    if only is not None:
+        wanted = set(only)
+        ids = [i for i in ids if i in wanted]
     pace = Pacer(len(ids), "derivations", should_stop, progress)
     for index, token_id in enumerate(ids):
         if index % 512 == 0 and pace.stopped(index):

@@ -47,10 +47,12 @@ class TrimPlan:
 def check_ids(tok: Tokenizer, ids: Iterable[int]) -> list[int]:
     """The ids, checked: in range, not empty, not special, not a base symbol (one clear reason)."""
     size = len(tok.vocab)
-    out = []
-    for token_id in ids:
+    ids = list(ids)
+    for token_id in ids:  # out of range first: the likeliest typo, whatever else the list holds
         if not 0 <= token_id < size:
             raise WorkbenchError(f"id {token_id} is out of range: this tokenizer's ids are 0 to {size - 1}")
+    out = []
+    for token_id in ids:
         if token_id in tok.special_ids:
             raise WorkbenchError(f"id {token_id} is a special token: trim removes vocabulary entries, not specials")
         if not tok.vocab[token_id]:

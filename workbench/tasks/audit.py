@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Sequence
 
 from workbench.core.audit import DEFAULT_RESIDUE_THRESHOLD, IMPOSSIBLE, Audit, audit, supports_residues
@@ -92,6 +93,22 @@ def corpus_counts(tok: Tokenizer, sources: Sequence, *, should_stop: Callable[[]
     sequences = "lines" if pretokenizer == "none" else "documents"
     return corpus_word_counts(sources, pretokenizer=pretokenizer, normalizer=normalizer, sequences=sequences,
                               should_stop=should_stop, progress=progress)
+
+
+def project_corpus(project: str | Path, source: tuple[str, int]) -> tuple[list, list[str]]:
+    """The corpus the window audits a source on: a run's own training files, every corpus file of
+    the project for a reference (as the Vocabulary tab counts it); ``(sources, warnings)``."""
+    from workbench.store import ProjectStore
+
+    with ProjectStore.open(Path(project), readonly=True) as store:
+        if source[0] == "run":
+            wanted = set(store.run(source[1]).corpus_ids)
+            refs = [c for c in store.corpora() if c.id in wanted]
+        else:
+            refs = list({c.path: c for c in store.corpora()}.values())
+    if not refs:
+        return [], []
+    return corpus_sources([(c.path, c.reader_options) for c in refs], [c.fingerprint for c in refs])
 
 
 def project_run_corpus(src: str) -> tuple[list, list[str]]:

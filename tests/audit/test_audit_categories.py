@@ -70,3 +70,42 @@ def test_derivation_rule_equals_the_merge_trace():
 ])
 def test_utf8_fragments(piece, status):
     assert utf8_status(piece) == status
+
+
+@pytest.fixture(scope="module")
+def wordpiece_and_unigram(corpora, tmp_path_factory):
+    """A WordPiece and a Unigram run trained on a Shakespeare slice (their own corpus is audited)."""
+    import subprocess
+    import sys
+
+    folder = tmp_path_factory.mktemp("families")
+    text = next(p for p in corpora if p.name == "en_shakespeare.txt").read_bytes()[:30_000]
+    (folder / "train.txt").write_bytes(text[: text.rfind(b"\n") + 1])
+    for model in ("wordpiece", "unigram"):
+        subprocess.run([sys.executable, "-m", "workbench", "train", "train.txt", "--project", f"{model}.tokproj",
+                        "--model", model, "--vocab-size", "300"], cwd=folder, check=True, capture_output=True)
+    return folder
+
+
+@pytest.mark.parametrize("model", ["wordpiece", "unigram"])
+def test_models_without_merges_while_encoding_have_no_f2(wordpiece_and_unigram, model):
+    from workbench.tasks.audit import audit_source
+
+    report = audit_source(str(wordpiece_and_unigram / f"{model}.tokproj"))
+    assert report is not None and report.files  # the run's own training file
+    a = report.audit
+    assert a.f1 is not None and a.f2 is None and a.model_reachable is None
+    assert sum(a.f1) == report.summary()["tokens"] > 0
+    s = report.summary()
+    assert s["residues"] is None and "merges nothing while encoding" in s["residue_note"]
+    assert s["undecodable"] == 0 and s["ill_formed"] == 0  # character pieces are always text
+    tok = report.tokenizer
+    if model == "wordpiece":  # every ## piece is found after a word start, every word start alone
+        for i in range(len(tok.vocab)):
+            if a.audited[i]:
+                expected = "context" if tok.vocab[i].startswith(b"##") else "reachable"
+                assert a.reach[i] == expected, (i, tok.vocab[i])
+    else:  # a piece without ▁ is used inside words only: found in context, and emitted on the corpus
+        inside = [i for i in range(len(tok.vocab)) if a.audited[i] and not tok.vocab[i].startswith("▁".encode())
+                  and a.f1[i] > 0]
+        assert inside and all(a.reach[i] in ("context", "reachable") for i in inside)

@@ -4,10 +4,12 @@ Four per-id measures, all computed from a :class:`~workbench.core.model.Tokenize
 last two) a ``{pre-token: count}`` table of a corpus:
 
 * **reachability** — the tokenizer side of "Fishing for Magikarp" (Land & Bartolo, 2024): decode
-  the id to text and encode that text again, alone and after a space. ``reachable`` (alone it gives
-  back exactly this id), ``context`` (only after a space, or for a WordPiece ``##`` piece after a
-  word start), ``unreachable`` (neither), ``undecodable`` (its bytes are not valid UTF-8, so there
-  is no text to encode: a partial character of a byte-level vocabulary). The test is the paper's: a
+  the id to text and encode that text again, alone and in a few contexts. ``reachable`` (alone it
+  gives back exactly this id), ``context`` (only in context: after a space — the paper's second
+  test —, before a comma, or inside a word after a rare letter, where SentencePiece pieces without
+  ``▁`` live; for a WordPiece ``##`` piece, after a word start), ``unreachable`` (in none of those),
+  ``undecodable`` (its bytes are not valid UTF-8, so there is no text to encode: a partial
+  character of a byte-level vocabulary). The test is the paper's: a
   token found ``unreachable`` may still appear inside some other text; for BPE the sharper,
   context-free statement is :func:`model_reachable` (a merge whose result the earlier merges always
   pre-empt can never appear in any text).
@@ -123,13 +125,20 @@ def _encode_or_none(enc: Encoder, text: str) -> list[int] | None:
         return None
 
 
+# Where a token that does not come back alone is looked for: after a space (the paper's second
+# test), before punctuation (SentencePiece's bare ``▁``), and inside a word after a rare letter
+# (a piece without ``▁`` or ``Ġ``, which a Viterbi or BPE split uses only mid-word).
+CONTEXTS = (" {}", "{},", " {},", "q{}", "x{}", "z{}", " q{}", " k{}")
+
+
 def _reach_of_text(enc: Encoder, token_id: int, text: str) -> str:
-    if not text:
-        return UNREACHABLE
-    if _encode_or_none(enc, text) == [token_id]:
+    if text and _encode_or_none(enc, text) == [token_id]:
         return REACHABLE
-    spaced = _encode_or_none(enc, " " + text)
-    return CONTEXT if spaced is not None and token_id in spaced else UNREACHABLE
+    for context in CONTEXTS:
+        ids = _encode_or_none(enc, context.format(text))
+        if ids is not None and token_id in ids:
+            return CONTEXT
+    return UNREACHABLE
 
 
 def _word_starts(tok: Tokenizer, enc: Encoder) -> list[tuple[str, int]]:

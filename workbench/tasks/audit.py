@@ -30,9 +30,9 @@ CSV_HEADER = ("id", "piece", "hex", "kind", "reachability", "utf8", "f1", "f2", 
 # What each column means, with its paper: the CLI's --help, the window's tooltips and the docs say this.
 DEFINITIONS = {
     "reachability": "Decode the id to text and encode it again (Land & Bartolo 2024, \"Fishing for Magikarp\"): "
-                    "reachable = alone it gives back this id; context = only after a space (a WordPiece ## piece: "
-                    "after a word start); unreachable = neither; undecodable = its bytes are not UTF-8 text "
-                    "(part of a character), so there is nothing to encode.",
+                    "reachable = alone it gives back this id; context = only in context: after a space, before a comma "
+                    "or inside a word (a WordPiece ## piece: after a word start); unreachable = in none of those; "
+                    "undecodable = its bytes are not UTF-8 text (part of a character), so there is nothing to encode.",
     "utf8": "Ill-formed UTF-8 (byte-level vocabularies; Land & Bartolo 2024): partial = a fragment of valid "
             "text (e.g. 2 of a CJK character's 3 bytes); impossible = bytes no UTF-8 text contains: never produced.",
     "f1": "F1 (LiteToken, Sun et al. 2026): times the token is emitted when the corpus is encoded.",

@@ -4,8 +4,6 @@ the direct merge trace, and the CLI prints the summary and the rows."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
@@ -18,7 +16,7 @@ from workbench.formats.tiktoken_file import tiktoken_pattern
 from workbench.tasks.audit import audit_tokenizer, corpus_counts
 from workbench.tasks.sources import load_tokenizer
 
-SLICE = 12_000  # bytes of each file, cut at a line end
+SLICE = 5_000  # bytes of each file, cut at a line end
 
 
 @pytest.fixture(scope="module")
@@ -68,15 +66,18 @@ def small_tiktoken(cl100k_file, tmp_path_factory):
     return path
 
 
-def test_cli_audit_json_and_csv(small_tiktoken, slices):
-    run = [sys.executable, "-m", "workbench", "audit", str(small_tiktoken), str(slices[0]), "--pattern", "cl100k"]
-    doc = json.loads(subprocess.run([*run, "--json", "--only", "residue"], capture_output=True, text=True,
-                                    check=True).stdout)
+def test_cli_audit_json_and_csv(small_tiktoken, slices, capsys):
+    from workbench.cli import run_cli
+
+    run = ["audit", str(small_tiktoken), str(slices[0]), "--pattern", "cl100k"]
+    assert run_cli([*run, "--json", "--only", "residue"]) == 0
+    doc = json.loads(capsys.readouterr().out)
     assert doc["summary"]["residues"] == len(doc["entries"]) > 0
     assert all(e["residue"] and e["r"] < 0.1 and e["kind"] == "merge" for e in doc["entries"])
-    text = subprocess.run([*run, "--csv", "--only", "undecodable"], capture_output=True, text=True, check=True).stdout
-    lines = text.splitlines()
+    assert run_cli([*run, "--csv", "--only", "undecodable"]) == 0
+    lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("id,piece,hex,kind,reachability")
     assert len(lines) == 1 + doc["summary"]["undecodable"] and doc["summary"]["undecodable"] >= 128
-    bad = subprocess.run([*run, "--threshold", "2"], capture_output=True, text=True)
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--threshold 2" in bad.stderr
+    assert run_cli([*run, "--threshold", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--threshold 2" in err

@@ -115,8 +115,9 @@ def test_trimmed_rank_file_matches_tiktoken(cl100k_file, trained, tmp_path):
         assert mine.encode(line) == ids and encoding.decode(ids) == line
 
 
-def test_cli_refuses_out_of_range_ids_in_one_line(trained):
-    bad = subprocess.run([*WORKBENCH, "trim", "p.tokproj#1", "--remove", "5,70000", "--project", "p.tokproj"],
-                         cwd=trained, capture_output=True, text=True)
-    assert bad.returncode == 2
-    assert bad.stderr == "workbench trim: error: id 70000 is out of range: this tokenizer's ids are 0 to 699\n"
+def test_cli_refuses_out_of_range_ids_in_one_line(trained, capsys):
+    from workbench.cli import run_cli
+
+    project = str(trained / "p.tokproj")
+    assert run_cli(["trim", project + "#1", "--remove", "5,70000", "--project", project]) == 2
+    assert capsys.readouterr().err == "workbench trim: error: id 70000 is out of range: this tokenizer's ids are 0 to 699\n"

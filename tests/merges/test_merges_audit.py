@@ -40,8 +40,12 @@ def test_audit_columns_filter_and_trim_preview(qtbot, panel, trained_project, tm
     assert "residues (LiteToken 2026" in view.summary.text()
     view.filter.setCurrentIndex(view.filter.findData("residue"))
     residues = report.audit.ids("residue")
-    qtbot.waitUntil(lambda: view.proxy.rowCount() == len(residues), timeout=5000)
-    assert residues and view.proxy.index(0, 8).data() == "residue"
+    qtbot.waitUntil(lambda: view.model.rowCount() == len(residues), timeout=5000)
+    assert residues and view.model.index(0, 8).data() == "residue"
+    view.table.sortByColumn(7, _descending())  # R, largest first: sorted by the model itself
+    qtbot.waitUntil(lambda: view.model.id_at(0) == max(residues, key=lambda i: (report.audit.ratio(i), -i)),
+                    timeout=5000)
+    view.table.sortByColumn(7, _ascending())
     view.grab().save(str(tmp_path / "audit-columns.png"))
 
     view.preview_button.click()
@@ -74,3 +78,15 @@ def _tooltip():
     from PySide6.QtCore import Qt
 
     return Qt.ItemDataRole.ToolTipRole
+
+
+def _descending():
+    from PySide6.QtCore import Qt
+
+    return Qt.SortOrder.DescendingOrder
+
+
+def _ascending():
+    from PySide6.QtCore import Qt
+
+    return Qt.SortOrder.AscendingOrder

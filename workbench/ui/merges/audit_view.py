@@ -21,7 +21,6 @@ from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
     Signal,
     Slot,
@@ -81,13 +80,40 @@ class AuditModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.report: Any = None
+        self._all: list[int] = []
         self._ids: list[int] = []
+        self._allowed: set[int] | None = None
+        self._order: tuple[int, Qt.SortOrder] = (0, Qt.SortOrder.AscendingOrder)
         self._font = mono_font()
 
     def set_report(self, report) -> None:
-        self.beginResetModel()
         self.report = report
-        self._ids = [] if report is None else [i for i, ok in enumerate(report.audit.audited) if ok]
+        self._all = [] if report is None else [i for i, ok in enumerate(report.audit.audited) if ok]
+        self._allowed = None
+        self._rebuild()
+
+    def set_allowed(self, ids: set[int] | None) -> None:
+        """Show only these ids (None: all). Filtering and sorting are one Python sort of the ids:
+        a proxy model would call ``data`` millions of times for cl100k's 100,000 rows."""
+        self._allowed = ids
+        self._rebuild()
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self._order = (column, order)
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        self.beginResetModel()
+        ids = self._all if self._allowed is None else [i for i in self._all if i in self._allowed]
+        column, order = self._order
+        if self.report is not None and column != 0:
+            def key(token_id: int) -> tuple:
+                value = self._value(token_id, column)
+                return (value is None, value if value is not None else 0, token_id)
+            ids = sorted(ids, key=key)
+        if order == Qt.SortOrder.DescendingOrder:
+            ids = list(reversed(ids))
+        self._ids = list(ids)
         self.endResetModel()
 
     def id_at(self, row: int) -> int:
@@ -135,8 +161,6 @@ class AuditModel(QAbstractTableModel):
             return None
         token_id, column = self._ids[index.row()], index.column()
         value = self._value(token_id, column)
-        if role == Qt.ItemDataRole.UserRole:  # sort key: numbers as numbers, missing last
-            return -1 if value is None else value
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 1:
                 return browser_piece(self.report.tokenizer.vocab[token_id])
@@ -166,27 +190,6 @@ class AuditModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (0, 5, 6, 7):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
-
-
-class AuditFilter(QSortFilterProxyModel):
-    """Shows the ids of one audit category (all when none); sorts by the model's ``UserRole``."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.allowed: set[int] | None = None
-        self.setSortRole(Qt.ItemDataRole.UserRole)
-
-    def set_allowed(self, ids: set[int] | None) -> None:
-        self.beginFilterChange()  # Qt 6.10+: invalidateFilter() is deprecated
-        self.allowed = ids
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-
-    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:  # noqa: N802
-        if self.allowed is None:
-            return True
-        model = self.sourceModel()
-        assert isinstance(model, AuditModel)
-        return model.id_at(source_row) in self.allowed
 
 
 class AuditView(QWidget):
@@ -243,11 +246,9 @@ class AuditView(QWidget):
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.error = ErrorLabel()
         self.model = AuditModel(self)
-        self.proxy = AuditFilter(self)
-        self.proxy.setSourceModel(self.model)
         self.table = PlaceholderTableView()
         self.table.setAccessibleName("Audit")
-        self.table.setModel(self.proxy)
+        self.table.setModel(self.model)
         self.table.setSortingEnabled(True)
         configure_table(self.table, {0: 56, 1: 150, 2: 56, 3: 92, 4: 72, 5: 72, 6: 72, 7: 52, 8: 60, 9: 80})
         self.table.set_placeholder("Press Audit to check every entry of this tokenizer.")
@@ -319,11 +320,11 @@ class AuditView(QWidget):
 
     def selected_ids(self) -> list[int]:
         """The ids a trim would take: the selected rows, else every row the filter shows."""
-        rows = {self.proxy.mapToSource(i).row() for i in self.table.selectionModel().selectedRows()}
+        rows = {i.row() for i in self.table.selectionModel().selectedRows()}
         if not rows:
             if not self.filter.currentData():
                 return []
-            rows = {self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(self.proxy.rowCount())}
+            rows = set(range(self.model.rowCount()))
         return sorted(self.model.id_at(r) for r in rows)
 
     def run_preview(self) -> None:
@@ -425,10 +426,10 @@ class AuditView(QWidget):
     def _apply_filter(self) -> None:
         category = self.filter.currentData()
         if self.report is None or not category:
-            self.proxy.set_allowed(None)
+            self.model.set_allowed(None)
         else:
             try:
-                self.proxy.set_allowed(set(self.report.audit.ids(category)))
+                self.model.set_allowed(set(self.report.audit.ids(category)))
             except (ValueError, WorkbenchError) as exc:
                 self.error.show_message(str(exc))
         self.table.set_placeholder("No entry in this category." if self.report is not None else

@@ -82,6 +82,16 @@ def plan_trim(tok: Tokenizer, ids: Sequence[int], *, compact: bool = False) -> T
     assert before is not None
     if tok.merge_rule == "bytes":
         derived = _cascade_ranks(tok, gone, before)
+        while True:  # the safety net: every merge-made token left is derived by what is left
+            for token_id in gone:
+                vocab[token_id] = b""
+            full = derivations(replace(tok, vocab=tuple(vocab), merges=()))
+            assert full is not None
+            lost = {i for i in derived if i not in gone and i not in full}
+            if not lost:
+                derived = {i: full[i] for i in derived if i not in gone}
+                break
+            gone.update(lost)
         merges = [(a, b, n) for n, (a, b) in sorted(derived.items())]
     else:
         merges = _cascade_pairs(tok, gone)
@@ -160,6 +170,9 @@ def _cascade_ranks(tok: Tokenizer, gone: set[int],
         probe = derivations(replace(tok, vocab=tuple(vocab), merges=()), only=affected)
         assert probe is not None
         derived.update(probe)
+        for token_id, (left, right) in probe.items():  # a new derivation: its new parts have a new user
+            users.setdefault(left, []).append(token_id)
+            users.setdefault(right, []).append(token_id)
         frontier = {u for u in affected if u not in probe}
         gone.update(frontier)
     for token_id in gone:

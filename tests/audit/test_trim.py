@@ -121,3 +121,26 @@ def test_cli_refuses_out_of_range_ids_in_one_line(trained, capsys):
     project = str(trained / "p.tokproj")
     assert run_cli(["trim", project + "#1", "--remove", "5,70000", "--project", project]) == 2
     assert capsys.readouterr().err == "workbench trim: error: id 70000 is out of range: this tokenizer's ids are 0 to 699\n"
+
+
+def test_tiktokens_rule_derives_a_token_again_where_a_merge_list_cannot():
+    """ab (256), bc (257), abc (258). With a merge list abc = ab + c dies with ab; with tiktoken's
+    rule abc is whatever its bytes merge into, so without ab it is made from a + bc and stays."""
+    from dataclasses import replace
+
+    tok = _tiny_ranks()
+    pairs = replace(tok, merge_rule="pairs", merges=((97, 98, 256), (98, 99, 257), (256, 99, 258)))
+    assert plan_trim(pairs, [256]).cascade == (258,)
+    plan = plan_trim(tok, [256])
+    assert plan.cascade == () and plan.tokenizer.merges == ((98, 99, 257), (97, 257, 258))
+    assert Encoder(plan.tokenizer).encode("abc") == [258]
+    assert plan_trim(tok, [257]).cascade == ()  # abc = ab + c, untouched
+    both = plan_trim(tok, [256, 257])  # nothing derives abc any more
+    assert both.cascade == (258,) and Encoder(both.tokenizer).encode("abc") == [97, 98, 99]
+
+
+def _tiny_ranks():
+    from workbench.core.model import Tokenizer
+
+    vocab = tuple(bytes([b]) for b in range(256)) + (b"ab", b"bc", b"abc")
+    return Tokenizer(vocab=vocab, merges=(), units="bytes", pretokenizer="gpt2", merge_rule="bytes")

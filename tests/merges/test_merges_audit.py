@@ -46,6 +46,11 @@ def test_audit_columns_filter_and_trim_preview(qtbot, panel, trained_project, tm
     qtbot.waitUntil(lambda: view.model.id_at(0) == max(residues, key=lambda i: (report.audit.ratio(i), -i)),
                     timeout=5000)
     view.table.sortByColumn(7, _ascending())
+    picked = []
+    panel.merge_selected.connect(lambda source, token_id: picked.append((source, token_id)))
+    view.table.selectRow(0)  # the inspector follows the audit's current row
+    qtbot.waitUntil(lambda: picked == [(("run", run_id), view.model.id_at(0))], timeout=5000)
+    view.table.clearSelection()
     view.grab().save(str(tmp_path / "audit-columns.png"))
 
     view.preview_button.click()

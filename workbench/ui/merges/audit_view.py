@@ -198,6 +198,7 @@ class AuditView(QWidget):
     audited = Signal()  # an audit arrived (tests wait on it)
     previewed = Signal()  # a trim preview arrived
     run_created = Signal(int)  # the trim stored a new run
+    token_selected = Signal(int)  # the current row's id (the inspector follows it)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -252,6 +253,7 @@ class AuditView(QWidget):
         self.table.setSortingEnabled(True)
         configure_table(self.table, {0: 56, 1: 150, 2: 56, 3: 92, 4: 72, 5: 72, 6: 72, 7: 52, 8: 60, 9: 80})
         self.table.set_placeholder("Press Audit to check every entry of this tokenizer.")
+        self.table.selectionModel().currentRowChanged.connect(self._on_current)
 
         self.preview_label = QLabel()
         self.preview_label.setWordWrap(True)
@@ -420,6 +422,11 @@ class AuditView(QWidget):
     @Slot(int, int, str)
     def _on_progress(self, done: int, total: int, what: str) -> None:
         show_job_progress(self.progress, done, total, what)
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid() and current.row() < self.model.rowCount():
+            self.token_selected.emit(self.model.id_at(current.row()))
 
     # ---- widgets --------------------------------------------------------------------------------------
     @Slot()

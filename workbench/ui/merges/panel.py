@@ -232,6 +232,7 @@ class MergePanel(QWidget):
         self.tabs.addTab(self.diff, "Compare")
         self.audit = AuditView()
         self.audit.run_created.connect(self._on_run_created)
+        self.audit.token_selected.connect(self._on_vocab_token)
         self.tabs.addTab(self.audit, "Audit")
         self.tabs.currentChanged.connect(self._on_tab)
 

@@ -59,7 +59,7 @@ def test_audit_columns_filter_and_trim_preview(qtbot, panel, trained_project, tm
     plan = view.preview.plan
     assert plan.requested == tuple(residues)
     assert view.cascade_list.count() == min(len(plan.requested), 300) + min(len(plan.cascade), 300)
-    assert "held-out tokens:" in view.preview_label.text() and "round trip:" in view.preview_label.text()
+    assert "tokens on the corpus:" in view.preview_label.text() and "round trip:" in view.preview_label.text()
     assert view.preview.lines_round_trip == view.preview.lines_checked > 0
     view.grab().save(str(tmp_path / "trim-preview.png"))
 

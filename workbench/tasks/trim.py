@@ -44,6 +44,7 @@ class TrimResult:
     exported: list[str] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    measured_on: str = "held-out text"  # or "the corpus" when no held-out text was given
 
     def as_dict(self) -> dict:
         p = self.plan
@@ -52,7 +53,7 @@ class TrimResult:
                 "vocab_before": sum(1 for x in self.original.vocab if x),
                 "vocab_after": sum(1 for x in p.tokenizer.vocab if x),
                 "filters": self.filters, "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
-                "lines_checked": self.lines_checked, "lines_round_trip": self.lines_round_trip,
+                "measured_on": self.measured_on, "lines_checked": self.lines_checked, "lines_round_trip": self.lines_round_trip,
                 "newly_unreachable": self.newly_unreachable, "run_id": self.run_id, "project": self.project,
                 "exported": self.exported, "checks": self.checks, "notes": self.notes}
 
@@ -133,10 +134,11 @@ def measure(result: TrimResult, held_out: Sequence, *, progress: Callable[[int, 
 
 
 def preview_trim(src_name: str, tok: Tokenizer, ids: Sequence[int], *, compact: bool = False,
-                 held_out: Sequence = (), filters: dict[str, int] | None = None) -> TrimResult:
+                 held_out: Sequence = (), filters: dict[str, int] | None = None,
+                 measured_on: str = "held-out text") -> TrimResult:
     """What removing ``ids`` does, measured on ``held_out`` (nothing written)."""
     plan = plan_trim(tok, ids, compact=compact)
-    result = TrimResult(src_name, tok, plan, filters=dict(filters or {}))
+    result = TrimResult(src_name, tok, plan, filters=dict(filters or {}), measured_on=measured_on)
     measure(result, held_out)
     return result
 
@@ -231,7 +233,8 @@ def trim_source(src: str, *, remove: str | None = None, filters: Sequence[str] =
     if not corpus:
         corpus, notes = project_run_corpus(src)
     ids, picked, more = select_ids(tok, remove, filters, corpus=corpus, threshold=threshold)
-    result = preview_trim(src, tok, ids, compact=compact, held_out=held_out or corpus, filters=picked)
+    result = preview_trim(src, tok, ids, compact=compact, held_out=held_out or corpus, filters=picked,
+                          measured_on="held-out text" if held_out else "the corpus (no --held-out given)")
     result.notes = notes + more
     apply_trim(result, project=project, out=out, fmt=fmt, name=name, held_out=held_out or corpus)
     return result
@@ -251,9 +254,10 @@ def describe_trim(result: TrimResult) -> list[str]:
         lines.append(f"  cascade (removed because a removed token was their part): {shown}")
     if result.tokens_before is not None and result.tokens_after is not None:
         change = result.token_change or 0.0
-        lines.append(f"  held-out tokens: {result.tokens_before:,} → {result.tokens_after:,} ({100 * change:+.3f}%)")
-        lines.append(f"  round trip: {result.lines_round_trip:,} of {result.lines_checked:,} held-out lines decode "
-                     "back to themselves")
+        lines.append(f"  tokens on {result.measured_on}: {result.tokens_before:,} → {result.tokens_after:,} "
+                     f"({100 * change:+.3f}%)")
+        lines.append(f"  round trip: {result.lines_round_trip:,} of {result.lines_checked:,} lines decode back to "
+                     "themselves")
     lines.append(f"  newly unreachable (decode, encode again): {len(result.newly_unreachable):,}")
     if result.run_id is not None:
         lines.append(f"  stored as run {result.run_id} of {result.project}")

@@ -346,7 +346,7 @@ class AuditView(QWidget):
             from workbench.tasks.trim import preview_trim
 
             return preview_trim(report.name, report.tokenizer, ids, compact=compact, held_out=corpus,
-                                filters={category: len(ids)})
+                                filters={category: len(ids)}, measured_on="the corpus")
 
         self._busy("working out the trim…")
         self.job.submit(job, self._on_preview, self._on_failed, key="audit", on_progress=self._on_progress, hooks=True)

@@ -144,3 +144,19 @@ def _tiny_ranks():
 
     vocab = tuple(bytes([b]) for b in range(256)) + (b"ab", b"bc", b"abc")
     return Tokenizer(vocab=vocab, merges=(), units="bytes", pretokenizer="gpt2", merge_rule="bytes")
+
+
+def test_trim_never_overwrites_an_output(trained, capsys):
+    from workbench.cli import run_cli
+
+    project = str(trained / "p.tokproj")
+    out = trained / "kept.json"
+    out.write_text("mine", encoding="utf-8")
+    assert run_cli(["trim", project + "#1", "--remove", "300", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(out) in err and out.read_text(encoding="utf-8") == "mine"
+    map_file = trained / "fresh.json.idmap.csv"
+    map_file.write_text("map", encoding="utf-8")
+    assert run_cli(["trim", project + "#1", "--remove", "300", "--out", str(trained / "fresh.json")]) == 2
+    assert "fresh.json.idmap.csv exists" in capsys.readouterr().err
+    assert not (trained / "fresh.json").exists() and map_file.read_text(encoding="utf-8") == "map"

@@ -157,6 +157,10 @@ def apply_trim(result: TrimResult, *, project: str | Path | None = None, out: st
         raise WorkbenchError("say where the trimmed tokenizer goes: --project P (a new run) and/or --out FILE")
     tok = result.plan.tokenizer
     if out is not None:
+        map_path = Path(f"{out}.idmap.csv")
+        if map_path.exists():  # checked first: the export below must not happen without its map
+            raise WorkbenchError(f"{map_path} exists: choose another --out (the old_id,new_id map is written "
+                                 "beside it and nothing is overwritten)")
         fmt = fmt or default_format(tok)
         sample = held_out_texts(held_out)[:200] if held_out else None
         exported = export_tokenizer(tok, fmt, out, force=force, sample=sample,
@@ -164,7 +168,6 @@ def apply_trim(result: TrimResult, *, project: str | Path | None = None, out: st
         result.exported = [str(p) for p in exported.paths]
         result.checks = list(exported.checks)
         result.notes.extend(exported.notes)
-        map_path = Path(f"{out}.idmap.csv")
         write_csv(map_path, ("old_id", "new_id"), result.plan.id_map)
         result.exported.append(str(map_path))
     if project is not None:

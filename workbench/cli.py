@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     out = swp.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true")
     out.add_argument("--csv", action="store_true")
+    from workbench.cli_audit import add_audit_parsers
+
+    add_audit_parsers(sub)
     return parser
 
 
@@ -820,6 +823,9 @@ COMMANDS = {
     "export": cmd_export, "import": cmd_import, "stats": cmd_stats, "count": cmd_count, "sweep": cmd_sweep,
     "demo": cmd_demo,
 }
+from workbench.cli_audit import AUDIT_COMMANDS  # noqa: E402 - registered beside the others
+
+COMMANDS.update(AUDIT_COMMANDS)
 
 
 class _NoteHandler(logging.Handler):

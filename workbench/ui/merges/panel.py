@@ -12,6 +12,8 @@ Layout: a tokenizer chooser on top, then three tabs —
   probabilities and never-used flags (:class:`PieceView`), filtered by the same text box.
 * **Vocabulary**: :class:`VocabView` — every entry with its corpus frequency and never-used flag.
 * **Compare**: :class:`RunDiffView` — two runs, or a run and a reference.
+* **Audit**: :class:`AuditView` — reachability, ill-formed UTF-8, residues and never-used entries,
+  and a trim preview that stores the trimmed tokenizer as a new run.
 
 The panel opens its *own* read-only connection (``project_session.open_read(path)``) so
 its paging never waits on the window's writer, and polls in :meth:`MergePanel.refresh` (the main
@@ -63,6 +65,7 @@ from workbench.store.browse import (
 )
 from workbench.ui.empty_state import EmptyState
 from workbench.ui.jobs import JobRunner
+from workbench.ui.merges.audit_view import AuditView
 from workbench.ui.merges.detail import MergeDetail
 from workbench.ui.merges.merge_model import MergeTableModel
 from workbench.ui.merges.piece_view import PieceView
@@ -227,6 +230,10 @@ class MergePanel(QWidget):
         self.tabs.addTab(merges_tab, "Merges")
         self.tabs.addTab(self.vocab, "Vocabulary")
         self.tabs.addTab(self.diff, "Compare")
+        self.audit = AuditView()
+        self.audit.run_created.connect(self._on_run_created)
+        self.audit.token_selected.connect(self._on_vocab_token)
+        self.tabs.addTab(self.audit, "Audit")
         self.tabs.currentChanged.connect(self._on_tab)
 
         content = QWidget()
@@ -279,6 +286,7 @@ class MergePanel(QWidget):
         self._sync_sources(force=True)
 
     def _close_store(self) -> None:
+        self.audit.set_source(None, None)
         self.vocab.set_source(None, None, None)
         self.pieces.set_source(None, None, None)
         self.diff.set_project(None, [])
@@ -361,6 +369,7 @@ class MergePanel(QWidget):
 
     def _set_source(self, source: Source | None) -> None:
         self._source = source
+        self.audit.set_source(self.path if source is not None else None, source)
         self.detail.clear()
         self.error.show_message("")
         # A run or reference with a damaged stored value (a project edited outside the workbench) is
@@ -465,6 +474,11 @@ class MergePanel(QWidget):
             self._load_vocab()
         elif index == TAB_MERGES and self._pieces_mode:
             self.pieces.auto_count()
+
+    @Slot(int)
+    def _on_run_created(self, _run_id: int) -> None:
+        """A trim stored a new run: list it in the chooser."""
+        self._sync_sources(force=True)
 
     def current_source(self) -> Source | None:
         return self._source
@@ -696,6 +710,7 @@ class MergePanel(QWidget):
         self.vocab.shutdown()
         self.pieces.shutdown()
         self.diff.shutdown()
+        self.audit.shutdown()
         self._close_store()
 
     @Slot()

@@ -1,0 +1,97 @@
+"""The Merges pane's Audit tab, offscreen with real widgets: the audit columns with their papers in
+the header tooltips, a residue filter whose rows are the audit's residues, and a trim preview whose
+"Trim → new run" adds a run to the chooser. Screenshots of both go to the test's tmp folder."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from workbench.core.bpe import TrainConfig  # noqa: E402
+from workbench.store import ProjectStore  # noqa: E402
+from workbench.tasks.train import train_into_project  # noqa: E402
+
+
+@pytest.fixture
+def trained_project(tmp_path, corpora):
+    text = next(p for p in corpora if p.name == "en_shakespeare.txt").read_bytes()[:60_000]
+    corpus = tmp_path / "train.txt"
+    corpus.write_bytes(text[: text.rfind(b"\n") + 1])
+    project = tmp_path / "audit.tokproj"
+    run_id, status = train_into_project([str(corpus)], project, TrainConfig(units="bytes", merges=300,
+                                                                            pretokenizer="gpt2"), name="audit me")
+    assert status == "finished"
+    return project, run_id
+
+
+def test_audit_columns_filter_and_trim_preview(qtbot, panel, trained_project, tmp_path):
+    project, run_id = trained_project
+    panel.set_project(project)
+    view = panel.audit
+    panel.tabs.setCurrentWidget(view)
+    qtbot.waitUntil(lambda: view.audit_button.isEnabled(), timeout=5000)
+    tips = [view.model.headerData(c, _horizontal(), _tooltip()) for c in range(view.model.columnCount())]
+    assert "Fishing for Magikarp" in tips[3] and "LiteToken" in tips[5] and "LiteToken" in tips[7]
+    view.audit_button.click()
+    qtbot.waitUntil(lambda: view.report is not None, timeout=30_000)
+    report = view.report
+    assert view.model.rowCount() == sum(report.audit.audited)
+    assert "residues (LiteToken 2026" in view.summary.text()
+    view.filter.setCurrentIndex(view.filter.findData("residue"))
+    residues = report.audit.ids("residue")
+    qtbot.waitUntil(lambda: view.model.rowCount() == len(residues), timeout=5000)
+    assert residues and view.model.index(0, 8).data() == "residue"
+    view.table.sortByColumn(7, _descending())  # R, largest first: sorted by the model itself
+    qtbot.waitUntil(lambda: view.model.id_at(0) == max(residues, key=lambda i: (report.audit.ratio(i), -i)),
+                    timeout=5000)
+    view.table.sortByColumn(7, _ascending())
+    picked = []
+    panel.merge_selected.connect(lambda source, token_id: picked.append((source, token_id)))
+    view.table.selectRow(0)  # the inspector follows the audit's current row
+    qtbot.waitUntil(lambda: picked == [(("run", run_id), view.model.id_at(0))], timeout=5000)
+    view.table.clearSelection()
+    view.grab().save(str(tmp_path / "audit-columns.png"))
+
+    view.preview_button.click()
+    qtbot.waitUntil(lambda: view.preview is not None or view.error.text() != "", timeout=30_000)
+    assert view.error.text() == ""
+    plan = view.preview.plan
+    assert plan.requested == tuple(residues)
+    assert view.cascade_list.count() == min(len(plan.requested), 300) + min(len(plan.cascade), 300)
+    assert "tokens on the corpus:" in view.preview_label.text() and "round trip:" in view.preview_label.text()
+    assert view.preview.lines_round_trip == view.preview.lines_checked > 0
+    view.grab().save(str(tmp_path / "trim-preview.png"))
+
+    before = panel.chooser.count()
+    view.trim_button.click()
+    qtbot.waitUntil(lambda: panel.chooser.count() == before + 1, timeout=30_000)
+    with ProjectStore.open(project, readonly=True) as store:
+        newest = max(r.id for r in store.runs())
+        trimmed = store.load_tokenizer(newest)
+        assert store.run(newest).settings["trim"]["requested"] == list(residues)
+    assert all(trimmed.vocab[i] == b"" for i in plan.removed)
+
+
+def _horizontal():
+    from PySide6.QtCore import Qt
+
+    return Qt.Orientation.Horizontal
+
+
+def _tooltip():
+    from PySide6.QtCore import Qt
+
+    return Qt.ItemDataRole.ToolTipRole
+
+
+def _descending():
+    from PySide6.QtCore import Qt
+
+    return Qt.SortOrder.DescendingOrder
+
+
+def _ascending():
+    from PySide6.QtCore import Qt
+
+    return Qt.SortOrder.AscendingOrder

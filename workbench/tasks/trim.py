@@ -1,0 +1,271 @@
+"""Trim a tokenizer: the use case behind ``workbench trim`` and the Merges tab's trim preview.
+
+:func:`preview_trim` works out what goes (the ids asked for, by hand or by an audit filter, and
+their cascade, :mod:`workbench.core.trim`), the token-count change on held-out text and the entries
+that the paper's test (decode, encode again) no longer finds reachable. :func:`apply_trim` stores
+the trimmed tokenizer as a new run of a project (its settings record the source, the ids asked
+for, the cascade and, renumbered, the old id of every new id) and/or exports it, verified in the
+real library by :func:`~workbench.formats.export_tokenizer`; the ``old_id,new_id`` map is written
+as CSV beside the export. Left out: WordPiece and Unigram (see :mod:`workbench.core.trim`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from workbench.core.audit import CONTEXT, REACHABLE, reachability
+from workbench.core.display import parse_ids
+from workbench.core.encoder import Encoder
+from workbench.core.metrics import encode_pretoken
+from workbench.core.model import MergeEvent, Tokenizer
+from workbench.core.trim import TrimPlan, plan_trim, removable
+from workbench.errors import WorkbenchError
+
+ROUND_TRIP_LINES = 20_000  # held-out lines checked one by one (the token counts use every pre-token)
+
+
+@dataclass
+class TrimResult:
+    """A trim worked out (and, after :func:`apply_trim`, stored/exported)."""
+
+    source: str
+    original: Tokenizer
+    plan: TrimPlan
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    lines_checked: int = 0
+    lines_round_trip: int = 0
+    newly_unreachable: list[int] = field(default_factory=list)
+    filters: dict[str, int] = field(default_factory=dict)  # filter → ids it selected
+    run_id: int | None = None
+    project: str | None = None
+    exported: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    measured_on: str = "held-out text"  # or "the corpus" when no held-out text was given
+
+    def as_dict(self) -> dict:
+        p = self.plan
+        return {"source": self.source, "requested": list(p.requested), "cascade": list(p.cascade),
+                "removed": len(p.removed), "dropped_merges": p.dropped_merges, "compact": p.compact,
+                "vocab_before": sum(1 for x in self.original.vocab if x),
+                "vocab_after": sum(1 for x in p.tokenizer.vocab if x),
+                "filters": self.filters, "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
+                "measured_on": self.measured_on, "lines_checked": self.lines_checked, "lines_round_trip": self.lines_round_trip,
+                "newly_unreachable": self.newly_unreachable, "run_id": self.run_id, "project": self.project,
+                "exported": self.exported, "checks": self.checks, "notes": self.notes}
+
+    @property
+    def token_change(self) -> float | None:
+        if not self.tokens_before or self.tokens_after is None:
+            return None
+        return self.tokens_after / self.tokens_before - 1
+
+
+def select_ids(tok: Tokenizer, remove: str | Sequence[int] | None, filters: Sequence[str], *,
+               corpus: Sequence = (), threshold: float = 0.1) -> tuple[list[int], dict[str, int], list[str]]:
+    """``(ids, {filter: count}, notes)``: explicit ids (checked by the trim) plus every merge-made
+    entry of each audit filter (base symbols and specials in a filter are kept, and said)."""
+    from workbench.tasks.audit import audit_tokenizer
+
+    ids = parse_ids(remove) if isinstance(remove, str) else list(remove or ())
+    picked: dict[str, int] = {}
+    notes: list[str] = []
+    if filters:
+        needs_corpus = {"residue", "never-used"} & set(filters)
+        if needs_corpus and not corpus:
+            raise WorkbenchError(f"--filter {sorted(needs_corpus)[0]} needs a corpus: give --corpus FILE "
+                                 "(a project's run uses its own training files)")
+        report = audit_tokenizer("trim", tok, corpus if needs_corpus else [], threshold=threshold)
+        assert report is not None
+        for name in filters:
+            chosen = report.audit.ids(name)
+            kept = removable(tok, chosen)
+            if len(kept) < len(chosen):
+                notes.append(f"--filter {name}: {len(chosen) - len(kept)} base symbols or specials kept "
+                             "(every text may need them)")
+            picked[name] = len(kept)
+            ids.extend(kept)
+    if not ids:
+        raise WorkbenchError("nothing to remove: give --remove IDS or a --filter that selects entries")
+    return sorted(set(ids)), picked, notes
+
+
+def held_out_texts(sources: Sequence) -> list[str]:
+    """The held-out files as text, line by line (line ends kept, so the lines join to the file)."""
+    from workbench.corpus.readers import iter_documents, iter_text
+
+    lines: list[str] = []
+    for src in sources:
+        if src.kind == "text":
+            text = "".join(iter_text(src))
+            lines.extend(text.splitlines(keepends=True))
+        else:
+            for docs in iter_documents(src):
+                for doc in docs:
+                    lines.extend(doc.splitlines(keepends=True))
+    return lines
+
+
+def measure(result: TrimResult, held_out: Sequence, *, progress: Callable[[int, int, str], None] | None = None) -> None:
+    """Fill the token-count change (every pre-token of the held-out files), the round trip of the
+    trimmed tokenizer on the held-out lines, and the ids newly unreachable by the paper's test."""
+    from workbench.tasks.audit import corpus_counts
+
+    before_tok, after_tok = result.original, result.plan.tokenizer
+    if held_out:
+        counts = corpus_counts(before_tok, held_out)
+        assert counts is not None
+        enc_before, enc_after = Encoder(before_tok), Encoder(after_tok)
+        result.tokens_before = sum(n * len(encode_pretoken(enc_before, w)) for w, n in counts.items())
+        result.tokens_after = sum(n * len(encode_pretoken(enc_after, w)) for w, n in counts.items())
+        lines = held_out_texts(held_out)[:ROUND_TRIP_LINES]
+        result.lines_checked = len(lines)
+        result.lines_round_trip = sum(1 for line in lines if enc_after.decode(enc_after.encode(line)) == line)
+    reach_before = reachability(before_tok)
+    reach_after = reachability(after_tok)
+    assert reach_before is not None and reach_after is not None
+    new_of = dict(result.plan.id_map)
+    result.newly_unreachable = [old for old, new in result.plan.id_map
+                                if reach_before[old] in (REACHABLE, CONTEXT)
+                                and reach_after[new_of[old]] not in (REACHABLE, CONTEXT)]
+
+
+def preview_trim(src_name: str, tok: Tokenizer, ids: Sequence[int], *, compact: bool = False,
+                 held_out: Sequence = (), filters: dict[str, int] | None = None,
+                 measured_on: str = "held-out text") -> TrimResult:
+    """What removing ``ids`` does, measured on ``held_out`` (nothing written)."""
+    plan = plan_trim(tok, ids, compact=compact)
+    result = TrimResult(src_name, tok, plan, filters=dict(filters or {}), measured_on=measured_on)
+    measure(result, held_out)
+    return result
+
+
+def default_format(tok: Tokenizer) -> str:
+    return "tiktoken" if tok.merge_rule == "bytes" else "hf"
+
+
+def apply_trim(result: TrimResult, *, project: str | Path | None = None, out: str | Path | None = None,
+               fmt: str | None = None, name: str = "", held_out: Sequence = (), force: bool = False) -> None:
+    """Store the trimmed tokenizer as a new run of ``project`` and/or export it to ``out``."""
+    from workbench.formats import export_tokenizer
+    from workbench.formats.tables import write_csv
+
+    if project is None and out is None:
+        raise WorkbenchError("say where the trimmed tokenizer goes: --project P (a new run) and/or --out FILE")
+    tok = result.plan.tokenizer
+    if out is not None:
+        map_path = Path(f"{out}.idmap.csv")
+        if map_path.exists():  # checked first: the export below must not happen without its map
+            raise WorkbenchError(f"{map_path} exists: choose another --out (the old_id,new_id map is written "
+                                 "beside it and nothing is overwritten)")
+        fmt = fmt or default_format(tok)
+        sample = held_out_texts(held_out)[:200] if held_out else None
+        exported = export_tokenizer(tok, fmt, out, force=force, sample=sample,
+                                    name=name or f"{Path(str(out)).stem}")
+        result.exported = [str(p) for p in exported.paths]
+        result.checks = list(exported.checks)
+        result.notes.extend(exported.notes)
+        write_csv(map_path, ("old_id", "new_id"), result.plan.id_map)
+        result.exported.append(str(map_path))
+    if project is not None:
+        result.project = str(project)
+        result.run_id = store_trimmed_run(project, result, name=name)
+
+
+def store_trimmed_run(project: str | Path, result: TrimResult, *, name: str = "") -> int:
+    """A finished run holding the trimmed tokenizer: vocabulary (empty slots kept), merges in rank
+    order, the tokenizer's settings and what the trim did (``trim`` in the run's settings)."""
+    from workbench.store import ProjectStore
+
+    plan, tok = result.plan, result.plan.tokenizer
+    settings = {k: v for k, v in tok.settings().items() if k != "special_tokens"}
+    settings["model"] = tok.model
+    settings["vocab_size"] = len(tok.vocab)
+    settings["trim"] = {"source": result.source, "requested": list(plan.requested), "cascade": list(plan.cascade),
+                        "compact": plan.compact,
+                        # index = new id; only kept when renumbered (else every kept id is its own)
+                        "old_ids": [old for old, _new in plan.id_map] if plan.compact else None}
+    specials = tok.special_ids
+    made = {n for _a, _b, n in tok.merges}
+    kinds = ["special" if i in specials else "merge" if i in made else "base" for i in range(len(tok.vocab))]
+    label = name or f"trim of {Path(result.source).name} (−{len(plan.removed)})"
+    from workbench.tasks.sources import project_source
+
+    same = project_source(result.source, project)
+    if same is None and result.source.endswith(".tokproj") and Path(result.source).exists() and \
+            Path(result.source).resolve() == Path(project).resolve():
+        from workbench.tasks.import_export import latest_usable_run
+
+        with ProjectStore.open(project, readonly=True) as store:
+            latest = latest_usable_run(store)
+        same = ("run", latest) if latest is not None else None
+    corpus_ids: list[int] = []
+    with ProjectStore.open(project, create=True) as store:
+        if same is not None and same[0] == "run":  # a run of this project: its settings and corpus carry over
+            base = store.run(same[1])
+            settings = {**base.settings, **settings}
+            corpus_ids = list(base.corpus_ids)
+        run_id = store.create_run(label, settings, corpus_ids, list(tok.vocab), kinds)
+        try:
+            with store.run_writer(run_id, background=False) as writer:
+                for rank, (a, b, n) in enumerate(tok.merges):
+                    writer.add(MergeEvent(rank + 1, a, b, n, 0, 0, 0), tok.vocab[n])
+            store.record_final_model(run_id, {})
+        except BaseException:
+            store.finish_run(run_id, "failed", error="the trimmed tokenizer could not be stored")
+            raise
+        store.finish_run(run_id, "finished")
+    return run_id
+
+
+def trim_source(src: str, *, remove: str | None = None, filters: Sequence[str] = (), corpus: Sequence = (),
+                held_out: Sequence = (), threshold: float = 0.1, compact: bool = False,
+                project: str | None = None, out: str | None = None, fmt: str | None = None, name: str = "",
+                pattern: str | None = None) -> TrimResult:
+    """``workbench trim``: select, plan, measure, store and/or export."""
+    from workbench.tasks.audit import project_run_corpus
+    from workbench.tasks.sources import load_tokenizer
+
+    if project is None and out is None:
+        raise WorkbenchError("say where the trimmed tokenizer goes: --project P (a new run) and/or --out FILE")
+    tok = load_tokenizer(src, pattern=pattern)
+    notes: list[str] = []
+    if not corpus:
+        corpus, notes = project_run_corpus(src)
+    ids, picked, more = select_ids(tok, remove, filters, corpus=corpus, threshold=threshold)
+    result = preview_trim(src, tok, ids, compact=compact, held_out=held_out or corpus, filters=picked,
+                          measured_on="held-out text" if held_out else "the corpus (no --held-out given)")
+    result.notes = notes + more
+    apply_trim(result, project=project, out=out, fmt=fmt, name=name, held_out=held_out or corpus)
+    return result
+
+
+def describe_trim(result: TrimResult) -> list[str]:
+    """The trim's report as lines for a person."""
+    p = result.plan
+    d = result.as_dict()
+    lines = [f"{result.source}: removed {len(p.requested):,} requested + {len(p.cascade):,} by the cascade "
+             f"(tokens that depended on them); {p.dropped_merges:,} merges dropped; vocabulary "
+             f"{d['vocab_before']:,} → {d['vocab_after']:,}, ids {'renumbered' if p.compact else 'kept'}"]
+    for name, count in result.filters.items():
+        lines.append(f"  --filter {name}: {count:,} entries")
+    if p.cascade:
+        shown = ", ".join(str(i) for i in p.cascade[:12]) + (" …" if len(p.cascade) > 12 else "")
+        lines.append(f"  cascade (removed because a removed token was their part): {shown}")
+    if result.tokens_before is not None and result.tokens_after is not None:
+        change = result.token_change or 0.0
+        lines.append(f"  tokens on {result.measured_on}: {result.tokens_before:,} → {result.tokens_after:,} "
+                     f"({100 * change:+.3f}%)")
+        lines.append(f"  round trip: {result.lines_round_trip:,} of {result.lines_checked:,} lines decode back to "
+                     "themselves")
+    lines.append(f"  newly unreachable (decode, encode again): {len(result.newly_unreachable):,}")
+    if result.run_id is not None:
+        lines.append(f"  stored as run {result.run_id} of {result.project}")
+    for path in result.exported:
+        lines.append(f"  wrote {path}")
+    lines.extend(f"  check: {c}" for c in result.checks)
+    lines.extend(f"  note: {n}" for n in result.notes)
+    return lines

@@ -76,19 +76,21 @@ def corpus_word_counts(sources: Sequence, *, pretokenizer: str, normalizer: Sequ
 
 
 def source_batches(src, *, pretokenizer: str, sequences: str = DEFAULT_SEQUENCES,
-                   should_stop: Callable[[], bool] | None = None) -> Iterator[list[str]]:
+                   should_stop: Callable[[], bool] | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> Iterator[list[str]]:
     """Batches of independent sequences of one running-text source (see :func:`count_sources`).
 
     ``lines``: every line with its ``"\n"`` (a record's text is cut into its lines too; the last
     line of a record ends where the record ends). ``documents``: a plain text file is one sequence,
     fed as chunks cut where the pre-tokenizer cannot notice (the carry ends with the file, so
     nothing joins two files); each JSONL record / CSV / Parquet cell is one sequence.
+    ``progress(position, size)`` is the reader's: where in the (possibly compressed) file it is.
     """
     from workbench.corpus.readers import iter_documents, iter_text
 
     check_sequences(sequences)
     if src.kind == "text":
-        chunks = _paused_for_tests(iter_text(src, should_stop=should_stop))
+        chunks = _paused_for_tests(iter_text(src, should_stop=should_stop, progress=progress))
         if sequences == "lines":
             for chunk in chunks:
                 yield split_lines(chunk)
@@ -96,7 +98,7 @@ def source_batches(src, *, pretokenizer: str, sequences: str = DEFAULT_SEQUENCES
             for chunk in chunks_for(pretokenizer, chunks):
                 yield [chunk]
         return
-    for docs in _paused_for_tests(iter_documents(src, should_stop=should_stop)):
+    for docs in _paused_for_tests(iter_documents(src, should_stop=should_stop, progress=progress)):
         if sequences == "lines":
             yield [line for doc in docs for line in split_lines(doc)]
         else:

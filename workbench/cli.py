@@ -128,6 +128,8 @@ def _add_count_parser(sub) -> None:
     count.add_argument("--field", help="JSONL field holding the text")
     count.add_argument("--column", help="CSV/TSV/Parquet column holding the text")
     count.add_argument("--cache", action="store_true", help="reuse and keep per-file counts in the user cache folder")
+    count.add_argument("--max-memory", metavar="SIZE", help="bound the memory counting holds (e.g. 2G, 512M; default "
+                       "half the RAM): partial tables beyond it are spilled to disk, sorted and merged")
     count.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -211,6 +213,8 @@ def add_train_parser(sub) -> None:
                       help="train on N lines drawn evenly from all files (seeded reservoir; as sentencepiece's "
                       "input_sentence_size)")
     cost.add_argument("--sample-seed", type=int, metavar="S", help="seed of --sample-lines (default 0)")
+    cost.add_argument("--max-memory", metavar="SIZE", help="bound the memory counting holds (e.g. 2G; default half "
+                      "the RAM): partial tables beyond it are spilled to disk and merged")
     train.add_argument("--progress", choices=["text", "json", "none"], default="text",
                        help="progress on stderr: human lines, JSON lines (for the window), or nothing")
     train.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -295,7 +299,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             return _dry_run(spec, args.json)
         project = args.project or spec.project
         run_id, status = train_run(spec, project or None, report=reporter, should_stop=stop,
-                                   count_cache=args.count_cache)
+                                   count_cache=args.count_cache, count_memory=_max_memory(args))
     except ConfigError as exc:
         if args.progress == "json":  # the window marks the form field this is about
             sys.stderr.write(json.dumps({"event": "error", "field": exc.field, "message": exc.message}) + "\n")
@@ -323,6 +327,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(f"run {run_id} {status}: {merges}vocabulary {run.vocab_size}{cut} "
               f"({result['seconds']:.1f} s) in {project}")
     return 0 if status == "finished" else 3
+
+
+def _max_memory(args: argparse.Namespace) -> int | None:
+    from workbench.corpus.spill import parse_size
+
+    return parse_size(args.max_memory) if getattr(args, "max_memory", None) else None
 
 
 def _dry_run(spec, as_json: bool) -> int:
@@ -805,16 +815,14 @@ def cmd_count(args: argparse.Namespace) -> int:
     from workbench.corpus import expand_paths
     from workbench.corpus.count_cache import CountCache
     from workbench.corpus.counts import count_sources
-    from workbench.corpus.counts_table import (
-        counts_settings,
-        merge_counts_tables,
-        write_counts_table,
-    )
+    from workbench.corpus.counts_table import counts_settings, merge_counts_tables
+    from workbench.corpus.spill import SpillingCounts, default_limit, parse_size, write_spilled_table
 
     if args.merge:
         if args.files:
             raise WorkbenchError("count: give corpus FILES or --merge TABLES, not both")
         settings, counts = merge_counts_tables(args.merge, args.out)
+        result = {"out": str(args.out), "distinct": len(counts), "tokens": sum(counts.values()), **settings}
     else:
         if not args.files:
             raise WorkbenchError("count: name the corpus files to count (or --merge TABLES)")
@@ -823,14 +831,20 @@ def cmd_count(args: argparse.Namespace) -> int:
             raise WorkbenchError(rejected[0] + (f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""))
         settings = counts_settings(args.pretokenizer, args.normalize, args.sequences)
         line = _progress_line("count")
-        try:
-            counts = count_sources(sources, pretokenizer=settings["pretokenizer"], normalizer=settings["normalizer"],
-                                   sequences=settings["sequences"], cache=CountCache() if args.cache else None,
-                                   progress=None if line is None else lambda done, total: line(done, total, "reading"))
-        finally:
-            _end_progress_line()
-        write_counts_table(args.out, counts, settings)
-    result = {"out": str(args.out), "distinct": len(counts), "tokens": sum(counts.values()), **settings}
+        limit = parse_size(args.max_memory) if args.max_memory else default_limit()
+        with SpillingCounts(limit) as spilling:
+            try:
+                count_sources(sources, pretokenizer=settings["pretokenizer"], normalizer=settings["normalizer"],
+                              sequences=settings["sequences"], cache=CountCache() if args.cache else None,
+                              progress=None if line is None else lambda done, total: line(done, total, "reading"),
+                              into=spilling)
+            finally:
+                _end_progress_line()
+            write_spilled_table(args.out, spilling, settings)
+            distinct, tokens = spilling.distinct, spilling.tokens
+            if not spilling.spilled:
+                distinct, tokens = len(spilling.current), sum(spilling.current.values())
+        result = {"out": str(args.out), "distinct": distinct, "tokens": tokens, **settings}
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:

@@ -198,11 +198,13 @@ def open_sources(files: Sequence[CorpusFile]) -> list:
 def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str], *, sequences: str = "lines",
                 cache: bool = False, report: Callable[[Progress], None] | None = None,
                 should_stop: Callable[[], bool] | None = None, states: dict[str, FileState] | None = None,
-                sample: tuple[int, int] | None = None):
+                sample: tuple[int, int] | None = None, memory_limit: int | None = None):
     """``({pre-token: count}, sources)``; raises WorkbenchError when nothing is left to train on.
 
     ``sample=(N, seed)`` counts N lines drawn evenly from all files instead of every line
     (:func:`~workbench.corpus.sampling.count_sample`; the table's ``sampled_from`` says of how many).
+    ``memory_limit``: the counting bound in bytes (default :func:`~workbench.corpus.spill.default_limit`,
+    a share of the RAM); partial tables beyond it are spilled to disk and merged.
 
     With ``cache``, counts are reused from (and stored in) the count cache
     (:class:`~workbench.corpus.count_cache.CountCache`), keyed by each file's fingerprint and every
@@ -223,6 +225,7 @@ def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str],
 
     workers = 2 if total >= PARALLEL_COUNT_BYTES and (os.cpu_count() or 1) > 1 else 1
     from workbench.corpus.count_cache import CountCache
+    from workbench.corpus.spill import default_limit
 
     if sample is not None:
         from workbench.corpus.sampling import count_sample
@@ -234,7 +237,8 @@ def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str],
         return sampled, sources
     counts = count_sources(sources, pretokenizer=pretokenizer, normalizer=normalizer, sequences=sequences,
                            cache=CountCache() if cache else None, workers=workers, progress=on_bytes,
-                           should_stop=should_stop, states=states)
+                           should_stop=should_stop, states=states,
+                           memory_limit=memory_limit if memory_limit is not None else default_limit())
     if not counts:
         raise WorkbenchError("the corpus is empty after pre-tokenization: nothing to train on")
     return counts, sources
@@ -289,7 +293,7 @@ def stopped_status(stop: Callable[[], bool]) -> str:
 def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
               report: Callable[[Progress], None] | None = None,
               should_stop: Callable[[], bool] | None = None, count_cache: bool = True,
-              estimate=None) -> tuple[int | None, str]:
+              estimate=None, count_memory: int | None = None) -> tuple[int | None, str]:
     """Train and store one run; returns (run id, final status) — (None, "cancelled") when stopped
     while the corpus was still being read, in which case the project is left untouched.
 
@@ -298,6 +302,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     ``estimate``: the pre-flight :class:`~workbench.tasks.preflight.Estimate` the caller showed (else
     one is made for a corpus of :data:`~workbench.tasks.preflight.PREFLIGHT_BYTES` or more); the
     run records it beside its measured peak memory (``timings["peak_rss_mb"]``) and time.
+    ``count_memory``: the counting bound in bytes (see :func:`count_words`).
     """
     from workbench.store import ProjectStore
 
@@ -319,7 +324,8 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
         counts, sources = count_words(opened, fam.counted_as or spec.pretokenizer,
                                       () if fam.counted_as else (spec.normalizer or ()), sequences=spec.sequences,
                                       cache=count_cache, report=report, should_stop=stop, states=states,
-                                      sample=(spec.sample_lines, spec.sample_seed) if spec.sample_lines else None)
+                                      sample=(spec.sample_lines, spec.sample_seed) if spec.sample_lines else None,
+                                      memory_limit=count_memory)
     except WorkbenchError:
         if stop():  # stopped while reading: whatever the partial read says, nothing was asked for
             return None, "cancelled"

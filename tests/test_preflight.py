@@ -120,10 +120,9 @@ def test_reservoir_is_seeded_uniform_and_in_corpus_order(corpora, tmp_path):
 def test_sampled_run_records_sample_estimate_and_overlap(corpora, tmp_path, monkeypatch, capsys):
     """A sampled and a full run: settings record the sample, the estimate and what was used; the
     run history shows the ratio and the sampled vocabulary's overlap with the full one."""
-    monkeypatch.setenv("WORKBENCH_PREFLIGHT", "1")
     path = _slice(corpora, tmp_path, "en_shakespeare", 150_000)
     project = tmp_path / "p.tokproj"
-    base = ["train", str(path), "--vocab-size", "500", "--project", str(project), "--progress", "none"]
+    base = ["train", str(path), "--vocab-size", "500", "--project", str(project), "--progress", "none", "--estimate"]
     assert run_cli([*base, "--sample-lines", "2000", "--sample-seed", "3"]) == 0
     assert run_cli(base) == 0
     capsys.readouterr()

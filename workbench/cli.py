@@ -209,6 +209,9 @@ def add_train_parser(sub) -> None:
     cost.add_argument("--dry-run", action="store_true",
                       help="print the pre-flight estimate (bytes, lines, distinct pre-tokens, peak memory, time) "
                       "and train nothing")
+    cost.add_argument("--estimate", action="store_true",
+                      help="estimate the cost first and record it with the run, to judge it against what the run "
+                      "used (automatic for a corpus of 64 MB or more)")
     cost.add_argument("--sample-lines", type=int, metavar="N",
                       help="train on N lines drawn evenly from all files (seeded reservoir; as sentencepiece's "
                       "input_sentence_size)")
@@ -299,7 +302,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             return _dry_run(spec, args.json)
         project = args.project or spec.project
         run_id, status = train_run(spec, project or None, report=reporter, should_stop=stop,
-                                   count_cache=args.count_cache, count_memory=_max_memory(args))
+                                   count_cache=args.count_cache, count_memory=_max_memory(args),
+                                   estimate=True if args.estimate else None)
     except ConfigError as exc:
         if args.progress == "json":  # the window marks the form field this is about
             sys.stderr.write(json.dumps({"event": "error", "field": exc.field, "message": exc.message}) + "\n")

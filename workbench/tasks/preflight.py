@@ -30,7 +30,6 @@ Left out: the time to write merges into the project (small beside training), and
 from __future__ import annotations
 
 import math
-import os
 import random
 import sys
 import time
@@ -295,8 +294,6 @@ def heaps_extrapolate(points: Sequence[tuple[int, int]], tokens: float) -> tuple
 def estimate(spec, *, budget: int = SAMPLE_BYTES, rates: Rates | None = None, calibrate: bool = True,
              should_stop: Callable[[], bool] | None = None, sources: Sequence | None = None) -> Estimate:
     """The pre-flight estimate of ``spec`` (a validated or raw RunSpec; its files are opened here)."""
-    import psutil
-
     from workbench.core.count import pieces_of
     from workbench.tasks.models import family
     from workbench.tasks.train import open_sources
@@ -380,8 +377,15 @@ def estimate(spec, *, budget: int = SAMPLE_BYTES, rates: Rates | None = None, ca
         tokens=int(total_tokens), distinct=distinct, distinct_low=low, distinct_high=high, heaps_k=round(k, 3),
         heaps_beta=round(beta, 4), bytes_per_entry=round(per_entry, 1), count_peak=count_peak,
         train_peak=train_peak, train_peak_high=train_high, count_s=round(sample.corpus_text / rate, 2),
-        train_s=round(trainer.seconds(symbols(distinct), steps), 2), available=psutil.virtual_memory().available,
+        train_s=round(trainer.seconds(symbols(distinct), steps), 2), available=available_memory(),
         model=spec.model, trained_lines=trained_lines, calibrated=rates.measured)
+
+
+def available_memory() -> int:
+    """Memory free for a new run now (psutil's ``available``: free plus reclaimable caches)."""
+    import psutil
+
+    return int(psutil.virtual_memory().available)
 
 
 def _lines(seqs: Sequence[str]) -> int:
@@ -437,7 +441,7 @@ def warn_if_short(est: Estimate, note: Callable[[str], None]) -> bool:
 
 def should_estimate(sources: Sequence) -> bool:
     """Whether a run is long enough to estimate before it starts (:data:`PREFLIGHT_BYTES`)."""
-    return sum(getattr(s, "size", 0) for s in sources) >= PREFLIGHT_BYTES or bool(os.environ.get("WORKBENCH_PREFLIGHT"))
+    return sum(getattr(s, "size", 0) for s in sources) >= PREFLIGHT_BYTES
 
 
 # ---- judging estimates ---------------------------------------------------------------------------

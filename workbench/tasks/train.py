@@ -299,9 +299,10 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
 
     ``project`` overrides ``spec.project``. Raises ConfigError for a setting that cannot be used.
     ``count_cache`` reuses pre-token counts of files counted before with the same settings.
-    ``estimate``: the pre-flight :class:`~workbench.tasks.preflight.Estimate` the caller showed (else
-    one is made for a corpus of :data:`~workbench.tasks.preflight.PREFLIGHT_BYTES` or more); the
-    run records it beside its measured peak memory (``timings["peak_rss_mb"]``) and time.
+    ``estimate``: the pre-flight :class:`~workbench.tasks.preflight.Estimate` the caller showed, or
+    True to make one whatever the size (else one is made for a corpus of
+    :data:`~workbench.tasks.preflight.PREFLIGHT_BYTES` or more); the run records it beside its
+    measured peak memory (``timings["peak_rss_mb"]``) and time.
     ``count_memory``: the counting bound in bytes (see :func:`count_words`).
     """
     from workbench.store import ProjectStore
@@ -320,7 +321,8 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     states: dict[str, FileState] = {}  # what was counted of each file: the fingerprint the run records
     try:
         opened = open_sources(spec.files)
-        preflight = _preflight(spec, opened, report) if estimate is None else estimate
+        preflight = estimate if estimate is not None and estimate is not True else \
+            _preflight(spec, opened, report, force=estimate is True)
         counts, sources = count_words(opened, fam.counted_as or spec.pretokenizer,
                                       () if fam.counted_as else (spec.normalizer or ()), sequences=spec.sequences,
                                       cache=count_cache, report=report, should_stop=stop, states=states,
@@ -589,11 +591,11 @@ def _timings(started: float, counted: float, prepared: float, training: float) -
             "peak_rss_mb": round(max(peak_rss(), children_peak_rss()) / 2**20, 1)}
 
 
-def _preflight(spec: RunSpec, sources: Sequence, report: Callable[[Progress], None] | None):
-    """The estimate of a long run (None for a short one), its warning said as a note."""
+def _preflight(spec: RunSpec, sources: Sequence, report: Callable[[Progress], None] | None, *, force: bool = False):
+    """The estimate of a long run (None for a short one unless ``force``), its warning said as a note."""
     from workbench.tasks.preflight import estimate, should_estimate
 
-    if not should_estimate(sources):
+    if not force and not should_estimate(sources):
         return None
     est = estimate(spec, sources=sources)
     warning = est.warning()

@@ -183,3 +183,16 @@ def test_cli_module_runs_dry_run_in_a_fresh_process(corpora, tmp_path):
                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["calibrated"] is True
+
+
+def test_a_run_short_of_memory_is_warned_before_it_starts(corpora, tmp_path, monkeypatch, capsys):
+    """The CLI says the warning (with both remedies) as a note before counting, then trains as asked."""
+    from workbench.tasks import preflight
+
+    monkeypatch.setattr(preflight, "available_memory", lambda: 1 << 20)
+    path = _slice(corpora, tmp_path, "de", 30_000)
+    assert run_cli(["train", str(path), "--vocab-size", "300", "--project", str(tmp_path / "p.tokproj"),
+                    "--estimate", "--progress", "none"]) == 0
+    err = capsys.readouterr().err
+    assert "note: projected peak memory up to" in err and "exceeds the 1.0 MB free" in err
+    assert "--sample-lines" in err and "examples/dask_count.py" in err

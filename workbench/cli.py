@@ -26,6 +26,7 @@ from workbench import logfile
 from workbench.corpus.demo import demo_corpus_files
 from workbench.errors import WorkbenchError
 from workbench.tasks.models import family, family_of
+from workbench.tasks.preflight import estimate_ratios
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +131,8 @@ def _add_count_parser(sub) -> None:
     count.add_argument("--field", help="JSONL field holding the text")
     count.add_argument("--column", help="CSV/TSV/Parquet column holding the text")
     count.add_argument("--cache", action="store_true", help="reuse and keep per-file counts in the user cache folder")
+    count.add_argument("--max-memory", metavar="SIZE", help="bound the memory counting holds (e.g. 2G, 512M; default "
+                       "half the RAM): partial tables beyond it are spilled to disk, sorted and merged")
     count.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -140,7 +143,7 @@ SPEC_FLAGS = {
     "vocab_size": "--vocab-size", "merges": "--merges", "model": "--model", "units": "--units",
     "end_of_word": "--end-of-word", "pretokenizer": "--pretokenizer", "normalizer": "--normalize",
     "min_frequency": "--min-frequency", "special_tokens": "--special", "tie_break": "--tie-break",
-    "sequences": "--sequences",
+    "sequences": "--sequences", "sample_lines": "--sample-lines", "sample_seed": "--sample-seed",
     "name": "--name", "project": "--project", "files": "FILES", "files.kind": "--kind",
     "files.field": "--field", "files.column": "--column", "files.encoding": "--encoding",
     "files.on_bad_record": "--on-bad-record",
@@ -205,6 +208,19 @@ def add_train_parser(sub) -> None:
             else:
                 kwargs.update(type=option.type, choices=option.choices or None)
             group.add_argument(_option_flag(option.name), **kwargs)
+    cost = train.add_argument_group("cost")
+    cost.add_argument("--dry-run", action="store_true",
+                      help="print the pre-flight estimate (bytes, lines, distinct pre-tokens, peak memory, time) "
+                      "and train nothing")
+    cost.add_argument("--estimate", action="store_true",
+                      help="estimate the cost first and record it with the run, to judge it against what the run "
+                      "used (automatic for a corpus of 64 MB or more)")
+    cost.add_argument("--sample-lines", type=int, metavar="N",
+                      help="train on N lines drawn evenly from all files (seeded reservoir; as sentencepiece's "
+                      "input_sentence_size)")
+    cost.add_argument("--sample-seed", type=int, metavar="S", help="seed of --sample-lines (default 0)")
+    cost.add_argument("--max-memory", metavar="SIZE", help="bound the memory counting holds (e.g. 2G; default half "
+                      "the RAM): partial tables beyond it are spilled to disk and merged")
     train.add_argument("--progress", choices=["text", "json", "none"], default="text",
                        help="progress on stderr: human lines, JSON lines (for the window), or nothing")
     train.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -212,7 +228,7 @@ def add_train_parser(sub) -> None:
 
 _SETTING_FLAGS = ("vocab_size", "merges", "model", "units", "end_of_word", "pretokenizer", "normalize",
                   "min_frequency", "special", "tie_break", "sequences", "name", "kind", "encoding", "field", "column",
-                  "on_bad_record")
+                  "on_bad_record", "sample_lines", "sample_seed")
 
 
 def spec_from_args(args: argparse.Namespace):
@@ -254,11 +270,14 @@ def spec_from_args(args: argparse.Namespace):
         end_of_word=args.end_of_word or "", pretokenizer=args.pretokenizer or "", normalizer=normalizer,
         min_frequency=args.min_frequency, special_tokens=None if args.special is None else tuple(args.special),
         tie_break=args.tie_break or "", sequences=args.sequences or "", name=args.name or "",
-        options=options, project=args.project or "")
+        options=options, project=args.project or "", sample_lines=args.sample_lines,
+        sample_seed=args.sample_seed or 0)
     spec = spec.validate()  # settings first: a wrong flag fails before any file is read
-    if not spec.project:
+    dry_run = getattr(args, "dry_run", False)  # an estimate stores nothing: no project needed
+    if not spec.project and not dry_run:
         raise ConfigError("project", "say where to store the run: give a project file (*.tokproj)")
-    check_project(spec.project)
+    if spec.project and not dry_run:
+        check_project(spec.project)
     files = resolve_files(args.files, kind=args.kind, encoding=args.encoding, field=args.field, column=args.column,
                           on_bad_record=args.on_bad_record or "fail")
     return RunSpec(**{**spec.__dict__, "files": files})
@@ -282,9 +301,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     try:
         spec = spec_from_args(args)
+        if args.dry_run:
+            return _dry_run(spec, args.json)
         project = args.project or spec.project
         run_id, status = train_run(spec, project or None, report=reporter, should_stop=stop,
-                                   count_cache=args.count_cache)
+                                   count_cache=args.count_cache, count_memory=_max_memory(args),
+                                   estimate=True if args.estimate else None)
     except ConfigError as exc:
         if args.progress == "json":  # the window marks the form field this is about
             sys.stderr.write(json.dumps({"event": "error", "field": exc.field, "message": exc.message}) + "\n")
@@ -313,6 +335,24 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(f"run {run_id} {status}: {merges}vocabulary {run.vocab_size}{cut} "
               f"({result['seconds']:.1f} s) in {project}")
     return 0 if status == "finished" else 3
+
+
+def _max_memory(args: argparse.Namespace) -> int | None:
+    from workbench.corpus.spill import parse_size
+
+    return parse_size(args.max_memory) if getattr(args, "max_memory", None) else None
+
+
+def _dry_run(spec, as_json: bool) -> int:
+    """``train --dry-run``: the pre-flight estimate, nothing trained or stored."""
+    from workbench.tasks.preflight import estimate
+
+    est = estimate(spec)
+    if as_json:
+        print(json.dumps(est.as_dict()))
+    else:
+        print("\n".join(est.text()))
+    return 0
 
 
 _WINDOW_GONE = "the process that started this run (the window) ended during training"
@@ -387,8 +427,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
         runs = store.runs()
         # A damaged value anywhere in a run's rows marks that run; the others are listed as usual.
         damage = {r.id: r.damage or str(store.run_problem(r.id) or "") for r in runs}
+        overlaps = _sample_overlaps(store, damage)
     if args.json:
-        print(json.dumps([_run_dict(r, damage[r.id]) for r in runs], indent=None))
+        print(json.dumps([_run_dict(r, damage[r.id], overlaps.get(r.id)) for r in runs], indent=None))
         return 0
     if not runs:
         print(f"{args.project}: no runs yet")
@@ -405,7 +446,26 @@ def cmd_runs(args: argparse.Namespace) -> int:
               f"{_clip(r.name, 60)} ({_clip(summary, 120)})")
         if damage[r.id]:
             print(f"{'':>6}{_clip(damage[r.id], 400)}")
+            continue
+        ratios = estimate_ratios(r.settings, r.timings or {})
+        if ratios is not None and ratios.text():
+            print(f"{'':>6}actual ÷ estimate: {ratios.text()}")
+        if r.id in overlaps:
+            print(f"{'':>6}{overlaps[r.id].text()}")
     return 0
+
+
+def _sample_overlaps(store, damage: dict) -> dict:
+    """Sampled runs beside their full run (:mod:`workbench.tasks.sample_report`); a damaged run is
+    left out rather than failing the listing."""
+    from workbench.tasks.sample_report import sample_overlaps
+
+    if any(damage.values()):
+        return {}
+    try:
+        return sample_overlaps(store)
+    except (WorkbenchError, sqlite3.DatabaseError):
+        return {}
 
 
 def _clip(value: object, width: int) -> str:
@@ -415,11 +475,17 @@ def _clip(value: object, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _run_dict(r, damage: str = "") -> dict:
-    """A run for ``runs --json``; ``damage`` is null, or the line saying which stored value is damaged."""
+def _run_dict(r, damage: str = "", overlap=None) -> dict:
+    """A run for ``runs --json``; ``damage`` is null, or the line saying which stored value is damaged;
+    ``estimate_ratio``: actual ÷ estimated distinct pre-tokens, peak memory and time (null without an
+    estimate); ``sample_overlap``: a sampled run's vocabulary beside its full run's (null otherwise)."""
+    from dataclasses import asdict
+
+    ratios = estimate_ratios(r.settings, r.timings or {})
     return {"id": r.id, "name": r.name, "status": r.status, "settings": r.settings, "vocab_size": r.vocab_size,
             "merges": r.merge_count, "started": r.started, "ended": r.ended, "timings": r.timings, "error": r.error,
-            "damage": damage or None}
+            "damage": damage or None, "estimate_ratio": asdict(ratios) if ratios else None,
+            "sample_overlap": overlap.as_dict() if overlap else None}
 
 
 def _when(value) -> str:
@@ -757,16 +823,14 @@ def cmd_count(args: argparse.Namespace) -> int:
     from workbench.corpus import expand_paths
     from workbench.corpus.count_cache import CountCache
     from workbench.corpus.counts import count_sources
-    from workbench.corpus.counts_table import (
-        counts_settings,
-        merge_counts_tables,
-        write_counts_table,
-    )
+    from workbench.corpus.counts_table import counts_settings, merge_counts_tables
+    from workbench.corpus.spill import SpillingCounts, default_limit, parse_size, write_spilled_table
 
     if args.merge:
         if args.files:
             raise WorkbenchError("count: give corpus FILES or --merge TABLES, not both")
         settings, counts = merge_counts_tables(args.merge, args.out)
+        result = {"out": str(args.out), "distinct": len(counts), "tokens": sum(counts.values()), **settings}
     else:
         if not args.files:
             raise WorkbenchError("count: name the corpus files to count (or --merge TABLES)")
@@ -775,14 +839,20 @@ def cmd_count(args: argparse.Namespace) -> int:
             raise WorkbenchError(rejected[0] + (f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""))
         settings = counts_settings(args.pretokenizer, args.normalize, args.sequences)
         line = _progress_line("count")
-        try:
-            counts = count_sources(sources, pretokenizer=settings["pretokenizer"], normalizer=settings["normalizer"],
-                                   sequences=settings["sequences"], cache=CountCache() if args.cache else None,
-                                   progress=None if line is None else lambda done, total: line(done, total, "reading"))
-        finally:
-            _end_progress_line()
-        write_counts_table(args.out, counts, settings)
-    result = {"out": str(args.out), "distinct": len(counts), "tokens": sum(counts.values()), **settings}
+        limit = parse_size(args.max_memory) if args.max_memory else default_limit()
+        with SpillingCounts(limit) as spilling:
+            try:
+                count_sources(sources, pretokenizer=settings["pretokenizer"], normalizer=settings["normalizer"],
+                              sequences=settings["sequences"], cache=CountCache() if args.cache else None,
+                              progress=None if line is None else lambda done, total: line(done, total, "reading"),
+                              into=spilling)
+            finally:
+                _end_progress_line()
+            write_spilled_table(args.out, spilling, settings)
+            distinct, tokens = spilling.distinct, spilling.tokens
+            if not spilling.spilled:
+                distinct, tokens = len(spilling.current), sum(spilling.current.values())
+        result = {"out": str(args.out), "distinct": distinct, "tokens": tokens, **settings}
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:

@@ -126,15 +126,27 @@ def count_pretokens(chunks: Iterable[str], *, pretokenizer: str = "gpt2", normal
     return dict(counts)
 
 
+def pieces_of(pretokenizer: str, normalizer: tuple[str, ...] = ()) -> Callable[[Sequence[str]], Iterable[str]]:
+    """The function counting applies to a batch of sequences: their pre-tokens, each sequence
+    normalized and split on its own (for callers that count incrementally, e.g. the pre-flight
+    estimate's growing prefixes)."""
+    return _batch_splitter(pretokenizer, normalizer)
+
+
 def count_batches(batches: Iterable[Sequence[str]], *, pretokenizer: str = "gpt2",
                   normalizer: tuple[str, ...] = (), workers: int = 1,
                   on_batch: Callable[[int], None] | None = None,
-                  should_stop: Callable[[], bool] | None = None) -> dict[str, int]:
+                  should_stop: Callable[[], bool] | None = None,
+                  flush_at: int = 0, flush: Callable[[dict[str, int]], None] | None = None) -> dict[str, int]:
     """``{pre-token: count}`` over batches of sequences, each sequence pre-tokenized on its own.
 
     A batch is a list of sequences (e.g. the lines of a ~1 MB chunk); batching keeps the per-call
     overhead of a million short lines in C (``map`` + ``chain`` + ``Counter.update``) and gives a
     process pool work units of a useful size. ``on_batch(n_chars)`` reports progress.
+
+    Bounded memory: with ``flush_at`` > 0, whenever the table holds that many distinct pre-tokens
+    it is handed to ``flush`` (in corpus order) and counting starts a new one; the return value is
+    then only what came after the last flush.
     """
     counts: Counter = Counter()
     if workers <= 1 or (os.name != "posix"):
@@ -145,6 +157,9 @@ def count_batches(batches: Iterable[Sequence[str]], *, pretokenizer: str = "gpt2
             counts.update(pieces(batch))
             if on_batch is not None:
                 on_batch(sum(map(len, batch)))
+            if flush is not None and 0 < flush_at <= len(counts):
+                flush(dict(counts))
+                counts = Counter()
         return dict(counts)
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(workers, initializer=_init_worker, initargs=(pretokenizer, normalizer)) as pool:
@@ -165,6 +180,9 @@ def count_batches(batches: Iterable[Sequence[str]], *, pretokenizer: str = "gpt2
                     counts[word] += n
             if on_batch is not None:
                 on_batch(lengths[index] if index < len(lengths) else 0)
+            if flush is not None and 0 < flush_at <= len(counts):
+                flush(dict(counts))
+                counts = Counter()
     return dict(counts)
 
 

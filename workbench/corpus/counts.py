@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from workbench.core.count import (
     check_sequences,
@@ -76,19 +76,21 @@ def corpus_word_counts(sources: Sequence, *, pretokenizer: str, normalizer: Sequ
 
 
 def source_batches(src, *, pretokenizer: str, sequences: str = DEFAULT_SEQUENCES,
-                   should_stop: Callable[[], bool] | None = None) -> Iterator[list[str]]:
+                   should_stop: Callable[[], bool] | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> Iterator[list[str]]:
     """Batches of independent sequences of one running-text source (see :func:`count_sources`).
 
     ``lines``: every line with its ``"\n"`` (a record's text is cut into its lines too; the last
     line of a record ends where the record ends). ``documents``: a plain text file is one sequence,
     fed as chunks cut where the pre-tokenizer cannot notice (the carry ends with the file, so
     nothing joins two files); each JSONL record / CSV / Parquet cell is one sequence.
+    ``progress(position, size)`` is the reader's: where in the (possibly compressed) file it is.
     """
     from workbench.corpus.readers import iter_documents, iter_text
 
     check_sequences(sequences)
     if src.kind == "text":
-        chunks = _paused_for_tests(iter_text(src, should_stop=should_stop))
+        chunks = _paused_for_tests(iter_text(src, should_stop=should_stop, progress=progress))
         if sequences == "lines":
             for chunk in chunks:
                 yield split_lines(chunk)
@@ -96,7 +98,7 @@ def source_batches(src, *, pretokenizer: str, sequences: str = DEFAULT_SEQUENCES
             for chunk in chunks_for(pretokenizer, chunks):
                 yield [chunk]
         return
-    for docs in _paused_for_tests(iter_documents(src, should_stop=should_stop)):
+    for docs in _paused_for_tests(iter_documents(src, should_stop=should_stop, progress=progress)):
         if sequences == "lines":
             yield [line for doc in docs for line in split_lines(doc)]
         else:
@@ -107,7 +109,8 @@ def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[
                   progress: Callable[[int, int], None] | None = None,
                   should_stop: Callable[[], bool] | None = None,
                   sequences: str = DEFAULT_SEQUENCES, cache=None,
-                  check_tables: bool = True, states: dict[str, FileState] | None = None) -> dict[str, int]:
+                  check_tables: bool = True, states: dict[str, FileState] | None = None,
+                  memory_limit: int | None = None, into=None) -> dict[str, int]:
     """``{pre-token: count}`` over corpus sources, as training counts them.
 
     Running text is cut into sequences (``sequences="lines"`` or ``"documents"``, see
@@ -128,6 +131,12 @@ def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[
     what was counted, for the caller to record. With a cache, files under :data:`MIN_CACHED_BYTES`
     are counted together as without one, and ``should_stop`` is asked before every file, so
     100,000 small files are one linear, cancellable pass.
+
+    Bounded memory: with ``memory_limit`` (bytes), partial tables are spilled to disk, sorted, and
+    merged at the end (:class:`~workbench.corpus.spill.SpillingCounts`): the result is the same
+    table, row order included. ``into`` (a ``SpillingCounts``) receives the counts instead, for a
+    caller that streams the table out (``workbench count``); the return value is then ``{}``. A
+    file whose count spilled is not cached (its table was never whole in memory).
     """
     from workbench.corpus import iter_word_counts
     from workbench.corpus.counts_table import check_counts_settings, counts_settings, read_counts_header
@@ -152,7 +161,7 @@ def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[
 
         # Characters ≈ bytes for progress purposes; exact bytes are reported per file at the end.
         return count_batches(batches(), pretokenizer=pretokenizer, normalizer=tuple(normalizer),
-                             workers=processes, on_batch=on_bytes, should_stop=should_stop)
+                             workers=processes, on_batch=on_bytes, should_stop=should_stop, **flushing)
 
     def before(srcs: Sequence) -> dict[str, FileState]:
         return {str(src.path): file_state(src.path) for src in srcs}
@@ -179,39 +188,68 @@ def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[
             return {}
         return read_unchanged(srcs, workers if sum(src.size for src in srcs) >= PARALLEL_COUNT_BYTES else 1)
 
+    from workbench.corpus.spill import SpillingCounts
+
+    acc = into if into is not None else SpillingCounts(memory_limit) if memory_limit is not None else None
+    spills = [0]
+
+    def spill(table: dict[str, int]) -> None:
+        assert acc is not None
+        spills[0] += 1
+        acc.add(table)
+
+    flushing: dict[str, Any] = {"flush_at": acc.cap, "flush": spill} if acc is not None else {}
+
+    def add(table: dict[str, int]) -> dict[str, int]:
+        if acc is None:
+            return add_counts(counts, table)
+        acc.add(table)
+        return counts
+
+    def finished() -> dict[str, int]:
+        if acc is None or into is not None:
+            return counts
+        try:
+            return acc.result()
+        finally:
+            acc.close()
+
     text_sources = [s for s in sources if s.kind != "wordcounts"]
     counts: dict[str, int] = {}
     if cache is None:
-        counts = uncached(text_sources)
+        add(uncached(text_sources))
     else:
         settings = counts_settings(pretokenizer, normalizer, sequences)
         pending: list = []  # small files and files read under "skip", counted together in order
         for src in text_sources:
             if stop():
-                return counts
+                return finished()
             # A cached table cannot say which records were skipped: read again, so the report is whole.
             if src.size < MIN_CACHED_BYTES or getattr(src, "on_bad_record", "fail") == "skip":
                 pending.append(src)
                 continue
-            add_counts(counts, uncached(pending))
+            add(uncached(pending))
             pending = []
             if stop():
-                return counts
+                return finished()
             taken = before([src])
             key = cache.key(src, pretokenizer=pretokenizer, normalizer=normalizer, sequences=sequences,
                             settings=settings, file_fingerprint=taken[str(src.path)].fingerprint)
             table = cache.get(key, label=str(src.path))
             if table is None:
                 # A file changed while it was read fails in read_unchanged, before anything is cached.
+                spilled_before = spills[0]
                 table = read_unchanged([src], workers if src.size >= PARALLEL_COUNT_BYTES else 1)
                 if stop():
-                    return add_counts(counts, table)  # a partial count is never cached
-                cache.put(key, table)
+                    add(table)
+                    return finished()  # a partial count is never cached
+                if spills[0] == spilled_before:
+                    cache.put(key, table)
             else:
                 seen.update(taken)  # the entry is the count of exactly these bytes
                 on_bytes(src.size)
-            add_counts(counts, table)
-        add_counts(counts, uncached(pending))
+            add(table)
+        add(uncached(pending))
     normalize = make_normalizer(tuple(normalizer))
     for src in sources:
         if src.kind == "wordcounts":
@@ -229,9 +267,9 @@ def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[
                 after(taken)
                 raise
             after(taken)
-            add_counts(counts, words)
+            add(words)
             on_bytes(src.size)
-    return counts
+    return finished()
 
 
 _PAUSED: list[bool] = []  # the hook pauses once per process

@@ -101,18 +101,25 @@ def merge_counts(tables: Iterable[Mapping[str, int]]) -> Counter:
 
 
 # ---- files ---------------------------------------------------------------------------------------
-def render_header(counts: Mapping[str, int], settings: Mapping, extra: Mapping | None = None) -> str:
-    """Line 1: the settings, the row and token totals (and any ``extra`` fields, e.g. a cache key)."""
+def render_header(counts: Mapping[str, int], settings: Mapping, extra: Mapping | None = None, *,
+                  totals: tuple[int, int] | None = None) -> str:
+    """Line 1: the settings, the row and token totals (and any ``extra`` fields, e.g. a cache key).
+    ``totals``: ``(rows, tokens)`` of a table that is not held in memory (``counts`` is then ignored)."""
     meta = {key: settings.get(key) for key in SETTING_KEYS}
     meta.update(extra or {})
-    meta.update(format="workbench-counts", version=FORMAT_VERSION, distinct=len(counts),
-                tokens=sum(counts.values()))
+    distinct, tokens = totals if totals is not None else (len(counts), sum(counts.values()))
+    meta.update(format="workbench-counts", version=FORMAT_VERSION, distinct=distinct, tokens=tokens)
     return records.COUNTS_HEADER + json.dumps(meta, sort_keys=True, ensure_ascii=True) + "\n"
 
 
 def render_rows(counts: Mapping[str, int]) -> Iterable[str]:
+    return render_row_pairs(counts.items())
+
+
+def render_row_pairs(pairs: Iterable[tuple[str, int]]) -> Iterable[str]:
+    """The table's rows from ``(word, count)`` pairs (a streamed table's too)."""
     escape = records.escape_count_word
-    for word, n in counts.items():
+    for word, n in pairs:
         yield f"{escape(word)}\t{n}\n"
 
 

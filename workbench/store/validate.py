@@ -196,6 +196,12 @@ def _scores(value: object) -> bool:
         for v in value)
 
 
+def _estimate(value: object) -> bool:
+    """A run's pre-flight estimate: an object of non-negative numbers (and true/false flags)."""
+    return isinstance(value, dict) and all(isinstance(v, bool) or (_real(v) and v >= 0 and v != math.inf)
+                                           for v in value.values())
+
+
 def _optional(check: Callable[[object], bool]) -> Callable[[object], bool]:
     return lambda value: value is None or check(value)
 
@@ -229,6 +235,11 @@ SETTING_TYPES: dict[str, tuple[Callable[[object], bool], str]] = {
     "wordpiece_score": (_optional(_string), "text"),
     "character_coverage": (_real, "a number"),
     "max_piece_length": (_count, "a whole number"),
+    "sample_lines": (_optional(_count), "a whole number"),
+    "sample_seed": (_count, "a whole number"),
+    "sampled_from_lines": (_count, "a whole number"),
+    "distinct_pretokens": (_count, "a whole number"),
+    "estimate": (_estimate, "an object of numbers"),
 }
 
 
@@ -246,7 +257,8 @@ def timings(value: object, owner: str) -> dict[str, float]:
     data = json_object(value, owner, "timings")
     for key, seconds in data.items():
         if not _real(seconds) or seconds < 0:
-            raise DamagedValue(owner, "timings", f"says {key} took {_shown(seconds)}; it must be seconds")
+            unit = "megabytes" if key.endswith("_mb") else "seconds"
+            raise DamagedValue(owner, "timings", f"says {key} is {_shown(seconds)}; it must be {unit}")
     return data
 
 

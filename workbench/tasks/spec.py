@@ -124,6 +124,10 @@ class RunSpec:
     # lines: each line (with its line break) is a sequence, as tokenizers' train(files) and
     # sentencepiece read text; documents: a whole file, JSONL record or CSV cell.
     sequences: str = ""
+    # Train on N lines drawn evenly (seeded reservoir) from all files, as sentencepiece's
+    # input_sentence_size; None: every line.
+    sample_lines: int | None = None
+    sample_seed: int = 0
     name: str = ""
     options: Mapping[str, Any] = field(default_factory=dict)
     project: str = ""
@@ -202,6 +206,7 @@ class RunSpec:
             raise ConfigError("tie_break", f"unknown tie-break {self.tie_break!r}: use first-seen or hf")
         if self.sequences not in SEQUENCES:
             raise ConfigError("sequences", f"unknown sequences {self.sequences!r}: use lines or documents")
+        self._check_sample()
         try:
             pretokenizer = make_pretokenizer(self.pretokenizer).spec()
         except WorkbenchError as exc:
@@ -219,6 +224,18 @@ class RunSpec:
         return replace(self, pretokenizer=pretokenizer, normalizer=normalizer, options=options,
                        special_tokens=specials, files=tuple(self.files))
 
+    def _check_sample(self) -> None:
+        n, seed = self.sample_lines, self.sample_seed
+        if n is None:
+            return
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigError("sample_lines", f"the number of sampled lines must be a whole number of at least 1, "
+                              f"not {n!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ConfigError("sample_seed", f"the sampling seed must be a whole number of 0 or more, not {seed!r}")
+        if self.sequences != "lines":
+            raise ConfigError("sample_lines", "sampling draws lines: use --sequences lines, or train on every document")
+
     # ---- as data -----------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
         """The model settings as the project file stores them with a run (no files, no project)."""
@@ -235,6 +252,7 @@ class RunSpec:
             "pretokenizer": self.pretokenizer,
             "normalizer": list(self.normalizer or ()),
             **dict(self.options),
+            **({"sample_lines": self.sample_lines, "sample_seed": self.sample_seed} if self.sample_lines else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -197,8 +197,14 @@ def open_sources(files: Sequence[CorpusFile]) -> list:
 
 def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str], *, sequences: str = "lines",
                 cache: bool = False, report: Callable[[Progress], None] | None = None,
-                should_stop: Callable[[], bool] | None = None, states: dict[str, FileState] | None = None):
+                should_stop: Callable[[], bool] | None = None, states: dict[str, FileState] | None = None,
+                sample: tuple[int, int] | None = None, memory_limit: int | None = None):
     """``({pre-token: count}, sources)``; raises WorkbenchError when nothing is left to train on.
+
+    ``sample=(N, seed)`` counts N lines drawn evenly from all files instead of every line
+    (:func:`~workbench.corpus.sampling.count_sample`; the table's ``sampled_from`` says of how many).
+    ``memory_limit``: the counting bound in bytes (default :func:`~workbench.corpus.spill.default_limit`,
+    a share of the RAM); partial tables beyond it are spilled to disk and merged.
 
     With ``cache``, counts are reused from (and stored in) the count cache
     (:class:`~workbench.corpus.count_cache.CountCache`), keyed by each file's fingerprint and every
@@ -219,10 +225,20 @@ def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str],
 
     workers = 2 if total >= PARALLEL_COUNT_BYTES and (os.cpu_count() or 1) > 1 else 1
     from workbench.corpus.count_cache import CountCache
+    from workbench.corpus.spill import default_limit
 
+    if sample is not None:
+        from workbench.corpus.sampling import count_sample
+
+        sampled = count_sample(sources, sample[0], sample[1], pretokenizer=pretokenizer, normalizer=normalizer,
+                               should_stop=should_stop, progress=on_bytes, states=states)
+        if not sampled:
+            raise WorkbenchError("the sample is empty after pre-tokenization: nothing to train on")
+        return sampled, sources
     counts = count_sources(sources, pretokenizer=pretokenizer, normalizer=normalizer, sequences=sequences,
                            cache=CountCache() if cache else None, workers=workers, progress=on_bytes,
-                           should_stop=should_stop, states=states)
+                           should_stop=should_stop, states=states,
+                           memory_limit=memory_limit if memory_limit is not None else default_limit())
     if not counts:
         raise WorkbenchError("the corpus is empty after pre-tokenization: nothing to train on")
     return counts, sources
@@ -276,12 +292,18 @@ def stopped_status(stop: Callable[[], bool]) -> str:
 
 def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
               report: Callable[[Progress], None] | None = None,
-              should_stop: Callable[[], bool] | None = None, count_cache: bool = True) -> tuple[int | None, str]:
+              should_stop: Callable[[], bool] | None = None, count_cache: bool = True,
+              estimate=None, count_memory: int | None = None) -> tuple[int | None, str]:
     """Train and store one run; returns (run id, final status) — (None, "cancelled") when stopped
     while the corpus was still being read, in which case the project is left untouched.
 
     ``project`` overrides ``spec.project``. Raises ConfigError for a setting that cannot be used.
     ``count_cache`` reuses pre-token counts of files counted before with the same settings.
+    ``estimate``: the pre-flight :class:`~workbench.tasks.preflight.Estimate` the caller showed, or
+    True to make one whatever the size (else one is made for a corpus of
+    :data:`~workbench.tasks.preflight.PREFLIGHT_BYTES` or more); the run records it beside its
+    measured peak memory (``timings["peak_rss_mb"]``) and time.
+    ``count_memory``: the counting bound in bytes (see :func:`count_words`).
     """
     from workbench.store import ProjectStore
 
@@ -298,9 +320,14 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     project_path = check_project(target_project)
     states: dict[str, FileState] = {}  # what was counted of each file: the fingerprint the run records
     try:
-        counts, sources = count_words(open_sources(spec.files), fam.counted_as or spec.pretokenizer,
+        opened = open_sources(spec.files)
+        preflight = estimate if estimate is not None and estimate is not True else \
+            _preflight(spec, opened, report, force=estimate is True)
+        counts, sources = count_words(opened, fam.counted_as or spec.pretokenizer,
                                       () if fam.counted_as else (spec.normalizer or ()), sequences=spec.sequences,
-                                      cache=count_cache, report=report, should_stop=stop, states=states)
+                                      cache=count_cache, report=report, should_stop=stop, states=states,
+                                      sample=(spec.sample_lines, spec.sample_seed) if spec.sample_lines else None,
+                                      memory_limit=count_memory)
     except WorkbenchError:
         if stop():  # stopped while reading: whatever the partial read says, nothing was asked for
             return None, "cancelled"
@@ -337,6 +364,12 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
         settings = spec.settings()
         settings["word_types"] = trainer.word_types
         settings["initial_token_count"] = trainer.initial_token_count
+        settings["distinct_pretokens"] = len(counts)
+        if preflight:
+            settings["estimate"] = preflight.recorded()
+        sampled = getattr(counts, "sampled_from", None)
+        if sampled is not None:
+            settings["sampled_from_lines"] = sampled
         if any(getattr(src, "on_bad_record", "fail") == "skip" for src in sources):
             settings["skipped_records"] = skipped  # 0 too: "skip was on and nothing was bad" is worth knowing
         run_id = store.create_run(spec.name or _default_name(spec), settings, corpus_ids,
@@ -553,10 +586,29 @@ class _Watch:
 
 def _timings(started: float, counted: float, prepared: float, training: float) -> dict:
     """Seconds spent reading and counting, preparing the trainer (Unigram: seeding its pieces),
-    training (``merge_s``, the name kept for projects written before) and in all ("Took")."""
+    training (``merge_s``, the name kept for projects written before) and in all ("Took"), and the
+    process's peak resident memory in MB (``peak_rss_mb``; counting workers' included)."""
+    from workbench.tasks.calibration import children_peak_rss, peak_rss
+
     end = time.monotonic()
     return {"count_s": round(counted - started, 3), "prepare_s": round(prepared - counted, 3),
-            "merge_s": round(end - training, 3), "total_s": round(end - started, 3)}
+            "merge_s": round(end - training, 3), "total_s": round(end - started, 3),
+            "peak_rss_mb": round(max(peak_rss(), children_peak_rss()) / 2**20, 1)}
+
+
+def _preflight(spec: RunSpec, sources: Sequence, report: Callable[[Progress], None] | None, *, force: bool = False):
+    """The estimate of a long run (None for a short one unless ``force``), its warning said as a note."""
+    from workbench.tasks.preflight import estimate, should_estimate
+
+    if not force and not should_estimate(sources):
+        return None
+    est = estimate(spec, sources=sources)
+    warning = est.warning()
+    if warning:
+        _NOTES.warning(warning)
+        if report is not None:
+            report(Progress("note", message=warning))
+    return est
 
 
 def _default_name(spec: RunSpec) -> str:

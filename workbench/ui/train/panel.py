@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
 from workbench.core.pretokenize import PRESETS
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.store import RunInfo
+from workbench.tasks import preflight
 from workbench.tasks.models import FAMILIES, ModelFamily, family
 from workbench.tasks.spec import ModelOption, RunSpec, check_option_value
 from workbench.tasks.train import step_value
@@ -59,6 +60,7 @@ from workbench.ui.jobs import SplitPreviewer
 from workbench.ui.project_session import ProjectSession
 from workbench.ui.settings import AppSettings
 from workbench.ui.train.plots import TrainingPlots
+from workbench.ui.train.preflight_panel import PreflightPanel
 from workbench.ui.train.process import (
     TrainingProcess,
     TrainOutcome,
@@ -90,6 +92,17 @@ def ask(parent: QWidget, title: str, message: str, buttons, default) -> QMessage
     box.setDefaultButton(default)
     fit_title(box)
     return QMessageBox.StandardButton(box.exec())
+
+
+def _corpus_bytes(spec: RunSpec) -> int:
+    """The corpus files' size on disk (a file that cannot be read counts 0: the run will say why)."""
+    total = 0
+    for f in spec.files:
+        try:
+            total += Path(f.path).expanduser().stat().st_size
+        except OSError:
+            pass
+    return total
 
 
 def _legacy_model(saved: dict) -> str:
@@ -137,6 +150,7 @@ class TrainingPanel(QWidget):
         self.first_point_latency: float | None = None
         self.marked_field = ""  # the RunSpec field whose control is marked as wrong
         self._spec_file: Path | None = None  # the child's RunSpec JSON, deleted when the run ends
+        self._start_after_estimate = False  # a long run waits for its pre-flight estimate
 
         self.previewer = SplitPreviewer(self)
         self.previewer.ready.connect(self._on_preview)
@@ -157,6 +171,7 @@ class TrainingPanel(QWidget):
         self._build()
         self._restore_form()
         self._connect()
+        self._connect_preflight()
         self._update_controls()
         self._update_size_mode()
         self._update_model_options()
@@ -291,6 +306,15 @@ class TrainingPanel(QWidget):
                                         "each document: a whole text file, a JSONL record or a CSV cell")
         self.sequences_combo.setAccessibleName("Sequences")
         zf.addRow("Sequences", self.sequences_combo)
+        self.sample_lines_spin = QSpinBox()
+        self.sample_lines_spin.setRange(0, 2_000_000_000)
+        self.sample_lines_spin.setSingleStep(10_000)
+        self.sample_lines_spin.setGroupSeparatorShown(True)
+        self.sample_lines_spin.setSpecialValueText("all lines")
+        self.sample_lines_spin.setAccessibleName("Sample lines")
+        self.sample_lines_spin.setToolTip("Train on this many lines drawn evenly from all files (seeded), as "
+                                          "sentencepiece's input_sentence_size; all lines when 0")
+        zf.addRow("Sample lines", self.sample_lines_spin)
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText("automatic (e.g. bytes BPE V1000 · gpt2)")
         zf.addRow("Run name", self.name_edit)
@@ -300,6 +324,8 @@ class TrainingPanel(QWidget):
             "units": self.units_combo, "end_of_word": self.eow_combo, "tie_break": self.tie_combo,
             "min_frequency": self.min_freq, "sequences": self.sequences_combo, "pretokenizer": self.pre_combo}
         fl.addWidget(size_box)
+        self.preflight = PreflightPanel()
+        fl.addWidget(self.preflight)
         fl.addStretch(1)
         for combo in (self.model_combo, self.units_combo, self.eow_combo, self.pre_combo, self.normalizer_combo,
                       self.tie_combo):
@@ -408,6 +434,24 @@ class TrainingPanel(QWidget):
             self.corpus.corpus_changed.connect(self._on_corpus_changed)
 
     # ---- form ------------------------------------------------------------------------------------
+    def _connect_preflight(self) -> None:
+        self.preflight.estimated.connect(self._on_estimated)
+        self.preflight.failed.connect(lambda _m: setattr(self, "_start_after_estimate", False))
+        self.preflight.sample_requested.connect(self.sample_lines_spin.setValue)
+        self.preflight.estimate_button.clicked.connect(self._estimate_now)
+
+    def _estimate_now(self) -> None:
+        try:
+            spec = self.run_spec()
+            if not spec.files:
+                raise ConfigError("files", "add corpus files first (Corpus panel): there is nothing to estimate")
+            spec = spec.validate()
+        except WorkbenchError as exc:
+            self._show_error(str(exc))
+            return
+        self._show_error("")
+        self.preflight.request(spec)
+
     def _restore_form(self) -> None:
         """The form as it was last left (model, its settings and every family's options), or the
         defaults of BPE. Values a family does not use are restored but neither shown nor sent."""
@@ -596,7 +640,8 @@ class TrainingPanel(QWidget):
                        tie_break=self.tie_combo.currentData() if used("tie_break") else "",
                        sequences=self.sequences_combo.currentData() if used("sequences") else "",
                        name=self.name_edit.text().strip(),
-                       options=options, project=str(self.session.path or ""))
+                       options=options, project=str(self.session.path or ""),
+                       sample_lines=self.sample_lines_spin.value() or None)
 
 
     def field_widget(self, field: str) -> QWidget | None:
@@ -608,7 +653,7 @@ class TrainingPanel(QWidget):
         return {
             **self.setting_widgets, "model": self.model_combo, "vocab_size": self.size_spin,
             "merges": self.size_spin, "normalizer": self.normalizer_combo, "special_tokens": self.special_edit,
-            "name": self.name_edit,
+            "name": self.name_edit, "sample_lines": self.sample_lines_spin,
         }.get(field)
 
     def _mark_field(self, field: str) -> None:
@@ -756,6 +801,41 @@ class TrainingPanel(QWidget):
         except WorkbenchError as exc:
             self._show_error(str(exc))
             return False
+        if _corpus_bytes(spec) >= preflight.PREFLIGHT_BYTES and not self.preflight.is_fresh(spec):
+            # A long run: its cost is shown first, and the run starts when the estimate says it fits.
+            self._start_after_estimate = True
+            self.state_label.setText("Estimating the cost before training…")
+            self.preflight.request(spec)
+            return True
+        if self.preflight.is_fresh(spec) and self.preflight.estimate is not None and \
+                self.preflight.estimate.memory_short and not self._confirm_short_memory():
+            return False
+        return self._launch(spec)
+
+    def _on_estimated(self, est) -> None:
+        """An estimate arrived: start the run that waited for it, unless memory is short and the user
+        chooses a remedy instead."""
+        if not self._start_after_estimate:
+            return
+        self._start_after_estimate = False
+        self.state_label.setText("Ready.")
+        if est.memory_short and not self._confirm_short_memory():
+            return
+        try:
+            spec = self.run_spec().validate()
+        except WorkbenchError as exc:
+            self._show_error(str(exc))
+            return
+        self._launch(spec)
+
+    def _confirm_short_memory(self) -> bool:
+        est = self.preflight.estimate
+        answer = ask(self, "Not enough memory for this run", (est.warning() if est else "") +
+                     "\n\nStart anyway?", QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                     QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _launch(self, spec: RunSpec) -> bool:
         self.save_form()
         self._remove_spec_file()
         spec_file = self._spec_file = write_spec(spec)
@@ -771,7 +851,7 @@ class TrainingPanel(QWidget):
         self.progress.setRange(0, 0)
         self.progress.setFormat("")
         self.state_label.setText("Starting the training process…")
-        self.process.start(spec_command(spec_file))
+        self.process.start(spec_command(spec_file, estimate=self.preflight.is_fresh(spec)))
         self.training_changed.emit(True)
         self._update_controls()
         return True
@@ -1232,3 +1312,4 @@ class TrainingPanel(QWidget):
         self.stop_and_wait()
         self._remove_spec_file()
         self.previewer.shutdown()
+        self.preflight.shutdown()

@@ -53,9 +53,11 @@ def write_spec(spec: RunSpec) -> Path:
     return Path(name)
 
 
-def spec_command(spec_path: str | os.PathLike) -> list[str]:
-    """The full argv of a child that runs exactly the spec in ``spec_path``."""
-    return [*entry_point(), "train", "--spec", str(spec_path), "--progress", "json", "--json"]
+def spec_command(spec_path: str | os.PathLike, *, estimate: bool = False) -> list[str]:
+    """The full argv of a child that runs exactly the spec in ``spec_path`` (``estimate``: and
+    records its pre-flight estimate, as the window showed one)."""
+    return [*entry_point(), "train", "--spec", str(spec_path), "--progress", "json", "--json",
+            *(["--estimate"] if estimate else [])]
 
 
 @dataclass

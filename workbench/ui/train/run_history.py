@@ -27,9 +27,10 @@ from PySide6.QtWidgets import (
 
 from workbench.store import RunInfo
 from workbench.tasks.models import family_of
+from workbench.tasks.preflight import estimate_ratios
 from workbench.ui import style, text
 
-COLUMNS = ("Run", "Status", "|V|", "Merges", "Started", "Took")
+COLUMNS = ("Run", "Status", "|V|", "Merges", "Started", "Took", "vs estimate")
 ID_ROLE = Qt.ItemDataRole.UserRole
 
 
@@ -47,6 +48,15 @@ def describe(run: RunInfo) -> str:
              f"cancelled at |V| {stopped.get('vocab_size')}: the kept model is cut to {run.vocab_size}"
              if isinstance(stopped, dict) else "",
              f"took {phases}" if phases else ""]
+    if isinstance(s.get("sample_lines"), int):
+        of = s.get("sampled_from_lines")
+        lines.append(f"trained on a sample of {s['sample_lines']:,}" + (f" of {of:,}" if isinstance(of, int) else "")
+                     + f" lines (seed {s.get('sample_seed', 0)})")
+    ratios = estimate_ratios(s, timings)
+    if ratios is not None and ratios.text():
+        est = s["estimate"]
+        lines.append(f"estimated: {est.get('distinct', 0):,} distinct pre-tokens, peak {est.get('peak_mb', 0):,} MB, "
+                     f"{text.duration(float(est.get('seconds', 0)))}; actual ÷ estimate: {ratios.text()}")
     if s.get("special_tokens"):
         lines.append("special tokens " + " ".join(s["special_tokens"]))
     if run.error:
@@ -152,8 +162,11 @@ class RunHistory(QWidget):
             took = run.ended - run.started
         # A model that merges nothing (Unigram) has no merge count to show: "—", not a misleading 0.
         merges = "—" if run.merges_nothing else text.count(run.merge_count)
+        ratios = estimate_ratios(run.settings, run.timings or {})
+        versus = " · ".join(f"{what} ×{value:.2f}" for what, value in
+                            (("mem", ratios.memory), ("time", ratios.time)) if value is not None) if ratios else ""
         item = QTreeWidgetItem([run.name, status, text.count(run.vocab_size), merges,
-                                text.when(run.started), text.duration(took) if took is not None else ""])
+                                text.when(run.started), text.duration(took) if took is not None else "", versus])
         item.setData(0, ID_ROLE, run.id)
         item.setIcon(0, style.status_icon(status))
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)

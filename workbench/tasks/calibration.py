@@ -203,7 +203,7 @@ def _child(model: str) -> dict:
                             () if fam.counted_as else (spec.normalizer or ()), sequences=spec.sequences)
     count_rss = peak_rss()
     t0 = time.perf_counter()
-    trainer = fam.trainer(counts, spec)
+    trainer = fam.trainer(counts, spec, None)
     points = []
     for event in trainer.run(lambda: False):
         points.append((event.step, time.perf_counter() - t0))
@@ -219,7 +219,7 @@ def _child(model: str) -> dict:
     import tracemalloc
 
     tracemalloc.start()
-    trainer = fam.trainer(counts, spec)
+    trainer = fam.trainer(counts, spec, None)
     first = max(len(points) // 10, 3) if fam.progress.measure == "merges" else 3
     for step, _event in enumerate(trainer.run(lambda: False)):
         if step >= first:

@@ -86,6 +86,41 @@ def binary_reason(head: bytes, encoding: str | None) -> str | None:
     return None
 
 
+# File signatures of what people drop into a corpus list by mistake: each is refused for what it
+# is, with what to do, instead of a count of control characters.
+_MAGIC: tuple[tuple[bytes, str, str], ...] = (
+    (b"%PDF-", "a PDF document", "extract its text first (e.g. pdftotext)"),
+    (b"PK\x03\x04", "a zip archive, or a .docx/.xlsx/.odt document", "unpack it and add the text files"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", ""),
+    (b"\xff\xd8\xff", "a JPEG image", ""),
+    (b"GIF8", "a GIF image", ""),
+    (b"SQLite format 3\x00", "an SQLite database", "a project file is opened with File ▸ Open"),
+    (b"\x1f\x8b", "gzip data", "rename it to end in .gz"),
+    (b"\x28\xb5\x2f\xfd", "Zstandard data", "rename it to end in .zst"),
+    (b"BZh", "bzip2 data", "decompress it (bunzip2) or re-compress it as .gz or .zst"),
+    (b"\xfd7zXZ\x00", "xz data", "decompress it (unxz) or re-compress it as .gz or .zst"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "unpack it and add the text files"),
+    (b"PAR1", "a Parquet file", "rename it to end in .parquet"),
+    (b"ARROW1", "an Arrow file", "rename it to end in .arrow"),
+    (b"\x7fELF", "a program (ELF executable)", ""),
+)
+
+
+def magic_reason(head: bytes) -> tuple[str, str] | None:
+    """``(what, what to do)`` when a file's first bytes say it is clearly not text (a PDF, an
+    archive), else None. ``what to do`` may be empty.
+
+    Only signatures text cannot start with by accident are used (BZh and GIF8 also need a binary
+    byte soon after), so a text file that happens to begin with ``BZh`` is still read.
+    """
+    for signature, what, advice in _MAGIC:
+        if head.startswith(signature):
+            if signature in (b"BZh", b"GIF8") and binary_reason(head, None) is None:
+                continue
+            return what, advice
+    return None
+
+
 def utf16_without_bom(head: bytes) -> str | None:
     """``utf-16-le``/``-be`` when NUL bytes sit at every other position (ASCII-heavy UTF-16)."""
     sample = head[:BINARY_SAMPLE] if len(head) % 2 == 0 else head[: min(len(head) - 1, BINARY_SAMPLE)]

@@ -12,32 +12,41 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import json
 import logging
 import os
 import stat
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, BinaryIO, Callable, Iterable
 
 from workbench.corpus import records, sniff
 from workbench.corpus.bad_records import DEFAULT_POLICY, POLICIES, SkippedRecords
+from workbench.corpus.compression import strip_compression
 from workbench.corpus.streams import open_content, os_error, read_head
 from workbench.errors import BadRecord, UnreadableText, WorkbenchError
 
 KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "wordcounts")
+# Source code and markup are running text for a code tokenizer: read as text, like .txt.
+CODE_ENDINGS = (".py .pyi .js .mjs .jsx .ts .tsx .c .h .cc .cpp .hpp .cs .rs .go .java .kt .scala .rb .php .pl "
+                ".sh .lua .swift .sql .r .jl .hs .ml .md .markdown .rst .tex .html .htm .xml .svg .css .yaml .yml "
+                ".toml .ini .cfg").split()
 _EXTENSIONS = {
     ".txt": "text",
     ".text": "text",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
+    ".json": "jsonl",  # only when its content is JSON lines (checked by open_source)
     ".csv": "csv",
     ".tsv": "tsv",
     ".parquet": "parquet",
     ".counts": "wordcounts",
+    **{ending: "text" for ending in CODE_ENDINGS},
 }
-SUPPORTED = ".txt .jsonl .csv .tsv .parquet .counts .wordcounts.tsv (optionally .gz)"
+SUPPORTED = (".txt .jsonl .json .csv .tsv .parquet .counts .wordcounts.tsv, source code and markup "
+             "(optionally .gz or .zst)")
 HEAD_BYTES = 64 * 1024
 _NOTES = logging.getLogger("workbench.notes")  # one line each on stderr in the CLI
 
@@ -80,16 +89,17 @@ class CorpusSource:
         return "\t" if self.kind == "tsv" else ","
 
 
-def detect_kind(path: Path) -> tuple[str | None, bool]:
-    """``(kind, gzip-compressed)`` from the file name alone; kind is None when unsupported."""
+def detect_kind(path: PurePath) -> tuple[str | None, bool]:
+    """``(kind, compressed)`` from the file name alone (gzip or Zstandard, by the ending); kind is None
+    when the name says nothing (the content is then sniffed)."""
     name = path.name.lower()
-    compressed = name.endswith(".gz")
-    base = name[:-3] if compressed else name
+    base = strip_compression(name)
+    compressed = base != name
     if base.endswith(".wordcounts.tsv"):
         return "wordcounts", compressed
     kind = _EXTENSIONS.get(os.path.splitext(base)[1])
-    if kind == "parquet" and compressed:
-        return None, compressed  # Parquet compresses internally; a gzip around it is not readable.
+    if kind in ("parquet", "arrow") and compressed:
+        return None, compressed  # Parquet and Arrow compress internally; a gzip around them is not readable.
     return kind, compressed
 
 
@@ -152,8 +162,9 @@ def open_source(
     if kind is not None:
         if kind not in KINDS:
             raise WorkbenchError(f"{p}: unknown kind {kind!r}: use one of {', '.join(KINDS)}")
-    elif detected is None and not is_sniffable_name(p):
-        raise WorkbenchError(f"{p}: not a supported corpus format: use {SUPPORTED}, or choose the kind (e.g. text)")
+    elif detected is None and compressed and _base_ending(p) in (".parquet", ".arrow"):
+        raise WorkbenchError(f"{p}: Parquet and Arrow files compress inside; a {p.suffix} around one cannot be "
+                             "read: decompress it")
     else:
         kind = detected
     if encoding is not None:
@@ -167,7 +178,10 @@ def open_source(
     complete = len(head) <= HEAD_BYTES
     head = head[:HEAD_BYTES]
     if not head:
-        raise EmptyFile(f"{p}: the file is empty (nothing inside the gzip data): add a file with text in it")
+        raise EmptyFile(f"{p}: the file is empty (nothing inside the compressed data): add a file with text in it")
+    magic = sniff.magic_reason(head) if encoding is None else None
+    if magic:
+        raise WorkbenchError(f"{p}: looks binary, not text ({magic[0]}): {magic[1] or 'pick a text file'}")
     reason = sniff.binary_reason(head, encoding)
     wide = sniff.utf16_without_bom(head) if reason else None
     if wide:
@@ -181,6 +195,8 @@ def open_source(
         raise EmptyFile(f"{p}: contains only whitespace: add a file with text in it")
     if kind is None:
         kind = sniff.sniff_kind(text, complete)
+    elif kind == "jsonl" and detected == "jsonl" and _base_ending(p) == ".json":
+        check_json_lines(p, text, complete)
 
     src = CorpusSource(p, kind, st.st_size, compressed, encoding=encoding, on_bad_record=on_bad_record)
     if kind == "jsonl":
@@ -190,6 +206,36 @@ def open_source(
     if kind == "wordcounts":
         _check_first_count(src, text)
     return src
+
+
+def _base_ending(p: PurePath) -> str:
+    return os.path.splitext(strip_compression(p.name.lower()))[1]
+
+
+def check_json_lines(p: PurePath, text: str, complete: bool) -> None:
+    """Refuse a ``.json`` file that holds one JSON document rather than JSON lines, from its head.
+
+    A ``.json`` shard (Dolma, Spark's ``write.json``) is usually JSON lines; a file that is one
+    array, or one object spread over lines, would have to be read whole into memory to be
+    parsed, so it is refused — from the first 64 KB, whatever the file's size — with the command
+    that turns it into JSON lines.
+    """
+    stripped = text.lstrip()
+    convert = f"convert it to JSON lines first, e.g. jq -c '.[]' {p.name} > {Path(p.name).stem}.jsonl"
+    if stripped.startswith("["):
+        raise WorkbenchError(f"{p}: is one JSON array, not JSON lines (one object per line): {convert}")
+    if not stripped.startswith("{"):
+        return  # not JSON at all: the JSON-lines reader names the line
+    one_object = f"convert it to JSON lines first, e.g. jq -c . {p.name} > {Path(p.name).stem}.jsonl"
+    first = stripped.split("\n", 1)
+    if len(first) == 1 and not complete:
+        raise WorkbenchError(f"{p}: the first line is longer than 64 KB: this looks like one JSON object, not JSON "
+                             f"lines (one object per line): {one_object}")
+    try:
+        json.loads(first[0])
+    except (ValueError, RecursionError):
+        raise WorkbenchError(f"{p}: is one JSON object spread over lines, not JSON lines (one object per line): "
+                             f"{one_object}") from None
 
 
 def _with_jsonl_field(src: CorpusSource, text: str, field: str | None) -> CorpusSource:
@@ -339,23 +385,13 @@ def folder_files(folder: Path) -> list[Path]:
     return walk_folder(folder)[0]
 
 
-def is_sniffable_name(path: Path) -> bool:
-    """A name whose ending says nothing about the content (``part-00000``, ``data.out``).
+def is_sniffable_name(path: PurePath) -> bool:
+    """A name whose ending says nothing about the content (``part-00000``, ``data.out``, ``LICENSE``).
 
-    Sniffed (JSON lines or text) rather than refused. Names that are clearly something else
-    (``.pdf``, ``.png``, a project file) are refused by name, with the list of what is supported.
+    Such a file is sniffed — JSON lines, text, or refused for what its bytes show it is (a PDF, a
+    zip archive, NUL bytes): the content decides, never the name alone.
     """
-    if detect_kind(path)[0] is not None:
-        return False
-    base = path.name.lower().removesuffix(".gz")
-    # Spark's write.json names its JSON-lines output part-00000-<uuid>-c000.json
-    return base.startswith("part-") or os.path.splitext(base)[1] not in _NOT_CORPUS
-
-
-_NOT_CORPUS = frozenset(
-    ".pdf .doc .docx .xls .xlsx .ppt .pptx .odt .zip .tar .tgz .7z .bz2 .xz .zst .png .jpg .jpeg .gif "
-    ".webp .svg .mp3 .mp4 .wav .exe .dll .so .dylib .bin .pkl .pt .pth .npy .npz .safetensors .onnx "
-    ".tokproj .sqlite .db .model .tiktoken .md .html .htm .xml .py .json .yaml .yml".split())
+    return detect_kind(path)[0] is None
 
 
 class Rejection(str):

@@ -1,8 +1,9 @@
-"""Open a corpus file's bytes, gzip or not, and turn OS/gzip failures into one-line user errors.
+"""Open a corpus file's bytes, compressed or not, and turn OS/gzip failures into one-line user errors.
 
 Every reader needs the same three things: a binary stream of the *content* (decompressed when the
-name ends in ``.gz``), the number of bytes consumed *on disk* so far (what a progress bar compares
-with the file size), and errors that name the file instead of ``OSError: [Errno 13]``.
+name ends in ``.gz`` or ``.zst``, see :mod:`workbench.corpus.compression`), the number of bytes
+consumed *on disk* so far (what a progress bar compares with the file size), and errors that name
+the file instead of ``OSError: [Errno 13]``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
+from workbench.corpus.compression import GZIP, compression_of, decompressed
 from workbench.errors import WorkbenchError
 
 CHUNK_BYTES = 1 << 20  # ~1 MB: large enough to decode fast, small enough to stay responsive.
@@ -91,11 +93,8 @@ def open_content(path: Path, compressed: bool) -> Iterator[tuple[BinaryIO, Calla
     except OSError as exc:
         raise os_error(path, exc) from None
     try:
-        if compressed:
-            stream: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
-        else:
-            stream = raw
-        yield stream, raw.tell
+        codec = (compression_of(path.name) or GZIP) if compressed else None
+        yield decompressed(raw, codec, str(path)), raw.tell
     finally:
         raw.close()
 

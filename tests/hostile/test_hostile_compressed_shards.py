@@ -1,4 +1,4 @@
-"""Hostile shards (issue 22): truncated and bit-flipped ``.zst``, a zip-bomb-like ``.zst`` (1 GB of
+"""Hostile shards (issue 22): truncated and bit-flipped ``.zst`` and Arrow shards, a zip-bomb-like ``.zst`` (1 GB of
 zeros in 30 KB), JSON that is one array or 100,000 levels deep — each through the real CLI: one
 line on stderr, exit 2, no hang, bounded memory."""
 
@@ -101,3 +101,24 @@ def test_json_that_is_an_array_or_100k_levels_deep_is_one_line(tmp_path, name, c
     code, err = train(tmp_path, shard(tmp_path, name, content))
     line = one_line_error(err)
     assert code == 2 and name in line and says in line, line
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_a_damaged_arrow_shard_is_one_line_and_exit_2(tmp_path, damage):
+    lines = [f"record {i}: some text to read" for i in range(3000)]
+    pa = pytest.importorskip("pyarrow")
+    tbl = pa.table({"id": list(range(len(lines))), "text": lines})
+    path = tmp_path / "bad.arrow"
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, tbl.schema) as writer:
+        writer.write_table(tbl, max_chunksize=500)
+    data = bytearray(path.read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) * 2 // 3]
+    else:  # a byte of a string in the last batch made invalid UTF-8: full validation catches it
+        data[data.rindex(b"record 2999")] = 0xFF
+    path.write_bytes(bytes(data))
+    code, _out, err = run_inproc(["train", str(path), "--project", str(tmp_path / "p.tokproj"), "--merges", "5",
+                                  "--progress", "none"], timeout_s=30)
+    line = one_line_error(err)
+    assert code == 2 and "bad.arrow" in line and "write the file again" in line, line
+    assert not (tmp_path / "p.tokproj").exists()

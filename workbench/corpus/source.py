@@ -22,13 +22,13 @@ from dataclasses import field as dataclass_field
 from pathlib import Path, PurePath
 from typing import Any, BinaryIO, Callable, Iterable
 
-from workbench.corpus import records, sniff
+from workbench.corpus import arrow_tables, records, sniff
 from workbench.corpus.bad_records import DEFAULT_POLICY, POLICIES, SkippedRecords
 from workbench.corpus.compression import strip_compression
 from workbench.corpus.streams import open_content, os_error, read_head
 from workbench.errors import BadRecord, UnreadableText, WorkbenchError
 
-KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "wordcounts")
+KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "arrow", "wordcounts")
 # Source code and markup are running text for a code tokenizer: read as text, like .txt.
 CODE_ENDINGS = (".py .pyi .js .mjs .jsx .ts .tsx .c .h .cc .cpp .hpp .cs .rs .go .java .kt .scala .rb .php .pl "
                 ".sh .lua .swift .sql .r .jl .hs .ml .md .markdown .rst .tex .html .htm .xml .svg .css .yaml .yml "
@@ -42,10 +42,11 @@ _EXTENSIONS = {
     ".csv": "csv",
     ".tsv": "tsv",
     ".parquet": "parquet",
+    ".arrow": "arrow",
     ".counts": "wordcounts",
     **{ending: "text" for ending in CODE_ENDINGS},
 }
-SUPPORTED = (".txt .jsonl .json .csv .tsv .parquet .counts .wordcounts.tsv, source code and markup "
+SUPPORTED = (".txt .jsonl .json .csv .tsv .parquet .arrow .counts .wordcounts.tsv, source code and markup "
              "(optionally .gz or .zst)")
 HEAD_BYTES = 64 * 1024
 _NOTES = logging.getLogger("workbench.notes")  # one line each on stderr in the CLI
@@ -173,6 +174,8 @@ def open_source(
         raise EmptyFile(f"{p}: the file is empty: add a file with text in it")
     if kind == "parquet":
         return _open_parquet(p, st.st_size, column).with_policy(on_bad_record)
+    if kind == "arrow":
+        return _open_arrow(p, st.st_size, column).with_policy(on_bad_record)
 
     head = read_head(p, compressed, HEAD_BYTES + 1)
     complete = len(head) <= HEAD_BYTES
@@ -291,17 +294,18 @@ def _open_parquet(p: Path, size: int, column: str | int | None) -> CorpusSource:
         schema = pq.ParquetFile(p).schema_arrow
     except Exception as exc:  # noqa: BLE001 - pyarrow raises its own ArrowInvalid/OSError family
         raise WorkbenchError(f"{p}: not a readable Parquet file ({exc}): check the file") from None
-    names = list(schema.names)
-    if column is None:
-        strings = [n for n in names if str(schema.field(n).type) in ("string", "large_string")]
-        lowered = [n.lower() for n in names]
-        defaults = [names[lowered.index(d)] for d in records.DEFAULT_TEXT_NAMES if d in lowered]
-        candidates = defaults or (strings if len(strings) == 1 else names if len(names) == 1 else [])
-        if not candidates:
-            raise WorkbenchError(f"{p}: which column holds the text? (columns: {', '.join(names)}): choose the column")
-        column = candidates[0]
-    index = records.choose_column(names, column, str(p))
-    return CorpusSource(p, "parquet", size, False, None, names[index], None)
+    chosen = arrow_tables.choose_table_column(schema.names, arrow_tables.string_columns(schema), column, str(p))
+    return CorpusSource(p, "parquet", size, False, None, chosen, None)
+
+
+def _open_arrow(p: Path, size: int, column: str | int | None) -> CorpusSource:
+    shard = arrow_tables.open_arrow(p)
+    try:
+        schema = shard.schema
+    finally:
+        shard.close()
+    chosen = arrow_tables.choose_table_column(schema.names, arrow_tables.string_columns(schema), column, str(p))
+    return CorpusSource(p, "arrow", size, False, None, chosen, None)
 
 
 def _identity(path: Path) -> object:
@@ -351,6 +355,16 @@ def walk_folder(root: Path) -> tuple[list[Path], list[Rejection]]:
 
     for folder, subfolders, names in os.walk(root, onerror=unreadable):
         subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        if arrow_tables.STATE_FILE in names:  # a Hugging Face save_to_disk folder: its shards, in its order
+            try:
+                shards = arrow_tables.saved_dataset_files(Path(folder))
+            except WorkbenchError as exc:
+                problems.append(Rejection(str(exc), path=folder))
+                continue
+            if shards is not None:
+                files.extend(shards)
+                continue
+        names = [name for name in names if name != "dataset_dict.json"]  # a DatasetDict's list of its splits
         for name in subfolders:
             path = Path(folder) / name
             if path.is_symlink():

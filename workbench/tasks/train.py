@@ -31,7 +31,7 @@ from workbench.tasks.spec import CorpusFile, RunSpec
 
 __all__ = ["COUNTED_AS", "TRAINERS", "Progress", "train_run", "unigram_words", "step_value"]
 _NOTES = logging.getLogger("workbench.notes")  # one `note:` line each on the CLI's stderr
-_COLUMN_KINDS = ("csv", "tsv", "parquet")
+_COLUMN_KINDS = ("csv", "tsv", "parquet", "arrow")
 
 
 @dataclass(frozen=True)

@@ -63,9 +63,9 @@ from workbench.ui.corpus.scan import CorpusScanWorker, ScanThread
 from workbench.ui.empty_state import EmptyState
 from workbench.ui.settings import AppSettings
 
-FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.csv *.tsv *.parquet *.counts *.gz);;"
-               "Text (*.txt *.text *.gz);;JSON lines (*.jsonl *.ndjson);;CSV / TSV (*.csv *.tsv);;"
-               "Parquet (*.parquet);;Word counts (*.counts *.wordcounts.tsv);;All files (*)")
+FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.json *.csv *.tsv *.parquet *.arrow *.counts *.gz *.zst);;"
+               "Text (*.txt *.text *.gz *.zst);;JSON lines (*.jsonl *.ndjson *.json);;CSV / TSV (*.csv *.tsv);;"
+               "Parquet / Arrow (*.parquet *.arrow);;Word counts (*.counts *.wordcounts.tsv);;All files (*)")
 
 
 @dataclass
@@ -97,7 +97,7 @@ class CorpusEntry:
 
 COLUMNS = ("File", "Format", "Size", "Characters", "Lines / records", "Distinct pre-tokens", "Script mix", "Status")
 KIND_LABELS = {"text": "Plain text", "jsonl": "JSON lines", "csv": "CSV", "tsv": "TSV", "parquet": "Parquet",
-               "wordcounts": "Word counts (word<TAB>count)"}
+               "arrow": "Arrow", "wordcounts": "Word counts (word<TAB>count)"}
 POLICY_LABELS = {"fail": "Reject the file", "skip": "Skip them and report"}
 
 
@@ -530,9 +530,9 @@ class CorpusPanel(QWidget):
         if not paths:
             return None
         if prompt and kind is None and (field is None or column is None):
-            firsts = first_files(paths, {"jsonl", "csv", "tsv"})
+            firsts = first_files(paths, {"jsonl", "csv", "tsv", "parquet", "arrow"})
             for first_kind, first in firsts.items():
-                if (first_kind == "jsonl" and field is not None) or (first_kind == "csv" and column is not None):
+                if (first_kind == "jsonl" and field is not None) or (first_kind != "jsonl" and column is not None):
                     continue
                 found = option_candidates(first)
                 if not found or len(found[1]) <= 1:
@@ -919,7 +919,7 @@ class CorpusPanel(QWidget):
                 action = read_as.addAction(KIND_LABELS[kind], partial(self.set_kind, key, kind))
                 action.setCheckable(True)
                 action.setChecked(kind == entries[0].source.kind)
-        if len(entries) == 1 and entries[0].source.kind in ("jsonl", "csv", "tsv"):
+        if len(entries) == 1 and entries[0].source.kind in ("jsonl", "csv", "tsv", "parquet", "arrow"):
             e = entries[0]
             what = "field" if e.source.kind == "jsonl" else "column"
             menu.addAction(f"Choose the text {what}…", lambda: self._rechoose(e))

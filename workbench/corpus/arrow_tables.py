@@ -20,6 +20,7 @@ from pathlib import Path, PurePath
 from typing import Any, Iterator, Sequence
 
 from workbench.corpus import records
+from workbench.corpus.location import CorpusPath, RemotePath, open_seekable
 from workbench.errors import WorkbenchError
 
 ARROW_HINT = records.PARQUET_HINT
@@ -28,7 +29,7 @@ INFO_FILE = "dataset_info.json"
 _STRING_TYPES = ("string", "large_string", "string_view")
 
 
-def import_pyarrow(path: PurePath, what: str = ".arrow") -> Any:
+def import_pyarrow(path: object, what: str = ".arrow") -> Any:
     """``pyarrow`` (with ``pyarrow.ipc``), imported only when a columnar file is read."""
     try:
         import pyarrow as pa  # noqa: PLC0415 - optional dependency, imported lazily
@@ -58,9 +59,10 @@ def string_columns(schema: Any) -> list[str]:
     return [n for n in schema.names if str(schema.field(n).type) in _STRING_TYPES]
 
 
-def _is_file_format(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return f.read(6) == b"ARROW1"
+def _is_file_format(handle: Any) -> bool:
+    magic = handle.read(6)
+    handle.seek(0)
+    return bool(magic == b"ARROW1")
 
 
 @dataclass
@@ -87,17 +89,20 @@ class ArrowShard:
         self.handle.close()
 
 
-def open_arrow(path: Path) -> ArrowShard:
-    """Open an Arrow IPC file or stream; one line when it is not one."""
+def open_arrow(path: CorpusPath) -> ArrowShard:
+    """Open an Arrow IPC file or stream (local, or a location); one line when it is not one."""
     pa = import_pyarrow(path)
-    try:
-        handle = pa.OSFile(str(path), "rb")
-    except OSError as exc:
-        from workbench.corpus.streams import os_error  # noqa: PLC0415
+    if isinstance(path, RemotePath):
+        handle = pa.PythonFile(open_seekable(path), mode="r")
+    else:
+        try:
+            handle = pa.OSFile(str(path), "rb")
+        except OSError as exc:
+            from workbench.corpus.streams import os_error  # noqa: PLC0415
 
-        raise os_error(path, exc) from None
+            raise os_error(path, exc) from None
     try:
-        if _is_file_format(path):
+        if _is_file_format(handle):
             reader = pa.ipc.open_file(handle)
             return ArrowShard(reader.schema, True, reader, handle)
         reader = pa.ipc.open_stream(handle)
@@ -113,6 +118,11 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "…"
 
 
+def parquet_file(pq: Any, path: CorpusPath) -> Any:
+    """``pyarrow.parquet.ParquetFile`` of a local file or a location (read through fsspec's seekable file)."""
+    return pq.ParquetFile(open_seekable(path) if isinstance(path, RemotePath) else path)
+
+
 def checked_values(batch: Any, column: str, label: str) -> list[Any]:
     """The values of ``column`` in a record batch, after a full validation of the batch's buffers."""
     try:
@@ -124,7 +134,7 @@ def checked_values(batch: Any, column: str, label: str) -> list[Any]:
                              "again") from None
 
 
-def batch_error(path: PurePath, exc: BaseException) -> WorkbenchError:
+def batch_error(path: object, exc: BaseException) -> WorkbenchError:
     return WorkbenchError(f"{path}: the Arrow data is damaged or ends early ({_short(exc)}): write the file again")
 
 

@@ -421,7 +421,7 @@ def _csv_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iter
 def _parquet_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iterator[Chunk]:
     pq = records.import_parquet(src.path)
     try:
-        pfile: Any = pq.ParquetFile(src.path)
+        pfile: Any = arrow_tables.parquet_file(pq, src.path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises its own error types, not a public base
         raise WorkbenchError(f"{src.path}: not a readable Parquet file ({exc}): check the file") from None
     total_rows = max(1, pfile.metadata.num_rows)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import codecs
 from collections import Counter
-from pathlib import Path
 
+from workbench.corpus.location import CorpusPath
 from workbench.errors import UnreadableText, WorkbenchError
 
 BINARY_SAMPLE = 8192
@@ -52,7 +52,7 @@ def is_wide_encoding(encoding: str | None) -> bool:
     return "\n".encode(encoding) != b"\n" or "a".encode(encoding) != b"a"
 
 
-def check_encoding_name(encoding: str, path: Path) -> str:
+def check_encoding_name(encoding: str, path: CorpusPath) -> str:
     """Normalise an encoding the user typed, refusing unknown names with a clear message."""
     try:
         return codecs.lookup(encoding).name
@@ -168,7 +168,7 @@ def mostly_utf8(sample: bytes) -> bool:
 
 
 def decode_error(
-    path: Path, line: int, offset: int, encoding: str | None, window: bytes
+    path: CorpusPath, line: int, offset: int, encoding: str | None, window: bytes
 ) -> WorkbenchError:
     """The user-facing error for bytes that do not decode: file:line, byte offset, what to do.
 

@@ -22,9 +22,10 @@ from dataclasses import field as dataclass_field
 from pathlib import Path, PurePath
 from typing import Any, BinaryIO, Callable, Iterable
 
-from workbench.corpus import arrow_tables, records, sniff
+from workbench.corpus import arrow_tables, location, records, sniff
 from workbench.corpus.bad_records import DEFAULT_POLICY, POLICIES, SkippedRecords
 from workbench.corpus.compression import strip_compression
+from workbench.corpus.location import CorpusPath, RemotePath
 from workbench.corpus.streams import open_content, os_error, read_head
 from workbench.errors import BadRecord, UnreadableText, WorkbenchError
 
@@ -60,7 +61,7 @@ class EmptyFile(WorkbenchError):
 class CorpusSource:
     """A validated corpus file plus everything needed to read it again the same way."""
 
-    path: Path
+    path: CorpusPath  # a local Path, or a RemotePath for an s3:// … location
     kind: str
     size: int
     compressed: bool = False
@@ -90,7 +91,7 @@ class CorpusSource:
         return "\t" if self.kind == "tsv" else ","
 
 
-def detect_kind(path: PurePath) -> tuple[str | None, bool]:
+def detect_kind(path: PurePath | RemotePath) -> tuple[str | None, bool]:
     """``(kind, compressed)`` from the file name alone (gzip or Zstandard, by the ending); kind is None
     when the name says nothing (the content is then sniffed)."""
     name = path.name.lower()
@@ -104,13 +105,15 @@ def detect_kind(path: PurePath) -> tuple[str | None, bool]:
     return kind, compressed
 
 
-def shown_path(path: str | os.PathLike[str]) -> str:
+def shown_path(path: str | os.PathLike[str] | location.RemotePath) -> str:
     """A path as a line of text can show it: bytes that are not UTF-8 (Linux allows any in a name)
     as ``\\xNN``, so the message itself never fails to print, log or store."""
+    if isinstance(path, location.RemotePath):
+        return str(path)
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
-def check_name(path: Path) -> None:
+def check_name(path: CorpusPath) -> None:
     """Refuse a file whose name is not valid UTF-8 before anything reads it or stores it: a project
     keeps corpus paths as text (and sends them to other machines), so such a name cannot be kept.
     Left out: storing the raw bytes — a name the project could not show or open elsewhere."""
@@ -121,7 +124,7 @@ def check_name(path: Path) -> None:
                              "record it: rename the file (for example with convmv -f latin1 -t utf-8)") from None
 
 
-def _decoded_head(path: Path, head: bytes, complete: bool, encoding: str | None) -> str:
+def _decoded_head(path: CorpusPath, head: bytes, complete: bool, encoding: str | None) -> str:
     """Decode the sniffed head; an incremental decoder keeps a character cut at the end for later."""
     codec = encoding or "utf-8-sig"
     try:
@@ -132,7 +135,7 @@ def _decoded_head(path: Path, head: bytes, complete: bool, encoding: str | None)
 
 
 def open_source(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | RemotePath,
     *,
     field: str | None = None,
     column: str | int | None = None,
@@ -147,16 +150,9 @@ def open_source(
     (``meta.text`` walks nested objects), ``column`` the CSV/TSV/Parquet column (name or 0-based
     index). Only the head of the file is checked here; the rest is checked while reading.
     """
-    p = Path(path).expanduser()
+    p = location.corpus_path(path)
     check_name(p)
-    try:
-        st = p.stat()
-    except OSError as exc:
-        raise os_error(p, exc) from None
-    if p.is_dir():
-        raise WorkbenchError(f"{p}: is a folder, not a file: add the folder to read the files inside")
-    if not p.is_file():
-        raise WorkbenchError(f"{p}: not a regular file: pick a text file")
+    size = _file_size(p)
     if on_bad_record not in POLICIES:
         raise WorkbenchError(f"{p}: unknown bad-record policy {on_bad_record!r}: use fail or skip")
     detected, compressed = detect_kind(p)
@@ -170,12 +166,12 @@ def open_source(
         kind = detected
     if encoding is not None:
         encoding = sniff.check_encoding_name(encoding, p)
-    if st.st_size == 0:
+    if size == 0:
         raise EmptyFile(f"{p}: the file is empty: add a file with text in it")
     if kind == "parquet":
-        return _open_parquet(p, st.st_size, column).with_policy(on_bad_record)
+        return _open_parquet(p, size, column).with_policy(on_bad_record)
     if kind == "arrow":
-        return _open_arrow(p, st.st_size, column).with_policy(on_bad_record)
+        return _open_arrow(p, size, column).with_policy(on_bad_record)
 
     head = read_head(p, compressed, HEAD_BYTES + 1)
     complete = len(head) <= HEAD_BYTES
@@ -201,7 +197,7 @@ def open_source(
     elif kind == "jsonl" and detected == "jsonl" and _base_ending(p) == ".json":
         check_json_lines(p, text, complete)
 
-    src = CorpusSource(p, kind, st.st_size, compressed, encoding=encoding, on_bad_record=on_bad_record)
+    src = CorpusSource(p, kind, size, compressed, encoding=encoding, on_bad_record=on_bad_record)
     if kind == "jsonl":
         return _with_jsonl_field(src, text, field)
     if kind in ("csv", "tsv"):
@@ -211,11 +207,11 @@ def open_source(
     return src
 
 
-def _base_ending(p: PurePath) -> str:
+def _base_ending(p: PurePath | RemotePath) -> str:
     return os.path.splitext(strip_compression(p.name.lower()))[1]
 
 
-def check_json_lines(p: PurePath, text: str, complete: bool) -> None:
+def check_json_lines(p: CorpusPath, text: str, complete: bool) -> None:
     """Refuse a ``.json`` file that holds one JSON document rather than JSON lines, from its head.
 
     A ``.json`` shard (Dolma, Spark's ``write.json``) is usually JSON lines; a file that is one
@@ -239,6 +235,21 @@ def check_json_lines(p: PurePath, text: str, complete: bool) -> None:
     except (ValueError, RecursionError):
         raise WorkbenchError(f"{p}: is one JSON object spread over lines, not JSON lines (one object per line): "
                              f"{one_object}") from None
+
+
+def _file_size(p: CorpusPath) -> int:
+    """The size of a corpus file (local or a location), refusing folders and what is not a file."""
+    if isinstance(p, location.RemotePath):
+        return location.size_of(p)
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise os_error(p, exc) from None
+    if p.is_dir():
+        raise WorkbenchError(f"{p}: is a folder, not a file: add the folder to read the files inside")
+    if not p.is_file():
+        raise WorkbenchError(f"{p}: not a regular file: pick a text file")
+    return st.st_size
 
 
 def _with_jsonl_field(src: CorpusSource, text: str, field: str | None) -> CorpusSource:
@@ -288,17 +299,17 @@ def _check_first_count(src: CorpusSource, text: str) -> None:
         return
 
 
-def _open_parquet(p: Path, size: int, column: str | int | None) -> CorpusSource:
+def _open_parquet(p: CorpusPath, size: int, column: str | int | None) -> CorpusSource:
     pq = records.import_parquet(p)
     try:
-        schema = pq.ParquetFile(p).schema_arrow
+        schema = arrow_tables.parquet_file(pq, p).schema_arrow
     except Exception as exc:  # noqa: BLE001 - pyarrow raises its own ArrowInvalid/OSError family
         raise WorkbenchError(f"{p}: not a readable Parquet file ({exc}): check the file") from None
     chosen = arrow_tables.choose_table_column(schema.names, arrow_tables.string_columns(schema), column, str(p))
     return CorpusSource(p, "parquet", size, False, None, chosen, None)
 
 
-def _open_arrow(p: Path, size: int, column: str | int | None) -> CorpusSource:
+def _open_arrow(p: CorpusPath, size: int, column: str | int | None) -> CorpusSource:
     shard = arrow_tables.open_arrow(p)
     try:
         schema = shard.schema
@@ -308,8 +319,11 @@ def _open_arrow(p: Path, size: int, column: str | int | None) -> CorpusSource:
     return CorpusSource(p, "arrow", size, False, None, chosen, None)
 
 
-def _identity(path: Path) -> object:
-    """Device and inode when the file exists (hard and symbolic links agree), else the resolved path."""
+def _identity(path: CorpusPath) -> object:
+    """Device and inode when the file exists (hard and symbolic links agree), else the resolved path
+    (a location: its URL)."""
+    if isinstance(path, location.RemotePath):
+        return path
     try:
         st = path.stat()
         return (st.st_dev, st.st_ino)
@@ -323,7 +337,7 @@ def unique_sources(sources: Iterable[CorpusSource]) -> list[CorpusSource]:
     For callers that open files themselves (training with explicit reader options) instead of
     going through :func:`expand_paths`, which applies the same rule.
     """
-    seen: dict[object, Path] = {}
+    seen: dict[object, CorpusPath] = {}
     kept: list[CorpusSource] = []
     for src in sources:
         key = _identity(src.path)
@@ -399,7 +413,7 @@ def folder_files(folder: Path) -> list[Path]:
     return walk_folder(folder)[0]
 
 
-def is_sniffable_name(path: PurePath) -> bool:
+def is_sniffable_name(path: PurePath | RemotePath) -> bool:
     """A name whose ending says nothing about the content (``part-00000``, ``data.out``, ``LICENSE``).
 
     Such a file is sniffed — JSON lines, text, or refused for what its bytes show it is (a PDF, a
@@ -428,7 +442,7 @@ class Rejection(str):
         return self
 
     @classmethod
-    def of(cls, error: WorkbenchError, path: Path) -> Rejection:
+    def of(cls, error: WorkbenchError, path: CorpusPath) -> Rejection:
         return cls(str(error), path=getattr(error, "path", str(path)), encoding=getattr(error, "encoding", None),
                    bad_record=isinstance(error, BadRecord), empty=isinstance(error, EmptyFile))
 
@@ -450,11 +464,11 @@ def expand_paths(
     """
     sources: list[CorpusSource] = []
     messages: list[Rejection] = []
-    seen: dict[object, Path] = {}
+    seen: dict[object, CorpusPath] = {}
     options: dict[str, Any] = {"field": field, "column": column, "encoding": encoding, "kind": kind,
                                "on_bad_record": on_bad_record}
 
-    def add(candidate: Path) -> None:
+    def add(candidate: CorpusPath) -> None:
         key = _identity(candidate)
         if key in seen:
             # The same file twice (repeated, through a link, or inside a folder also given) would
@@ -468,6 +482,15 @@ def expand_paths(
             messages.append(Rejection.of(exc, candidate))
 
     for raw in paths:
+        if location.is_url(raw):  # s3://…, a glob of shards, or a remote folder: each file it names
+            try:
+                found_remote = location.expand(str(raw))
+            except WorkbenchError as exc:
+                messages.append(Rejection(str(exc), path=str(raw)))
+                continue
+            for remote in found_remote:
+                add(remote)
+            continue
         p = Path(raw).expanduser()
         if not p.is_dir():
             add(p)

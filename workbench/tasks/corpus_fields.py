@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from workbench.corpus import detect_kind, records
+from workbench.corpus.location import CorpusPath
 from workbench.corpus.source import folder_files
 from workbench.corpus.streams import read_head
 from workbench.errors import WorkbenchError
@@ -32,7 +33,7 @@ def _flatten_string_fields(record: object, prefix: str = "", depth: int = 0) -> 
     return out
 
 
-def option_candidates(path: Path, kind: str | None = None) -> tuple[str, list[str], str | None] | None:
+def option_candidates(path: CorpusPath, kind: str | None = None) -> tuple[str, list[str], str | None] | None:
     """For a JSONL/CSV/TSV/Parquet/Arrow file: ("field"|"column", candidates, default) from its first record
     (a columnar file: from its schema).
 
@@ -72,13 +73,13 @@ def option_candidates(path: Path, kind: str | None = None) -> tuple[str, list[st
     return "column", header, default
 
 
-def _table_columns(path: Path, kind: str) -> tuple[str, list[str], str | None] | None:
+def _table_columns(path: CorpusPath, kind: str) -> tuple[str, list[str], str | None] | None:
     """A Parquet file's or Arrow shard's columns (from its schema: no rows are read) and the default."""
     from workbench.corpus import arrow_tables
 
     try:
         if kind == "parquet":
-            schema = records.import_parquet(path).ParquetFile(path).schema_arrow
+            schema = arrow_tables.parquet_file(records.import_parquet(path), path).schema_arrow
         else:
             shard = arrow_tables.open_arrow(path)
             schema = shard.schema

@@ -18,9 +18,10 @@ import pytest
 fsspec = pytest.importorskip("fsspec")
 pytest.importorskip("s3fs")
 zstandard = pytest.importorskip("zstandard")
-moto_server = pytest.importorskip("moto.server")
+pytest.importorskip("moto.server")
 
 from hostile.hostile_helpers import one_line_error, run_inproc  # noqa: E402
+from moto_s3 import KEY_ID, SECRET, s3_server  # noqa: E402
 from shared_corpora import CORPORA, require_corpora  # noqa: E402
 
 from workbench.corpus import open_source  # noqa: E402
@@ -29,8 +30,6 @@ from workbench.corpus.counts import count_sources  # noqa: E402
 from workbench.corpus.readers import iter_chunks  # noqa: E402
 from workbench.store import ProjectStore  # noqa: E402
 
-SECRET = "wb-test-SECRET-must-never-be-stored-9f8e7d"
-KEY_ID = "wbtestkeyid0001"
 BUCKET = "corpora"
 
 
@@ -48,39 +47,17 @@ def shard_bytes(lines: list[str]) -> bytes:
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
-    """A moto S3 server on 127.0.0.1 with three .jsonl.zst shards; the credentials are in the
-    environment, where s3fs (botocore) reads them, and the endpoint in fsspec's configuration."""
-    saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION",
-                                            "AWS_ENDPOINT_URL_S3")}
-    os.environ.update(AWS_ACCESS_KEY_ID=KEY_ID, AWS_SECRET_ACCESS_KEY=SECRET, AWS_DEFAULT_REGION="us-east-1")
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    os.environ["AWS_ENDPOINT_URL_S3"] = endpoint
-    saved_conf = fsspec.config.conf.get("s3")
-    fsspec.config.conf["s3"] = {"endpoint_url": endpoint}
-    fs = fsspec.filesystem("s3", skip_instance_cache=True)
-    fs.mkdir(BUCKET)
+    """Three .jsonl.zst shards on the S3 server, and the same text as one local .txt."""
     require_corpora()
     lines = sample_lines(CORPORA)
     thirds = [lines[i::3] for i in range(3)]
     ordered = thirds[0] + thirds[1] + thirds[2]
-    for i, part in enumerate(thirds):
-        fs.pipe(f"{BUCKET}/shards/part-{i:03d}.jsonl.zst", shard_bytes(part))
     local = tmp_path_factory.mktemp("s3local") / "same.txt"
     local.write_text("".join(t + "\n" for t in ordered), encoding="utf-8")
-    yield {"fs": fs, "endpoint": endpoint, "local": local, "lines": ordered}
-    server.stop()
-    if saved_conf is None:
-        fsspec.config.conf.pop("s3", None)
-    else:
-        fsspec.config.conf["s3"] = saved_conf
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    with s3_server(BUCKET) as fs:
+        for i, part in enumerate(thirds):
+            fs.pipe(f"{BUCKET}/shards/part-{i:03d}.jsonl.zst", shard_bytes(part))
+        yield {"fs": fs, "local": local, "lines": ordered}
 
 
 def train(tmp_path: Path, *files: str, extra: tuple[str, ...] = ()) -> tuple[int, str, Path]:

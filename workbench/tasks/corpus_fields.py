@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from workbench.corpus import detect_kind, records
-from workbench.corpus.location import CorpusPath
+from workbench.corpus.location import CorpusPath, is_url
 from workbench.corpus.source import folder_files
 from workbench.corpus.streams import read_head
 from workbench.errors import WorkbenchError
@@ -100,6 +100,8 @@ def first_files(paths: Sequence[str | Path], kinds: set[str], limit: int = 2000)
     wanted = {"csv" if k == "tsv" else k for k in kinds}
     seen = 0
     for raw in paths:
+        if is_url(str(raw)):
+            continue  # a location is not listed on the GUI thread: its reader picks the default
         p = Path(raw)
         candidates = [p] if not p.is_dir() else folder_files(p)  # hidden files are not read: they decide nothing
         for f in candidates:

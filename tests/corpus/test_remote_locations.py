@@ -230,3 +230,21 @@ def test_a_location_whose_backend_is_not_installed_says_what_to_install(tmp_path
         assert code == 2 and "needs gcsfs" in line and "tokenizer-workbench[remote]" in line, line
     code, err, _ = train(tmp_path, "nosuchproto://x/y.txt")
     assert code == 2 and "is not a storage the workbench can read" in one_line_error(err)
+
+
+def test_parquet_and_arrow_shards_are_read_from_a_location(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    table = pa.table({"id": [1, 2, 3], "text": ["alpha beta", "gamma", "delta epsilon"]})
+    mem = fsspec.filesystem("memory")
+    with mem.open("/wbcols/t.parquet", "wb") as f:
+        pq.write_table(table, f)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    mem.pipe("/wbcols/data-00000-of-00001.arrow", sink.getvalue().to_pybytes())
+    for name in ("t.parquet", "data-00000-of-00001.arrow"):
+        src = open_source(f"memory://wbcols/{name}")
+        assert src.column == "text"
+        assert "".join(c.text for c in iter_chunks(src)) == "alpha beta\ngamma\ndelta epsilon\n"

@@ -44,3 +44,57 @@ def s3_server(bucket: str) -> Iterator[object]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+@contextlib.contextmanager
+def dropping_proxy(target: str, limit: int = 8192) -> Iterator[str]:
+    """A TCP proxy on 127.0.0.1 in front of ``target`` (``http://host:port``) that passes requests
+    whole but closes each connection after ``limit`` bytes of responses: a connection dropped in
+    the middle of a download. Yields the proxy's endpoint URL."""
+    import socket
+    import threading
+
+    host, port = target.removeprefix("http://").rsplit(":", 1)
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def pipe(src: socket.socket, dst: socket.socket, budget: int | None) -> None:
+        sent = 0
+        try:
+            while not stop.is_set():
+                data = src.recv(65536)
+                if not data:
+                    break
+                if budget is not None and sent + len(data) > budget:
+                    dst.sendall(data[: max(0, budget - sent)])
+                    break
+                dst.sendall(data)
+                sent += len(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def serve() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                client, _ = listener.accept()
+            except (TimeoutError, OSError):
+                continue
+            upstream = socket.create_connection((host, int(port)))
+            threading.Thread(target=pipe, args=(client, upstream, None), daemon=True).start()
+            threading.Thread(target=pipe, args=(upstream, client, limit), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()

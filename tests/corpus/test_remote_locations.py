@@ -21,7 +21,7 @@ zstandard = pytest.importorskip("zstandard")
 pytest.importorskip("moto.server")
 
 from hostile.hostile_helpers import one_line_error, run_inproc  # noqa: E402
-from moto_s3 import KEY_ID, SECRET, s3_server  # noqa: E402
+from moto_s3 import KEY_ID, SECRET, dropping_proxy, s3_server  # noqa: E402
 from shared_corpora import CORPORA, require_corpora  # noqa: E402
 
 from workbench.corpus import open_source  # noqa: E402
@@ -57,7 +57,7 @@ def s3(tmp_path_factory):
     with s3_server(BUCKET) as fs:
         for i, part in enumerate(thirds):
             fs.pipe(f"{BUCKET}/shards/part-{i:03d}.jsonl.zst", shard_bytes(part))
-        yield {"fs": fs, "local": local, "lines": ordered}
+        yield {"fs": fs, "local": local, "lines": ordered, "endpoint": fsspec.config.conf["s3"]["endpoint_url"]}
 
 
 def train(tmp_path: Path, *files: str, extra: tuple[str, ...] = ()) -> tuple[int, str, Path]:
@@ -135,6 +135,20 @@ def test_a_missing_key_and_a_refusing_bucket_are_one_line_each(s3, tmp_path):
     line = one_line_error(err)
     assert code == 2 and "part-000.jsonl.zst: access denied" in line and "AWS_PROFILE" in line, line
     assert SECRET not in err
+
+
+def test_a_connection_to_the_bucket_dropped_mid_download_is_one_line(s3, tmp_path):
+    noise = [os.urandom(600).hex() for _ in range(200)]  # incompressible: the shard is ~240 KB
+    s3["fs"].pipe(f"{BUCKET}/drop/big.jsonl.zst", shard_bytes(noise))
+    with dropping_proxy(s3["endpoint"]) as proxy:
+        fsspec.config.conf["s3"] = {"endpoint_url": proxy}
+        try:
+            code, err, project = train(tmp_path, f"s3://{BUCKET}/drop/big.jsonl.zst")
+        finally:
+            fsspec.config.conf["s3"] = {"endpoint_url": s3["endpoint"]}
+    line = one_line_error(err)
+    assert code == 2 and "drop/big.jsonl.zst: cannot read it over the network" in line, line
+    assert not project.exists()
 
 
 def test_a_partly_readable_listing_fails_whole_or_names_every_skipped_shard(s3, tmp_path):

@@ -262,3 +262,14 @@ def test_parquet_and_arrow_shards_are_read_from_a_location(tmp_path):
         src = open_source(f"memory://wbcols/{name}")
         assert src.column == "text"
         assert "".join(c.text for c in iter_chunks(src)) == "alpha beta\ngamma\ndelta epsilon\n"
+
+
+def test_which_locations_are_patterns_and_how_the_hub_is_addressed():
+    from workbench.corpus.location import RemotePath, filesystem, is_pattern
+
+    assert is_pattern("s3://b/shards/*.jsonl.zst") and is_pattern("gs://b/part-0000[0-4].json.gz")
+    assert not is_pattern("https://host/corpus.txt?download=1") and is_pattern("https://host/*.txt")
+    pytest.importorskip("huggingface_hub")
+    hub = RemotePath("hf://datasets/org/name/data/train-*.parquet")
+    _fs, inside = filesystem(str(hub))  # nothing is contacted to name it
+    assert (hub.protocol, hub.name, inside) == ("hf", "train-*.parquet", "datasets/org/name/data/train-*.parquet")

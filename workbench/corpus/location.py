@@ -248,13 +248,22 @@ def remote_fingerprint(location: RemotePath, *, fresh: bool = True) -> str:
     return f"{meta.get('size')}:{what.lower()}:{str(value).strip(chr(34))}"
 
 
+def is_pattern(url: str) -> bool:
+    """True when a location is a glob (``*``, ``?``, ``[…]`` in its path); in an http(s) URL only a
+    ``*`` counts, since ``?`` starts the query there."""
+    scheme, rest = url.split("://", 1)
+    if scheme.lower() in ("http", "https"):
+        return "*" in rest.split("?", 1)[0]
+    return bool(_GLOB.search(rest))
+
+
 def expand(url: str) -> list[RemotePath]:
     """The files a location names: itself, every match of a glob (``s3://b/shards/*.jsonl.zst``), or
     every file under a folder (hidden names and Spark/Hadoop bookkeeping left out), in sorted order."""
     location = RemotePath(url)
     fs, path = filesystem(location.url)
     try:
-        if _GLOB.search(path):
+        if is_pattern(location.url):
             found = fs.glob(path, detail=True)
             names = sorted(name for name, meta in found.items() if meta.get("type") != "directory")
             if not names:
@@ -284,7 +293,7 @@ def expand_locations(paths: Iterable[str | os.PathLike[str]]) -> list[str | os.P
     they are), for callers that open each path themselves."""
     out: list[str | os.PathLike[str]] = []
     for path in paths:
-        if isinstance(path, str) and is_url(path) and (_GLOB.search(path.split("://", 1)[1]) or path.endswith("/")):
+        if isinstance(path, str) and is_url(path) and (is_pattern(path) or path.endswith("/")):
             out.extend(str(remote) for remote in expand(path))
         else:
             out.append(path)

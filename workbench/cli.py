@@ -191,7 +191,7 @@ def add_train_parser(sub) -> None:
     files.add_argument("--kind", choices=KINDS, help="reader, instead of the one the file name says")
     files.add_argument("--encoding", help="text encoding of the corpus files (default UTF-8)")
     files.add_argument("--field", help="JSONL field holding the text (dots for nested keys)")
-    files.add_argument("--column", help="CSV/TSV column holding the text")
+    files.add_argument("--column", help="CSV/TSV/Parquet/Arrow column holding the text")
     files.add_argument("--on-bad-record", choices=["fail", "skip"],
                        help="a bad JSONL line / CSV row / count line: fail (default, naming file:line) or skip "
                        "it, then report how many were skipped and where")

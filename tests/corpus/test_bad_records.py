@@ -146,7 +146,7 @@ def test_spark_part_files_are_sniffed_and_kind_overrides(corpora, tmp_path):
     assert (open_source(path).kind, open_source(path).field) == ("jsonl", "text")
     assert open_source(out / "part-00001").kind == "text"
     assert open_source(path, kind="text").kind == "text"
-    with pytest.raises(WorkbenchError, match=r"report\.pdf: not a supported corpus format"):
+    with pytest.raises(WorkbenchError, match=r"report\.pdf: looks binary, not text \(a PDF document\)"):
         (tmp_path / "report.pdf").write_text("%PDF-1.4\n", encoding="utf-8")
         open_source(tmp_path / "report.pdf")
     done = workbench("train", str(out), "--project", "p.tokproj", "--merges", "10", "--progress", "none",

@@ -151,10 +151,12 @@ def test_wordcount_gzip_counts_extension(write, tmp_path):
     assert list(iter_word_counts(src)) == [("a", 1), ("b", 2)]
 
 
-def test_unknown_extension_refused_unless_kind_given(write, tmp_path):
+def test_markup_and_unknown_endings_are_read_as_text_and_binary_is_refused_for_what_it_is(write, tmp_path):
     path = write(tmp_path / "notes.md", "# hello\n")
-    with pytest.raises(WorkbenchError, match=r"notes\.md: not a supported corpus format"):
-        open_source(path)
+    assert open_source(path).kind == "text"
     assert "".join(iter_text(open_source(path, kind="text"))) == "# hello\n"
+    assert "".join(iter_text(open_source(write(tmp_path / "LICENSE.weird", "MIT\n")))) == "MIT\n"
+    with pytest.raises(WorkbenchError, match=r"a\.docx: looks binary, not text \(a zip archive.*: unpack it"):
+        open_source(write(tmp_path / "a.docx", b"PK\x03\x04\x14\x00\x00\x00"))
     with pytest.raises(WorkbenchError, match="unknown kind 'xml'"):
         open_source(path, kind="xml")

@@ -30,7 +30,9 @@ def test_empty_file_and_empty_gzip(write, tmp_path):
 
 
 def test_binary_with_nul_bytes(write, tmp_path):
-    with pytest.raises(WorkbenchError, match=r"model\.txt: looks binary, not text \(NUL bytes"):
+    with pytest.raises(WorkbenchError, match=r"model\.bin: looks binary, not text \(NUL bytes"):
+        open_source(write(tmp_path / "model.bin", b"\x00\x01\x02" + bytes(range(256)) * 4))
+    with pytest.raises(WorkbenchError, match=r"model\.txt: looks binary, not text \(a PNG image\): pick a text file"):
         open_source(write(tmp_path / "model.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4))
 
 

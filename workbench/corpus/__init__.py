@@ -1,6 +1,7 @@
 """Corpus input: validate files, stream their text in line-aligned chunks, and describe them.
 
-Plain Python (stdlib + ``regex``; ``pyarrow`` only for Parquet, imported when needed), shared by
+Plain Python (stdlib + ``regex`` + ``zstandard``; ``pyarrow`` only for Parquet and Arrow, ``fsspec`` and its
+backends only for ``s3://``-style locations, each imported when needed), shared by
 the CLI trainer and the window's corpus panel. Every problem a user can cause is raised as
 :class:`workbench.errors.WorkbenchError` with the file (and line) and what to do.
 """

@@ -23,20 +23,33 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.corpus.location import RemotePath, is_url, remote_fingerprint
 from workbench.corpus.streams import CHUNK_BYTES, os_error
 from workbench.errors import WorkbenchError
 
 
-def fingerprint(path: str | os.PathLike[str]) -> str:
-    """``"<size>:sha256:<hex>"`` of the file's bytes on disk (compressed bytes for ``.gz``)."""
+def fingerprint(path: str | os.PathLike[str] | RemotePath) -> str:
+    """``"<size>:sha256:<hex>"`` of the file's bytes on disk (compressed bytes for ``.gz``); for a
+    location (``s3://…``), ``"<size>:etag:<etag>"`` or the modification time from the store."""
+    remote = _remote(path)
+    if remote is not None:
+        return remote_fingerprint(remote)
+    assert not isinstance(path, RemotePath)
     p = Path(path)
     if p.is_dir():
         raise WorkbenchError(f"{p}: is a folder, not a file: fingerprint the files inside")
     return _hashed(p)[0]
 
 
-def fingerprint_matches(path: str | os.PathLike[str], expected: str) -> bool:
+def fingerprint_matches(path: str | os.PathLike[str] | RemotePath, expected: str) -> bool:
     """True when the file still has the fingerprint ``expected``; False if changed or gone."""
+    remote = _remote(path)
+    if remote is not None:
+        try:
+            return remote_fingerprint(remote, fresh=True) == expected
+        except WorkbenchError:
+            return False
+    assert not isinstance(path, RemotePath)
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -57,7 +70,7 @@ class FileState:
     fingerprint: str
     size: int
     mtime: float
-    status: tuple[int, ...]  # size, device, inode, mtime_ns, ctime_ns
+    status: tuple[object, ...]  # size, device, inode, mtime_ns, ctime_ns (a location: its fingerprint)
 
 
 def _hashed(path: str | os.PathLike[str]) -> tuple[str, os.stat_result]:
@@ -86,19 +99,40 @@ def _hashed(path: str | os.PathLike[str]) -> tuple[str, os.stat_result]:
     return f"{size}:sha256:{digest.hexdigest()}", after
 
 
+def _remote(path: object) -> RemotePath | None:
+    """``path`` as a location when it is one (a RemotePath, or a URL string), else None."""
+    if isinstance(path, RemotePath):
+        return path
+    return RemotePath(path) if isinstance(path, str) and is_url(path) else None
+
+
 def _key(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_size, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def file_state(path: str | os.PathLike[str]) -> FileState:
+def file_state(path: str | os.PathLike[str] | RemotePath) -> FileState:
     """The fingerprint of ``path`` with its status, taken before a read; a file that changes while
-    it is hashed is refused (see :func:`changed_error`)."""
+    it is hashed is refused (see :func:`changed_error`). A location's state is the store's metadata,
+    fetched afresh (not from a listing cached earlier)."""
+    remote = _remote(path)
+    if remote is not None:
+        digest = remote_fingerprint(remote, fresh=True)
+        size = int(digest.split(":", 1)[0]) if digest.split(":", 1)[0].isdigit() else 0
+        return FileState(digest, size, 0.0, (digest,))
+    assert not isinstance(path, RemotePath)
     digest, st = _hashed(path)
     return FileState(digest, st.st_size, st.st_mtime, _key(st))
 
 
-def check_unchanged(path: str | os.PathLike[str], before: FileState) -> None:
+def check_unchanged(path: str | os.PathLike[str] | RemotePath, before: FileState) -> None:
     """Raise :func:`changed_error` unless ``path`` is as :func:`file_state` found it before the read."""
+    remote = _remote(path)
+    if remote is not None:
+        now = file_state(remote)
+        if now.fingerprint != before.fingerprint:
+            raise changed_error(remote, before.size, now.size)
+        return
+    assert not isinstance(path, RemotePath)
     try:
         digest, st = _hashed(path)
     except WorkbenchError:  # gone, unreadable, or changing right now: all mean "changed"
@@ -114,7 +148,7 @@ def _size_now(path: str | os.PathLike[str]) -> int:
         return 0
 
 
-def changed_error(path: Path, size_before: int, size_after: int) -> WorkbenchError:
+def changed_error(path: object, size_before: int, size_after: int) -> WorkbenchError:
     """One line for a file written to while it was read: nothing read from it may be used."""
     sizes = f"{size_before:,} → {size_after:,} bytes" if size_before != size_after else f"{size_after:,} bytes"
     return WorkbenchError(f"{path}: the file changed while it was read ({sizes}): nothing read from it was "

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
-from workbench.corpus import records, sniff
+from workbench.corpus import arrow_tables, records, sniff
 from workbench.corpus.source import CorpusSource, content_stream
 from workbench.corpus.streams import (
     CHUNK_BYTES,
@@ -78,6 +78,7 @@ def iter_chunks(
         "csv": _csv_chunks,
         "tsv": _csv_chunks,
         "parquet": _parquet_chunks,
+        "arrow": _arrow_chunks,
     }
     stop = should_stop or (lambda: False)
     report = progress or (lambda done, total: None)
@@ -420,17 +421,61 @@ def _csv_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iter
 def _parquet_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iterator[Chunk]:
     pq = records.import_parquet(src.path)
     try:
-        pfile: Any = pq.ParquetFile(src.path)
+        pfile: Any = arrow_tables.parquet_file(pq, src.path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises its own error types, not a public base
         raise WorkbenchError(f"{src.path}: not a readable Parquet file ({exc}): check the file") from None
     total_rows = max(1, pfile.metadata.num_rows)
+    if stop():
+        return
+    batches = (batch.column(0).to_pylist() for batch in pfile.iter_batches(columns=[src.column], batch_size=8192))
+    rows = 0
+
+    def position() -> int:
+        return src.size * rows // total_rows
+
+    def counted() -> Iterator[list[Any]]:
+        nonlocal rows
+        for values in batches:
+            rows += len(values)
+            yield values
+
+    yield from _column_chunks(src, counted(), position, progress, stop)
+
+
+def _arrow_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Iterator[Chunk]:
+    """An Arrow IPC shard (file or stream format, as ``save_to_disk`` writes it), batch by batch."""
+    shard = arrow_tables.open_arrow(src.path)
+    label = str(src.path)
+    try:
+        if stop():
+            return
+        column = str(src.column)
+
+        def values() -> Iterator[list[Any]]:
+            batches = shard.batches()
+            while True:
+                try:
+                    batch = next(batches)
+                except StopIteration:
+                    return
+                except Exception as exc:  # noqa: BLE001 - ArrowInvalid/OSError: a cut or damaged shard
+                    raise arrow_tables.batch_error(src.path, exc) from None
+                if column not in batch.schema.names:
+                    raise WorkbenchError(f"{label}: no column {column!r} in a later batch: write the file again")
+                yield arrow_tables.checked_values(batch, column, label)
+
+        yield from _column_chunks(src, values(), shard.position, progress, stop)
+    finally:
+        shard.close()
+
+
+def _column_chunks(src: CorpusSource, batches: Iterable[list[Any]], position: Callable[[], int],
+                   progress: Progress, stop: ShouldStop) -> Iterator[Chunk]:
+    """The text cells of a Parquet or Arrow column, batch by batch, joined into ~1 MB chunks."""
     rows = 0
     docs: list[str] = []
     size = 0
-    if stop():
-        return
-    for batch in pfile.iter_batches(columns=[src.column], batch_size=8192):
-        values = batch.column(0).to_pylist()
+    for values in batches:
         first_row = rows + 1
         rows += len(values)
         for offset, value in enumerate(values):
@@ -449,7 +494,7 @@ def _parquet_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> 
         if size >= CHUNK_BYTES:
             yield _join(docs)
             docs, size = [], 0
-            progress(src.size * rows // total_rows, src.size)
+            progress(position(), src.size)
             if stop():
                 return
     if docs:

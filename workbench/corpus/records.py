@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any, Sequence
 
 from workbench.errors import BadRecord, WorkbenchError
@@ -147,7 +146,7 @@ def is_count_header(line: str) -> bool:
     return bool(tab) and count_text.strip().lower() in {"count", "counts", "freq", "frequency", "n", "cnt"}
 
 
-def import_parquet(path: Path) -> Any:
+def import_parquet(path: object) -> Any:
     """``pyarrow.parquet``, imported only when a .parquet file is actually read."""
     try:
         import pyarrow.parquet as pq  # noqa: PLC0415 - optional dependency, imported lazily

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import codecs
 from collections import Counter
-from pathlib import Path
 
+from workbench.corpus.location import CorpusPath
 from workbench.errors import UnreadableText, WorkbenchError
 
 BINARY_SAMPLE = 8192
@@ -52,7 +52,7 @@ def is_wide_encoding(encoding: str | None) -> bool:
     return "\n".encode(encoding) != b"\n" or "a".encode(encoding) != b"a"
 
 
-def check_encoding_name(encoding: str, path: Path) -> str:
+def check_encoding_name(encoding: str, path: CorpusPath) -> str:
     """Normalise an encoding the user typed, refusing unknown names with a clear message."""
     try:
         return codecs.lookup(encoding).name
@@ -83,6 +83,41 @@ def binary_reason(head: bytes, encoding: str | None) -> str | None:
     controls = sum(n for byte, n in Counter(sample).items() if byte < 32 and byte not in _TEXT_CONTROLS)
     if controls / len(sample) > _CONTROL_SHARE_LIMIT:
         return f"{controls * 100 // len(sample)}% control characters in the first 8 KB"
+    return None
+
+
+# File signatures of what people drop into a corpus list by mistake: each is refused for what it
+# is, with what to do, instead of a count of control characters.
+_MAGIC: tuple[tuple[bytes, str, str], ...] = (
+    (b"%PDF-", "a PDF document", "extract its text first (e.g. pdftotext)"),
+    (b"PK\x03\x04", "a zip archive, or a .docx/.xlsx/.odt document", "unpack it and add the text files"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", ""),
+    (b"\xff\xd8\xff", "a JPEG image", ""),
+    (b"GIF8", "a GIF image", ""),
+    (b"SQLite format 3\x00", "an SQLite database", "a project file is opened with File ▸ Open"),
+    (b"\x1f\x8b", "gzip data", "rename it to end in .gz"),
+    (b"\x28\xb5\x2f\xfd", "Zstandard data", "rename it to end in .zst"),
+    (b"BZh", "bzip2 data", "decompress it (bunzip2) or re-compress it as .gz or .zst"),
+    (b"\xfd7zXZ\x00", "xz data", "decompress it (unxz) or re-compress it as .gz or .zst"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "unpack it and add the text files"),
+    (b"PAR1", "a Parquet file", "rename it to end in .parquet"),
+    (b"ARROW1", "an Arrow file", "rename it to end in .arrow"),
+    (b"\x7fELF", "a program (ELF executable)", ""),
+)
+
+
+def magic_reason(head: bytes) -> tuple[str, str] | None:
+    """``(what, what to do)`` when a file's first bytes say it is clearly not text (a PDF, an
+    archive), else None. ``what to do`` may be empty.
+
+    Only signatures text cannot start with by accident are used (BZh and GIF8 also need a binary
+    byte soon after), so a text file that happens to begin with ``BZh`` is still read.
+    """
+    for signature, what, advice in _MAGIC:
+        if head.startswith(signature):
+            if signature in (b"BZh", b"GIF8") and binary_reason(head, None) is None:
+                continue
+            return what, advice
     return None
 
 
@@ -133,7 +168,7 @@ def mostly_utf8(sample: bytes) -> bool:
 
 
 def decode_error(
-    path: Path, line: int, offset: int, encoding: str | None, window: bytes
+    path: CorpusPath, line: int, offset: int, encoding: str | None, window: bytes
 ) -> WorkbenchError:
     """The user-facing error for bytes that do not decode: file:line, byte offset, what to do.
 

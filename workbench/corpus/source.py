@@ -12,32 +12,43 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import json
 import logging
 import os
 import stat
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, BinaryIO, Callable, Iterable
 
-from workbench.corpus import records, sniff
+from workbench.corpus import arrow_tables, location, records, sniff
 from workbench.corpus.bad_records import DEFAULT_POLICY, POLICIES, SkippedRecords
+from workbench.corpus.compression import strip_compression
+from workbench.corpus.location import CorpusPath, RemotePath
 from workbench.corpus.streams import open_content, os_error, read_head
 from workbench.errors import BadRecord, UnreadableText, WorkbenchError
 
-KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "wordcounts")
+KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "arrow", "wordcounts")
+# Source code and markup are running text for a code tokenizer: read as text, like .txt.
+CODE_ENDINGS = (".py .pyi .js .mjs .jsx .ts .tsx .c .h .cc .cpp .hpp .cs .rs .go .java .kt .scala .rb .php .pl "
+                ".sh .lua .swift .sql .r .jl .hs .ml .md .markdown .rst .tex .html .htm .xml .svg .css .yaml .yml "
+                ".toml .ini .cfg").split()
 _EXTENSIONS = {
     ".txt": "text",
     ".text": "text",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
+    ".json": "jsonl",  # only when its content is JSON lines (checked by open_source)
     ".csv": "csv",
     ".tsv": "tsv",
     ".parquet": "parquet",
+    ".arrow": "arrow",
     ".counts": "wordcounts",
+    **{ending: "text" for ending in CODE_ENDINGS},
 }
-SUPPORTED = ".txt .jsonl .csv .tsv .parquet .counts .wordcounts.tsv (optionally .gz)"
+SUPPORTED = (".txt .jsonl .json .csv .tsv .parquet .arrow .counts .wordcounts.tsv, source code and markup "
+             "(optionally .gz or .zst)")
 HEAD_BYTES = 64 * 1024
 _NOTES = logging.getLogger("workbench.notes")  # one line each on stderr in the CLI
 
@@ -50,7 +61,7 @@ class EmptyFile(WorkbenchError):
 class CorpusSource:
     """A validated corpus file plus everything needed to read it again the same way."""
 
-    path: Path
+    path: CorpusPath  # a local Path, or a RemotePath for an s3:// … location
     kind: str
     size: int
     compressed: bool = False
@@ -80,26 +91,29 @@ class CorpusSource:
         return "\t" if self.kind == "tsv" else ","
 
 
-def detect_kind(path: Path) -> tuple[str | None, bool]:
-    """``(kind, gzip-compressed)`` from the file name alone; kind is None when unsupported."""
+def detect_kind(path: PurePath | RemotePath) -> tuple[str | None, bool]:
+    """``(kind, compressed)`` from the file name alone (gzip or Zstandard, by the ending); kind is None
+    when the name says nothing (the content is then sniffed)."""
     name = path.name.lower()
-    compressed = name.endswith(".gz")
-    base = name[:-3] if compressed else name
+    base = strip_compression(name)
+    compressed = base != name
     if base.endswith(".wordcounts.tsv"):
         return "wordcounts", compressed
     kind = _EXTENSIONS.get(os.path.splitext(base)[1])
-    if kind == "parquet" and compressed:
-        return None, compressed  # Parquet compresses internally; a gzip around it is not readable.
+    if kind in ("parquet", "arrow") and compressed:
+        return None, compressed  # Parquet and Arrow compress internally; a gzip around them is not readable.
     return kind, compressed
 
 
-def shown_path(path: str | os.PathLike[str]) -> str:
+def shown_path(path: str | os.PathLike[str] | location.RemotePath) -> str:
     """A path as a line of text can show it: bytes that are not UTF-8 (Linux allows any in a name)
     as ``\\xNN``, so the message itself never fails to print, log or store."""
+    if isinstance(path, location.RemotePath):
+        return str(path)
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
-def check_name(path: Path) -> None:
+def check_name(path: CorpusPath) -> None:
     """Refuse a file whose name is not valid UTF-8 before anything reads it or stores it: a project
     keeps corpus paths as text (and sends them to other machines), so such a name cannot be kept.
     Left out: storing the raw bytes — a name the project could not show or open elsewhere."""
@@ -110,7 +124,7 @@ def check_name(path: Path) -> None:
                              "record it: rename the file (for example with convmv -f latin1 -t utf-8)") from None
 
 
-def _decoded_head(path: Path, head: bytes, complete: bool, encoding: str | None) -> str:
+def _decoded_head(path: CorpusPath, head: bytes, complete: bool, encoding: str | None) -> str:
     """Decode the sniffed head; an incremental decoder keeps a character cut at the end for later."""
     codec = encoding or "utf-8-sig"
     try:
@@ -121,7 +135,7 @@ def _decoded_head(path: Path, head: bytes, complete: bool, encoding: str | None)
 
 
 def open_source(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | RemotePath,
     *,
     field: str | None = None,
     column: str | int | None = None,
@@ -136,38 +150,37 @@ def open_source(
     (``meta.text`` walks nested objects), ``column`` the CSV/TSV/Parquet column (name or 0-based
     index). Only the head of the file is checked here; the rest is checked while reading.
     """
-    p = Path(path).expanduser()
+    p = location.corpus_path(path)
     check_name(p)
-    try:
-        st = p.stat()
-    except OSError as exc:
-        raise os_error(p, exc) from None
-    if p.is_dir():
-        raise WorkbenchError(f"{p}: is a folder, not a file: add the folder to read the files inside")
-    if not p.is_file():
-        raise WorkbenchError(f"{p}: not a regular file: pick a text file")
+    size = _file_size(p)
     if on_bad_record not in POLICIES:
         raise WorkbenchError(f"{p}: unknown bad-record policy {on_bad_record!r}: use fail or skip")
     detected, compressed = detect_kind(p)
     if kind is not None:
         if kind not in KINDS:
             raise WorkbenchError(f"{p}: unknown kind {kind!r}: use one of {', '.join(KINDS)}")
-    elif detected is None and not is_sniffable_name(p):
-        raise WorkbenchError(f"{p}: not a supported corpus format: use {SUPPORTED}, or choose the kind (e.g. text)")
+    elif detected is None and compressed and _base_ending(p) in (".parquet", ".arrow"):
+        raise WorkbenchError(f"{p}: Parquet and Arrow files compress inside; a {p.suffix} around one cannot be "
+                             "read: decompress it")
     else:
         kind = detected
     if encoding is not None:
         encoding = sniff.check_encoding_name(encoding, p)
-    if st.st_size == 0:
+    if size == 0:
         raise EmptyFile(f"{p}: the file is empty: add a file with text in it")
     if kind == "parquet":
-        return _open_parquet(p, st.st_size, column).with_policy(on_bad_record)
+        return _open_parquet(p, size, column).with_policy(on_bad_record)
+    if kind == "arrow":
+        return _open_arrow(p, size, column).with_policy(on_bad_record)
 
     head = read_head(p, compressed, HEAD_BYTES + 1)
     complete = len(head) <= HEAD_BYTES
     head = head[:HEAD_BYTES]
     if not head:
-        raise EmptyFile(f"{p}: the file is empty (nothing inside the gzip data): add a file with text in it")
+        raise EmptyFile(f"{p}: the file is empty (nothing inside the compressed data): add a file with text in it")
+    magic = sniff.magic_reason(head) if encoding is None else None
+    if magic:
+        raise WorkbenchError(f"{p}: looks binary, not text ({magic[0]}): {magic[1] or 'pick a text file'}")
     reason = sniff.binary_reason(head, encoding)
     wide = sniff.utf16_without_bom(head) if reason else None
     if wide:
@@ -181,8 +194,10 @@ def open_source(
         raise EmptyFile(f"{p}: contains only whitespace: add a file with text in it")
     if kind is None:
         kind = sniff.sniff_kind(text, complete)
+    elif kind == "jsonl" and detected == "jsonl" and _base_ending(p) == ".json":
+        check_json_lines(p, text, complete)
 
-    src = CorpusSource(p, kind, st.st_size, compressed, encoding=encoding, on_bad_record=on_bad_record)
+    src = CorpusSource(p, kind, size, compressed, encoding=encoding, on_bad_record=on_bad_record)
     if kind == "jsonl":
         return _with_jsonl_field(src, text, field)
     if kind in ("csv", "tsv"):
@@ -190,6 +205,51 @@ def open_source(
     if kind == "wordcounts":
         _check_first_count(src, text)
     return src
+
+
+def _base_ending(p: PurePath | RemotePath) -> str:
+    return os.path.splitext(strip_compression(p.name.lower()))[1]
+
+
+def check_json_lines(p: CorpusPath, text: str, complete: bool) -> None:
+    """Refuse a ``.json`` file that holds one JSON document rather than JSON lines, from its head.
+
+    A ``.json`` shard (Dolma, Spark's ``write.json``) is usually JSON lines; a file that is one
+    array, or one object spread over lines, would have to be read whole into memory to be
+    parsed, so it is refused — from the first 64 KB, whatever the file's size — with the command
+    that turns it into JSON lines.
+    """
+    stripped = text.lstrip()
+    convert = f"convert it to JSON lines first, e.g. jq -c '.[]' {p.name} > {Path(p.name).stem}.jsonl"
+    if stripped.startswith("["):
+        raise WorkbenchError(f"{p}: is one JSON array, not JSON lines (one object per line): {convert}")
+    if not stripped.startswith("{"):
+        return  # not JSON at all: the JSON-lines reader names the line
+    one_object = f"convert it to JSON lines first, e.g. jq -c . {p.name} > {Path(p.name).stem}.jsonl"
+    first = stripped.split("\n", 1)
+    if len(first) == 1 and not complete:
+        raise WorkbenchError(f"{p}: the first line is longer than 64 KB: this looks like one JSON object, not JSON "
+                             f"lines (one object per line): {one_object}")
+    try:
+        json.loads(first[0])
+    except (ValueError, RecursionError):
+        raise WorkbenchError(f"{p}: is one JSON object spread over lines, not JSON lines (one object per line): "
+                             f"{one_object}") from None
+
+
+def _file_size(p: CorpusPath) -> int:
+    """The size of a corpus file (local or a location), refusing folders and what is not a file."""
+    if isinstance(p, location.RemotePath):
+        return location.size_of(p)
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise os_error(p, exc) from None
+    if p.is_dir():
+        raise WorkbenchError(f"{p}: is a folder, not a file: add the folder to read the files inside")
+    if not p.is_file():
+        raise WorkbenchError(f"{p}: not a regular file: pick a text file")
+    return st.st_size
 
 
 def _with_jsonl_field(src: CorpusSource, text: str, field: str | None) -> CorpusSource:
@@ -239,27 +299,31 @@ def _check_first_count(src: CorpusSource, text: str) -> None:
         return
 
 
-def _open_parquet(p: Path, size: int, column: str | int | None) -> CorpusSource:
+def _open_parquet(p: CorpusPath, size: int, column: str | int | None) -> CorpusSource:
     pq = records.import_parquet(p)
     try:
-        schema = pq.ParquetFile(p).schema_arrow
+        schema = arrow_tables.parquet_file(pq, p).schema_arrow
     except Exception as exc:  # noqa: BLE001 - pyarrow raises its own ArrowInvalid/OSError family
         raise WorkbenchError(f"{p}: not a readable Parquet file ({exc}): check the file") from None
-    names = list(schema.names)
-    if column is None:
-        strings = [n for n in names if str(schema.field(n).type) in ("string", "large_string")]
-        lowered = [n.lower() for n in names]
-        defaults = [names[lowered.index(d)] for d in records.DEFAULT_TEXT_NAMES if d in lowered]
-        candidates = defaults or (strings if len(strings) == 1 else names if len(names) == 1 else [])
-        if not candidates:
-            raise WorkbenchError(f"{p}: which column holds the text? (columns: {', '.join(names)}): choose the column")
-        column = candidates[0]
-    index = records.choose_column(names, column, str(p))
-    return CorpusSource(p, "parquet", size, False, None, names[index], None)
+    chosen = arrow_tables.choose_table_column(schema.names, arrow_tables.string_columns(schema), column, str(p))
+    return CorpusSource(p, "parquet", size, False, None, chosen, None)
 
 
-def _identity(path: Path) -> object:
-    """Device and inode when the file exists (hard and symbolic links agree), else the resolved path."""
+def _open_arrow(p: CorpusPath, size: int, column: str | int | None) -> CorpusSource:
+    shard = arrow_tables.open_arrow(p)
+    try:
+        schema = shard.schema
+    finally:
+        shard.close()
+    chosen = arrow_tables.choose_table_column(schema.names, arrow_tables.string_columns(schema), column, str(p))
+    return CorpusSource(p, "arrow", size, False, None, chosen, None)
+
+
+def _identity(path: CorpusPath) -> object:
+    """Device and inode when the file exists (hard and symbolic links agree), else the resolved path
+    (a location: its URL)."""
+    if isinstance(path, location.RemotePath):
+        return path
     try:
         st = path.stat()
         return (st.st_dev, st.st_ino)
@@ -273,7 +337,7 @@ def unique_sources(sources: Iterable[CorpusSource]) -> list[CorpusSource]:
     For callers that open files themselves (training with explicit reader options) instead of
     going through :func:`expand_paths`, which applies the same rule.
     """
-    seen: dict[object, Path] = {}
+    seen: dict[object, CorpusPath] = {}
     kept: list[CorpusSource] = []
     for src in sources:
         key = _identity(src.path)
@@ -305,6 +369,16 @@ def walk_folder(root: Path) -> tuple[list[Path], list[Rejection]]:
 
     for folder, subfolders, names in os.walk(root, onerror=unreadable):
         subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        if arrow_tables.STATE_FILE in names:  # a Hugging Face save_to_disk folder: its shards, in its order
+            try:
+                shards = arrow_tables.saved_dataset_files(Path(folder))
+            except WorkbenchError as exc:
+                problems.append(Rejection(str(exc), path=folder))
+                continue
+            if shards is not None:
+                files.extend(shards)
+                continue
+        names = [name for name in names if name != "dataset_dict.json"]  # a DatasetDict's list of its splits
         for name in subfolders:
             path = Path(folder) / name
             if path.is_symlink():
@@ -339,23 +413,13 @@ def folder_files(folder: Path) -> list[Path]:
     return walk_folder(folder)[0]
 
 
-def is_sniffable_name(path: Path) -> bool:
-    """A name whose ending says nothing about the content (``part-00000``, ``data.out``).
+def is_sniffable_name(path: PurePath | RemotePath) -> bool:
+    """A name whose ending says nothing about the content (``part-00000``, ``data.out``, ``LICENSE``).
 
-    Sniffed (JSON lines or text) rather than refused. Names that are clearly something else
-    (``.pdf``, ``.png``, a project file) are refused by name, with the list of what is supported.
+    Such a file is sniffed — JSON lines, text, or refused for what its bytes show it is (a PDF, a
+    zip archive, NUL bytes): the content decides, never the name alone.
     """
-    if detect_kind(path)[0] is not None:
-        return False
-    base = path.name.lower().removesuffix(".gz")
-    # Spark's write.json names its JSON-lines output part-00000-<uuid>-c000.json
-    return base.startswith("part-") or os.path.splitext(base)[1] not in _NOT_CORPUS
-
-
-_NOT_CORPUS = frozenset(
-    ".pdf .doc .docx .xls .xlsx .ppt .pptx .odt .zip .tar .tgz .7z .bz2 .xz .zst .png .jpg .jpeg .gif "
-    ".webp .svg .mp3 .mp4 .wav .exe .dll .so .dylib .bin .pkl .pt .pth .npy .npz .safetensors .onnx "
-    ".tokproj .sqlite .db .model .tiktoken .md .html .htm .xml .py .json .yaml .yml".split())
+    return detect_kind(path)[0] is None
 
 
 class Rejection(str):
@@ -378,7 +442,7 @@ class Rejection(str):
         return self
 
     @classmethod
-    def of(cls, error: WorkbenchError, path: Path) -> Rejection:
+    def of(cls, error: WorkbenchError, path: CorpusPath) -> Rejection:
         return cls(str(error), path=getattr(error, "path", str(path)), encoding=getattr(error, "encoding", None),
                    bad_record=isinstance(error, BadRecord), empty=isinstance(error, EmptyFile))
 
@@ -400,11 +464,11 @@ def expand_paths(
     """
     sources: list[CorpusSource] = []
     messages: list[Rejection] = []
-    seen: dict[object, Path] = {}
+    seen: dict[object, CorpusPath] = {}
     options: dict[str, Any] = {"field": field, "column": column, "encoding": encoding, "kind": kind,
                                "on_bad_record": on_bad_record}
 
-    def add(candidate: Path) -> None:
+    def add(candidate: CorpusPath) -> None:
         key = _identity(candidate)
         if key in seen:
             # The same file twice (repeated, through a link, or inside a folder also given) would
@@ -418,6 +482,15 @@ def expand_paths(
             messages.append(Rejection.of(exc, candidate))
 
     for raw in paths:
+        if location.is_url(raw):  # s3://…, a glob of shards, or a remote folder: each file it names
+            try:
+                found_remote = location.expand(str(raw))
+            except WorkbenchError as exc:
+                messages.append(Rejection(str(exc), path=str(raw)))
+                continue
+            for remote in found_remote:
+                add(remote)
+            continue
         p = Path(raw).expanduser()
         if not p.is_dir():
             add(p)

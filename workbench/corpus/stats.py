@@ -11,11 +11,11 @@ import logging
 from collections import Counter
 from concurrent.futures import BrokenExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import regex
 
+from workbench.corpus.location import CorpusPath
 from workbench.corpus.readers import Progress, ShouldStop, iter_chunks, iter_word_counts
 from workbench.corpus.scan_pool import POOL_MIN_BYTES, ScanPool
 from workbench.corpus.source import CorpusSource
@@ -55,7 +55,7 @@ class CorpusStats:
     records left out under the ``skip`` policy, ``skipped_at`` holds the first few full messages.
     """
 
-    path: Path | None
+    path: CorpusPath | None
     bytes: int
     chars: int
     lines: int
@@ -162,7 +162,7 @@ class _Accumulator:
             for line in text.splitlines()[: self.preview_lines - len(self.preview)]:
                 self.preview.append(line[:PREVIEW_LINE_CHARS])
 
-    def result(self, path: Path | None, complete: bool) -> CorpusStats:
+    def result(self, path: CorpusPath | None, complete: bool) -> CorpusStats:
         lines = self.lines + (0 if self.ends_with_newline else 1)
         return CorpusStats(
             path, self.bytes, self.chars, lines, len(self.pretokens), _sorted_scripts(self.scripts),

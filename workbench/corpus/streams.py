@@ -1,8 +1,9 @@
-"""Open a corpus file's bytes, gzip or not, and turn OS/gzip failures into one-line user errors.
+"""Open a corpus file's bytes, compressed or not, and turn OS/gzip failures into one-line user errors.
 
 Every reader needs the same three things: a binary stream of the *content* (decompressed when the
-name ends in ``.gz``), the number of bytes consumed *on disk* so far (what a progress bar compares
-with the file size), and errors that name the file instead of ``OSError: [Errno 13]``.
+name ends in ``.gz`` or ``.zst``, see :mod:`workbench.corpus.compression`), the number of bytes
+consumed *on disk* so far (what a progress bar compares with the file size), and errors that name
+the file instead of ``OSError: [Errno 13]``.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
+from workbench.corpus.compression import GZIP, compression_of, decompressed
+from workbench.corpus.location import CorpusPath, RemotePath, fetched, open_remote
 from workbench.errors import WorkbenchError
 
 CHUNK_BYTES = 1 << 20  # ~1 MB: large enough to decode fast, small enough to stay responsive.
 
 
-def os_error(path: Path, exc: OSError) -> WorkbenchError:
+def os_error(path: CorpusPath, exc: OSError) -> WorkbenchError:
     """A one-line message for an OS failure on ``path``, saying what to do."""
     if isinstance(exc, FileNotFoundError):
         return WorkbenchError(f"{path}: no such file: check the path (was it moved or renamed?)")
@@ -32,7 +35,7 @@ def os_error(path: Path, exc: OSError) -> WorkbenchError:
     return WorkbenchError(f"{path}: cannot read it ({reason}): check the file and the disk")
 
 
-def gzip_error(path: Path, exc: Exception) -> WorkbenchError:
+def gzip_error(path: CorpusPath, exc: Exception) -> WorkbenchError:
     """A one-line message for corrupt or truncated gzip data."""
     if isinstance(exc, EOFError):
         return WorkbenchError(f"{path}: the gzip data ends early (truncated): re-download or re-compress it")
@@ -80,27 +83,30 @@ def read_regular_file(path: Path, limit: int, what: str = "") -> bytes:
 
 
 @contextmanager
-def open_content(path: Path, compressed: bool) -> Iterator[tuple[BinaryIO, Callable[[], int]]]:
+def open_content(path: CorpusPath, compressed: bool) -> Iterator[tuple[BinaryIO, Callable[[], int]]]:
     """Yield ``(stream, disk_position)``: the content as bytes and a function giving bytes read on disk.
 
     OS errors while opening become :class:`WorkbenchError`; errors while reading are the caller's
     to translate (with :func:`read_block`), since only it knows the line it was on.
     """
+    raw: BinaryIO
+    if isinstance(path, RemotePath):
+        raw = open_remote(path)
+        position: Callable[[], int] = fetched(raw)
+    else:
+        try:
+            raw = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise os_error(path, exc) from None
+        position = raw.tell
     try:
-        raw = open(path, "rb")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise os_error(path, exc) from None
-    try:
-        if compressed:
-            stream: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
-        else:
-            stream = raw
-        yield stream, raw.tell
+        codec = (compression_of(path.name) or GZIP) if compressed else None
+        yield decompressed(raw, codec, str(path)), position
     finally:
         raw.close()
 
 
-def read_block(stream: BinaryIO, size: int, path: Path) -> bytes:
+def read_block(stream: BinaryIO, size: int, path: CorpusPath) -> bytes:
     """``stream.read(size)`` with OS and gzip failures reported against ``path``."""
     try:
         return stream.read(size)
@@ -110,7 +116,7 @@ def read_block(stream: BinaryIO, size: int, path: Path) -> bytes:
         raise os_error(path, exc) from None
 
 
-def read_head(path: Path, compressed: bool, size: int) -> bytes:
+def read_head(path: CorpusPath, compressed: bool, size: int) -> bytes:
     """The first ``size`` bytes of the content (decompressed), for sniffing."""
     with open_content(path, compressed) as (stream, _pos):
         parts: list[bytes] = []

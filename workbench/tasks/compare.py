@@ -53,6 +53,7 @@ from workbench.core.vocab_sweep import (
 )
 from workbench.corpus import CorpusSource, file_stats, fingerprint, iter_text
 from workbench.corpus.language import language_from_name
+from workbench.corpus.location import corpus_path, stored_path
 from workbench.errors import WorkbenchError
 
 log = logging.getLogger(__name__)
@@ -239,8 +240,8 @@ def compare_corpus(tokenizers: Sequence[tuple[str, Tokenizer]], sources: Sequenc
         raise WorkbenchError(f"--d {d}: the embedding width must be a positive number (e.g. 768)")
     cache = cache or ResultCache(None)
     hits0 = cache.hits
-    labels = {str(Path(k).resolve()): v for k, v in (labels or {}).items()}
-    given = {str(src.path.resolve()) for src in sources}
+    labels = {stored_path(corpus_path(k)): v for k, v in (labels or {}).items()}
+    given = {stored_path(src.path) for src in sources}
     for path, lang in labels.items():
         if path not in given:
             raise WorkbenchError(f"--language {path}={lang}: that file is not among the files given; "
@@ -293,8 +294,8 @@ def _file_info(src: CorpusSource, fp: str, labels: Mapping[str, str], cache: Res
                 "scripts": st.scripts, "dominant": st.dominant_script, "text": tally.as_dict()}
         cache.put(key, data)
     steps.advance(src)
-    given = labels.get(str(src.path.resolve()))
-    language = given or language_from_name(src.path) or data["dominant"] or "unknown"
+    given = labels.get(stored_path(src.path))
+    language = given or language_from_name(str(src.path)) or data["dominant"] or "unknown"
     return FileInfo(str(src.path), fp, language, given is not None, data["bytes"],
                     data["chars"], data["lines"], data["distinct_pretokens"], dict(data["scripts"]),
                     TextTally.from_dict(data["text"]))

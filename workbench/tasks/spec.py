@@ -35,8 +35,8 @@ MODELS: tuple[str, ...] = tuple(FAMILIES)
 UNITS = ("bytes", "chars")
 TIE_BREAKS = ("first-seen", "hf")
 SEQUENCES = ("lines", "documents")  # = workbench.core.count.SEQUENCES
-FILE_KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "wordcounts")  # = workbench.corpus.KINDS
-_COLUMN_KINDS = ("csv", "tsv", "parquet")
+FILE_KINDS = ("text", "jsonl", "csv", "tsv", "parquet", "arrow", "wordcounts")  # = workbench.corpus.KINDS
+_COLUMN_KINDS = ("csv", "tsv", "parquet", "arrow")
 ON_BAD_RECORD = ("fail", "skip")  # = workbench.corpus.bad_records.POLICIES
 
 

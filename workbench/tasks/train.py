@@ -25,13 +25,14 @@ from workbench.core.bpe import TrainConfig
 from workbench.core.trainer import Trainer, TrainingCancelled
 from workbench.corpus.counts import PARALLEL_COUNT_BYTES, count_sources
 from workbench.corpus.fingerprint import FileState
+from workbench.corpus.location import corpus_path, expand_locations, is_url, stored_path
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.tasks.models import FAMILIES, TrainerFactory, family, family_of, unigram_words
 from workbench.tasks.spec import CorpusFile, RunSpec
 
 __all__ = ["COUNTED_AS", "TRAINERS", "Progress", "train_run", "unigram_words", "step_value"]
 _NOTES = logging.getLogger("workbench.notes")  # one `note:` line each on the CLI's stderr
-_COLUMN_KINDS = ("csv", "tsv", "parquet")
+_COLUMN_KINDS = ("csv", "tsv", "parquet", "arrow")
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,8 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
     them); without options, folders are walked and each file is sniffed. Any unusable file fails
     the whole call, naming it (a run must not silently train on less than was asked for) — except,
     under ``on_bad_record="skip"``, files with no text in them (empty or only whitespace), which are
-    left out with a note.
+    left out with a note, and shards of a location (``s3://…/*.jsonl.zst``) that cannot be read,
+    each named in a note.
     """
     from workbench.corpus import expand_paths, open_source
     from workbench.corpus.source import EmptyFile, Rejection, unique_sources
@@ -127,12 +129,17 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
     if kind or field or column is not None or encoding:
         sources: list = []
         rejected: list = []
-        for p in paths:
+        for p in expand_locations(paths):
             try:
                 src = open_source(p, kind=kind, field=field, column=column, encoding=encoding,
                                   on_bad_record=on_bad_record)
             except EmptyFile as exc:
-                rejected.append(Rejection.of(exc, Path(p)))
+                rejected.append(Rejection.of(exc, corpus_path(p)))
+                continue
+            except WorkbenchError as exc:
+                if on_bad_record != "skip" or not is_url(p):
+                    raise
+                rejected.append(Rejection.of(exc, corpus_path(p)))  # an unreadable shard of a listing
                 continue
             if field and src.kind != "jsonl":
                 raise ConfigError("files.field", f"{src.path}: a JSONL field does not apply to a {src.kind} file: "
@@ -144,8 +151,11 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
         sources = unique_sources(sources)  # a file named twice is read once (expand_paths does the same)
     else:
         sources, rejected = expand_paths(list(paths), on_bad_record=on_bad_record)
-    if on_bad_record == "skip" and sources and all(r.empty for r in rejected):
-        _note_left_out(rejected)
+    if on_bad_record == "skip" and sources and all(r.empty or is_url(r.path) for r in rejected):
+        _note_left_out([r for r in rejected if r.empty])
+        for rejection in rejected:  # every shard of a location that could not be read, by name
+            if not rejection.empty:
+                _NOTES.warning("left out: %s", rejection)
         rejected = []
     if rejected:
         raise WorkbenchError(rejected[0] + (f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""))
@@ -178,7 +188,7 @@ def open_sources(files: Sequence[CorpusFile]) -> list:
     sources = []
     for f in files:
         complete = f.kind and (f.kind != "jsonl" or f.field) and (f.kind not in _COLUMN_KINDS or f.column is not None)
-        if not complete:
+        if not complete or is_url(f.path):  # a location is looked at again (its size is the store's to say)
             sources.append(open_source(f.path, kind=f.kind or None, field=f.field, column=f.column,
                                        encoding=f.encoding, on_bad_record=f.on_bad_record))
             continue
@@ -358,7 +368,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
         corpus_ids = []
         for src in sources:
             state = states[str(src.path)]
-            corpus_ids.append(store.add_corpus(str(Path(src.path).resolve()), size=state.size, mtime=state.mtime,
+            corpus_ids.append(store.add_corpus(stored_path(src.path), size=state.size, mtime=state.mtime,
                                                fingerprint=state.fingerprint,
                                                reader_options=src.reader_options()))
         settings = spec.settings()

@@ -285,6 +285,7 @@ class MainWindow(QMainWindow):
                                         "Write a copy of the project (SQLite backup API) and continue there")
         self.act_add_files = self._action("Add Corpus &Files…", self.corpus.choose_files, "Ctrl+Shift+O")
         self.act_add_folder = self._action("Add Corpus Fol&der…", self.corpus.choose_folder, "Ctrl+Shift+D")
+        self.act_add_location = self._action("Add Corpus &Location…", self.corpus.choose_location)
         self.act_demo = self._action("Add the &Demo Corpus", self.corpus.add_demo)
         self.act_import = self._action("&Import Tokenizer…", self.import_tokenizer, "Ctrl+I",
                                        "Add a tokenizer.json, .tiktoken, vocab.json, vocab.txt or SentencePiece .model "
@@ -325,6 +326,7 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         m.addAction(self.act_add_files)
         m.addAction(self.act_add_folder)
+        m.addAction(self.act_add_location)
         m.addAction(self.act_demo)
         m.addSeparator()
         m.addAction(self.act_import)

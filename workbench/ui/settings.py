@@ -106,6 +106,15 @@ class AppSettings:
         self._s.setValue("files/last_folder", str(value))
 
     @property
+    def last_location(self) -> str:
+        """The last corpus URL added (Add location…), offered again; never one carrying a secret."""
+        return self._get("files/last_location", "", str)
+
+    @last_location.setter
+    def last_location(self, value: str) -> None:
+        self._s.setValue("files/last_location", value)
+
+    @property
     def train_settings(self) -> dict:
         """The training form as last used (validated again by the form when applied)."""
         try:

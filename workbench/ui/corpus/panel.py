@@ -55,6 +55,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.corpus import KINDS, SUPPORTED, CorpusSource, CorpusStats, detect_kind
+from workbench.corpus.compression import compression_of
+from workbench.corpus.location import RemotePath, check_url, corpus_path, is_url, stored_path
 from workbench.errors import WorkbenchError
 from workbench.tasks.corpus_fields import first_files, option_candidates
 from workbench.tasks.spec import CorpusFile
@@ -63,9 +65,9 @@ from workbench.ui.corpus.scan import CorpusScanWorker, ScanThread
 from workbench.ui.empty_state import EmptyState
 from workbench.ui.settings import AppSettings
 
-FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.csv *.tsv *.parquet *.counts *.gz);;"
-               "Text (*.txt *.text *.gz);;JSON lines (*.jsonl *.ndjson);;CSV / TSV (*.csv *.tsv);;"
-               "Parquet (*.parquet);;Word counts (*.counts *.wordcounts.tsv);;All files (*)")
+FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.json *.csv *.tsv *.parquet *.arrow *.counts *.gz *.zst);;"
+               "Text (*.txt *.text *.gz *.zst);;JSON lines (*.jsonl *.ndjson *.json);;CSV / TSV (*.csv *.tsv);;"
+               "Parquet / Arrow (*.parquet *.arrow);;Word counts (*.counts *.wordcounts.tsv);;All files (*)")
 
 
 @dataclass
@@ -85,7 +87,8 @@ class CorpusEntry:
     def format_text(self) -> str:
         s = self.source
         guessed = detect_kind(s.path)[0] is None  # no telling ending: the kind was sniffed or chosen
-        parts = [s.kind + (" (gzip)" if s.compressed else "") + (" (by content)" if guessed else "")]
+        codec = (compression_of(s.path.name) or "gzip") if s.compressed else ""
+        parts = [s.kind + (f" ({codec})" if codec else "") + (" (by content)" if guessed else "")]
         if s.field:
             parts.append(f"field {s.field}")
         if s.column is not None and s.kind != "text":
@@ -97,7 +100,7 @@ class CorpusEntry:
 
 COLUMNS = ("File", "Format", "Size", "Characters", "Lines / records", "Distinct pre-tokens", "Script mix", "Status")
 KIND_LABELS = {"text": "Plain text", "jsonl": "JSON lines", "csv": "CSV", "tsv": "TSV", "parquet": "Parquet",
-               "wordcounts": "Word counts (word<TAB>count)"}
+               "arrow": "Arrow", "wordcounts": "Word counts (word<TAB>count)"}
 POLICY_LABELS = {"fail": "Reject the file", "skip": "Skip them and report"}
 
 
@@ -143,8 +146,9 @@ class CorpusTableModel(QAbstractTableModel):
         col = index.column()
         st = e.stats
         if role == Qt.ItemDataRole.DisplayRole:
-            if col == 0:
-                return e.source.path.name
+            if col == 0:  # a location shows where it is kept: s3://…/part-000.jsonl.zst
+                path = e.source.path
+                return f"{path.protocol}://…/{path.name}" if isinstance(path, RemotePath) else path.name
             if col == 1:
                 return e.format_text()
             if col == 2:
@@ -269,6 +273,7 @@ class CorpusPanel(QWidget):
         self.settings = settings or AppSettings()
         self.setAcceptDrops(True)
         self.option_chooser: Callable[[str, str, list[str], str | None], str | None] = self._ask_option
+        self.location_asker: Callable[[], str | None] = self._ask_location  # tests answer without a dialog
         self._jobs: set[int] = set()
         self._scan_keys: dict[str, int] = {}   # key → size, for the files of running jobs
         self._scan_started = 0.0
@@ -309,12 +314,18 @@ class CorpusPanel(QWidget):
         self.add_files_button.clicked.connect(lambda _c=False: self.choose_files())
         self.add_folder_button = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_DirIcon), "Add folder…")
         self.add_folder_button.clicked.connect(lambda _c=False: self.choose_folder())
+        self.add_location_button = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_DriveNetIcon),
+                                               "Add location…")
+        self.add_location_button.setToolTip("Add files from a bucket, the Hub or the web by URL: s3://…, gs://…, "
+                                            "hf://datasets/…, https://… (a * pattern adds every matching shard)")
+        self.add_location_button.clicked.connect(lambda _c=False: self.choose_location())
         self.remove_button = QPushButton("Remove")
         self.remove_button.setToolTip("Remove the selected files from the corpus (Delete)")
         self.remove_button.clicked.connect(lambda _c=False: self.remove_selected())
         self.clear_button = QPushButton("Clear")
         self.clear_button.clicked.connect(lambda _c=False: self.clear())
-        for b in (self.add_files_button, self.add_folder_button, self.remove_button, self.clear_button):
+        for b in (self.add_files_button, self.add_folder_button, self.add_location_button, self.remove_button,
+                  self.clear_button):
             bar.addWidget(b)
         bar.addSpacing(12)
         policy_label = QLabel("Bad &records:")
@@ -350,11 +361,12 @@ class CorpusPanel(QWidget):
         self.stack = QStackedWidget()
         self.empty = EmptyState(
             "Drop corpus files or folders here",
-            "Plain text, JSON lines, CSV/TSV, Parquet (with pyarrow) and word-count tables "
-            "(word<TAB>count), optionally gzip-compressed. Files are read in the background; "
-            "nothing is copied into the project.", symbol="⇣")
+            "Plain text, source code and markup, JSON lines, CSV/TSV, Parquet and Arrow (with pyarrow) and "
+            "word-count tables (word<TAB>count), optionally .gz or .zst; or a location (s3://, gs://, hf://, "
+            "https://). Files are read in the background; nothing is copied into the project.", symbol="⇣")
         self.empty.add_button("Add files…", self.choose_files, primary=True)
         self.empty.add_button("Add folder…", self.choose_folder)
+        self.empty.add_button("Add location…", self.choose_location)
         self.empty.add_button("Use the demo corpus", self.add_demo)
         self.empty.setAccessibleName("No corpus files yet")
         self.stack.addWidget(self.empty)
@@ -492,7 +504,7 @@ class CorpusPanel(QWidget):
 
     def total_chars(self, paths: Sequence[str] | None = None) -> int | None:
         """Characters of the given files (all loaded files by default); None if one is unknown."""
-        wanted = None if paths is None else {str(Path(p).resolve()) for p in paths}
+        wanted = None if paths is None else {stored_path(corpus_path(p)) for p in paths}
         total = 0
         found = set()
         for e in self.model.entries:
@@ -530,9 +542,9 @@ class CorpusPanel(QWidget):
         if not paths:
             return None
         if prompt and kind is None and (field is None or column is None):
-            firsts = first_files(paths, {"jsonl", "csv", "tsv"})
+            firsts = first_files(paths, {"jsonl", "csv", "tsv", "parquet", "arrow"})
             for first_kind, first in firsts.items():
-                if (first_kind == "jsonl" and field is not None) or (first_kind == "csv" and column is not None):
+                if (first_kind == "jsonl" and field is not None) or (first_kind != "jsonl" and column is not None):
                     continue
                 found = option_candidates(first)
                 if not found or len(found[1]) <= 1:
@@ -666,6 +678,37 @@ class CorpusPanel(QWidget):
         if folder:
             self.add_paths([folder])
 
+    def choose_location(self) -> None:
+        """Ask for a URL (a file, a folder or a * pattern of shards) and add what it names."""
+        url = (self.location_asker() or "").strip()
+        if not url:
+            return
+        try:
+            check_url(url)
+            self.settings.last_location = url  # remembered only when it carries no secret
+        except WorkbenchError:
+            pass  # adding it lists why it is refused
+        self.add_paths([url])
+
+    def location_dialog(self) -> QInputDialog:
+        """The "Add a location" dialog, not yet shown (its text: the last location added)."""
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Add a location")
+        dialog.setLabelText(
+            "URL of a file, a folder or a pattern of shards:\n"
+            "s3://bucket/shards/*.jsonl.zst   gs://bucket/data/   hf://datasets/org/name/data/*.parquet   "
+            "https://host/corpus.txt.gz\n\n"
+            "Credentials come from the usual environment and config files (AWS_PROFILE, "
+            "GOOGLE_APPLICATION_CREDENTIALS, HF_TOKEN);\nthe project stores only the URL.")
+        dialog.setTextValue(self.settings.last_location)
+        dialog.setOkButtonText("Add")
+        return dialog
+
+    def _ask_location(self) -> str | None:
+        dialog = self.location_dialog()
+        ok = dialog.exec() == QInputDialog.DialogCode.Accepted
+        return dialog.textValue() if ok else None
+
     def retry_selected(self) -> None:
         items = self.rejected_list.selectedItems()
         if not items:
@@ -685,6 +728,8 @@ class CorpusPanel(QWidget):
         self._update_view()
 
     def remember_folder(self, path: str | Path) -> None:
+        if is_url(str(path)):
+            return  # a location is no folder of this disk
         p = Path(path)
         self.settings.last_folder = str(p if p.is_dir() else p.parent)
 
@@ -919,7 +964,7 @@ class CorpusPanel(QWidget):
                 action = read_as.addAction(KIND_LABELS[kind], partial(self.set_kind, key, kind))
                 action.setCheckable(True)
                 action.setChecked(kind == entries[0].source.kind)
-        if len(entries) == 1 and entries[0].source.kind in ("jsonl", "csv", "tsv"):
+        if len(entries) == 1 and entries[0].source.kind in ("jsonl", "csv", "tsv", "parquet", "arrow"):
             e = entries[0]
             what = "field" if e.source.kind == "jsonl" else "column"
             menu.addAction(f"Choose the text {what}…", lambda: self._rechoose(e))
@@ -954,7 +999,7 @@ class CorpusPanel(QWidget):
         items = list(candidates)
         current = items.index(default) if default in items else 0
         label = (f"Which {what} of {Path(path).name} holds the text?\n"
-                 f"(applies to all {'JSON lines' if what == 'field' else 'CSV/TSV'} files added now; "
+                 f"(applies to all {'JSON lines' if what == 'field' else 'CSV/TSV/Parquet/Arrow'} files added now; "
                  f"nested fields use dots)")
         choice, ok = QInputDialog.getItem(self, f"Choose the text {what}", label, items, current, True)
         return choice.strip() if ok and choice.strip() else None

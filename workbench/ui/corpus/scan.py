@@ -20,6 +20,7 @@ from PySide6.QtCore import (
     Slot,
 )
 
+from workbench.corpus.location import stored_path
 from workbench.errors import BadRecord, WorkbenchError
 
 log = logging.getLogger(__name__)
@@ -115,7 +116,7 @@ class CorpusScanWorker(QObject):
             for rejection in rejected:
                 self.file_rejected.emit(job.job_id, rejection.path, str(rejection), rejection.encoding or "",
                                         rejection.bad_record)
-            keys = [str(Path(src.path).resolve()) for src in sources]  # here, not on the GUI thread
+            keys = [stored_path(src.path) for src in sources]  # here, not on the GUI thread
             if sources:
                 self.files_added.emit(job.job_id, list(zip(keys, sources)))
             for key, src in zip(keys, sources):

@@ -42,17 +42,18 @@ def corpus_sources(paths_and_options: Sequence[tuple[str, Mapping]], fingerprint
     training is read anyway, with a warning (its counts no longer describe the training corpus).
     """
     from workbench.corpus import fingerprint_matches, open_source
+    from workbench.corpus.location import is_url
 
     sources, warnings = [], []
     for index, (path, options) in enumerate(paths_and_options):
-        if not Path(path).exists():
+        if not is_url(path) and not Path(path).exists():  # a location says itself what is missing
             raise WorkbenchError(f"{path}: the corpus file is missing (moved or deleted since training): "
                                  "put it back to count token frequencies")
         opts = {k: v for k, v in dict(options).items() if k in ("field", "column", "encoding", "kind")}
         sources.append(open_source(path, **opts))
         if index < len(fingerprints) and fingerprints[index] and \
                 not fingerprint_matches(path, fingerprints[index]):
-            warnings.append(f"{Path(path).name} changed since training")
+            warnings.append(f"{path.rsplit('/', 1)[-1] if is_url(path) else Path(path).name} changed since training")
     return sources, warnings
 
 

@@ -137,7 +137,7 @@ SPEC_FLAGS = {
     "vocab_size": "--vocab-size", "merges": "--merges", "model": "--model", "units": "--units",
     "end_of_word": "--end-of-word", "pretokenizer": "--pretokenizer", "normalizer": "--normalize",
     "min_frequency": "--min-frequency", "special_tokens": "--special", "tie_break": "--tie-break",
-    "sequences": "--sequences",
+    "sequences": "--sequences", "special_roles": "--special", "template": "--template",
     "name": "--name", "project": "--project", "files": "FILES", "files.kind": "--kind",
     "files.field": "--field", "files.column": "--column", "files.encoding": "--encoding",
     "files.on_bad_record": "--on-bad-record",
@@ -173,7 +173,12 @@ def add_train_parser(sub) -> None:
                        help="none, nfc, nfd, nfkc, nfkd, lower, strip-accents, bert, bert-lower, nmt, spm-whitespace, "
                        "nmt-nfkc; comma-separated to combine (Unigram's default: nmt,spm-whitespace)")
     train.add_argument("--min-frequency", type=int, metavar="K", help="stop when no pair occurs K times")
-    train.add_argument("--special", action="append", metavar="TOKEN", help="special token (repeatable); reserves the first ids")
+    train.add_argument("--special", action="append", metavar="TOKEN|ROLE=TOKEN",
+                       help="special token (repeatable); reserves the first ids. ROLE=TOKEN also says what it is "
+                       "for (bos, eos, unk, pad, mask, cls, sep), e.g. --special cls=[CLS]; exports write the roles")
+    train.add_argument("--template", choices=["none", "bert", "llama"],
+                       help="post-processor template: what encode adds around each text in exported files "
+                       "(bert: [CLS] text [SEP], needs cls and sep roles; llama: <s> text, needs a bos role)")
     train.add_argument("--tie-break", choices=["first-seen", "hf"], help="rule between equally frequent pairs")
     train.add_argument("--sequences", choices=["lines", "documents"],
                        help="what one training sequence is: each line with its line break (default; as tokenizers "
@@ -209,7 +214,7 @@ def add_train_parser(sub) -> None:
 
 _SETTING_FLAGS = ("vocab_size", "merges", "model", "units", "end_of_word", "pretokenizer", "normalize",
                   "min_frequency", "special", "tie_break", "sequences", "name", "kind", "encoding", "field", "column",
-                  "on_bad_record")
+                  "on_bad_record", "template")
 
 
 def spec_from_args(args: argparse.Namespace):
@@ -246,12 +251,13 @@ def spec_from_args(args: argparse.Namespace):
             normalizer = parse_normalizer(args.normalize or "none")
         except WorkbenchError as exc:
             raise ConfigError("normalizer", str(exc)) from None
+    specials, roles = _specials_and_roles(args.special)
     spec = RunSpec(
         model=args.model or "bpe", vocab_size=args.vocab_size, merges=args.merges, units=args.units or "",
         end_of_word=args.end_of_word or "", pretokenizer=args.pretokenizer or "", normalizer=normalizer,
-        min_frequency=args.min_frequency, special_tokens=None if args.special is None else tuple(args.special),
+        min_frequency=args.min_frequency, special_tokens=specials,
         tie_break=args.tie_break or "", sequences=args.sequences or "", name=args.name or "",
-        options=options, project=args.project or "")
+        options=options, project=args.project or "", special_roles=roles, template=args.template or "")
     spec = spec.validate()  # settings first: a wrong flag fails before any file is read
     if not spec.project:
         raise ConfigError("project", "say where to store the run: give a project file (*.tokproj)")
@@ -259,6 +265,26 @@ def spec_from_args(args: argparse.Namespace):
     files = resolve_files(args.files, kind=args.kind, encoding=args.encoding, field=args.field, column=args.column,
                           on_bad_record=args.on_bad_record or "fail")
     return RunSpec(**{**spec.__dict__, "files": files})
+
+
+def _specials_and_roles(items: list[str] | None) -> tuple[tuple[str, ...] | None, dict[str, str]]:
+    """``--special`` values: plain tokens (None when only roles were given: the family's own
+    specials stay) and ``ROLE=TOKEN`` roles (the token becomes a special token too)."""
+    from workbench.core.special_roles import parse_role
+    from workbench.errors import ConfigError
+
+    plain: list[str] = []
+    roles: dict[str, str] = {}
+    for item in items or ():
+        parsed = parse_role(item)
+        if parsed is None:
+            plain.append(item)
+        elif parsed[0] in roles and roles[parsed[0]] != parsed[1]:
+            raise ConfigError("special_roles", f"the {parsed[0]} role is given twice ({roles[parsed[0]]!r} and "
+                              f"{parsed[1]!r}): give each role once")
+        else:
+            roles[parsed[0]] = parsed[1]
+    return (tuple(plain) if plain else None), roles
 
 
 def cmd_train(args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from workbench.core.atomic import Staging, refuse_existing
 from workbench.core.model import Tokenizer
+from workbench.core.special_roles import with_template
 from workbench.errors import WorkbenchError
 from workbench.formats.common import piece_to_text
 from workbench.formats.detect import FORMATS
@@ -341,6 +342,11 @@ def _verify_hf(tokenizer: Tokenizer, staged: list[Path], texts: list[str], notes
         raise WorkbenchError(f"hf export failed verification: tokenizers cannot load it ({exc}): "
                              "nothing was written") from None
     hf_cases = _hf_unigram_cases(tokenizer, cases, notes) if tokenizer.model == "unigram" else cases
+    if tokenizer.template != "none":  # the text's own ids, then the template's additions around them
+        checks.append(_compare(f"tokenizers {lib.__version__} (add_special_tokens=False)", "hf", hf_cases,
+                               lambda text: hf.encode(text, add_special_tokens=False).ids))
+        hf_cases = [(text, with_template(ids, tokenizer.special_roles, tokenizer.template, tokenizer.special_tokens))
+                    for text, ids in hf_cases]
     checks.append(_compare(f"tokenizers {lib.__version__}", "hf", hf_cases,
                            lambda text: hf.encode(text).ids))  # default options, as a user calls it
     return checks

@@ -103,7 +103,7 @@ class Tokenizer:
 
         Roles and the template only when set: a trained model's own description (which knows none)
         must not overwrite the ones its run was given."""
-        out = {
+        out: dict = {
             "units": self.units,
             "pretokenizer": self.pretokenizer,
             "normalizer": list(self.normalizer),

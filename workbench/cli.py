@@ -29,7 +29,7 @@ from workbench.tasks.models import family, family_of
 
 log = logging.getLogger(__name__)
 
-EXPORT_FORMATS = ("hf", "gpt2", "tiktoken", "wordpiece", "spm", "spm-vocab", "merges-csv")
+EXPORT_FORMATS = ("hf", "hf-folder", "gpt2", "tiktoken", "wordpiece", "spm", "spm-vocab", "merges-csv")
 # ``encode --file`` reads the whole file into memory: far beyond any text one encodes in one go,
 # and small enough that /dev/zero-like input is refused before it costs gigabytes.
 MAX_TEXT_FILE_BYTES = 256 << 20
@@ -72,9 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--format", required=True, choices=EXPORT_FORMATS,
                      help="one that fits the run's model (a format whose library would give other ids is "
                           "refused with the reason and the formats that fit)")
-    exp.add_argument("--out", required=True, help="output file (gpt2: a folder)")
+    exp.add_argument("--out", required=True, help="output file (gpt2, hf-folder: a folder)")
     exp.add_argument("--force", action="store_true", help="replace an existing output (atomically)")
     exp.add_argument("--legacy-merges", action="store_true", help='hf: write merges as "a b" strings for older readers')
+    exp.add_argument("--chat-template", metavar="FILE", help="hf-folder: a Jinja chat template for tokenizer_config.json")
+    exp.add_argument("--model-max-length", type=int, metavar="N",
+                     help="hf-folder: the longest input the model takes, in tokens (default: no limit given)")
 
     imp = sub.add_parser("import", help="import a tokenizer file into a project as a reference")
     imp.add_argument("path")
@@ -584,10 +587,27 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     with terminate_raises():  # a kill mid-export unwinds through the writers' cleanup
         result = export_run(_existing(args.project), args.run, args.format, args.out, force=args.force,
-                            legacy_merges=args.legacy_merges)
+                            legacy_merges=args.legacy_merges, chat_template=_chat_template(args),
+                            model_max_length=args.model_max_length)
     checks = f" (verified: {'; '.join(result.checks)})" if result.checks else ""
     print(f"wrote {', '.join(str(p) for p in result.paths)}{checks}")
     return 0
+
+
+def _chat_template(args: argparse.Namespace) -> str | None:
+    """The text of ``--chat-template FILE`` (hf-folder only), or None."""
+    if args.chat_template is None and args.model_max_length is None:
+        return None
+    if args.format != "hf-folder":
+        flag = "--chat-template" if args.chat_template is not None else "--model-max-length"
+        raise WorkbenchError(f"{flag} is written to tokenizer_config.json: use it with --format hf-folder")
+    if args.chat_template is None:
+        return None
+    try:
+        return Path(args.chat_template).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkbenchError(f"--chat-template {args.chat_template}: cannot read it ({exc}): give a UTF-8 "
+                             "text file") from None
 
 
 def cmd_import(args: argparse.Namespace) -> int:

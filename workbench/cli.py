@@ -76,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--force", action="store_true", help="replace an existing output (atomically)")
     exp.add_argument("--legacy-merges", action="store_true", help='hf: write merges as "a b" strings for older readers')
     exp.add_argument("--chat-template", metavar="FILE", help="hf-folder: a Jinja chat template for tokenizer_config.json")
+    exp.add_argument("--strict", action="store_true",
+                     help="refuse to write (exit 2) when the pre-export check warns (printed either way)")
     exp.add_argument("--model-max-length", type=int, metavar="N",
                      help="hf-folder: the longest input the model takes, in tokens (default: no limit given)")
 
@@ -585,6 +587,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.atomic import terminate_raises
     from workbench.tasks.import_export import export_run
 
+    _pre_export_check(args)
     with terminate_raises():  # a kill mid-export unwinds through the writers' cleanup
         result = export_run(_existing(args.project), args.run, args.format, args.out, force=args.force,
                             legacy_merges=args.legacy_merges, chat_template=_chat_template(args),
@@ -592,6 +595,20 @@ def cmd_export(args: argparse.Namespace) -> int:
     checks = f" (verified: {'; '.join(result.checks)})" if result.checks else ""
     print(f"wrote {', '.join(str(p) for p in result.paths)}{checks}")
     return 0
+
+
+def _pre_export_check(args: argparse.Namespace) -> list:
+    """Print the pre-export check's warnings (one line each); with ``--strict`` any warning stops
+    the export before anything is written."""
+    from workbench.tasks.export_check import check_run
+
+    _run_id, findings = check_run(_existing(args.project), args.run, args.format)
+    for finding in findings:
+        print(f"workbench export: warning: {finding.message}", file=sys.stderr)
+    if findings and args.strict:
+        raise WorkbenchError(f"--strict: the pre-export check gave {len(findings)} warning(s) (above): "
+                             "nothing was written")
+    return findings
 
 
 def _chat_template(args: argparse.Namespace) -> str | None:

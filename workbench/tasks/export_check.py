@@ -61,6 +61,11 @@ def _shown(items: Sequence[str], limit: int = 3) -> str:
     return ", ".join(items[:limit]) + more
 
 
+def _visible(piece: str) -> str:
+    """A piece with its spaces and line breaks made visible (``'␣a'``)."""
+    return "'" + piece.replace(" ", "␣").replace("\n", "\\n").replace("\r", "\\r") + "'"
+
+
 def _impossible_utf8(piece: bytes) -> bool:
     """True when ``piece`` is not part of any valid UTF-8 text (a fragment of a character is)."""
     try:
@@ -89,7 +94,7 @@ def check_tokenizer(tokenizer: Tokenizer, fmt: str = "hf", *, corpus_texts: Iter
                          if any(c in vocab[i] for c in (b" ", b"\n", b"\r"))})
         if spaced:
             findings.append(Finding("merges-space", f"{len(spaced)} merged piece(s) hold a space or line break "
-                                    f"({_shown([repr(p) for p in spaced])}): merges.txt and GGUF keep a merge as one "
+                                    f"({_shown([_visible(p) for p in spaced])}): merges.txt and GGUF keep a merge as one "
                                     "\"left right\" line, so these merges cannot be read back there"))
     bad = [i for i, piece in enumerate(vocab)
            if piece and i not in specials and not (tokenizer.units == "bytes" and len(piece) == 1)
@@ -114,7 +119,7 @@ def check_tokenizer(tokenizer: Tokenizer, fmt: str = "hf", *, corpus_texts: Iter
                                 "train to a multiple of 64"))
     if tokenizer.model == "bpe" and fmt in _LLAMA_CPP_FORMATS and tokenizer.pretokenizer not in LLAMA_CPP_PRESETS:
         pre = tokenizer.pretokenizer if len(tokenizer.pretokenizer) <= 40 else tokenizer.pretokenizer[:39] + "…"
-        findings.append(Finding("llama-cpp", f"the pre-tokenizer {pre!r} is none of the regexes llama.cpp implements "
+        findings.append(Finding("llama-cpp", f"the pre-tokenizer “{pre}” is none of the regexes llama.cpp implements "
                                 "(gpt2, cl100k = llama-bpe, o200k = gpt-4o): its GGUF converter will refuse this "
                                 "tokenizer; train with one of those to convert it"))
     return findings

@@ -20,6 +20,7 @@ class SpecialRolesBox(QGroupBox):
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Special roles", parent)
         self.setObjectName("specialRolesBox")
+        self.setAccessibleName("Special roles")
         form = QFormLayout(self)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.template_combo = QComboBox()

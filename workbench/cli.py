@@ -585,30 +585,28 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.atomic import terminate_raises
+    from workbench.tasks.export_check import check_run
     from workbench.tasks.import_export import export_run
 
-    _pre_export_check(args)
+    chat_template = _chat_template(args)
+    run_id, findings = check_run(_existing(args.project), args.run, args.format)
+
+    def warn() -> None:
+        """The pre-export warnings, once the export is verified and before it is written: an export
+        that fails says its one line only; with --strict a warning stops it here."""
+        for finding in findings:
+            print(f"workbench export: warning: {finding.message}", file=sys.stderr)
+        if findings and args.strict:
+            raise WorkbenchError(f"--strict: the pre-export check gave {len(findings)} warning(s) (above): "
+                                 "nothing was written")
+
     with terminate_raises():  # a kill mid-export unwinds through the writers' cleanup
-        result = export_run(_existing(args.project), args.run, args.format, args.out, force=args.force,
-                            legacy_merges=args.legacy_merges, chat_template=_chat_template(args),
-                            model_max_length=args.model_max_length)
+        result = export_run(_existing(args.project), run_id, args.format, args.out, force=args.force,
+                            legacy_merges=args.legacy_merges, chat_template=chat_template,
+                            model_max_length=args.model_max_length, before_write=warn)
     checks = f" (verified: {'; '.join(result.checks)})" if result.checks else ""
     print(f"wrote {', '.join(str(p) for p in result.paths)}{checks}")
     return 0
-
-
-def _pre_export_check(args: argparse.Namespace) -> list:
-    """Print the pre-export check's warnings (one line each); with ``--strict`` any warning stops
-    the export before anything is written."""
-    from workbench.tasks.export_check import check_run
-
-    _run_id, findings = check_run(_existing(args.project), args.run, args.format)
-    for finding in findings:
-        print(f"workbench export: warning: {finding.message}", file=sys.stderr)
-    if findings and args.strict:
-        raise WorkbenchError(f"--strict: the pre-export check gave {len(findings)} warning(s) (above): "
-                             "nothing was written")
-    return findings
 
 
 def _chat_template(args: argparse.Namespace) -> str | None:

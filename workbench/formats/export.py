@@ -200,13 +200,16 @@ def export_tokenizer(
     name: str | None = None,
     chat_template: str | None = None,
     model_max_length: int | None = None,
+    before_write: Callable[[], None] | None = None,
 ) -> ExportResult:
     """Write ``tokenizer`` as ``fmt`` (one of :data:`FORMATS`) to ``out_path``, verified.
 
     ``force`` replaces existing outputs (atomically); ``frequencies`` fills the merges CSV's last
     column; ``legacy_merges`` writes ``"a b"`` merge strings in tokenizer.json for old readers;
     ``sample`` adds texts to the verification sample; ``name`` names the tiktoken encoding;
-    ``chat_template`` and ``model_max_length`` go into an ``hf-folder``'s tokenizer_config.json.
+    ``chat_template`` and ``model_max_length`` go into an ``hf-folder``'s tokenizer_config.json;
+    ``before_write`` runs once everything is verified, just before the files are put in place
+    (the CLI prints the pre-export warnings there; raising in it writes nothing).
     """
     if fmt not in FORMATS:
         raise WorkbenchError(f"unknown export format {fmt!r}: choose one of {', '.join(FORMATS)}")
@@ -252,6 +255,8 @@ def export_tokenizer(
     with Staging(out_path.parent if folder else finals[0].parent, target=out_path) as staging:
         staged = [staging.stage(final.name, data) for final, data in zip(finals, files)]
         checks = _VERIFIERS[fmt](tokenizer, staged, texts, notes)
+        if before_write is not None:
+            before_write()
         if folder:  # the user's other files in an existing folder stay (Staging.commit_folder)
             staging.commit_folder(out_path)
         else:

@@ -41,7 +41,7 @@ def runs(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("hf_folder")
     train, held = [], []
     for path in CORPUS_FILES:
-        lines = path.read_text(encoding="utf-8").split("\n")[:150]
+        lines = path.read_text(encoding="utf-8").split("\n")[:100]
         train += [line for i, line in enumerate(lines) if i % 10]
         held += [line for i, line in enumerate(lines) if i % 10 == 0 and line.strip()][:8]
     assert len(held) >= 35

@@ -1,15 +1,16 @@
 """The Train form's Special roles box: built from the descriptors (one field per role, the
-templates, the family's usual roles as placeholders and one button), and a run trained from the
-window keeps the roles and template it was given."""
+templates, the family's usual roles as placeholders and one button), and the spec the window hands
+its training child carries the roles and template (the child's storing of them is the CLI's, tested
+in tests/formats/test_fmt_hf_folder.py)."""
 
 from __future__ import annotations
 
-from workbench.store import ProjectStore
 from workbench.tasks.models import FAMILIES, ROLES, TEMPLATES
+from workbench.tasks.spec import RunSpec
 
 
-def test_the_roles_box_follows_the_family_and_its_roles_reach_the_stored_run(make_window, qtbot, project,
-                                                                              small_corpus):
+def test_the_roles_box_follows_the_family_and_its_roles_reach_the_run_spec(make_window, qtbot, project,
+                                                                           small_corpus):
     window = make_window(project, small_corpus)
     panel = window.training
     window.show_panel("train")
@@ -24,15 +25,14 @@ def test_the_roles_box_follows_the_family_and_its_roles_reach_the_stored_run(mak
     assert box.roles() == {}  # proposed, not applied
     box.propose_button.click()
     assert box.roles() == dict(wordpiece.proposed_roles) and box.template() == "bert"
-    spec = panel.run_spec()
-    assert spec.template == "bert" and dict(spec.special_roles) == dict(wordpiece.proposed_roles)
-    panel.set_options(vocab_size=400)
-    with qtbot.waitSignal(panel.run_finished, timeout=90000) as finished:
-        assert panel.start()
-    assert finished.args[1] == "finished"
-    with ProjectStore.open(project, readonly=True) as store:
-        settings = store.runs()[-1].settings
-    assert settings["template"] == "bert" and settings["special_roles"] == dict(wordpiece.proposed_roles)
+    spec = RunSpec.from_json(panel.run_spec().to_json()).validate()  # as the training child reads it
+    assert spec.settings()["template"] == "bert"
+    assert spec.settings()["special_roles"] == dict(wordpiece.proposed_roles)
+    panel.save_form()  # the form comes back with its roles
+    assert panel.form_state()["special_roles"] == dict(wordpiece.proposed_roles)
+    box.role_edits["cls"].clear()  # a template without the roles it places is refused, its control marked
+    assert not panel.start()
+    assert panel.marked_field == "template" and "cls" in panel.error_text()
     # Another family: the roles named the previous family's tokens and are cleared.
     panel.model_combo.setCurrentIndex(panel.model_combo.findData("unigram"))
     panel.model_combo.activated.emit(panel.model_combo.currentIndex())

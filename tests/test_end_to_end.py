@@ -85,7 +85,7 @@ def test_formats_that_do_not_fit_the_run_are_refused_with_the_reason(trained):
                         ("spm-vocab", "a .vocab lists pieces without their merges")):
         done = cli("export", "p.tokproj", "--format", fmt, "--out", f"refused-{fmt}", cwd=trained, check=False)
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-        assert reason in done.stderr and done.stderr.rstrip().endswith("formats that fit: hf, tiktoken, merges-csv")
+        assert reason in done.stderr and done.stderr.rstrip().endswith("formats that fit: hf, hf-folder, tiktoken, merges-csv")
         assert not (trained / f"refused-{fmt}").exists()
 
 

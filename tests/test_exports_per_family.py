@@ -6,6 +6,7 @@ loaded with its library's **default** API and must give ``workbench encode``'s i
 lines (en, de, ru, zh, Taylor Swift wiki; ≥ 50 lines):
 
 * ``hf``: ``tokenizers.Tokenizer.from_file(path).encode(text)`` (special tokens on, as by default);
+  ``hf-folder``: the same on its ``tokenizer.json``;
 * ``gpt2``: ``tokenizers.ByteLevelBPETokenizer(vocab.json, merges.txt).encode(text)``;
 * ``tiktoken``: ``tiktoken.Encoding(**sidecar, mergeable_ranks=load_tiktoken_bpe(path)).encode(text)``;
 * ``spm``: ``sentencepiece.SentencePieceProcessor(model_file=path).encode(text)``;
@@ -54,16 +55,16 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "wordpiece-lower": ("wordpiece", ("--normalize", "bert-lower")),
     "unigram": ("unigram", ()),
 }
-SUFFIX = {"hf": "tokenizer.json", "gpt2": "gpt2", "tiktoken": "run.tiktoken", "wordpiece": "vocab.txt",
+SUFFIX = {"hf": "tokenizer.json", "hf-folder": "hf-folder", "gpt2": "gpt2", "tiktoken": "run.tiktoken", "wordpiece": "vocab.txt",
           "spm": "run.model", "spm-vocab": "run.vocab", "merges-csv": "merges.csv"}
 # The offer per family for the default run of each family (a change here is a product decision).
 EXPECTED = {
-    "bpe": ("hf", "gpt2", "tiktoken", "merges-csv"),
-    "bpe-chars-metaspace": ("hf", "merges-csv"),
+    "bpe": ("hf", "hf-folder", "gpt2", "tiktoken", "merges-csv"),
+    "bpe-chars-metaspace": ("hf", "hf-folder", "merges-csv"),
     "bpe-end-of-word": ("merges-csv",),  # tokenizers' end_of_word_suffix is only an approximation
-    "wordpiece": ("hf", "wordpiece", "merges-csv"),
-    "wordpiece-lower": ("hf", "wordpiece", "merges-csv"),
-    "unigram": ("hf", "spm", "spm-vocab"),
+    "wordpiece": ("hf", "hf-folder", "wordpiece", "merges-csv"),
+    "wordpiece-lower": ("hf", "hf-folder", "wordpiece", "merges-csv"),
+    "unigram": ("hf", "hf-folder", "spm", "spm-vocab"),
 }
 
 
@@ -137,8 +138,8 @@ def test_offered_formats_load_in_their_library_with_default_options_and_give_our
     for fmt in formats_for(model, settings):
         done, out = _export(trained, name, fmt)
         assert done.returncode == 0, (name, fmt, done.stderr)
-        if fmt == "hf":
-            loaded = tokenizers.Tokenizer.from_file(str(out))
+        if fmt in ("hf", "hf-folder"):  # the folder loads in transformers: tests/formats/test_fmt_hf_folder.py
+            loaded = tokenizers.Tokenizer.from_file(str(out if fmt == "hf" else out / "tokenizer.json"))
             assert [loaded.encode(text).ids for text in held] == ours, (name, fmt)
         elif fmt == "gpt2":
             loaded = tokenizers.ByteLevelBPETokenizer(str(out / "vocab.json"), str(out / "merges.txt"))

@@ -30,7 +30,7 @@ from workbench.tasks.preflight import estimate_ratios
 
 log = logging.getLogger(__name__)
 
-EXPORT_FORMATS = ("hf", "gpt2", "tiktoken", "wordpiece", "spm", "spm-vocab", "merges-csv")
+EXPORT_FORMATS = ("hf", "hf-folder", "gpt2", "tiktoken", "wordpiece", "spm", "spm-vocab", "merges-csv")
 # ``encode --file`` reads the whole file into memory: far beyond any text one encodes in one go,
 # and small enough that /dev/zero-like input is refused before it costs gigabytes.
 MAX_TEXT_FILE_BYTES = 256 << 20
@@ -73,9 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--format", required=True, choices=EXPORT_FORMATS,
                      help="one that fits the run's model (a format whose library would give other ids is "
                           "refused with the reason and the formats that fit)")
-    exp.add_argument("--out", required=True, help="output file (gpt2: a folder)")
+    exp.add_argument("--out", required=True, help="output file (gpt2, hf-folder: a folder)")
     exp.add_argument("--force", action="store_true", help="replace an existing output (atomically)")
     exp.add_argument("--legacy-merges", action="store_true", help='hf: write merges as "a b" strings for older readers')
+    exp.add_argument("--chat-template", metavar="FILE", help="hf-folder: a Jinja chat template for tokenizer_config.json")
+    exp.add_argument("--strict", action="store_true",
+                     help="refuse to write (exit 2) when the pre-export check warns (printed either way)")
+    exp.add_argument("--model-max-length", type=int, metavar="N",
+                     help="hf-folder: the longest input the model takes, in tokens (default: no limit given)")
 
     imp = sub.add_parser("import", help="import a tokenizer file into a project as a reference")
     imp.add_argument("path")
@@ -144,6 +149,7 @@ SPEC_FLAGS = {
     "end_of_word": "--end-of-word", "pretokenizer": "--pretokenizer", "normalizer": "--normalize",
     "min_frequency": "--min-frequency", "special_tokens": "--special", "tie_break": "--tie-break",
     "sequences": "--sequences", "sample_lines": "--sample-lines", "sample_seed": "--sample-seed",
+    "special_roles": "--special", "template": "--template",
     "name": "--name", "project": "--project", "files": "FILES", "files.kind": "--kind",
     "files.field": "--field", "files.column": "--column", "files.encoding": "--encoding",
     "files.on_bad_record": "--on-bad-record",
@@ -179,7 +185,12 @@ def add_train_parser(sub) -> None:
                        help="none, nfc, nfd, nfkc, nfkd, lower, strip-accents, bert, bert-lower, nmt, spm-whitespace, "
                        "nmt-nfkc; comma-separated to combine (Unigram's default: nmt,spm-whitespace)")
     train.add_argument("--min-frequency", type=int, metavar="K", help="stop when no pair occurs K times")
-    train.add_argument("--special", action="append", metavar="TOKEN", help="special token (repeatable); reserves the first ids")
+    train.add_argument("--special", action="append", metavar="TOKEN|ROLE=TOKEN",
+                       help="special token (repeatable); reserves the first ids. ROLE=TOKEN also says what it is "
+                       "for (bos, eos, unk, pad, mask, cls, sep), e.g. --special cls=[CLS]; exports write the roles")
+    train.add_argument("--template", choices=["none", "bert", "llama"],
+                       help="post-processor template: what encode adds around each text in exported files "
+                       "(bert: [CLS] text [SEP], needs cls and sep roles; llama: <s> text, needs a bos role)")
     train.add_argument("--tie-break", choices=["first-seen", "hf"], help="rule between equally frequent pairs")
     train.add_argument("--sequences", choices=["lines", "documents"],
                        help="what one training sequence is: each line with its line break (default; as tokenizers "
@@ -228,7 +239,7 @@ def add_train_parser(sub) -> None:
 
 _SETTING_FLAGS = ("vocab_size", "merges", "model", "units", "end_of_word", "pretokenizer", "normalize",
                   "min_frequency", "special", "tie_break", "sequences", "name", "kind", "encoding", "field", "column",
-                  "on_bad_record", "sample_lines", "sample_seed")
+                  "on_bad_record", "sample_lines", "sample_seed", "template")
 
 
 def spec_from_args(args: argparse.Namespace):
@@ -265,13 +276,15 @@ def spec_from_args(args: argparse.Namespace):
             normalizer = parse_normalizer(args.normalize or "none")
         except WorkbenchError as exc:
             raise ConfigError("normalizer", str(exc)) from None
+    specials, roles = _specials_and_roles(args.special)
     spec = RunSpec(
         model=args.model or "bpe", vocab_size=args.vocab_size, merges=args.merges, units=args.units or "",
         end_of_word=args.end_of_word or "", pretokenizer=args.pretokenizer or "", normalizer=normalizer,
-        min_frequency=args.min_frequency, special_tokens=None if args.special is None else tuple(args.special),
+        min_frequency=args.min_frequency, special_tokens=specials,
         tie_break=args.tie_break or "", sequences=args.sequences or "", name=args.name or "",
         options=options, project=args.project or "", sample_lines=args.sample_lines,
-        sample_seed=args.sample_seed or 0)
+        sample_seed=args.sample_seed or 0,
+        special_roles=roles, template=args.template or "")
     spec = spec.validate()  # settings first: a wrong flag fails before any file is read
     dry_run = getattr(args, "dry_run", False)  # an estimate stores nothing: no project needed
     if not spec.project and not dry_run:
@@ -281,6 +294,26 @@ def spec_from_args(args: argparse.Namespace):
     files = resolve_files(args.files, kind=args.kind, encoding=args.encoding, field=args.field, column=args.column,
                           on_bad_record=args.on_bad_record or "fail")
     return RunSpec(**{**spec.__dict__, "files": files})
+
+
+def _specials_and_roles(items: list[str] | None) -> tuple[tuple[str, ...] | None, dict[str, str]]:
+    """``--special`` values: plain tokens (None when only roles were given: the family's own
+    specials stay) and ``ROLE=TOKEN`` roles (the token becomes a special token too)."""
+    from workbench.core.special_roles import parse_role
+    from workbench.errors import ConfigError
+
+    plain: list[str] = []
+    roles: dict[str, str] = {}
+    for item in items or ():
+        parsed = parse_role(item)
+        if parsed is None:
+            plain.append(item)
+        elif parsed[0] in roles and roles[parsed[0]] != parsed[1]:
+            raise ConfigError("special_roles", f"the {parsed[0]} role is given twice ({roles[parsed[0]]!r} and "
+                              f"{parsed[1]!r}): give each role once")
+        else:
+            roles[parsed[0]] = parsed[1]
+    return (tuple(plain) if plain else None), roles
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -624,14 +657,44 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.atomic import terminate_raises
+    from workbench.tasks.export_check import check_run
     from workbench.tasks.import_export import export_run
 
+    chat_template = _chat_template(args)
+    run_id, findings = check_run(_existing(args.project), args.run, args.format)
+
+    def warn() -> None:
+        """The pre-export warnings, once the export is verified and before it is written: an export
+        that fails says its one line only; with --strict a warning stops it here."""
+        for finding in findings:
+            print(f"workbench export: warning: {finding.message}", file=sys.stderr)
+        if findings and args.strict:
+            raise WorkbenchError(f"--strict: the pre-export check gave {len(findings)} warning(s) (above): "
+                                 "nothing was written")
+
     with terminate_raises():  # a kill mid-export unwinds through the writers' cleanup
-        result = export_run(_existing(args.project), args.run, args.format, args.out, force=args.force,
-                            legacy_merges=args.legacy_merges)
+        result = export_run(_existing(args.project), run_id, args.format, args.out, force=args.force,
+                            legacy_merges=args.legacy_merges, chat_template=chat_template,
+                            model_max_length=args.model_max_length, before_write=warn)
     checks = f" (verified: {'; '.join(result.checks)})" if result.checks else ""
     print(f"wrote {', '.join(str(p) for p in result.paths)}{checks}")
     return 0
+
+
+def _chat_template(args: argparse.Namespace) -> str | None:
+    """The text of ``--chat-template FILE`` (hf-folder only), or None."""
+    if args.chat_template is None and args.model_max_length is None:
+        return None
+    if args.format != "hf-folder":
+        flag = "--chat-template" if args.chat_template is not None else "--model-max-length"
+        raise WorkbenchError(f"{flag} is written to tokenizer_config.json: use it with --format hf-folder")
+    if args.chat_template is None:
+        return None
+    try:
+        return Path(args.chat_template).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkbenchError(f"--chat-template {args.chat_template}: cannot read it ({exc}): give a UTF-8 "
+                             "text file") from None
 
 
 def cmd_import(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ from workbench.formats.merges_csv import read_merges_csv
 from workbench.formats.vocab_lists import render_spm_vocab, render_wordpiece
 
 TARGETS = {
-    "hf": "tokenizer.json", "gpt2": "gpt2-folder", "tiktoken": "t.tiktoken", "wordpiece": "vocab.txt",
+    "hf": "tokenizer.json", "hf-folder": "hf-folder", "gpt2": "gpt2-folder", "tiktoken": "t.tiktoken", "wordpiece": "vocab.txt",
     "spm-vocab": "t.vocab", "merges-csv": "merges.csv",
 }
 
@@ -76,7 +76,7 @@ def test_wordpiece_and_spm_vocab_round_trip(tmp_path, byte_tokenizer):
     for fmt, reason in (("wordpiece", "vocab.txt is a WordPiece vocabulary: a BERT loader splits words"),
                         ("spm-vocab", "a .vocab lists pieces without their merges")):
         with pytest.raises(WorkbenchError, match=f"{fmt} is not offered for this BPE tokenizer: {reason}.*"
-                                                 "formats that fit: hf, gpt2, tiktoken, merges-csv$"):
+                                                 "formats that fit: hf, hf-folder, gpt2, tiktoken, merges-csv$"):
             export_tokenizer(byte_tokenizer, fmt, tmp_path / "refused")
     assert not (tmp_path / "refused").exists()
     (tmp_path / "vocab.txt").write_bytes(render_wordpiece(byte_tokenizer)[0])
@@ -126,7 +126,7 @@ def test_existing_output_is_refused_then_replaced_with_force(tmp_path, byte_toke
     leftovers = [name for name in os.listdir(first.paths[0].parent) if name.startswith(".workbench-export")]
     assert leftovers == []
     if fmt != "merges-csv":
-        assert detect_format(out) == fmt
+        assert detect_format(out) == ("hf" if fmt == "hf-folder" else fmt)  # a folder imports as its tokenizer.json
         assert len(load_tokenizer_file(out).vocab) == len(smaller.vocab)
 
 

@@ -46,6 +46,11 @@ def workbench(*args: str, cwd: Path, timeout: float = 120) -> subprocess.Complet
                           text=True, timeout=timeout, check=False)
 
 
+def without_warnings(stderr: str) -> str:
+    """stderr without the pre-export check's ``warning:`` lines (advice on a successful export)."""
+    return "".join(line for line in stderr.splitlines(keepends=True) if ": warning: " not in line)
+
+
 def one_line_error(stderr: str) -> str:
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, f"expected one stderr line, got {len(lines)}:\n{stderr[-2000:]}"

@@ -50,6 +50,10 @@ class Tokenizer:
     continuing_prefix: str = ""
     max_input_chars_per_word: int = 100
     byte_fallback: bool = False
+    # What special tokens are for (role → token, see workbench.core.special_roles) and what a
+    # post-processor adds around each text ("none", "bert", "llama"); exports write them.
+    special_roles: Mapping[str, str] = field(default_factory=dict)
+    template: str = "none"
 
     # ---- derived views (computed once; the dataclass is frozen) -------------------------------
     @cached_property
@@ -95,8 +99,11 @@ class Tokenizer:
         return "merge" if token_id in self.merge_of_id else "base"
 
     def settings(self) -> dict:
-        """The JSON-able description the project file and exports keep beside the vocabulary."""
-        return {
+        """The JSON-able description the project file and exports keep beside the vocabulary.
+
+        Roles and the template only when set: a trained model's own description (which knows none)
+        must not overwrite the ones its run was given."""
+        out: dict = {
             "units": self.units,
             "pretokenizer": self.pretokenizer,
             "normalizer": list(self.normalizer),
@@ -109,6 +116,11 @@ class Tokenizer:
             "max_input_chars_per_word": self.max_input_chars_per_word,
             "byte_fallback": self.byte_fallback,
         }
+        if self.special_roles:
+            out["special_roles"] = dict(self.special_roles)
+        if self.template != "none":
+            out["template"] = self.template
+        return out
 
 
 def base_vocab(units: Units, alphabet: Sequence[str] = (), specials: Sequence[str] = (),

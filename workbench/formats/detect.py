@@ -24,7 +24,7 @@ from workbench.formats.tiktoken_file import SIDECAR_FORMAT, read_tiktoken
 from workbench.formats.vocab_lists import read_spm_vocab, read_wordpiece
 
 _log = logging.getLogger(__name__)
-FORMATS = ("hf", "gpt2", "tiktoken", "wordpiece", "spm", "spm-vocab", "merges-csv")
+FORMATS = ("hf", "hf-folder", "gpt2", "tiktoken", "wordpiece", "spm", "spm-vocab", "merges-csv")
 SPM_MODEL = "spm"  # a SentencePiece ModelProto (.model), read and written by formats.spm_model
 _RANK_LINE = regex.compile(rb"^[A-Za-z0-9+/]+=*[ \t]+\d+\r?$")
 _SPM_LINE = regex.compile(r"^[^\t]+\t-?\d+(\.\d+)?([eE][-+]?\d+)?\r?$")

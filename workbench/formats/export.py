@@ -29,11 +29,14 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from workbench.core.atomic import Staging, refuse_existing
 from workbench.core.model import Tokenizer
+from workbench.core.special_roles import with_template
 from workbench.errors import WorkbenchError
 from workbench.formats.common import piece_to_text
 from workbench.formats.detect import FORMATS
 from workbench.formats.gpt2_files import read_gpt2, render_gpt2
+from workbench.formats.hf_folder import FOLDER_FILES, render_hf_folder
 from workbench.formats.hf_json import read_hf_json, render_hf_json
+from workbench.formats.hf_roles import role_tokens
 from workbench.formats.merges_csv import cell, read_merges_csv, render_merges_csv
 from workbench.formats.tiktoken_file import read_tiktoken, render_tiktoken, sidecar_path, tiktoken_pattern
 from workbench.formats.vocab_lists import (
@@ -85,6 +88,7 @@ _NOT_FOR_FAMILY: dict[str, dict[str, str]] = {
 }
 
 _BERT_NORMALIZERS = (("bert",), ("bert-lower",))
+_FOLDER_FORMATS = ("gpt2", "hf-folder")  # formats that write a folder of files
 _BERT_SPECIALS = ("[UNK]", "[CLS]", "[SEP]")
 
 
@@ -100,6 +104,8 @@ def why_not(model: str, fmt: str, settings: Mapping[str, Any] | None = None) -> 
     family = _NOT_FOR_FAMILY.get(model)
     if family is None:
         return f"{model!r} is not a model family the workbench exports"
+    if fmt == "hf-folder":  # a tokenizer.json with its loader's config: fits where tokenizer.json fits
+        return why_not(model, "hf", settings)
     if fmt in family:
         return family[fmt]
     if settings is None:
@@ -175,6 +181,8 @@ def output_paths(fmt: str, out_path: Path) -> list[Path]:
         return [out_path / "vocab.json", out_path / "merges.txt"]
     if fmt == "tiktoken":
         return [out_path, sidecar_path(out_path)]
+    if fmt == "hf-folder":
+        return [out_path / name for name in FOLDER_FILES]
     if fmt == "hf" and out_path.is_dir():
         return [out_path / "tokenizer.json"]
     return [out_path]
@@ -190,19 +198,26 @@ def export_tokenizer(
     legacy_merges: bool = False,
     sample: str | Sequence[str] | None = None,
     name: str | None = None,
+    chat_template: str | None = None,
+    model_max_length: int | None = None,
+    before_write: Callable[[], None] | None = None,
 ) -> ExportResult:
     """Write ``tokenizer`` as ``fmt`` (one of :data:`FORMATS`) to ``out_path``, verified.
 
     ``force`` replaces existing outputs (atomically); ``frequencies`` fills the merges CSV's last
     column; ``legacy_merges`` writes ``"a b"`` merge strings in tokenizer.json for old readers;
-    ``sample`` adds texts to the verification sample; ``name`` names the tiktoken encoding.
+    ``sample`` adds texts to the verification sample; ``name`` names the tiktoken encoding;
+    ``chat_template`` and ``model_max_length`` go into an ``hf-folder``'s tokenizer_config.json;
+    ``before_write`` runs once everything is verified, just before the files are put in place
+    (the CLI prints the pre-export warnings there; raising in it writes nothing).
     """
     if fmt not in FORMATS:
         raise WorkbenchError(f"unknown export format {fmt!r}: choose one of {', '.join(FORMATS)}")
     refuse_unfit(tokenizer, fmt)
     out_path = Path(out_path)
-    if fmt == "gpt2" and out_path.exists() and not out_path.is_dir():
-        raise WorkbenchError(f"{out_path} is a file: the gpt2 format writes a folder with vocab.json and merges.txt")
+    if fmt in _FOLDER_FORMATS and out_path.exists() and not out_path.is_dir():
+        raise WorkbenchError(f"{out_path} is a file: the {fmt} format writes a folder with "
+                             f"{' and '.join(p.name for p in output_paths(fmt, out_path))}")
     finals = output_paths(fmt, out_path)
     refuse_existing(finals, force)
     notes: list[str] = []
@@ -210,6 +225,9 @@ def export_tokenizer(
     if fmt == "hf":
         data, notes = render_hf_json(tokenizer, legacy_merges=legacy_merges)
         files = [data]
+    elif fmt == "hf-folder":
+        files, notes = render_hf_folder(tokenizer, model_max_length=model_max_length, chat_template=chat_template,
+                                        legacy_merges=legacy_merges)
     elif fmt == "gpt2":
         vocab_json, merges_txt, notes = render_gpt2(tokenizer)
         files = [vocab_json, merges_txt]
@@ -231,12 +249,15 @@ def export_tokenizer(
     else:
         files = [render_merges_csv(tokenizer, frequencies)]
     texts = _sample_texts(tokenizer, sample)
-    # The GPT-2 pair is a folder of its own: it is staged whole beside out_path and renamed into
-    # place, so a failed export leaves neither an empty folder nor a temporary one.
-    with Staging(out_path.parent if fmt == "gpt2" else finals[0].parent, target=out_path) as staging:
+    # The GPT-2 pair and the hf-folder are folders of their own: staged whole beside out_path and
+    # renamed into place, so a failed export leaves neither an empty folder nor a temporary one.
+    folder = fmt in _FOLDER_FORMATS
+    with Staging(out_path.parent if folder else finals[0].parent, target=out_path) as staging:
         staged = [staging.stage(final.name, data) for final, data in zip(finals, files)]
         checks = _VERIFIERS[fmt](tokenizer, staged, texts, notes)
-        if fmt == "gpt2":
+        if before_write is not None:
+            before_write()
+        if folder:  # the user's other files in an existing folder stay (Staging.commit_folder)
             staging.commit_folder(out_path)
         else:
             staging.commit(dict(zip(staged, finals)))
@@ -341,6 +362,11 @@ def _verify_hf(tokenizer: Tokenizer, staged: list[Path], texts: list[str], notes
         raise WorkbenchError(f"hf export failed verification: tokenizers cannot load it ({exc}): "
                              "nothing was written") from None
     hf_cases = _hf_unigram_cases(tokenizer, cases, notes) if tokenizer.model == "unigram" else cases
+    if tokenizer.template != "none":  # the text's own ids, then the template's additions around them
+        checks.append(_compare(f"tokenizers {lib.__version__} (add_special_tokens=False)", "hf", hf_cases,
+                               lambda text: hf.encode(text, add_special_tokens=False).ids))
+        hf_cases = [(text, with_template(ids, tokenizer.special_roles, tokenizer.template, tokenizer.special_tokens))
+                    for text, ids in hf_cases]
     checks.append(_compare(f"tokenizers {lib.__version__}", "hf", hf_cases,
                            lambda text: hf.encode(text).ids))  # default options, as a user calls it
     return checks
@@ -538,8 +564,28 @@ def _verify_csv(tokenizer: Tokenizer, staged: list[Path], texts: list[str], note
     return [f"csv reader: {len(rows)} merges read back in rank order"]
 
 
+def _verify_hf_folder(tokenizer: Tokenizer, staged: list[Path], texts: list[str], notes: list[str]) -> list[str]:
+    """tokenizer.json as for ``hf``; the config files must name each role's token with the id
+    tokenizer.json gives it (transformers looks the names up there)."""
+    import json
+
+    checks = _verify_hf(tokenizer, staged[:1], texts, notes)
+    document = json.loads(staged[0].read_text("utf-8"))
+    added = {entry["content"]: entry["id"] for entry in document.get("added_tokens") or []}
+    for path in staged[1:]:
+        written = json.loads(path.read_text("utf-8"))
+        for key, token in role_tokens(tokenizer).items():
+            if written.get(key) != token or added.get(token) != tokenizer.special_tokens.get(token):
+                raise WorkbenchError(f"hf-folder export failed verification: {path.name} does not name {token!r} "
+                                     f"as {key} with its id: nothing was written")
+    roles = ", ".join(role_tokens(tokenizer)) or "no roles"
+    checks.append(f"tokenizer_config.json and special_tokens_map.json: {roles} at their ids")
+    return checks
+
+
 _VERIFIERS: dict[str, Callable[[Tokenizer, list[Path], list[str], list[str]], list[str]]] = {
     "hf": _verify_hf,
+    "hf-folder": _verify_hf_folder,
     "gpt2": _verify_gpt2,
     "tiktoken": _verify_tiktoken,
     "wordpiece": _verify_wordpiece,

@@ -21,9 +21,11 @@ WordPiece tokenizers (``model="wordpiece"``) are written as BERT's layout: a ``W
 ``unk_token``), ``BertNormalizer`` for our ``bert``/``bert-lower`` normalizers, ``BertPreTokenizer``
 for ``bert`` (plus a ``Split`` of CJK ideographs when no BERT normalizer pads them), a
 ``WordPiece`` decoder with ``cleanup: false`` (our decoding never rewrites " n't" and the like) and
-no post-processor: ``Tokenizer.from_file(...).encode(text)`` adds special tokens by default, and a
-run only *has* ``[CLS]``/``[SEP]`` in its vocabulary, no roles saying they wrap each text (a
-``BertProcessing`` here made every default encode differ by an unasked ``[CLS]``/``[SEP]``).
+no post-processor unless the run has a template: ``Tokenizer.from_file(...).encode(text)`` adds
+special tokens by default, and a run without roles only *has* ``[CLS]``/``[SEP]`` in its vocabulary,
+nothing saying they wrap each text (a ``BertProcessing`` here made every default encode differ by an
+unasked ``[CLS]``/``[SEP]``). Every model writes the ``TemplateProcessing`` of its run's template
+(:mod:`workbench.formats.hf_roles`), and none without one.
 Such files read back as ``model="wordpiece"``.
 
 Unigram tokenizers (``model="unigram"``) are written and read as a ``Unigram`` model with
@@ -50,6 +52,7 @@ from workbench.core.unigram import byte_block, byte_piece
 from workbench.errors import WorkbenchError
 from workbench.formats.bytes_unicode import byte_decoder, is_byte_level_text
 from workbench.formats.common import assemble_vocab, check_id_range, load_json, read_bytes, text_vocab
+from workbench.formats.hf_roles import post_processor_json
 
 # Our metaspace split (a piece starts at each run of ▁ that follows something else) as a regex.
 METASPACE_SPLIT = f"{METASPACE}+[^{METASPACE}]*|[^{METASPACE}]+"
@@ -175,7 +178,7 @@ def render_hf_json(tokenizer: Tokenizer, *, legacy_merges: bool = False) -> tupl
         "added_tokens": added,
         "normalizer": _sequence("normalizers", normalizers),
         "pre_tokenizer": _sequence("pretokenizers", pretokenizers),
-        "post_processor": None,
+        "post_processor": post_processor_json(tokenizer),
         "decoder": decoder,
         "model": model,
     }
@@ -548,7 +551,7 @@ def _render_wordpiece(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
         "normalizer": _sequence("normalizers", normalizers),
         "pre_tokenizer": _sequence("pretokenizers", pretokenizers),
-        "post_processor": None,  # no special-token roles yet: see the module docstring
+        "post_processor": post_processor_json(tokenizer),  # only with a template: see the module docstring
         "decoder": {"type": "WordPiece", "prefix": prefix, "cleanup": False},
         "model": model,
     }
@@ -679,7 +682,7 @@ def _render_unigram(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
         "normalizer": _sequence("normalizers", normalizers),
         "pre_tokenizer": dict(_UNIGRAM_PRE),
-        "post_processor": None,
+        "post_processor": post_processor_json(tokenizer),
         "decoder": {"type": "Sequence", "decoders": decoders},
         "model": {"type": "Unigram", "unk_id": unk_id, "vocab": vocab, "byte_fallback": bool(byte_ids)},
     }

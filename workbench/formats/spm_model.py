@@ -124,9 +124,7 @@ def render_spm_model(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     spec.vocab_size = len(tokenizer.vocab)
     spec.byte_fallback = bool(byte_ids)
     spec.unk_id = unk
-    spec.bos_id = tokenizer.special_tokens.get("<s>", -1)
-    spec.eos_id = tokenizer.special_tokens.get("</s>", -1)
-    spec.pad_id = tokenizer.special_tokens.get("<pad>", -1)
+    _set_role_ids(spec, tokenizer, {"bos": "<s>", "eos": "</s>", "pad": "<pad>"})
     spec.max_sentencepiece_length = max(16, max((len(p.piece) for p in proto.pieces), default=1))
     spec.split_by_whitespace = True
     norm = proto.normalizer_spec
@@ -138,6 +136,19 @@ def render_spm_model(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     norm.remove_extra_whitespaces = in_model and "spm-whitespace" in tokenizer.normalizer
     norm.escape_whitespaces = True
     return proto.SerializeToString(), notes
+
+
+def _set_role_ids(spec, tokenizer: Tokenizer, fallback: dict[str, str]) -> None:
+    """``bos_id``/``eos_id``/``pad_id`` and their pieces: the run's roles when it has them, else the
+    SentencePiece names in ``fallback`` when they are special tokens, else -1 (none). sentencepiece
+    finds a role by its piece, so the piece is written with the id. (The unknown token is the
+    model's own; ``mask``/``cls``/``sep`` have no place in a .model.)"""
+    for role in ("bos", "eos", "pad"):
+        name = tokenizer.special_roles.get(role) or fallback.get(role)
+        token_id = tokenizer.special_tokens.get(name, -1) if name else -1
+        setattr(spec, f"{role}_id", token_id)
+        if token_id >= 0 and name:
+            setattr(spec, f"{role}_piece", name)
 
 
 #: Normalizers a unigram .model expresses exactly: SentencePiece applies its character map, then
@@ -193,7 +204,7 @@ def _render_bpe(tokenizer: Tokenizer) -> tuple[bytes, list[str]]:
     spec.model_type = BPE
     spec.vocab_size = len(proto.pieces)
     spec.unk_id = unk
-    spec.bos_id = spec.eos_id = spec.pad_id = -1
+    _set_role_ids(spec, tokenizer, {})
     spec.max_sentencepiece_length = max(16, max((len(p.piece) for p in proto.pieces), default=1))
     norm = proto.normalizer_spec
     norm.name = "identity"

@@ -34,6 +34,7 @@ from typing import Any, Callable, Mapping, Sequence, get_args
 from workbench.core.model import ModelKind, Tokenizer
 from workbench.core.normalize import NORMALIZERS
 from workbench.core.pretokenize import make_pretokenizer
+from workbench.core.special_roles import ROLES, TEMPLATES, check_roles
 from workbench.core.unigram import PruningCheckpoint
 from workbench.errors import DamagedValue, WorkbenchError
 from workbench.store.rows import RUN_STATUSES, CorpusRef, MergeRow, ReferenceInfo, RunInfo, StepRow
@@ -190,6 +191,11 @@ def _specials(value: object) -> bool:
     return _strings(value)
 
 
+def _roles(value: object) -> bool:
+    """Special-token roles: ``{role: token}`` with known roles and non-empty tokens."""
+    return isinstance(value, dict) and all(k in ROLES and isinstance(v, str) and v for k, v in value.items())
+
+
 def _scores(value: object) -> bool:
     return isinstance(value, list) and all(
         isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v) and v != math.inf
@@ -240,6 +246,8 @@ SETTING_TYPES: dict[str, tuple[Callable[[object], bool], str]] = {
     "sampled_from_lines": (_count, "a whole number"),
     "distinct_pretokens": (_count, "a whole number"),
     "estimate": (_estimate, "an object of numbers"),
+    "special_roles": (_roles, f"an object of role ({', '.join(ROLES)}) → token"),
+    "template": (_one_of(*TEMPLATES), f"one of {', '.join(TEMPLATES)}"),
 }
 
 
@@ -508,6 +516,11 @@ def build_tokenizer(owner: str, name: str, settings_: Mapping[str, Any], pieces:
     unk = kwargs.get("unk_token")
     if unk is not None and unk not in kwargs.get("special_tokens", {}) and unk.encode("utf-8") not in vocab:
         raise DamagedValue(owner, "settings", f"names the unknown token {_shown(unk)}, which is not in the vocabulary")
+    try:
+        check_roles(kwargs.get("special_roles", {}), kwargs.get("template", "none"),
+                    list(kwargs.get("special_tokens", {})))
+    except WorkbenchError as exc:
+        raise DamagedValue(owner, "settings", f"has special roles that do not fit its tokens ({exc})") from None
     if kwargs.get("model") == "unigram" and len(kwargs.get("scores", ())) != size:
         raise DamagedValue(owner, "settings", f"has {len(kwargs.get('scores', ()))} scores for {size} pieces "
                                                "(a Unigram model needs one per piece)")

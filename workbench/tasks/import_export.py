@@ -104,7 +104,8 @@ def _newest_usable(runs) -> int | None:
 
 
 def export_run(project: str | Path, run_id: int | None, fmt: str, out: str | Path, *, force: bool = False,
-               legacy_merges: bool = False):
+               legacy_merges: bool = False, chat_template: str | None = None, model_max_length: int | None = None,
+               before_write=None):
     """Export a run (default: the latest usable one); returns the formats' ExportResult."""
     from workbench.formats import export_tokenizer
     from workbench.store import ProjectStore
@@ -119,7 +120,9 @@ def export_run(project: str | Path, run_id: int | None, fmt: str, out: str | Pat
         frequencies = None
         if fmt == "merges-csv":
             frequencies = [row.frequency for row in store.merges(rid, 0, store.merge_count(rid))]
-    result = export_tokenizer(tokenizer, fmt, out, force=force, frequencies=frequencies, legacy_merges=legacy_merges)
+    result = export_tokenizer(tokenizer, fmt, out, force=force, frequencies=frequencies, legacy_merges=legacy_merges,
+                              chat_template=chat_template, model_max_length=model_max_length,
+                              before_write=before_write)
     if run.status != "finished":
         target = run.settings.get("vocab_size") or run.settings.get("merges")
         asked = f"; {target} asked for" if target else ""

@@ -18,9 +18,10 @@ Left out: validation of values (:meth:`RunSpec.validate`), how each front end la
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
+from workbench.core import special_roles as _special_roles
 from workbench.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
 
 #: The settings every RunSpec has that a family may or may not use (the rest — vocabulary size,
 #: normalizer, special tokens, name — apply to every family).
+#: Special-token roles and post-processor templates (workbench.core.special_roles), for the front ends.
+ROLES = _special_roles.ROLES
+TEMPLATES = _special_roles.TEMPLATES
+
 COMMON_SETTINGS = ("units", "end_of_word", "merges", "tie_break", "min_frequency", "sequences", "pretokenizer")
 
 
@@ -132,6 +137,15 @@ class ModelFamily:
     progress: ProgressRule
     step_value: Callable[[Mapping[str, Any]], str]  # "frequency" | "score" | "log_likelihood"
     counted_as: str = ""  # the pre-tokenizer the counting pass uses when it is not the run's own
+    # Special-token roles (workbench.core.special_roles). ``unk_token``: the model's own unknown
+    # token (an ``unk`` role must name it; "" = the model has none, so no unk role); ``builtin_specials``:
+    # tokens the trainer always reserves (a role may name them without adding them);
+    # ``proposed_roles``/``proposed_template``: what the family's usual models use, offered by the form
+    # (a run gets roles only when they are given: a default run exports none).
+    unk_token: str = ""
+    builtin_specials: tuple[str, ...] = ()
+    proposed_roles: Mapping[str, str] = field(default_factory=dict)
+    proposed_template: str = "none"
 
     def export_formats(self, settings: Mapping[str, Any] | None = None) -> tuple[str, ...]:
         """The formats whose real library reproduces this family's ids (a run's ``settings``
@@ -163,6 +177,8 @@ class ModelFamily:
             parts.append(f"tie-break {settings.get('tie_break', '?')}")
         if self.uses("min_frequency") and (settings.get("min_frequency") or 1) > 1:
             parts.append(f"min frequency {settings['min_frequency']}")
+        if settings.get("template", "none") != "none":
+            parts.append(f"template {settings['template']}")
         for option in self.options:
             if option.name in settings and settings[option.name] != option.default:
                 parts.append(f"{option.name.replace('_', ' ')} {settings[option.name]}")
@@ -239,6 +255,8 @@ BPE = ModelFamily(
               "special_tokens": (), "min_frequency": 1, "sequences": "lines", "vocab_size": 1000},
     applies=frozenset(COMMON_SETTINGS), why_not={}, options=(), trainer=_bpe_trainer, progress=MERGES,
     step_value=lambda _settings: "frequency",
+    # GPT-2's convention: one <|endoftext|> begins and ends documents, no post-processor.
+    proposed_roles={"bos": "<|endoftext|>", "eos": "<|endoftext|>"},
 )
 
 WORDPIECE = ModelFamily(
@@ -259,6 +277,9 @@ WORDPIECE = ModelFamily(
                     "minimum frequency", choices=("frequency", "likelihood"), config="score", title="Score"),
     ),
     trainer=_wordpiece_trainer, progress=MERGES, step_value=_wordpiece_step_value,
+    unk_token="[UNK]", builtin_specials=("[UNK]",),
+    proposed_roles={"unk": "[UNK]", "sep": "[SEP]", "pad": "[PAD]", "cls": "[CLS]", "mask": "[MASK]"},
+    proposed_template="bert",
 )
 
 UNIGRAM = ModelFamily(
@@ -283,6 +304,9 @@ UNIGRAM = ModelFamily(
         ModelOption("max_piece_length", int, 16, "longest piece, in characters", minimum=1),
     ),
     trainer=_unigram_trainer, progress=PRUNING, step_value=lambda _settings: "log_likelihood", counted_as="none",
+    # SentencePiece reserves <unk> <s> </s> (ids 0-2); Llama adds <s> before each text.
+    unk_token="<unk>", builtin_specials=("<unk>", "<s>", "</s>"),
+    proposed_roles={"bos": "<s>", "eos": "</s>", "unk": "<unk>"}, proposed_template="llama",
 )
 
 #: Every family, in the order the form and the CLI list them.

@@ -95,7 +95,7 @@ _SETTING_NAMES = {
     "units": "the units", "end_of_word": "the end-of-word marker", "pretokenizer": "the pre-tokenizer",
     "normalizer": "the normalizer", "min_frequency": "the minimum frequency",
     "special_tokens": "a special token", "tie_break": "the tie-break rule", "name": "the run name",
-    "sequences": "the sequences setting",
+    "sequences": "the sequences setting", "special_roles": "the special roles", "template": "the template",
 }
 
 
@@ -131,6 +131,11 @@ class RunSpec:
     name: str = ""
     options: Mapping[str, Any] = field(default_factory=dict)
     project: str = ""
+    # What special tokens are for (role → token: bos, eos, unk, pad, mask, cls, sep) and the
+    # post-processor template ("" = none); see workbench.core.special_roles. A role's token that is
+    # not yet a special token becomes one (appended after the others).
+    special_roles: Mapping[str, str] = field(default_factory=dict)
+    template: str = ""
 
     # ---- checking ----------------------------------------------------------------------------
     def validate(self) -> RunSpec:
@@ -154,8 +159,27 @@ class RunSpec:
             min_frequency=defaults["min_frequency"] if self.min_frequency is None else self.min_frequency,
             special_tokens=tuple(defaults["special_tokens"]) if self.special_tokens is None
             else tuple(self.special_tokens),
-            tie_break=self.tie_break or defaults["tie_break"], sequences=self.sequences or defaults["sequences"])
-        return resolved._validate_resolved()
+            tie_break=self.tie_break or defaults["tie_break"], sequences=self.sequences or defaults["sequences"],
+            template=self.template or "none")
+        return resolved._with_role_tokens(fam)._validate_resolved()
+
+    def _with_role_tokens(self, fam: ModelFamily) -> RunSpec:
+        """Roles checked against the family (an unk role names the model's own unknown token), and
+        the tokens they name that are not special tokens yet appended to the special tokens."""
+        from workbench.core.special_roles import check_roles
+
+        roles = dict(self.special_roles)
+        check_roles(roles, self.template)
+        unk = roles.get("unk")
+        if unk is not None and unk != fam.unk_token:
+            raise ConfigError("special_roles", f"{fam.label} has no unknown token: leave the unk role out"
+                              if not fam.unk_token else f"the unk role must be {fam.label}'s unknown token "
+                              f"{fam.unk_token}, not {unk!r}")
+        specials = list(self.special_tokens or ())
+        for token in roles.values():
+            if token not in specials and token not in fam.builtin_specials:
+                specials.append(token)
+        return replace(self, special_roles=roles, special_tokens=tuple(specials))
 
     def _refuse_what_does_not_apply(self, fam: ModelFamily) -> None:
         """A common setting the family does not use, given with another value than the family's own."""
@@ -253,6 +277,9 @@ class RunSpec:
             "normalizer": list(self.normalizer or ()),
             **dict(self.options),
             **({"sample_lines": self.sample_lines, "sample_seed": self.sample_seed} if self.sample_lines else {}),
+            # only when given: the settings of runs without roles stay as they were
+            **({"special_roles": dict(self.special_roles)} if self.special_roles else {}),
+            **({"template": self.template} if self.template not in ("", "none") else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -263,7 +290,7 @@ class RunSpec:
                 value = [cf.to_dict() for cf in value]
             elif isinstance(value, tuple):
                 value = list(value)
-            elif f.name == "options":
+            elif f.name in ("options", "special_roles"):
                 value = dict(value)
             out[f.name] = value
         return out
@@ -297,7 +324,10 @@ class RunSpec:
                 kwargs[name] = tuple(value)
         if "options" in kwargs and not isinstance(kwargs["options"], dict):
             raise ConfigError("options", "\"options\" must be an object of model settings")
-        for name in ("units", "end_of_word", "pretokenizer", "tie_break", "sequences", "name", "model", "project"):
+        if "special_roles" in kwargs and not isinstance(kwargs["special_roles"], dict):
+            raise ConfigError("special_roles", "\"special_roles\" must be an object of role → token")
+        for name in ("units", "end_of_word", "pretokenizer", "tie_break", "sequences", "name", "model", "project",
+                     "template"):
             if name in kwargs and not isinstance(kwargs[name], str):
                 raise ConfigError(name, f"\"{name}\" must be a string, not {kwargs[name]!r}")
         return cls(**kwargs)

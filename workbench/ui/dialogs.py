@@ -41,6 +41,7 @@ from workbench.store import RunInfo
 FAMILY_NAMES = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram"}
 EXPORT_FORMATS = {
     "hf": ("Hugging Face tokenizer.json", "tokenizer.json", "JSON (*.json)"),
+    "hf-folder": ("Hugging Face folder (tokenizer.json + tokenizer_config.json, for AutoTokenizer)", "", ""),
     "gpt2": ("GPT-2 vocab.json + merges.txt (a folder)", "", ""),
     "tiktoken": ("tiktoken ranks (.tiktoken + JSON sidecar)", "{name}.tiktoken", "tiktoken (*.tiktoken)"),
     "wordpiece": ("WordPiece vocab.txt", "vocab.txt", "Text (*.txt)"),
@@ -134,14 +135,14 @@ class ExportDialog(QDialog):
 
     def _suggest(self) -> None:
         fmt = self.fmt
-        name = EXPORT_FORMATS[fmt][1].format(name=self._slug()) or f"{self._slug()}-gpt2"
+        name = EXPORT_FORMATS[fmt][1].format(name=self._slug()) or f"{self._slug()}-{fmt}"
         self.path_edit.setText(str(Path(self.folder) / name))
         self._validate()
 
     def _browse(self) -> None:
         fmt = self.fmt
-        if fmt == "gpt2":
-            path = QFileDialog.getExistingDirectory(self, "Folder for vocab.json and merges.txt", self.folder)
+        if fmt in ("gpt2", "hf-folder"):
+            path = QFileDialog.getExistingDirectory(self, "Folder for the tokenizer files", self.folder)
         else:
             path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path_edit.text(), EXPORT_FORMATS[fmt][2])
         if path:

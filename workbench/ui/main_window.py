@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
     QComboBox,
+    QDialog,
     QDockWidget,
     QFileDialog,
     QFrame,
@@ -110,6 +111,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or AppSettings()
         self.session = ProjectSession(self)
         self.tasks = JobRunner(self)
+        self.export_check_dialog: QDialog | None = None  # the pre-export check's warnings, while shown
         self.setWindowIcon(style.app_icon())
         self.setDockOptions(QMainWindow.DockOption.AllowTabbedDocks | QMainWindow.DockOption.AnimatedDocks |
                             QMainWindow.DockOption.AllowNestedDocks)
@@ -690,7 +692,36 @@ class MainWindow(QMainWindow):
         if dialog.exec() != ExportDialog.DialogCode.Accepted:
             return
         rid, fmt, out, force = dialog.choice()
-        self.export_run(rid, fmt, out, force=force)
+        self.check_then_export(rid, fmt, out, force=force)
+
+    def check_then_export(self, run_id: int, fmt: str, out: str, *, force: bool = False) -> None:
+        """Run the pre-export check off the GUI thread; export at once when it is silent, else show
+        its warnings first (``export_check_dialog``) and export only on "Export anyway"."""
+        project = self.session.path
+        if project is None:
+            self._export_failed("No project is open: open or train one to export its runs.")
+            return
+
+        def work():
+            from workbench.tasks.export_check import check_run
+
+            return check_run(project, run_id, fmt)[1]
+
+        def checked(findings) -> None:
+            self.statusBar().clearMessage()
+            if not findings:
+                self.export_run(run_id, fmt, out, force=force)
+                return
+            from workbench.ui.export_check import ExportCheckDialog
+
+            dialog = ExportCheckDialog(findings, f"Run {run_id} as {fmt}", self)
+            dialog.accepted.connect(lambda: self.export_run(run_id, fmt, out, force=force))
+            dialog.finished.connect(lambda _code: dialog.deleteLater())
+            self.export_check_dialog = dialog
+            dialog.open()  # window-modal, without a nested event loop
+
+        self.statusBar().showMessage(f"Checking run {run_id} before exporting it as {fmt}…")
+        self.tasks.submit(work, checked, self._export_failed)
 
     def export_run(self, run_id: int, fmt: str, out: str, *, force: bool = False) -> None:
         project = self.session.path

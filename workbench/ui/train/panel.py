@@ -68,6 +68,7 @@ from workbench.ui.train.process import (
     write_spec,
 )
 from workbench.ui.train.run_history import RunHistory
+from workbench.ui.train.special_roles import SpecialRolesBox
 
 PRESET_LABELS = {
     "gpt2": "GPT-2 — words, numbers, punctuation; spaces kept",
@@ -326,6 +327,8 @@ class TrainingPanel(QWidget):
         fl.addWidget(size_box)
         self.preflight = PreflightPanel()
         fl.addWidget(self.preflight)
+        self.roles_box = SpecialRolesBox()  # roles and template (the descriptors' ROLES, TEMPLATES)
+        fl.addWidget(self.roles_box)
         fl.addStretch(1)
         for combo in (self.model_combo, self.units_combo, self.eow_combo, self.pre_combo, self.normalizer_combo,
                       self.tie_combo):
@@ -485,6 +488,7 @@ class TrainingPanel(QWidget):
         self.special_edit.setText(" ".join(saved.get("special", [])))
         self._set_combo(self.tie_combo, saved.get("tie_break", "first-seen"))
         self._set_combo(self.sequences_combo, saved.get("sequences", "lines"))
+        self.roles_box.set_values(saved.get("special_roles") or {}, str(saved.get("template", "none")))
         saved_options = saved.get("options")
         options: dict = saved_options if isinstance(saved_options, dict) else {}
         for fam in FAMILIES.values():
@@ -513,6 +517,7 @@ class TrainingPanel(QWidget):
             "merges": None if by_vocab else self.size_spin.value(),
             "min_frequency": self.min_freq.value(), "special": self.special_edit.text().split(),
             "tie_break": self.tie_combo.currentData(), "sequences": self.sequences_combo.currentData(),
+            "special_roles": self.roles_box.roles(), "template": self.roles_box.template(),
             "options": {fam.name: {o.name: self._option_value(self.option_widgets[o.name]) for o in fam.options}
                         for fam in FAMILIES.values()},
         }
@@ -580,6 +585,7 @@ class TrainingPanel(QWidget):
         which); the others are hidden, not just greyed (issue 11). The pre-tokenizer list stays
         visible but disabled for a family with a fixed split (Unigram), so its split is still seen."""
         fam = self._family()
+        self.roles_box.set_family(fam)
         for owner, label, widget in self._option_rows:
             label.setVisible(owner == fam.name)
             widget.setVisible(owner == fam.name)
@@ -610,6 +616,7 @@ class TrainingPanel(QWidget):
         self.normalizer_combo.setCurrentText(",".join(defaults["normalizer"]) or "none")
         self._set_combo(self.tie_combo, defaults["tie_break"])
         self.special_edit.setText(" ".join(defaults["special_tokens"]))
+        self.roles_box.clear()  # roles name the previous family's tokens; its usual ones are one click away
         if self.by_vocab.isChecked() and self.size_spin.value() == previous.defaults["vocab_size"]:
             self.size_spin.setValue(defaults["vocab_size"])
         self._update_eow()
@@ -641,7 +648,8 @@ class TrainingPanel(QWidget):
                        sequences=self.sequences_combo.currentData() if used("sequences") else "",
                        name=self.name_edit.text().strip(),
                        options=options, project=str(self.session.path or ""),
-                       sample_lines=self.sample_lines_spin.value() or None)
+                       sample_lines=self.sample_lines_spin.value() or None,
+                       special_roles=self.roles_box.roles(), template=self.roles_box.template())
 
 
     def field_widget(self, field: str) -> QWidget | None:
@@ -654,6 +662,7 @@ class TrainingPanel(QWidget):
             **self.setting_widgets, "model": self.model_combo, "vocab_size": self.size_spin,
             "merges": self.size_spin, "normalizer": self.normalizer_combo, "special_tokens": self.special_edit,
             "name": self.name_edit, "sample_lines": self.sample_lines_spin,
+            "special_roles": self.roles_box, "template": self.roles_box.template_combo,
         }.get(field)
 
     def _mark_field(self, field: str) -> None:
@@ -700,6 +709,8 @@ class TrainingPanel(QWidget):
             self._set_combo(self.sequences_combo, values["sequences"])
         if "name" in values:
             self.name_edit.setText(values["name"])
+        if "special_roles" in values or "template" in values:
+            self.roles_box.set_values(values.get("special_roles", {}), values.get("template", "none"))
 
     def _update_eow(self) -> None:
         chars = self.units_combo.currentData() == "chars"
@@ -1278,7 +1289,7 @@ class TrainingPanel(QWidget):
         self.cancel_button.setEnabled(active and state != "stopping")
         for w in (self.model_combo, self.units_combo, self.normalizer_combo,
                   self.size_spin, self.by_vocab, self.by_merges, self.min_freq, self.special_edit, self.tie_combo,
-                  self.name_edit, *self.option_widgets.values()):
+                  self.name_edit, self.roles_box, *self.option_widgets.values()):
             w.setEnabled(not active)
         split_free = self._family().uses("pretokenizer")  # Unigram's split is SentencePiece's own
         self.pre_combo.setEnabled(not active and split_free)

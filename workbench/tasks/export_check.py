@@ -28,12 +28,12 @@ Left out: anything the export itself verifies (ids in the target library), model
 
 from __future__ import annotations
 
-import codecs
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from workbench.core.audit import IMPOSSIBLE, utf8_status
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 
@@ -66,24 +66,6 @@ def _visible(piece: str) -> str:
     return "'" + piece.replace(" ", "␣").replace("\n", "\\n").replace("\r", "\\r") + "'"
 
 
-def _impossible_utf8(piece: bytes) -> bool:
-    """True when ``piece`` is not part of any valid UTF-8 text (a fragment of a character is)."""
-    try:
-        piece.decode("utf-8")
-        return False
-    except UnicodeDecodeError:
-        pass
-    start = 0
-    while start < min(3, len(piece)) and 0x80 <= piece[start] <= 0xBF:  # the tail of a character
-        start += 1
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    try:
-        decoder.decode(piece[start:], final=False)  # an unfinished character at the end is fine
-    except UnicodeDecodeError:
-        return True
-    return False
-
-
 def check_tokenizer(tokenizer: Tokenizer, fmt: str = "hf", *, corpus_texts: Iterable[str] | None = None,
                     unreachable: Sequence[int] | None = None) -> list[Finding]:
     """The warnings for exporting ``tokenizer`` as ``fmt`` (see the module docstring)."""
@@ -98,7 +80,7 @@ def check_tokenizer(tokenizer: Tokenizer, fmt: str = "hf", *, corpus_texts: Iter
                                     "\"left right\" line, so these merges cannot be read back there"))
     bad = [i for i, piece in enumerate(vocab)
            if piece and i not in specials and not (tokenizer.units == "bytes" and len(piece) == 1)
-           and not (tokenizer.byte_fallback and len(piece) == 1) and _impossible_utf8(piece)]
+           and not (tokenizer.byte_fallback and len(piece) == 1) and utf8_status(piece) == IMPOSSIBLE]
     if bad:
         findings.append(Finding("ill-formed-utf8", f"{len(bad)} piece(s) are ill-formed UTF-8 that no text produces "
                                 f"({_shown([f'id {i} {vocab[i]!r}' for i in bad])}): their ids are never used"))
@@ -147,6 +129,20 @@ def _corpus_texts(sources: Sequence) -> Iterable[str]:
         yield from iter_text(src)
 
 
+#: The reachability rule audits the vocabulary itself (one encode per id: ~1 s for 64k ids) up to this
+#: size; above it, only an audit's result given by the caller is used.
+REACHABILITY_UP_TO = 65_536
+
+
+def unreachable_ids(tokenizer: Tokenizer) -> list[int]:
+    """Ids encoding never produces (the audit's reachability: decoded alone and after a space, the
+    text encodes to something else)."""
+    from workbench.core.audit import UNREACHABLE, reachability
+
+    categories = reachability(tokenizer) or []
+    return [i for i, category in enumerate(categories) if category == UNREACHABLE]
+
+
 def check_run(project: str | Path, run_id: int | None, fmt: str, *,
               unreachable: Sequence[int] | None = None) -> tuple[int, list[Finding]]:
     """``(run id, warnings)`` for exporting a project's run (default: the latest usable one) as
@@ -165,6 +161,8 @@ def check_run(project: str | Path, run_id: int | None, fmt: str, *,
         refuse_unfit(tokenizer, fmt)  # a format that does not fit is refused before any warning
         wanted = set(store.run(rid).corpus_ids)
         refs = [c for c in store.corpora() if c.id in wanted]
+    if unreachable is None and len(tokenizer.vocab) <= REACHABILITY_UP_TO:
+        unreachable = unreachable_ids(tokenizer)
     texts: Iterable[str] | None = None
     if tokenizer.special_tokens and refs:
         try:

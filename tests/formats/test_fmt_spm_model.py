@@ -11,11 +11,13 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import pytest
 from fmt_helpers import CORPORA, HARD_TEXTS
 
+from workbench.core import unigram
 from workbench.core.bpe import TrainConfig
 from workbench.core.bpe import train as train_bpe
 from workbench.core.count import count_pretokens
@@ -23,6 +25,7 @@ from workbench.core.encoder import Encoder
 from workbench.core.model import Tokenizer
 from workbench.core.unigram import (
     UnigramConfig,
+    UnigramModel,
     UnigramTrainer,
     count_spm_words,
     model_of,
@@ -94,6 +97,25 @@ def test_long_lines_get_sentencepieces_ids(ours: Tokenizer, length: int, tmp_pat
         assert model.encode(line) == sp.encode(line), f"chars {start}..{start + length}"
         checked += 1
     assert checked >= 2
+
+
+def test_a_120_kb_line_gets_sentencepieces_ids(ours: Tokenizer, tmp_path: Path, monkeypatch) -> None:
+    """A 120,000-character line (held-out shared-corpora lines joined by spaces, ~160 KB once
+    normalized): its score passes −100,000 twice, where sentencepiece restarts its float32 running
+    score; without that rebase our float32 sums decide near ties it decides the other way (this very
+    line differed from token ~45,000 on), so the test checks both."""
+    data, _notes = render_spm_model(ours)
+    (tmp_path / "ours.model").write_bytes(data)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "ours.model"))
+    text: list[str] = []
+    for path in sorted(CORPORA.glob("*.txt")):
+        text += [line for line in path.read_text(encoding="utf-8").split("\n")[3000:6000] if line]
+    line = " ".join(text)[:120_000]
+    assert len(line) == 120_000 and len(line.encode("utf-8")) > 120_000
+    expected = sp.encode(line)
+    assert UnigramModel(ours).encode(line) == expected
+    monkeypatch.setattr(unigram, "SPM_REBASE", math.inf)  # float32 sums that never restart
+    assert UnigramModel(ours).encode(line) != expected
 
 
 def test_our_model_reads_back_identically(ours: Tokenizer, tmp_path: Path) -> None:

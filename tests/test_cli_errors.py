@@ -56,7 +56,9 @@ BAD_CALLS = [
     (["decode", "--tokenizer", "p.tokproj", "--ids", "1,99999"], "id 99999"),
     (["decode", "--tokenizer", "p.tokproj", "--ids", "1,two"], "'two'"),
     (["decode", "--tokenizer", "p.tokproj", "--ids", "[1, 2"], "JSON"),
-    (["export", "p.tokproj", "--format", "hf", "--out", "good.txt"], "--force"),
+    (["export", "p.tokproj", "--format", "hf", "--out", "good.txt"], "already exists: choose another output path "
+                                                                      "or pass --force to replace it"),
+    (["sweep", "p.tokproj", "good.txt", "--points", "1"], "--points 1: a sweep needs at least 2 points"),
     (["export", "p.tokproj", "--format", "hf", "--out", "/proc/no/such/t.json"], "/proc/no"),
     (["export", "p.tokproj", "--run", "99", "--format", "hf", "--out", "x.json"], "99"),
     (["runs", "bin.txt"], "not a Tokenizer Workbench project"),

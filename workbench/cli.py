@@ -657,6 +657,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.atomic import terminate_raises
+    from workbench.errors import ConfigError
     from workbench.tasks.export_check import check_run
     from workbench.tasks.import_export import export_run
 
@@ -673,9 +674,14 @@ def cmd_export(args: argparse.Namespace) -> int:
                                  "nothing was written")
 
     with terminate_raises():  # a kill mid-export unwinds through the writers' cleanup
-        result = export_run(_existing(args.project), run_id, args.format, args.out, force=args.force,
-                            legacy_merges=args.legacy_merges, chat_template=chat_template,
-                            model_max_length=args.model_max_length, before_write=warn)
+        try:
+            result = export_run(_existing(args.project), run_id, args.format, args.out, force=args.force,
+                                legacy_merges=args.legacy_merges, chat_template=chat_template,
+                                model_max_length=args.model_max_length, before_write=warn)
+        except ConfigError as exc:
+            if exc.field != "force":
+                raise
+            raise WorkbenchError(f"{exc.message} or pass --force to replace it") from None
     checks = f" (verified: {'; '.join(result.checks)})" if result.checks else ""
     print(f"wrote {', '.join(str(p) for p in result.paths)}{checks}")
     return 0
@@ -768,18 +774,20 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from workbench.errors import ConfigError
     from workbench.formats.tables import csv_text
     from workbench.tasks.compare import sweep_files, sweep_source
 
-    if args.points < 2:
-        raise WorkbenchError(f"--points {args.points}: a sweep needs at least 2 points")
     if args.threshold < 0:
         raise WorkbenchError(f"--threshold {args.threshold}: must be 0 or more (0.01 = 1% per 1k entries)")
     tokenizer, pruning = sweep_source(args.tokenizer)
     sources = _corpus_sources(args.files, "sweep")
-    result = sweep_files(tokenizer, sources, name=args.tokenizer, points=args.points, d=args.d,
-                         threshold=args.threshold, pruning=pruning, cache=_metrics_cache(args),
-                         progress=_progress_line("sweep"))
+    try:
+        result = sweep_files(tokenizer, sources, name=args.tokenizer, points=args.points, d=args.d,
+                             threshold=args.threshold, pruning=pruning, cache=_metrics_cache(args),
+                             progress=_progress_line("sweep"))
+    except ConfigError as exc:  # the sweep's own settings: "points"
+        raise WorkbenchError(f"--{exc.field} {getattr(args, exc.field)}: {exc.message}") from None
     assert result is not None
     _end_progress_line()
     if result.note:

@@ -20,7 +20,7 @@ from workbench.core.vocab_sweep import (
     sweep_steps,
 )
 from workbench.corpus import open_source
-from workbench.errors import WorkbenchError
+from workbench.errors import ConfigError, WorkbenchError
 from workbench.tasks.compare import ResultCache, sweep_files
 
 
@@ -93,5 +93,6 @@ def test_models_without_merge_prefixes_are_refused(shakespeare_run):
     vocab_txt = replace(shakespeare_run, model="wordpiece", merges=())  # a vocab.txt has no merge list
     with pytest.raises(WorkbenchError, match="WordPiece vocabulary without its merge list"):
         sweep(vocab_txt, held_out(vocab_txt, ["text\n"]))
-    with pytest.raises(WorkbenchError, match="at least 2 points"):
+    with pytest.raises(ConfigError, match="at least 2 points") as few:
         sweep_steps(10, 1)
+    assert few.value.field == "points" and "--" not in str(few.value)

@@ -121,25 +121,32 @@ def test_legacy_merges_and_normalizers(tmp_path, byte_tokenizer):
     assert hf.encode("ÉCOLE ﬁnale", add_special_tokens=False).ids == Encoder(tok).encode("ÉCOLE ﬁnale")
 
 
-def test_end_of_word_export_uses_suffix_model(tmp_path, eow_tokenizer):
-    """tokenizers' suffix model is an approximation of an end-of-word run: the export is refused
-    (not offered); the file the renderer writes still reads back as an end-of-word tokenizer."""
+def test_end_of_word_bpe_is_not_written_but_a_suffix_file_reads(tmp_path, eow_tokenizer):
+    """tokenizers' suffix model only approximates an end-of-word run: the export is refused (not
+    offered) and the renderer writes none; a suffix tokenizer.json that tokenizers trained reads
+    back as an end-of-word tokenizer with its ids."""
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    from workbench.core.encoder import Encoder
+
     out = tmp_path / "eow.json"
     with pytest.raises(WorkbenchError, match="hf is not offered for this BPE tokenizer: tokenizers glues the "
                                              "end-of-word marker.*formats that fit: merges-csv$"):
         export_tokenizer(eow_tokenizer, "hf", out)
+    with pytest.raises(WorkbenchError, match="end-of-word BPE is not written as tokenizer.json"):
+        render_hf_json(eow_tokenizer)
     assert not out.exists()
-    data, notes = render_hf_json(eow_tokenizer)
-    out.write_bytes(data)
-    assert any("end_of_word_suffix" in note for note in notes)
-    model = json.loads(out.read_text("utf-8"))["model"]
-    assert model["end_of_word_suffix"] == "</w>"
-    assert {"t</w>", "w</w>", "est</w>"} <= set(model["vocab"])
-    assert ["es", "t</w>"] in model["merges"]  # (est, </w>) rewritten as (es, t</w>)
-    hf = tokenizers.Tokenizer.from_file(str(out))
-    assert hf.encode("newest widest").tokens == ["n", "e", "w", "est</w>", "w", "i", "d", "est</w>"]
+    theirs = tokenizers.Tokenizer(models.BPE(end_of_word_suffix="</w>"))
+    theirs.pre_tokenizer = pre_tokenizers.Whitespace()
+    theirs.decoder = decoders.BPEDecoder(suffix="</w>")
+    trainer = trainers.BpeTrainer(vocab_size=60, end_of_word_suffix="</w>", show_progress=False)
+    theirs.train_from_iterator(["newest widest lowest newer wider", "the newest of the widest"] * 20, trainer)
+    theirs.save(str(out))
     back = import_tokenizer(out)
     assert back.tokenizer.end_of_word == "</w>" and back.tokenizer.units == "chars"
+    assert any("end_of_word_suffix" in note for note in back.notes)
+    for text in ("newest widest", "lowest newer", "the wider"):
+        assert Encoder(back.tokenizer).encode(text) == theirs.encode(text).ids
 
 
 def test_a_unigram_model_without_metaspace_is_refused(tmp_path):

@@ -11,11 +11,13 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import pytest
 from fmt_helpers import CORPORA, HARD_TEXTS
 
+from workbench.core import unigram
 from workbench.core.bpe import TrainConfig
 from workbench.core.bpe import train as train_bpe
 from workbench.core.count import count_pretokens
@@ -23,6 +25,7 @@ from workbench.core.encoder import Encoder
 from workbench.core.model import Tokenizer
 from workbench.core.unigram import (
     UnigramConfig,
+    UnigramModel,
     UnigramTrainer,
     count_spm_words,
     model_of,
@@ -96,6 +99,25 @@ def test_long_lines_get_sentencepieces_ids(ours: Tokenizer, length: int, tmp_pat
     assert checked >= 2
 
 
+def test_a_120_kb_line_gets_sentencepieces_ids(ours: Tokenizer, tmp_path: Path, monkeypatch) -> None:
+    """A 120,000-character line (held-out shared-corpora lines joined by spaces, ~160 KB once
+    normalized): its score passes −100,000 twice, where sentencepiece restarts its float32 running
+    score; without that rebase our float32 sums decide near ties it decides the other way (this very
+    line differed from token ~45,000 on), so the test checks both."""
+    data, _notes = render_spm_model(ours)
+    (tmp_path / "ours.model").write_bytes(data)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "ours.model"))
+    text: list[str] = []
+    for path in sorted(CORPORA.glob("*.txt")):
+        text += [line for line in path.read_text(encoding="utf-8").split("\n")[3000:6000] if line]
+    line = " ".join(text)[:120_000]
+    assert len(line) == 120_000 and len(line.encode("utf-8")) > 120_000
+    expected = sp.encode(line)
+    assert UnigramModel(ours).encode(line) == expected
+    monkeypatch.setattr(unigram, "SPM_REBASE", math.inf)  # float32 sums that never restart
+    assert UnigramModel(ours).encode(line) != expected
+
+
 def test_our_model_reads_back_identically(ours: Tokenizer, tmp_path: Path) -> None:
     (tmp_path / "ours.model").write_bytes(render_spm_model(ours)[0])
     assert detect_format(tmp_path / "ours.model") == SPM_MODEL
@@ -121,6 +143,23 @@ def test_reading_a_sentencepiece_model_gives_its_ids(model_type: str, normalizat
         assert any("nmt_nfkc" in note for note in notes)
     enc = Encoder(tok)
     assert [enc.encode(t) for t in held] == [sp.encode(t) for t in held]
+
+
+def test_user_defined_pieces_score_as_sentencepiece_scores_them(lines, tmp_path: Path) -> None:
+    """A user-defined piece has no trained score: sentencepiece 0.2.3's Viterbi gives it 0.1 per byte
+    after the first (the older ``bytes × max score − 0.1`` differed on 87 of these 607 lines)."""
+    train, held = lines
+    (tmp_path / "train.txt").write_text("\n".join(train[::3]) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(
+        input=str(tmp_path / "train.txt"), model_prefix=str(tmp_path / "sp"), vocab_size=1200, num_threads=1,
+        model_type="unigram", normalization_rule_name="identity", minloglevel=2,
+        user_defined_symbols=["ung", "tion", "ства", "\u2581the"])
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "sp.model"))
+    tok, _notes = read_spm_model(tmp_path / "sp.model")
+    assert tok.scores[sp.piece_to_id("tion")] == pytest.approx(0.3)
+    enc = Encoder(tok)
+    assert [enc.encode(t) for t in held] == [sp.encode(t) for t in held]
+    assert sum(sp.piece_to_id("ung") in sp.encode(t) for t in held) > 10  # the pieces really compete
 
 
 def test_hf_unigram_json_gives_our_ids(ours: Tokenizer, lines, tmp_path: Path) -> None:

@@ -153,6 +153,7 @@ def test_export_refuses_an_existing_file_with_one_line(make_window, qtbot, proje
         window.export_run(run_id, "merges-csv", str(out))
     assert done.args[0] is False
     assert box.texts and "\n" not in box.texts[0] and "exists" in box.texts[0]
+    assert "Replace existing files" in box.texts[0] and "--force" not in box.texts[0]  # the dialog's words
     assert out.read_text(encoding="utf-8") == "keep me"
 
 

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from workbench.errors import WorkbenchError
+from workbench.errors import ConfigError, WorkbenchError
 
 TEMP_PREFIX = ".workbench-"
 # Test hook: when set, a staged export creates this file and waits (up to a minute) before it
@@ -51,7 +51,11 @@ PAUSE_ENV = "WORKBENCH_TEST_EXPORT_PAUSE"
 
 
 def refuse_existing(paths: Iterable[Path], force: bool) -> None:
-    """Raise unless none of ``paths`` exists or ``force`` allows replacing them."""
+    """Raise unless none of ``paths`` exists or ``force`` allows replacing them.
+
+    An existing output is a :class:`ConfigError` about the ``force`` setting: the caller words how
+    to allow replacing (the CLI names its flag, the window its check box).
+    """
     if force:
         for path in paths:
             if path.is_dir():
@@ -59,7 +63,7 @@ def refuse_existing(paths: Iterable[Path], force: bool) -> None:
         return
     for path in paths:
         if path.exists():
-            raise WorkbenchError(f"{path} already exists: choose another output path or pass --force to replace it")
+            raise ConfigError("force", f"{path} already exists: choose another output path")
 
 
 def write_synced(path: Path, data: bytes, *, durable: bool = True) -> None:

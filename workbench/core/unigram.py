@@ -28,9 +28,11 @@ word-count table (SentencePiece too splits its sentences into ▁-words and coun
 Inference is Viterbi with SentencePiece's tie rule (of equal scores the path found first — the
 one whose last piece starts earliest — wins), its unknown score (``min score − 10``) and its
 merging of a run of unknown characters into one ``<unk>``; with byte fallback that run becomes its
-UTF-8 byte pieces. Words are cached; SentencePiece adds float32 scores over the whole line, so a
-line holding a word with a near tie is redone that way, which makes ids equal to sentencepiece's
-(``float32=False`` gives the per-word double sums of Hugging Face ``tokenizers`` instead).
+UTF-8 byte pieces. Words are cached; SentencePiece adds float32 scores over the whole line (and
+restarts that running score each time it passes ±100,000), so in a line holding a word with a near
+tie the running score is followed and such words are redone that way, which makes ids equal to
+sentencepiece's on a line of any length (``float32=False`` gives the per-word double sums of
+Hugging Face ``tokenizers`` instead).
 :func:`nbest` lists the n best segmentations of a word with their probabilities.
 :class:`ScoreBpeModel` is SentencePiece's BPE inference, for imported BPE ``.model`` files.
 
@@ -64,6 +66,9 @@ from workbench.errors import ConfigError, WorkbenchError
 METASPACE = "\u2581"  # ▁
 UNK_CHAR = "\u2585"  # what SentencePiece puts in place of characters outside the coverage
 UNK_PENALTY = 10.0  # unknown score = min piece score − 10 (SentencePiece's kUnkPenalty)
+# SentencePiece's Viterbi restarts its float32 running score at a position whose best score is
+# beyond ±100,000 (see UnigramModel._float32_lattice): stored scores stay under ~1e5 in magnitude.
+SPM_REBASE = 1e5
 META_PIECES = ("<unk>", "<s>", "</s>")  # SentencePiece's defaults: unk=0, bos=1, eos=2
 _EXPECTED_THRESHOLD = 0.5  # the M step drops pieces expected fewer times than this
 
@@ -203,6 +208,10 @@ class UnigramModel:
         self.max_len = max((len(p) for p in self.piece_id), default=1)
         self.min_score = min(self.score.values(), default=0.0)
         self.unk_score = self.min_score - UNK_PENALTY
+        # the most one character moves a path's score (any piece's, or the unknown score)
+        self._score_span = max((abs(v) for v in self.score.values()), default=0.0) + UNK_PENALTY
+        # the largest magnitude a stored float32 score reaches between two rebases
+        self._rebase_bound = SPM_REBASE + self._score_span
         unk = tokenizer.unk_token
         self.unk_id = tokenizer.special_tokens.get(unk) if unk else None
         # Pieces with ▁ inside could cross word boundaries: then the whole text is one lattice.
@@ -211,6 +220,8 @@ class UnigramModel:
         self.escape = tokenizer.pretokenizer in ("metaspace", "metaspace-noprefix")
         # word → (ids, closest call between two Viterbi candidates, the best path's score)
         self._cache: dict[str, tuple[tuple[int, ...], float, float]] = {}
+        # word → the scores its best path adds, one per piece or unknown character (float32 lines)
+        self._chains: dict[str, tuple[float, ...]] = {}
 
     # -- the lattice of one word
     def edges(self, word: str) -> list[tuple[int, int, int, float]]:
@@ -232,31 +243,18 @@ class UnigramModel:
 
     def viterbi(self, word: str) -> list[tuple[int, int, int]]:
         """The best segmentation as ``(start, end, id)``; SentencePiece's ties: first found wins."""
-        return self._viterbi(word, exact=False)[0]
+        return self._viterbi(word)[0]
 
-    def _viterbi(self, word: str, exact: bool) -> tuple[list[tuple[int, int, int]], float, float]:
+    def _viterbi(self, word: str) -> tuple[list[tuple[int, int, int]], float, float]:
         """Segments, the closest call (the smallest gap between two candidates for one position:
-        a near tie) and the best path's score.
-
-        ``exact`` computes as SentencePiece's ``EncodeOptimized`` does, which is what makes ids equal
-        to it on a whole line: every candidate is a float32 sum (a float32 score plus the float32
-        best score before it), compared with the stored float32 (strictly: of equal candidates the
-        one found first stays). Without ``exact`` everything is double (what Hugging Face
-        ``tokenizers`` does), per word."""
+        a near tie) and the best path's score, all in double (what Hugging Face ``tokenizers``
+        computes; SentencePiece's float32 is :meth:`_float32_viterbi`)."""
         n = len(word)
         best = [0.0] + [-math.inf] * n
         back: list[tuple[int, int] | None] = [None] * (n + 1)
         gap = math.inf
-        f32 = array("f", [0.0])
-        unk_score = self.unk_score
-        if exact:
-            f32[0] = unk_score
-            unk_score = f32[0]
         for s, e, pid, sc in self.edges(word):
-            cand = best[s] + (unk_score if pid < 0 else sc)
-            if exact:
-                f32[0] = cand
-                cand = f32[0]
+            cand = best[s] + sc
             if back[e] is not None:
                 d = cand - best[e]
                 if d <= 0:  # ties: the candidate found first stays
@@ -267,21 +265,86 @@ class UnigramModel:
                     gap = d
             best[e] = cand
             back[e] = (s, pid)
-        out: list[tuple[int, int, int]] = []
-        e = n
-        while e > 0:
-            s, pid = back[e]  # type: ignore[misc]
-            if pid < 0 and out and out[-1][2] < 0:  # SentencePiece merges a run of unknowns
-                out[-1] = (s, out[-1][1], -1)
-            else:
-                out.append((s, e, pid))
-            e = s
-        out.reverse()
-        return out, gap, best[n]
+        return _backtrack(back), gap, best[n]
+
+    def _float32_viterbi(self, word: str, start: float) -> tuple[list[tuple[int, int, int]], float]:
+        """Segments of ``word`` and the float32 score at its end, computed as SentencePiece 0.2.3's
+        ``EncodeOptimized`` does (read from its compiled code) from the float32 score ``start`` at
+        the word's first position.
+
+        Every candidate is a float32 sum (a float32 score plus the float32 best score before it),
+        compared with the stored float32 (strictly: of equal candidates the one found first stays).
+        Before the pieces starting at a position whose best score is beyond ±:data:`SPM_REBASE`,
+        that score is subtracted (in float32) from it and from every position already reached
+        after it, so the running score restarts near 0: this rebase keeps a long line's float32
+        steps small, and without it ids differ from sentencepiece's once a line's score passes
+        −100,000 (lines of ~40,000 characters)."""
+        f32 = array("f", [start])
+        n = len(word)
+        best = [f32[0]] + [-math.inf] * n
+        back: list[tuple[int, int] | None] = [None] * (n + 1)
+        f32[0] = self.unk_score
+        unk_score = f32[0]
+        max_len = self.max_len
+        at = -1
+        for s, e, pid, sc in self.edges(word):
+            if s != at:  # the first piece from a new start: rebase there if the score is far out
+                at = s
+                base = best[s]
+                if base < -SPM_REBASE or base > SPM_REBASE:
+                    for j in range(s, min(n, s + max_len) + 1):
+                        if j == s or back[j] is not None:
+                            f32[0] = best[j] - base
+                            best[j] = f32[0]
+            f32[0] = best[s] + (unk_score if pid < 0 else sc)
+            cand = f32[0]
+            if back[e] is not None and cand <= best[e]:  # ties: the candidate found first stays
+                continue
+            best[e] = cand
+            back[e] = (s, pid)
+        return _backtrack(back), best[n]
+
+    def _float32_segments(self, words: Sequence[str]) -> list[list[tuple[int, int, int]] | None]:
+        """For each of a line's words, its segments in SentencePiece's float32 lattice over the
+        whole line where they may differ from the per-word double ones (None where they cannot).
+
+        No piece crosses a word start, so every path passes through it and the lattice of a word
+        depends on the rest of the line only through the float32 score at its start. A word is
+        redone in float32 (:meth:`_float32_viterbi`) when its closest call is within
+        ``(n + 2)`` float32 steps at the magnitudes it reaches (see :meth:`line_is_fragile`) or when
+        a rebase may fall inside it; otherwise its double path stands and the running score follows
+        that path's pieces, one float32 sum each, as the lattice stores them.
+        """
+        f32 = array("f", [self.unk_score])
+        unk_score = f32[0]
+        span = self._score_span
+        score = self.score
+        chains = self._chains
+        start = 0.0
+        out: list[list[tuple[int, int, int]] | None] = []
+        for word in words:
+            gap = self._word(word)[1]
+            n = len(word)
+            reach = abs(start) + (n + 1) * span  # no score stored in this word is farther out
+            if reach >= SPM_REBASE or gap <= (n + 2) * float32_step(reach):
+                segments, start = self._float32_viterbi(word, start)
+                out.append(segments)
+                continue
+            path = chains.get(word)
+            if path is None:
+                path = tuple(sc for s, e, pid in self._viterbi(word)[0]
+                             for sc in ((score[pid],) if pid >= 0 else (unk_score,) * (e - s)))  # one per unknown
+                if len(chains) < 100_000:
+                    chains[word] = path
+            for sc in path:
+                f32[0] = start + sc
+                start = f32[0]
+            out.append(None)
+        return out
 
     def segment(self, word: str) -> list[tuple[int, int, int]]:
         """How a word splits (SentencePiece's BPE overrides this)."""
-        return self._viterbi(word, exact=False)[0]
+        return self._viterbi(word)[0]
 
     def ids_of(self, word: str, segments: Sequence[tuple[int, int, int]]) -> tuple[int, ...]:
         """Ids of ``word`` split as ``segments`` (:meth:`viterbi`'s ``(start, end, piece id)``; an
@@ -300,7 +363,7 @@ class UnigramModel:
         if found is not None:
             return found
         if type(self) is UnigramModel:
-            segments, gap, score = self._viterbi(word, exact=False)
+            segments, gap, score = self._viterbi(word)
         else:
             segments, gap, score = self.segment(word), math.inf, 0.0
         found = (self.ids_of(word, segments), gap, score)
@@ -314,19 +377,20 @@ class UnigramModel:
 
     def line_is_fragile(self, words: Sequence[str]) -> bool:
         """Whether SentencePiece's float32 sums over the line ``words`` may decide a near tie
-        differently from our per-word double sums, so the line must be redone as one float32
-        lattice (:meth:`encode`).
+        differently from our per-word double sums, so the line's words must be followed in float32
+        (:meth:`_float32_segments`).
 
         In the float32 lattice every stored best score is rounded to the float32 step at the line's
-        magnitude (at most the sum of the words' best scores); two candidates for one position in a
-        word of ``n`` characters start from the same stored score at the word's start and add at
+        magnitude (at most the sum of the words' best scores, and never much beyond
+        :data:`SPM_REBASE`, where SentencePiece restarts it exactly); two candidates for one position
+        in a word of ``n`` characters start from the same stored score at the word's start and add at
         most ``n`` pieces each, so float32 can only order them differently from double when they are
         within ``(n + 2)`` steps. Words whose closest call is farther than that decide alike.
         """
         if type(self) is not UnigramModel:
             return False
         found = [self._word(w) for w in words]
-        magnitude = sum(-score for _ids, _gap, score in found if score < 0)
+        magnitude = min(sum(-score for _ids, _gap, score in found if score < 0), self._rebase_bound)
         step = float32_step(magnitude)
         return any(gap <= (len(w) + 2) * step for w, (_ids, gap, _score) in zip(words, found))
 
@@ -349,14 +413,16 @@ class UnigramModel:
         return [marked] if marked else []
 
     def encode(self, text: str, *, float32: bool = True) -> list[int]:
-        """Word by word from the cache; a text with a near tie is redone as one float32 lattice,
-        which is what SentencePiece computes, so ids match it exactly. ``float32=False`` keeps the
+        """Word by word from the cache; in a text with a near tie the words that may decide it
+        otherwise in float32 are redone as SentencePiece computes them (:meth:`_float32_segments`),
+        so ids match it exactly. ``float32=False`` keeps the
         per-word double sums that Hugging Face ``tokenizers`` computes (its ids on near ties)."""
         words = self.words(text)
-        if float32 and self.line_is_fragile(words):
-            line = "".join(words)
-            return list(self.ids_of(line, self._viterbi(line, exact=True)[0]))
         out: list[int] = []
+        if float32 and self.line_is_fragile(words):
+            for word, segments in zip(words, self._float32_segments(words)):
+                out.extend(self._word(word)[0] if segments is None else self.ids_of(word, segments))
+            return out
         for word in words:
             out.extend(self._word(word)[0])
         return out
@@ -383,12 +449,11 @@ class UnigramModel:
         """
         out: list[tuple[int, int, int]] = []
         spans = self.word_spans(text, dummy_prefix=dummy_prefix)
-        if self.line_is_fragile([word for word, _start, _end in spans]):
-            spans = [("".join(word for word, _start, _end in spans), spans[0][1], spans[-1][2])]
-        for word, _start, end in spans:
+        words = [word for word, _start, _end in spans]
+        exact = self._float32_segments(words) if self.line_is_fragile(words) else [None] * len(words)
+        for (word, _start, end), float32_segments in zip(spans, exact):
             offset = end - len(word)  # −1 for a first word behind the dummy ▁
-            segments = self._viterbi(word, exact=len(spans) == 1)[0] if type(self) is UnigramModel else (
-                self.segment(word))
+            segments = float32_segments if float32_segments is not None else self.segment(word)
             for s, e, pid in segments:
                 a, b = max(offset + s, 0), max(offset + e, 0)
                 ids = [pid] if pid >= 0 else self.unknown_ids(word[s:e])
@@ -437,6 +502,22 @@ class ScoreBpeModel(UnigramModel):
             else:
                 out.append((a, b, pid if pid is not None else -1))
         return out
+
+
+def _backtrack(back: Sequence[tuple[int, int] | None]) -> list[tuple[int, int, int]]:
+    """The best path's ``(start, end, id)`` from a lattice's back links; a run of unknown
+    characters becomes one unknown stretch, as SentencePiece merges them."""
+    out: list[tuple[int, int, int]] = []
+    e = len(back) - 1
+    while e > 0:
+        s, pid = back[e]  # type: ignore[misc]
+        if pid < 0 and out and out[-1][2] < 0:
+            out[-1] = (s, out[-1][1], -1)
+        else:
+            out.append((s, e, pid))
+        e = s
+    out.reverse()
+    return out
 
 
 def is_spm_model(tokenizer: Tokenizer) -> bool:

@@ -61,7 +61,7 @@ from workbench.core.metrics import Pacer, Progress, ShouldStop, encode_pretoken
 from workbench.core.model import Tokenizer
 from workbench.core.unigram import PruningCheckpoint, byte_block, cut_pieces, is_spm_model, to_float32
 from workbench.core.wordpiece import WordPieceModel
-from workbench.errors import WorkbenchError
+from workbench.errors import ConfigError, WorkbenchError
 
 DEFAULT_POINTS = 16
 DEFAULT_THRESHOLD = 0.01  # 1 % more characters per token per 1,000 entries
@@ -84,10 +84,15 @@ KINDS = ("merges", "pruning round", "cut")
 CheckpointProvider = Callable[[Tokenizer, int], Iterator[Checkpoint]]
 
 
+def check_points(points: int) -> None:
+    """Refuse a sweep of fewer than 2 points (a ``ConfigError`` about ``points``: callers name their control)."""
+    if points < 2:
+        raise ConfigError("points", f"a sweep needs at least 2 points (got {points})")
+
+
 def sweep_steps(total: int, points: int) -> list[int]:
     """``points`` merge counts evenly spaced from 0 to ``total`` (both included, no repeats)."""
-    if points < 2:
-        raise WorkbenchError(f"--points {points}: a sweep needs at least 2 points")
+    check_points(points)
     return sorted({round(i * total / (points - 1)) for i in range(points)})
 
 

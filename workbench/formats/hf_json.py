@@ -4,10 +4,10 @@ Writing maps our pipeline onto ``tokenizers``' components so ``Tokenizer.from_fi
 
 * byte level: pre-tokenizer ``Sequence[Split(Regex(pattern), Isolated), ByteLevel(use_regex=false)]``
   (no ``Split`` for ``none``), decoder ``ByteLevel``, pieces in GPT-2 byte-to-unicode form;
-* characters: pieces as plain text; ``whitespace`` → ``Whitespace``; other presets → ``Split``;
-  an end-of-word marker becomes ``end_of_word_suffix`` (see :func:`_end_of_word_model`: HF glues
-  the marker to the last character, so ``x</w>`` base pieces are added and merges rewritten — an
-  approximation the export notes say, and verification measures);
+* characters: pieces as plain text; ``whitespace`` → ``Whitespace``; other presets → ``Split``.
+  An end-of-word run is not written: HF's ``end_of_word_suffix`` glues the marker to a word's last
+  character before merging, so such a file only approximates the run (``export.why_not`` says so);
+  a suffix file that ``tokenizers`` made is read;
 * ``metaspace``: ``Replace(" ", "▁")`` normalizer + a ``Split`` that starts a piece at each ▁ run;
 * normalizers: NFC/NFD/NFKC/NFKD/Lowercase; ``strip-accents`` = ``NFD, StripAccents, NFC``;
 * specials: ``added_tokens`` with ``special: true`` (and in the model vocab when the name is free).
@@ -113,6 +113,9 @@ def render_hf_json(tokenizer: Tokenizer, *, legacy_merges: bool = False) -> tupl
         return _render_unigram(tokenizer)
     if tokenizer.model != "bpe":
         raise WorkbenchError(f"a {tokenizer.model} tokenizer cannot be written as tokenizer.json yet")
+    if tokenizer.end_of_word:
+        raise WorkbenchError("an end-of-word BPE is not written as tokenizer.json: tokenizers' suffix model "
+                             "would give other ids on some words")
     notes: list[str] = []
     byte_level = tokenizer.units == "bytes"
     pre = make_pretokenizer(tokenizer.pretokenizer)
@@ -132,10 +135,6 @@ def render_hf_json(tokenizer: Tokenizer, *, legacy_merges: bool = False) -> tupl
     decoder: dict | None
     if byte_level:
         decoder = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
-    elif tokenizer.end_of_word:
-        vocab, merges = _end_of_word_model(tokenizer, vocab, merges, text_of, notes)
-        model["end_of_word_suffix"] = tokenizer.end_of_word
-        decoder = {"type": "BPEDecoder", "suffix": tokenizer.end_of_word}
     else:
         decoder = {"type": "Fuse"}
 
@@ -211,53 +210,6 @@ def _hf_normalizers(names: tuple[str, ...]) -> list[dict]:
         elif name != "none":
             raise WorkbenchError(f"normalizer {name!r} has no tokenizer.json equivalent: export without it")
     return out
-
-
-def _end_of_word_model(tokenizer: Tokenizer, vocab: dict[str, int], merges: list[tuple[str, str]],
-                       text_of: dict[int, str], notes: list[str]) -> tuple[dict[str, int], list[tuple[str, str]]]:
-    """Re-express "marker as its own symbol" in HF's ``end_of_word_suffix`` model.
-
-    HF glues the suffix to a word's last character before merging, so (1) every base character
-    ``c`` also needs a piece ``c</w>`` (added with new ids after ours when we have none), (2) our
-    merges ``(c, </w>)`` of a single character are already done and are dropped, and (3) a merge
-    ``(A, </w>)`` with ``A = L + R`` becomes ``(L, R</w>)``. Merges that would still have to see a
-    bare marker are kept but can never apply. Where two merges compete at a word's end the order
-    can differ from ours, so the export reports how many sample ids agree instead of failing.
-    """
-    eow = tokenizer.end_of_word
-    eow_id = tokenizer.end_of_word_id
-    merge_of = tokenizer.merge_of_id
-    next_id = len(tokenizer.vocab)
-    added = 0
-    for token_id, text in list(text_of.items()):
-        if token_id == eow_id or token_id in merge_of or token_id in tokenizer.special_ids:
-            continue
-        if text + eow not in vocab:
-            vocab[text + eow] = next_id
-            next_id += 1
-            added += 1
-    out: list[tuple[str, str]] = []
-    dropped = dead = 0
-    for left, right, _new in tokenizer.merges:
-        if right != eow_id:
-            out.append((text_of[left], text_of[right]))
-            continue
-        if left not in merge_of:
-            dropped += 1
-            continue
-        _rank, inner_left, inner_right = merge_of[left]
-        glued = text_of[inner_right] + eow
-        if glued in vocab:
-            out.append((text_of[inner_left], glued))
-        else:
-            out.append((text_of[left], text_of[right]))
-            dead += 1
-    notes.append(
-        f"tokenizer.json uses end_of_word_suffix={eow!r}: HF attaches the marker to each word's last character; "
-        f"added {added} 'x{eow}' base pieces (ids from {len(tokenizer.vocab)}), dropped {dropped} merges "
-        f"the suffix makes implicit, {dead} merges can no longer apply"
-    )
-    return vocab, out
 
 
 # ---------------------------------------------------------------------------------------------- read

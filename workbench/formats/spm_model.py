@@ -20,7 +20,7 @@ BPE with the ``metaspace`` preset is written as a BPE model (see :func:`_render_
 such a file back (no dummy prefix) is not supported yet.
 
 Reading: Unigram and BPE models. NORMAL and USER_DEFINED pieces become pieces (a user-defined
-piece gets the score SentencePiece's Viterbi gives it, ``bytes × max score − 0.1``), UNKNOWN and
+piece gets the score sentencepiece 0.2.3's Viterbi gives it, ``(bytes − 1) × 0.1`` in float32), UNKNOWN and
 CONTROL become special tokens, BYTE pieces the byte-fallback block, UNUSED ids stay empty.
 A ``precompiled_charsmap`` cannot be run here: ``nmt_nfkc``/``nfkc`` models are read with our NFKC
 normalizer (a note says so; NMT's extra rules for control characters are left out).
@@ -32,7 +32,7 @@ import base64
 from pathlib import Path
 
 from workbench.core.model import Tokenizer
-from workbench.core.unigram import META_PIECES, byte_block, byte_piece
+from workbench.core.unigram import META_PIECES, byte_block, byte_piece, to_float32
 from workbench.errors import WorkbenchError
 from workbench.formats.common import read_bytes
 
@@ -270,8 +270,6 @@ def read_spm_model(path: Path) -> tuple[Tokenizer, list[str]]:
     scores: list[float] = []
     specials: dict[str, int] = {}
     unk_token = None
-    normal = [p.score for p in proto.pieces if p.type == NORMAL]
-    max_score = max(normal, default=0.0)
     byte_pieces = 0
     for token_id, p in enumerate(proto.pieces):
         kind_of = p.type or NORMAL
@@ -293,8 +291,8 @@ def read_spm_model(path: Path) -> tuple[Tokenizer, list[str]]:
         else:
             raw = p.piece.encode("utf-8")
             score = p.score
-            if kind_of == USER_DEFINED:
-                score = len(raw) * max_score - 0.1
+            if kind_of == USER_DEFINED:  # sentencepiece 0.2.3's Viterbi: 0.1 per byte after the first
+                score = to_float32((len(raw) - 1) * 0.1)
         vocab.append(raw)
         scores.append(score)
     if unk_token is None:

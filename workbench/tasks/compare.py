@@ -48,6 +48,7 @@ from workbench.core.vocab_sweep import (
     HeldOut,
     Sweep,
     SweepPoint,
+    check_points,
     sweep,
     unigram_checkpoints,
 )
@@ -391,6 +392,7 @@ def sweep_files(tokenizer: Tokenizer, sources: Sequence[CorpusSource], *, name: 
     ``pruning``: a Unigram run's stored checkpoints (:func:`stored_checkpoints`), the points above
     its final size; without them a Unigram sweep has the cut points only, and its ``note`` says so.
     """
+    check_points(points)  # before the files are read
     if d <= 0:
         raise WorkbenchError(f"--d {d}: the embedding width must be a positive number (e.g. 768)")
     cache = cache or ResultCache(None)

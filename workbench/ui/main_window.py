@@ -730,9 +730,15 @@ class MainWindow(QMainWindow):
             return
 
         def work():
+            from workbench.errors import ConfigError
             from workbench.tasks.import_export import export_run
 
-            result = export_run(project, run_id, fmt, out, force=force)
+            try:
+                result = export_run(project, run_id, fmt, out, force=force)
+            except ConfigError as exc:
+                if exc.field != "force":
+                    raise
+                raise WorkbenchError(f"{exc.message} or tick “Replace existing files” to replace it") from None
             checks = f" (verified: {'; '.join(result.checks)})" if result.checks else ""
             return f"Wrote {', '.join(str(p) for p in result.paths)}{checks}"
 

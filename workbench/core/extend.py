@@ -132,7 +132,8 @@ class ExtendTrainer(BpeTrainer):
     pre-tokenizer and normalizer. A :class:`~workbench.core.trainer.Trainer`: its log starts with
     the base's merges (ranks kept) and grows by the new ones."""
 
-    def __init__(self, base: Tokenizer, word_counts: Mapping[str, int], config: ExtendConfig):
+    def __init__(self, base: Tokenizer, word_counts: Mapping[str, int], config: ExtendConfig,
+                 base_source: Mapping | None = None):
         if base.model != "bpe":
             raise ConfigError("base", f"the base is a {base.model} tokenizer: extension continues BPE merges "
                               "(byte-level or character BPE)")
@@ -141,6 +142,7 @@ class ExtendTrainer(BpeTrainer):
         if config.pad_to not in PAD_CHOICES:
             raise ConfigError("pad_to", f"pad the vocabulary to a multiple of 64 or 128, not {config.pad_to}")
         self.base = base
+        self.base_source = dict(base_source or {})
         self.extend_config = config
         self.filter = TokenFilter(config.scripts, config.chars)
         self.config = TrainConfig(units=base.units, merges=config.add, min_frequency=config.min_frequency,
@@ -221,7 +223,7 @@ class ExtendTrainer(BpeTrainer):
 
     def extra_settings(self) -> dict:
         """What the run records beside the usual settings: the extension and what it skipped."""
-        return {"extend": {**self.extend_config.settings(), "base_merges": self.base_merges,
+        return {"extend": {**self.extend_config.settings(), "base": self.base_source, "base_merges": self.base_merges,
                            "base_vocab_size": self.initial_size,
                            "skipped": dict(self.skipped),
                            "reserved": len(self.reserved)}}

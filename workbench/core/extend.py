@@ -37,7 +37,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 import regex
 
 from workbench.core.bpe import BpeTrainer, TrainConfig
-from workbench.core.encoder import Encoder, _bytes_rule_heap
+from workbench.core.encoder import Encoder, _bpe_scan, _bytes_rule_heap
 from workbench.core.metrics import encode_pretoken
 from workbench.core.model import MergeEvent, Tokenizer
 from workbench.core.trainer import TrainLog
@@ -154,6 +154,7 @@ class ExtendTrainer(BpeTrainer):
             if count > 0 and word:
                 self.words.append(list(encode_pretoken(encoder, word)))
                 self.freqs.append(count)
+        self.base_words = [tuple(w) for w in self.words]  # the base's split of each pre-token
         self.word_counts = word_counts
         base_merges = list(base.merges)
         self.base_merges = len(base_merges)
@@ -177,6 +178,7 @@ class ExtendTrainer(BpeTrainer):
         self._unit_len = [max(1, len(p)) for p in self.vocab]
         self.skipped: dict[str, int] = {"exists": 0, "scripts": 0, "chars": 0}
         self.reserved: list[str] = []
+        self.rank_dead = self.intermediate_only = 0
         self.refuse = self._refuse
         self.refit = self._tiktoken_refit if base.merge_rule == "bytes" else None
 
@@ -205,6 +207,9 @@ class ExtendTrainer(BpeTrainer):
     def run(self, should_stop: Callable[[], bool] | None = None) -> Iterator[MergeEvent]:
         """Merge up to N times, then pad with reserved specials if asked."""
         yield from super().run(should_stop)
+        made, emitted = continued_usage(self.tokenizer(), self.base_words, self.freqs, self.initial_size)
+        self.rank_dead = sum(1 for m in made if not m)
+        self.intermediate_only = sum(1 for m, e in zip(made, emitted) if m and not e)
         if self.extend_config.pad_to:
             size = len(self.vocab)
             padded = -(-size // self.extend_config.pad_to) * self.extend_config.pad_to
@@ -225,44 +230,110 @@ class ExtendTrainer(BpeTrainer):
         """What the run records beside the usual settings: the extension and what it skipped."""
         return {"extend": {**self.extend_config.settings(), "base": self.base_source, "base_merges": self.base_merges,
                            "base_vocab_size": self.initial_size,
-                           "skipped": dict(self.skipped),
+                           "skipped": dict(self.skipped), "rank_dead": self.rank_dead,
+                           "intermediate_only": self.intermediate_only,
                            "reserved": len(self.reserved)}}
 
 
 def fired_tokens(tokenizer: Tokenizer, word_counts: Mapping[str, int], first_new: int) -> tuple[list[int], list[int]]:
-    """``(fired, emitted)``: how often each id from ``first_new`` on is made when ``tokenizer``
-    encodes the ``{pre-token: count}`` table — as a step (kept, or joined further by a later
-    merge) and as an output token. An id made zero times is rank-dead on this corpus."""
+    """``(made, emitted)`` for each id from ``first_new`` on when ``tokenizer`` encodes the
+    ``{pre-token: count}`` table: times it is made at all (kept, or joined further by a later
+    merge) and times it is in the output. An id made zero times is rank-dead on this corpus.
+
+    ``emitted`` comes from the encoder itself. ``made`` adds, under the merge-pair rule, each
+    token's ancestors (exact: a new id arises from its own merge only); under tiktoken's byte-rank
+    rule, for the few ids never emitted, the joins made while encoding the words that hold their
+    bytes (the encoder's loop, recorded). For ids emitted it is a lower bound.
+    """
     size = len(tokenizer.vocab) - first_new
-    fired, emitted = [0] * size, [0] * size
+    emitted = [0] * size
     encoder = Encoder(tokenizer)
-    by_bytes = tokenizer.merge_rule == "bytes"
-    ranks = encoder._piece_to_id  # noqa: SLF001 - the ranks the encoder itself merges by
-    parents = {new: (a, b) for a, b, new in tokenizer.merges[len(tokenizer.merges) - size:] if new >= first_new} \
-        if not by_bytes else {}
-    pre = tokenizer.pre
-    made: list[int] = []
     for word, count in word_counts.items():
-        if count <= 0 or not word:
+        if count > 0 and word:
+            for token_id in encode_pretoken(encoder, word):
+                if token_id >= first_new:
+                    emitted[token_id - first_new] += count
+    made = list(emitted)
+    if tokenizer.merge_rule != "bytes":
+        parents = {new: (a, b) for a, b, new in tokenizer.merges if new >= first_new}
+        for new in range(len(tokenizer.vocab) - 1, first_new - 1, -1):  # children before parents
+            for part in parents.get(new, ()):
+                if part >= first_new:
+                    made[part - first_new] += made[new - first_new]
+        return made, emitted
+    specials = tokenizer.special_ids
+    pending = {tokenizer.vocab[i]: i for i in range(first_new, len(tokenizer.vocab))
+               if not made[i - first_new] and i not in specials and tokenizer.vocab[i]}
+    if pending:
+        ranks = encoder._piece_to_id  # noqa: SLF001 - the ranks the encoder itself merges by
+        prepare = tokenizer.pre.prepare
+        for word, count in word_counts.items():
+            data = prepare(word).encode("utf-8")
+            if count > 0 and any(piece in data for piece in pending):
+                for token_id in _steps_by_bytes(data, ranks, first_new):
+                    if not emitted[token_id - first_new]:
+                        made[token_id - first_new] += count
+    return made, emitted
+
+
+def continued_usage(tokenizer: Tokenizer, base_words: Sequence[Sequence[int]], freqs: Sequence[int],
+                    first_new: int) -> tuple[list[int], list[int]]:
+    """:func:`fired_tokens` for words given as the base's split (the trainer's start), in a fraction
+    of the time: every base rank is below every new one, so encoding with the extension first
+    reaches the base's split and then goes on from there — by the same rule the encoder applies."""
+    size = len(tokenizer.vocab) - first_new
+    made, emitted = [0] * size, [0] * size
+    vocab = tokenizer.vocab
+    if tokenizer.merge_rule == "bytes":
+        new_pieces = {vocab[i]: i for i in range(first_new, len(vocab)) if i not in tokenizer.special_ids}
+        ranks = Encoder(tokenizer)._piece_to_id  # noqa: SLF001 - the ranks the encoder itself merges by
+        for word, count in zip(base_words, freqs):
+            if not any(vocab[a] + vocab[b] in new_pieces for a, b in zip(word, word[1:])):
+                continue
+            parts, joined = _join_by_rank([vocab[i] for i in word], ranks, first_new)
+            for token_id in joined:
+                made[token_id - first_new] += count
+            for part in parts:
+                token_id = ranks[part]
+                if token_id >= first_new:
+                    emitted[token_id - first_new] += count
+        return made, emitted
+    pair_rank = {(a, b): (rank, new) for rank, (a, b, new) in enumerate(tokenizer.merges) if new >= first_new}
+    for word, count in zip(base_words, freqs):
+        if not any(pair in pair_rank for pair in zip(word, word[1:])):
             continue
-        ids = encode_pretoken(encoder, word)
-        made.clear()
-        for token_id in ids:
+        for token_id in _bpe_scan(list(word), pair_rank):
             if token_id >= first_new:
                 emitted[token_id - first_new] += count
-                if not by_bytes:
-                    stack = [token_id]
-                    while stack:
-                        t = stack.pop()
-                        made.append(t)
-                        stack.extend(p for p in parents.get(t, ()) if p >= first_new)
-        if by_bytes and any(t >= first_new for t in ids):
-            # A word whose output holds no new id is taken as making none on the way (a new token
-            # joined further into a base token is then missed: counted dead, never hidden).
-            made.extend(_steps_by_bytes(pre.prepare(word).encode("utf-8"), ranks, first_new))
-        for t in made:
-            fired[t - first_new] += count
-    return fired, emitted
+    made = list(emitted)
+    parents = {new: (a, b) for a, b, new in tokenizer.merges if new >= first_new}
+    for new in range(len(vocab) - 1, first_new - 1, -1):
+        for parent in parents.get(new, ()):
+            if parent >= first_new:
+                made[parent - first_new] += made[new - first_new]
+    return made, emitted
+
+
+def _join_by_rank(parts: list[bytes], ranks: Mapping[bytes, int], first_new: int) -> tuple[list[bytes], list[int]]:
+    """tiktoken's loop from ``parts`` on: the final parts, and every id from ``first_new`` on made."""
+    get = ranks.get
+    parts = list(parts)
+    pair = [get(a + b, _NONE) for a, b in zip(parts, parts[1:])]
+    made = []
+    while pair:
+        best = min(pair)
+        if best == _NONE:
+            break
+        if best >= first_new:
+            made.append(best)
+        i = pair.index(best)
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+        del pair[i]
+        if i < len(pair):
+            pair[i] = get(parts[i] + parts[i + 1], _NONE)
+        if i > 0:
+            pair[i - 1] = get(parts[i - 1] + parts[i], _NONE)
+    return parts, made
 
 
 def _steps_by_bytes(data: bytes, ranks: Mapping[bytes, int], first_new: int) -> list[int]:

@@ -399,6 +399,11 @@ def cmd_extend(args: argparse.Namespace) -> int:
         return 3
     base, extended, meta = load_extension(project, run_id)
     first_new = len(base.vocab)
+    if status != "finished":  # what was made is kept; the report is for a finished extension
+        result = {"run_id": run_id, "status": status, "project": str(project),
+                  "added": len(extended.merges) - int(meta["base_merges"]), "vocab_size": len(extended.vocab)}
+        print(json.dumps(result) if args.json else f"run {run_id} {status}: {result['added']} new tokens kept")
+        return 3
     if args.csv_out:
         new_tokens_csv(extended, first_new, args.csv_out)
     files = list(request.files) + ([CorpusFile(args.reference)] if args.reference else [])

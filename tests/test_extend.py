@@ -211,3 +211,27 @@ def test_bad_bases_and_settings_are_refused_in_one_line(tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith("workbench extend: error: --base: the base is a wordpiece")
     assert not (tmp_path / "p.tokproj").exists()
+
+
+def test_a_character_bpe_run_is_extended_with_the_new_script_s_characters_first(tmp_path):
+    require_corpora()
+    from workbench.core.bpe import TrainConfig
+    from workbench.tasks.train import train_into_project
+
+    english = _slice(tmp_path, "en_shakespeare.txt", 1500)
+    project = tmp_path / "p.tokproj"
+    base_run, status = train_into_project([str(english)], project, TrainConfig(units="chars", merges=200,
+                                                                                end_of_word="</w>"))
+    assert status == "finished"
+    ru = _slice(tmp_path, "ru_fortunes.txt", 800)
+    run_id, status = extend_run(ExtendRequest(base=f"{project}#{base_run}", files=resolve_files([str(ru)]), add=100,
+                                              scripts=("Cyrillic",)), project)
+    assert status == "finished"
+    base, extended, meta = load_extension(project, run_id)
+    original = load_tokenizer(f"{project}#{base_run}")
+    assert meta["alphabet_added"] > 30 and extended.vocab[:len(original.vocab)] == original.vocab
+    assert "А".encode() in extended.vocab[len(original.vocab):len(original.vocab) + meta["alphabet_added"]]
+    report = extension_report(base, extended, resolve_files([str(ru)]), reference=str(english), reference_lines=500)
+    assert report.dead == [] and report.new_tokens == 100 and report.changed_lines == 0
+    rows = new_tokens_csv(extended, meta["base_vocab_size"], None).splitlines()
+    assert len(rows) == 1 + meta["alphabet_added"] + 100

@@ -405,7 +405,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
         print(json.dumps(result) if args.json else f"run {run_id} {status}: {result['added']} new tokens kept")
         return 3
     if args.csv_out:
-        new_tokens_csv(extended, first_new, args.csv_out)
+        new_tokens_csv(extended, int(meta["base_vocab_size"]), args.csv_out)
     files = list(request.files) + ([CorpusFile(args.reference)] if args.reference else [])
     report = extension_report(base, extended, files, reference=args.reference, skipped=meta.get("skipped"))
     result = {"run_id": run_id, "status": status, "project": str(project), "added": report.new_tokens,

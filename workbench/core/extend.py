@@ -147,6 +147,19 @@ class ExtendTrainer(BpeTrainer):
         self.filter = TokenFilter(config.scripts, config.chars)
         self.config = TrainConfig(units=base.units, merges=config.add, min_frequency=config.min_frequency,
                                   pretokenizer=base.pretokenizer, normalizer=tuple(base.normalizer))
+        self.base_vocab_size = len(base.vocab)
+        self.alphabet_added = 0
+        if base.units == "chars":
+            # Character BPE on a new script: its characters join the alphabet first (new base ids),
+            # as a character-level trainer would have started from them.
+            known = base.id_of_piece
+            prepare = base.pre.prepare
+            missing = sorted({ch for word in word_counts for ch in prepare(word)
+                              if ch.encode("utf-8") not in known})
+            if missing:
+                base = dataclasses.replace(base, vocab=base.vocab + tuple(ch.encode("utf-8") for ch in missing))
+                self.base = base
+                self.alphabet_added = len(missing)
         encoder = Encoder(base)
         self.words = []
         self.freqs = []
@@ -229,7 +242,7 @@ class ExtendTrainer(BpeTrainer):
     def extra_settings(self) -> dict:
         """What the run records beside the usual settings: the extension and what it skipped."""
         return {"extend": {**self.extend_config.settings(), "base": self.base_source, "base_merges": self.base_merges,
-                           "base_vocab_size": self.initial_size,
+                           "base_vocab_size": self.base_vocab_size, "alphabet_added": self.alphabet_added,
                            "skipped": dict(self.skipped), "rank_dead": self.rank_dead,
                            "intermediate_only": self.intermediate_only,
                            "reserved": len(self.reserved)}}

@@ -180,7 +180,8 @@ class ExtensionReport:
 
 def load_extension(project: str | os.PathLike, run_id: int) -> tuple[Tokenizer, Tokenizer, dict]:
     """``(base, extended, extend settings)`` of an extension run (the base is rebuilt from the run's
-    own rows: its ids and merges are the run's first ones)."""
+    own rows: its ids and merges are the run's first ones; a character-level base with the
+    characters the extension added to its alphabet)."""
     from workbench.store import ProjectStore
 
     with ProjectStore.open(Path(project), readonly=True) as store:
@@ -189,7 +190,9 @@ def load_extension(project: str | os.PathLike, run_id: int) -> tuple[Tokenizer, 
     meta = settings.get("extend")
     if not isinstance(meta, dict):
         raise WorkbenchError(f"run {run_id} is not an extension of another tokenizer")
-    base_size = int(meta["base_vocab_size"])
+    # A character-level base gets the extension corpus's new characters as base symbols first: the
+    # "before" of the report is the base with them (else it could not spell that corpus at all).
+    base_size = int(meta["base_vocab_size"]) + int(meta.get("alphabet_added") or 0)
     base_merges = int(meta["base_merges"])
     reserved = {t for t, i in extended.special_tokens.items() if i >= base_size}
     base = replace(extended, vocab=extended.vocab[:base_size], merges=extended.merges[:base_merges],
@@ -261,13 +264,17 @@ NEW_TOKENS_HEADER = ("new_id", "token", "bytes", "parent_left", "parent_right")
 
 
 def new_tokens_csv(extended: Tokenizer, first_new: int, path: str | Path | None) -> str:
-    """``new_id,token,bytes,parent_left,parent_right`` for every new token (bytes in hex); written
-    atomically to ``path`` (None: only returned)."""
+    """``new_id,token,bytes,parent_left,parent_right`` for every new token (bytes in hex; no parents
+    for a character a character-level base lacked); written atomically to ``path`` (None: only returned)."""
     from workbench.core.display import piece_hex, piece_text
     from workbench.formats.tables import write_csv
 
+    parents = {new: (a, b) for a, b, new in extended.merges if new >= first_new}
     rows = []
-    for a, b, new in extended.merges:
-        if new >= first_new:
-            rows.append((new, piece_text(extended.vocab[new], visible_space=True), piece_hex(extended.vocab[new]), a, b))
+    for new in range(first_new, len(extended.vocab)):
+        if new in extended.special_ids:
+            continue  # reserved specials have no bytes to initialise from
+        piece = extended.vocab[new]
+        a, b = parents.get(new, ("", ""))  # a character added to a character-level alphabet has none
+        rows.append((new, piece_text(piece, visible_space=True), piece_hex(piece), a, b))
     return write_csv(path, NEW_TOKENS_HEADER, rows)

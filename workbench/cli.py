@@ -376,7 +376,6 @@ def cmd_extend(args: argparse.Namespace) -> int:
     from workbench.core.lifeline import watch_parent
     from workbench.errors import ConfigError
     from workbench.tasks.extend import extend_run, extension_report, load_extension, new_tokens_csv
-    from workbench.tasks.spec import CorpusFile
     from workbench.tasks.train import StopFlag
 
     stop = StopFlag()
@@ -406,8 +405,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
         return 3
     if args.csv_out:
         new_tokens_csv(extended, int(meta["base_vocab_size"]), args.csv_out)
-    files = list(request.files) + ([CorpusFile(args.reference)] if args.reference else [])
-    report = extension_report(base, extended, files, reference=args.reference, skipped=meta.get("skipped"))
+    report = extension_report(base, extended, request.files, reference=args.reference, skipped=meta.get("skipped"))
     result = {"run_id": run_id, "status": status, "project": str(project), "added": report.new_tokens,
               "vocab_size": len(extended.vocab), "reserved": meta.get("reserved", 0),
               "seconds": round(time.monotonic() - t0, 3), "report": report.as_dict()}

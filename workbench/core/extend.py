@@ -248,7 +248,8 @@ class ExtendTrainer(BpeTrainer):
                            "reserved": len(self.reserved)}}
 
 
-def fired_tokens(tokenizer: Tokenizer, word_counts: Mapping[str, int], first_new: int) -> tuple[list[int], list[int]]:
+def fired_tokens(tokenizer: Tokenizer, word_counts: Mapping[str, int], first_new: int, *,
+                 encoder: Encoder | None = None) -> tuple[list[int], list[int]]:
     """``(made, emitted)`` for each id from ``first_new`` on when ``tokenizer`` encodes the
     ``{pre-token: count}`` table: times it is made at all (kept, or joined further by a later
     merge) and times it is in the output. An id made zero times is rank-dead on this corpus.
@@ -260,7 +261,7 @@ def fired_tokens(tokenizer: Tokenizer, word_counts: Mapping[str, int], first_new
     """
     size = len(tokenizer.vocab) - first_new
     emitted = [0] * size
-    encoder = Encoder(tokenizer)
+    encoder = encoder if encoder is not None else Encoder(tokenizer)  # a caller's, with its caches
     for word, count in word_counts.items():
         if count > 0 and word:
             for token_id in encode_pretoken(encoder, word):

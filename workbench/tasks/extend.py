@@ -203,7 +203,8 @@ def load_extension(project: str | os.PathLike, run_id: int) -> tuple[Tokenizer, 
 def extension_report(base: Tokenizer, extended: Tokenizer, files: Sequence[CorpusFile], *,
                      reference: str | None = None, reference_lines: int = REFERENCE_LINES,
                      skipped: Mapping | None = None) -> ExtensionReport:
-    """Tokens per character per file before/after, the reference's changed lines, the dead check."""
+    """Tokens per character per file of the extension corpus ``files`` and of ``reference`` before and
+    after, the reference's changed lines, and the rank-dead check on ``files``."""
     from workbench.core.encoder import Encoder
     from workbench.core.metrics import encode_pretoken
     from workbench.corpus.language import language_from_name
@@ -212,22 +213,23 @@ def extension_report(base: Tokenizer, extended: Tokenizer, files: Sequence[Corpu
     new_ids = [i for i in range(first_new, len(extended.vocab)) if i not in extended.special_ids]
     before, after = Encoder(base), Encoder(extended)
     out = ExtensionReport(first_new, len(new_ids), [], skipped=dict(skipped or {}))
-    fired = [0] * (len(extended.vocab) - first_new)
-    emitted = [0] * len(fired)
-    for cf in files:
+    combined: dict[str, int] = {}  # the extension corpus as one table: the rank-dead check's input
+    tables = [(cf, True) for cf in files] + ([(CorpusFile(reference), False)] if reference is not None else [])
+    for cf, extension in tables:
         counts, _ = count_words(open_sources([cf]), extended.pretokenizer, tuple(extended.normalizer))
         chars = tokens_before = tokens_after = 0
         for word, n in counts.items():
             chars += n * len(word)
             tokens_before += n * len(encode_pretoken(before, word))
             tokens_after += n * len(encode_pretoken(after, word))
+            if extension:
+                combined[word] = combined.get(word, 0) + n
         out.files.append(FileChange(cf.path, language_from_name(cf.path) or Path(cf.path).stem, chars,
                                     tokens_before, tokens_after))
-        f, e = fired_tokens(extended, counts, first_new)
-        fired = [a + b for a, b in zip(fired, f)]
-        emitted = [a + b for a, b in zip(emitted, e)]
-    out.dead = [i for i in new_ids if not fired[i - first_new]]
-    out.intermediate_only = sum(1 for i in new_ids if fired[i - first_new] and not emitted[i - first_new])
+    if combined:
+        made, emitted = fired_tokens(extended, combined, first_new, encoder=after)
+        out.dead = [i for i in new_ids if not made[i - first_new]]
+        out.intermediate_only = sum(1 for i in new_ids if made[i - first_new] and not emitted[i - first_new])
     if reference is not None:
         out.reference = reference
         _reference_changes(out, before, after, first_new, reference, reference_lines)

@@ -235,3 +235,18 @@ def test_a_character_bpe_run_is_extended_with_the_new_script_s_characters_first(
     assert report.dead == [] and report.new_tokens == 100 and report.changed_lines == 0
     rows = new_tokens_csv(extended, meta["base_vocab_size"], None).splitlines()
     assert len(rows) == 1 + meta["alphabet_added"] + 100
+
+
+def test_the_script_filter_needs_a_whole_character_of_the_chosen_scripts():
+    from workbench.core.extend import TokenFilter, whole_characters
+
+    han_cyrillic = TokenFilter(("Cyrillic", "Han"))
+    one = "一".encode()  # e4 b8 80
+    assert whole_characters(one + one[:1]) == "一" and whole_characters(one[1:] + one[:2]) == ""
+    assert han_cyrillic.reason(one + one[:1]) is None  # a whole Han character, a partial one after it
+    assert han_cyrillic.reason(one[2:] + one[:1]) == "scripts"  # bytes of two characters, neither whole
+    assert han_cyrillic.reason(" п".encode()) is None and han_cyrillic.reason("п,".encode()) is None
+    assert han_cyrillic.reason(b"ab") == "scripts" and han_cyrillic.reason("──".encode()) == "scripts"
+    assert han_cyrillic.reason("пa".encode()) == "scripts"  # a Latin letter beside it
+    assert TokenFilter(chars="digits").reason(b" 2024") is None and TokenFilter(chars="digits").reason(b"a1") == "chars"
+    assert TokenFilter(chars="code").reason(b"):\n") is None and TokenFilter(chars="code").reason("é".encode()) == "chars"

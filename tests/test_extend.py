@@ -140,20 +140,28 @@ def test_with_the_script_restriction_english_lines_keep_their_ids(cl100k_extensi
     assert report.reference_lines == 400 and report.changed_lines == 0 and report.changed_share == 0.0
 
 
-def test_cli_extend_without_restriction_names_the_merge_behind_each_changed_line(tmp_path, cl100k_file):
+def test_cli_extend_without_restriction_names_the_merge_behind_each_changed_line(tmp_path, cl100k_file, capsys):
     require_corpora()
+    import signal
+
+    from workbench.cli import run_cli
+
     ru = _slice(tmp_path, "ru_fortunes.txt", 1500)
     reference = tmp_path / "en_ref.txt"
     # English text quoting a few Russian lines: those change, the English ones keep their ids
     reference.write_text("".join(_lines("en_wiki_taylorswift.txt", 0, 200) + _lines("ru_fortunes.txt", 0, 5)),
                          encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "workbench", "extend", str(ru), "--base", str(cl100k_file), "--add", "150",
-         "--project", str(tmp_path / "p.tokproj"), "--reference", str(reference), "--pad-to", "128",
-         "--csv-out", str(tmp_path / "new.csv"), "--json", "--progress", "none"],
-        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        code = run_cli(["extend", str(ru), "--base", str(cl100k_file), "--add", "150",
+                        "--project", str(tmp_path / "p.tokproj"), "--reference", str(reference), "--pad-to", "128",
+                        "--csv-out", str(tmp_path / "new.csv"), "--json", "--progress", "none"])
+    finally:
+        signal.signal(signal.SIGINT, handlers[0])
+        signal.signal(signal.SIGTERM, handlers[1])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    out = json.loads(captured.out)
     assert out["added"] == 150 and out["vocab_size"] % 128 == 0 and out["reserved"] == out["vocab_size"] - 100_427
     ref = out["report"]["reference"]
     assert 3 <= ref["changed_lines"] <= 5 + 10 and 0 < ref["changed_share"] < 0.1

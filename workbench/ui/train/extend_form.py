@@ -44,6 +44,7 @@ class ExtendBox(QGroupBox):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Extend an existing tokenizer", parent)
+        self.setAccessibleName("Extend an existing tokenizer")
         form = QFormLayout(self)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.base_combo = QComboBox()

@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     add_train_parser(sub)
+    add_extend_parser(sub)
 
     runs = sub.add_parser("runs", help="list the runs of a project")
     runs.add_argument("project")
@@ -386,6 +387,118 @@ def _dry_run(spec, as_json: bool) -> int:
     else:
         print("\n".join(est.text()))
     return 0
+
+
+def add_extend_parser(sub) -> None:
+    """``workbench extend``: continue a base tokenizer's merges on a corpus (a run that records its base)."""
+    ext = sub.add_parser("extend", help="add N tokens to an existing BPE tokenizer, every base id and merge kept",
+                         description="New merges continue the base's merge list with its pre-tokenizer and "
+                         "normalizer; candidates that already are a token, or fall outside --scripts/--chars, "
+                         "are skipped and counted. The result is a run in the project.")
+    ext.add_argument("files", nargs="*", metavar="CORPUS", help="extension corpus files or folders")
+    ext.add_argument("--base", metavar="SRC", help="the tokenizer to extend: P.tokproj[#RUN|#ref:ID], a .tiktoken, "
+                     "tokenizer.json or GPT-2 vocab.json (anything --tokenizer takes)")
+    ext.add_argument("--add", type=int, metavar="N", help="number of new tokens (merges)")
+    ext.add_argument("--project", help="project file (*.tokproj), created if missing")
+    ext.add_argument("--spec", metavar="EXTEND.json", help="an extension spec (JSON) as the window writes it")
+    ext.add_argument("--min-frequency", type=int, metavar="K", help="stop when no pair occurs K times (default 2)")
+    ext.add_argument("--scripts", metavar="LIST", help="new tokens must hold a whole character of these Unicode "
+                     "scripts, e.g. Cyrillic,Han (text without them encodes as with the base)")
+    ext.add_argument("--chars", choices=["digits", "code"], help="new tokens only of digits, or of ASCII (code)")
+    ext.add_argument("--pad-to", type=int, choices=[64, 128], help="pad the vocabulary to a multiple of 64/128 "
+                     "with reserved special tokens <|reserved_N|>")
+    ext.add_argument("--reference", metavar="FILE", help="a base-domain file (e.g. English): the report gives the "
+                     "share of its lines whose ids change, and the new merge responsible for each")
+    ext.add_argument("--csv-out", metavar="PATH", help="write new_id,token,bytes,parent_left,parent_right")
+    ext.add_argument("--name", help="run name")
+    ext.add_argument("--no-count-cache", dest="count_cache", action="store_false",
+                     help="count the corpus again instead of reusing cached pre-token counts")
+    ext.add_argument("--progress", choices=["text", "json", "none"], default="text",
+                     help="progress on stderr: human lines, JSON lines (for the window), or nothing")
+    ext.add_argument("--json", action="store_true", help="print the result and the report as JSON")
+
+
+_EXTEND_FLAGS = {"base": "--base", "add": "--add", "min_frequency": "--min-frequency", "scripts": "--scripts",
+                 "chars": "--chars", "pad_to": "--pad-to", "project": "--project", "files": "CORPUS"}
+
+
+def _extend_request(args: argparse.Namespace):
+    from workbench.tasks.extend import ExtendRequest
+    from workbench.tasks.train import resolve_files
+
+    if args.spec:
+        if args.files or args.base or args.add is not None:
+            raise WorkbenchError("--spec runs exactly what the spec says: remove CORPUS, --base and --add")
+        try:
+            text = Path(args.spec).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise WorkbenchError(f"{args.spec}: cannot read the extension spec ({exc})") from None
+        return ExtendRequest.from_json(text, args.spec)
+    if not args.base:
+        raise WorkbenchError("name the tokenizer to extend: --base SRC")
+    if args.add is None:
+        raise WorkbenchError("say how many tokens to add: --add N")
+    if not args.files:
+        raise WorkbenchError("name the extension CORPUS files")
+    scripts = tuple(s.strip() for s in (args.scripts or "").split(",") if s.strip())
+    request = ExtendRequest(base=args.base, add=args.add, min_frequency=args.min_frequency or 2, scripts=scripts,
+                            chars=args.chars or "", pad_to=args.pad_to or 0, name=args.name or "",
+                            project=args.project or "").validate()
+    if not request.project:
+        raise WorkbenchError("say where to store the run: --project P.tokproj")
+    return ExtendRequest(**{**request.__dict__, "files": resolve_files(args.files)})
+
+
+def cmd_extend(args: argparse.Namespace) -> int:
+    from workbench.core.lifeline import watch_parent
+    from workbench.errors import ConfigError
+    from workbench.tasks.extend import extend_run, extension_report, load_extension, new_tokens_csv
+    from workbench.tasks.train import StopFlag
+
+    stop = StopFlag()
+    signal.signal(signal.SIGTERM, lambda _s, _f: stop.cancel())
+    signal.signal(signal.SIGINT, lambda _s, _f: stop.cancel())
+    reporter = _Reporter(args.progress, stop)
+    if args.progress == "json":
+        watch_parent(lambda: stop.interrupt(_WINDOW_GONE))
+    t0 = time.monotonic()
+    try:
+        request = _extend_request(args)
+        project = args.project or request.project
+        run_id, status = extend_run(request, project, report=reporter, should_stop=stop, count_cache=args.count_cache)
+    except ConfigError as exc:
+        if args.progress == "json":
+            sys.stderr.write(json.dumps({"event": "error", "field": exc.field, "message": exc.message}) + "\n")
+        raise WorkbenchError(f"{_EXTEND_FLAGS.get(exc.field, exc.field)}: {exc.message}") from None
+    if run_id is None:
+        print("workbench extend: cancelled before training started; nothing was stored", file=sys.stderr)
+        return 3
+    base, extended, meta = load_extension(project, run_id)
+    first_new = len(base.vocab)
+    if status != "finished":  # what was made is kept; the report is for a finished extension
+        result = {"run_id": run_id, "status": status, "project": str(project),
+                  "added": len(extended.merges) - int(meta["base_merges"]), "vocab_size": len(extended.vocab)}
+        print(json.dumps(result) if args.json else f"run {run_id} {status}: {result['added']} new tokens kept")
+        return 3
+    if args.csv_out:
+        new_tokens_csv(extended, int(meta["base_vocab_size"]), args.csv_out)
+    report = extension_report(base, extended, request.files, reference=args.reference, skipped=meta.get("skipped"))
+    result = {"run_id": run_id, "status": status, "project": str(project), "added": report.new_tokens,
+              "vocab_size": len(extended.vocab), "reserved": meta.get("reserved", 0),
+              "seconds": round(time.monotonic() - t0, 3), "report": report.as_dict()}
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        print(f"run {run_id} {status}: {report.new_tokens} new tokens after id {first_new - 1}, vocabulary "
+              f"{len(extended.vocab)} ({result['seconds']:.1f} s) in {project}")
+        skipped = ", ".join(f"{v} {k}" for k, v in report.skipped.items() if v) or "none"
+        print(f"  candidates skipped: {skipped}; rank-dead new tokens: {len(report.dead)}")
+        for f in report.files:
+            print(f"  {f.language:>4}  tokens/char {f.before:.4f} → {f.after:.4f}  {f.path}")
+        if report.reference:
+            print(f"  reference lines changed: {report.changed_lines} of {report.reference_lines} "
+                  f"({100 * report.changed_share:.2f} %)")
+    return 0 if status == "finished" else 3
 
 
 _WINDOW_GONE = "the process that started this run (the window) ended during training"
@@ -962,7 +1075,7 @@ def _existing(project: str) -> Path:
 COMMANDS = {
     "train": cmd_train, "runs": cmd_runs, "encode": cmd_encode, "decode": cmd_decode,
     "export": cmd_export, "import": cmd_import, "stats": cmd_stats, "count": cmd_count, "sweep": cmd_sweep,
-    "demo": cmd_demo,
+    "demo": cmd_demo, "extend": cmd_extend,
 }
 from workbench.cli_audit import AUDIT_COMMANDS  # noqa: E402 - registered beside the others
 

@@ -87,6 +87,13 @@ class BpeTrainer:
     """
 
     value_name = "frequency"
+    # ``refuse(left, right, piece)`` → True keeps a candidate pair from ever being merged (an
+    # extension's filter: :mod:`workbench.core.extend`); plain training refuses nothing.
+    refuse: Callable[[int, int, bytes], bool] | None = None
+    # ``refit(symbols)`` → the word's symbols as the final tokenizer's rule would leave them after a
+    # merge (None: unchanged). An extension of a ``.tiktoken`` base needs it: tiktoken's byte-rank
+    # rule joins a new token with a neighbour at once when their bytes are already a token.
+    refit: Callable[[list[int]], list[int] | None] | None = None
 
     def __init__(self, word_counts: Mapping[str, int], config: TrainConfig):
         self.config = config
@@ -213,6 +220,8 @@ class BpeTrainer:
         step = 0
         token_count = self.token_count
         vocab = self.vocab
+        refuse, refit = self.refuse, self.refit
+        refused: set[int] = set()
         while step < max_merges and len(vocab) < target_vocab and heap:
             if should_stop is not None and should_stop():
                 return
@@ -249,6 +258,13 @@ class BpeTrainer:
             frequency = counts.pop(best)
             a, b = divmod(best, S)
             piece = vocab[a] + vocab[b]
+            if refuse is not None and refuse(a, b, piece):
+                # Never merged (an extension's rank-dead or out-of-scope candidate): the pair leaves
+                # the counts for good, its occurrences stay as they are.
+                refused.add(best)
+                where.pop(best, None)
+                first.pop(best, None)
+                continue
             new = self._piece_id.get(piece)
             if new is None:
                 new = len(vocab)
@@ -304,12 +320,14 @@ class BpeTrainer:
                     out.extend(sym[prev:])
                     words[w] = out
                 token_count -= len(positions) * f
+                if refit is not None:
+                    token_count -= self._refit(w, f, refit, delta, where, first if first_seen else None)
             # ---- update counts and the heap ---------------------------------------------------------
             if not first_seen:
                 while len(hf_rank) < len(vocab):
                     hf_rank.append(len(hf_rank))
             for q, d in delta.items():
-                if q == best:
+                if q == best or q in refused:
                     continue
                 c = counts.get(q, 0) + d
                 if c <= 0:
@@ -330,6 +348,26 @@ class BpeTrainer:
             self.token_counts.append(token_count)  # last: len(self.log) counts complete entries
             self.token_count = token_count
             yield MergeEvent(step, a, b, new, frequency, len(vocab), token_count)
+
+    def _refit(self, w: int, f: int, refit: Callable[[list[int]], list[int] | None], delta: defaultdict[int, int],
+               where: defaultdict[int, set[int]], first: dict[int, int] | None) -> int:
+        """Replace word ``w`` by what ``refit`` makes of it, moving its pair counts into ``delta``;
+        returns how many tokens fewer the corpus has."""
+        sym = self.words[w]
+        fixed = refit(sym)
+        if fixed is None or fixed == sym:
+            return 0
+        S = _SHIFT
+        for i in range(len(sym) - 1):
+            delta[sym[i] * S + sym[i + 1]] -= f
+        for i in range(len(fixed) - 1):
+            q = fixed[i] * S + fixed[i + 1]
+            delta[q] += f
+            where[q].add(w)
+            if first is not None and w * _POS < first.get(q, _NEVER):
+                first[q] = w * _POS
+        self.words[w] = fixed
+        return (len(sym) - len(fixed)) * f
 
     def _first_position(self, p: int, where: dict[int, set[int]], unit_len: list[int]) -> int | None:
         """Exact first-seen key of pair ``p``: smallest word index, then unit offset inside it."""

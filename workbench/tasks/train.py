@@ -303,7 +303,8 @@ def stopped_status(stop: Callable[[], bool]) -> str:
 def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
               report: Callable[[Progress], None] | None = None,
               should_stop: Callable[[], bool] | None = None, count_cache: bool = True,
-              estimate=None, count_memory: int | None = None) -> tuple[int | None, str]:
+              estimate=None, count_memory: int | None = None,
+              make_trainer: TrainerFactory | None = None) -> tuple[int | None, str]:
     """Train and store one run; returns (run id, final status) — (None, "cancelled") when stopped
     while the corpus was still being read, in which case the project is left untouched.
 
@@ -314,6 +315,8 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     :data:`~workbench.tasks.preflight.PREFLIGHT_BYTES` or more); the run records it beside its
     measured peak memory (``timings["peak_rss_mb"]``) and time.
     ``count_memory``: the counting bound in bytes (see :func:`count_words`).
+    ``make_trainer`` replaces the family's trainer (an extension continues a base:
+    :mod:`workbench.tasks.extend`); a trainer with ``extra_settings()`` adds them to the run's.
     """
     from workbench.store import ProjectStore
 
@@ -349,7 +352,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     if report is not None:  # building the trainer can take a while (Unigram seeds its pieces here)
         report(Progress("preparing", model=spec.model, message=rule.preparing))
     try:
-        trainer = fam.trainer(counts, spec, stop)
+        trainer = (make_trainer or fam.trainer)(counts, spec, stop)
     except TrainingCancelled:
         return None, "cancelled"  # stopped while the trainer prepared: nothing is stored
     if stop():
@@ -380,6 +383,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
         sampled = getattr(counts, "sampled_from", None)
         if sampled is not None:
             settings["sampled_from_lines"] = sampled
+        settings.update(_extra_settings(trainer))
         if any(getattr(src, "on_bad_record", "fail") == "skip" for src in sources):
             settings["skipped_records"] = skipped  # 0 too: "skip was on and nothing was bad" is worth knowing
         run_id = store.create_run(spec.name or _default_name(spec), settings, corpus_ids,
@@ -461,15 +465,24 @@ def record_final_model(store, run_id: int, trainer: Trainer, extra: Mapping | No
     BPE and WordPiece vocabularies were stored merge by merge by the run writer."""
     tok = trainer.tokenizer()
     update = {k: v for k, v in tok.settings().items() if k != "special_tokens"}
+    update.update(_extra_settings(trainer))
     update.update(extra or {})
     if tok.scores:
         update["scores"] = list(tok.scores)
     vocab = kinds = None
-    if not tok.merges:
+    if not tok.merges or len(tok.vocab) > len(trainer.log.vocab):
+        # Pieces no merge made (Unigram's vocabulary; an extension's reserved specials at the end).
         vocab = list(tok.vocab)
-        kinds = ["special" if i in tok.special_ids else "base" for i in range(len(vocab))]
+        made = set(tok.merge_of_id)
+        kinds = ["special" if i in tok.special_ids else "merge" if i in made else "base" for i in range(len(vocab))]
     store.record_final_model(run_id, update, vocab=vocab, kinds=kinds,
                              checkpoints=getattr(trainer, "checkpoints", None) or ())
+
+
+def _extra_settings(trainer: Trainer) -> dict:
+    """What a trainer adds to its run's settings (an extension: its base and what it skipped)."""
+    extra = getattr(trainer, "extra_settings", None)
+    return dict(extra()) if callable(extra) else {}
 
 
 def report_skipped(sources: Sequence, report: Callable[[Progress], None] | None) -> int:

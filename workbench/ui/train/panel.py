@@ -59,11 +59,13 @@ from workbench.ui.empty_state import EmptyState
 from workbench.ui.jobs import SplitPreviewer
 from workbench.ui.project_session import ProjectSession
 from workbench.ui.settings import AppSettings
+from workbench.ui.train.extend_form import ExtendBox, ExtensionReport
 from workbench.ui.train.plots import TrainingPlots
 from workbench.ui.train.preflight_panel import PreflightPanel
 from workbench.ui.train.process import (
     TrainingProcess,
     TrainOutcome,
+    extend_command,
     spec_command,
     write_spec,
 )
@@ -152,6 +154,8 @@ class TrainingPanel(QWidget):
         self.marked_field = ""  # the RunSpec field whose control is marked as wrong
         self._spec_file: Path | None = None  # the child's RunSpec JSON, deleted when the run ends
         self._start_after_estimate = False  # a long run waits for its pre-flight estimate
+        self._plot_start: dict[int, int] = {}  # run id → steps not plotted (an extension's base merges)
+        self.report_dialog: ExtensionReport | None = None  # the last extension's report
 
         self.previewer = SplitPreviewer(self)
         self.previewer.ready.connect(self._on_preview)
@@ -199,7 +203,25 @@ class TrainingPanel(QWidget):
         fl = QVBoxLayout(form_host)
         fl.setContentsMargins(0, 0, 4, 0)
 
+        mode_row = QHBoxLayout()
+        self.scratch_radio = QRadioButton("Train from scratch")
+        self.extend_radio = QRadioButton("Extend an existing tokenizer")
+        self.extend_radio.setToolTip("Add tokens to a tokenizer you already use (cl100k, a tokenizer.json, a run): "
+                                     "every id and merge of it is kept")
+        self.mode_group = QButtonGroup(self)
+        self.mode_group.addButton(self.scratch_radio)
+        self.mode_group.addButton(self.extend_radio)
+        self.scratch_radio.setChecked(True)
+        mode_row.addWidget(self.scratch_radio)
+        mode_row.addWidget(self.extend_radio)
+        mode_row.addStretch(1)
+        fl.addLayout(mode_row)
+        self.extend_box = ExtendBox()
+        self.extend_box.setVisible(False)
+        fl.addWidget(self.extend_box)
+
         model_box = QGroupBox("Model")
+        self.model_box = model_box
         mf = self._form(model_box)
         self.model_combo = QComboBox()
         for fam in FAMILIES.values():  # the model families' descriptors (workbench.tasks.models)
@@ -231,6 +253,7 @@ class TrainingPanel(QWidget):
         fl.addWidget(model_box)
 
         split_box = QGroupBox("Text before the model")
+        self.split_box = split_box
         sf = self._form(split_box)
         self.pre_combo = QComboBox()
         for name in PRESETS:
@@ -264,6 +287,7 @@ class TrainingPanel(QWidget):
         fl.addWidget(split_box)
 
         size_box = QGroupBox("How far")
+        self.size_box = size_box
         zf = self._form(size_box)
         size_row = QHBoxLayout()
         self.by_vocab = QRadioButton("Vocabulary size")
@@ -411,6 +435,7 @@ class TrainingPanel(QWidget):
 
     def _connect(self) -> None:
         self.start_button.clicked.connect(lambda _c=False: self.start())
+        self.extend_radio.toggled.connect(lambda _c: self._update_mode())
         self.pause_button.clicked.connect(lambda _c=False: self.toggle_pause())
         self.cancel_button.clicked.connect(lambda _c=False: self.cancel())
         self.units_combo.currentIndexChanged.connect(lambda _i: self._update_eow())
@@ -800,6 +825,8 @@ class TrainingPanel(QWidget):
             self._show_error(self.session.note or "The project is read-only: use File ▸ Save As.")
             return False
         self._mark_field("")
+        if self.extending():
+            return self._start_extension()
         try:
             spec = self.run_spec()
             if not spec.files:
@@ -863,6 +890,62 @@ class TrainingPanel(QWidget):
         self.progress.setFormat("")
         self.state_label.setText("Starting the training process…")
         self.process.start(spec_command(spec_file, estimate=self.preflight.is_fresh(spec)))
+        self.training_changed.emit(True)
+        self._update_controls()
+        return True
+
+    def extending(self) -> bool:
+        return self.extend_radio.isChecked()
+
+    def _update_mode(self) -> None:
+        """Extension takes its model, split and size from the base: its own box replaces theirs."""
+        extend = self.extending()
+        self.extend_box.setVisible(extend)
+        for box in (self.model_box, self.split_box, self.size_box):
+            box.setVisible(not extend)
+        if extend:
+            self._fill_base_sources()
+        self.start_button.setText("Extend" if extend else "Train")
+
+    def _fill_base_sources(self) -> None:
+        """The project's finished runs and its references, as sources the base picker offers."""
+        path = self.session.path
+        sources: list[tuple[str, str]] = []
+        if path is not None and self.session.store is not None:
+            for run in self.session.runs():
+                if run.status == "finished":
+                    sources.append((f"run {run.id}: {run.name}", f"{path}#{run.id}"))
+            for ref in self.session.store.references():
+                sources.append((f"reference {ref.id}: {ref.name}", f"{path}#ref:{ref.id}"))
+        self.extend_box.set_sources(sources)
+
+    def _start_extension(self) -> bool:
+        """Start ``workbench extend --spec`` on the extension form and the Corpus tab's files."""
+        files = tuple(self.corpus.files()) if self.corpus is not None else ()
+        try:
+            request = self.extend_box.request(files, str(self.session.path or ""))
+            if not request.files:
+                raise ConfigError("files", "add corpus files first (Corpus panel): there is nothing to extend on")
+            request = request.validate()
+        except WorkbenchError as exc:
+            self._show_error(str(exc))
+            return False
+        self._remove_spec_file()
+        self._spec_file = write_spec(request)
+        argv = extend_command(self._spec_file, self.extend_box.reference())
+        self.live_run = None
+        self.target = 0
+        self._target_vocab = 0
+        self._rule = family("bpe").progress
+        self._first_vocab = 0
+        self.last_outcome = None
+        self._last_progress = {}
+        self._click_time = time.monotonic()
+        self.first_point_latency = None
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("")
+        self.state_label.setText("Starting the extension…")
+        self.process.start(argv)
         self.training_changed.emit(True)
         self._update_controls()
         return True
@@ -1004,8 +1087,16 @@ class TrainingPanel(QWidget):
         self._update_controls()
         self.run_finished.emit(run_id or 0, outcome.status)
         self.message.emit(self.state_label.text())
+        if outcome.result.get("report"):  # an extension: its report, computed by the child
+            self.show_extension_report(outcome.result)
         if run_id is not None and not self._run_settled(run_id, outcome):
             self._start_settling(outcome)
+
+    def show_extension_report(self, result: dict) -> None:
+        if self.report_dialog is not None:
+            self.report_dialog.close()
+        self.report_dialog = ExtensionReport(result, self)
+        self.report_dialog.show()
 
     def _describe_outcome(self, outcome: TrainOutcome) -> None:
         """The state label and progress bar for a finished or cancelled run, as the store has it."""
@@ -1024,11 +1115,16 @@ class TrainingPanel(QWidget):
                     + f": the kept model is cut to {info.vocab_size:,} pieces without the pruning left.")
                 self.progress.setFormat(f"|V| {where:,} → cut to {info.vocab_size:,} · cancelled")
                 return
+            extension = info.settings.get("extend")
+            made = f"{info.merge_count:,} merges"
+            if isinstance(extension, dict):  # an extension: its new merges, after the base's
+                made = f"{info.merge_count - int(extension.get('base_merges') or 0):,} new merges"
+                done = f"{made} after the base's {int(extension.get('base_merges') or 0):,}, |V| {info.vocab_size:,}"
             self.state_label.setText(f"Run {run_id} {outcome.status}: {done}"
                                      + (f" in {text.duration(took)}." if took else "."))
             if outcome.status == "finished":
                 self.progress.setValue(1000)
-            self.progress.setFormat(f"{info.merge_count:,} merges · {outcome.status}" if info.merge_count
+            self.progress.setFormat(f"{made} · {outcome.status}" if info.merge_count
                                     else f"|V| {info.vocab_size:,} · {outcome.status}")
         else:
             self.state_label.setText(f"Run {outcome.status}" + (f": {outcome.message}" if outcome.message else "."))
@@ -1118,7 +1214,7 @@ class TrainingPanel(QWidget):
     def _poll_run(self, run_id: int) -> int:
         if not self.plots.has_run(run_id) or self.session.store is None:
             return 0
-        last = self.plots.last_step(run_id)
+        last = max(self.plots.last_step(run_id), self._plot_start.get(run_id, 0))
         kind = self._kinds.get(run_id, "frequency")
         try:
             rows: list = (self.session.steps(run_id, last, every=self._plot_every.get(run_id, 1))
@@ -1163,7 +1259,11 @@ class TrainingPanel(QWidget):
             if rid in new or rid not in self._kinds:
                 self._kinds[rid] = step_value(runs[rid].settings)
                 # a stored run of millions of merges is drawn from at most PLOT_POINTS of them
-                self._plot_every[rid] = 1 if rid == self.live_run else -(-runs[rid].merge_count // PLOT_POINTS)
+                extension = runs[rid].settings.get("extend")
+                start = int(extension.get("base_merges") or 0) if isinstance(extension, dict) else 0
+                self._plot_start[rid] = start  # an extension's curves begin after the base's merges
+                self._plot_every[rid] = 1 if rid == self.live_run else \
+                    -(-max(runs[rid].merge_count - start, 1) // PLOT_POINTS)
             self.plots.set_kind(rid, self._kinds[rid])
             self.plots.set_chars(rid, self._chars_for(runs[rid]))
         for rid in new:

@@ -417,8 +417,11 @@ class TrainingPlots(QWidget):
                 continue
             x0, x1, y0, y1 = bounds
             (cx, cy) = plot.vb.viewRange()
-            # x starts a little left of 0 so the 0 tick label is drawn
-            x_new = self._stepped(tuple(cx), 0.0, x1, self.live, floor=-0.02 * max(x1, 1.0)) if name == "vocab" else None
+            # x starts a little left of 0 so the 0 tick label is drawn — or of the first step, for
+            # curves that begin far from 0 (an extension's merges after its base's 100,000)
+            lo = x0 - 1.0 if x0 > 0.5 * x1 else 0.0
+            x_new = self._stepped(tuple(cx), lo, x1, self.live, floor=lo - 0.02 * max(x1 - lo, 1.0)) \
+                if name == "vocab" else None
             y_new = self._stepped(tuple(cy), y0, y1, self.live, up=GROWS_UP[name])
             if x_new is not None:
                 plot.vb.setXRange(*x_new, padding=0)

@@ -32,6 +32,7 @@ from PySide6.QtCore import (
 
 from workbench.errors import WorkbenchError
 from workbench.store.writer import is_writer_command
+from workbench.tasks.extend import ExtendRequest
 from workbench.tasks.spec import RunSpec
 
 # ---------------------------------------------------------------------------------------------------
@@ -45,7 +46,7 @@ def entry_point() -> list[str]:
     return [sys.executable, "-m", "workbench"]
 
 
-def write_spec(spec: RunSpec) -> Path:
+def write_spec(spec: RunSpec | ExtendRequest) -> Path:
     """The spec as a JSON file in the temp folder, for the child (the caller deletes it)."""
     fd, name = tempfile.mkstemp(prefix="workbench-run-", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -58,6 +59,12 @@ def spec_command(spec_path: str | os.PathLike, *, estimate: bool = False) -> lis
     records its pre-flight estimate, as the window showed one)."""
     return [*entry_point(), "train", "--spec", str(spec_path), "--progress", "json", "--json",
             *(["--estimate"] if estimate else [])]
+
+
+def extend_command(spec_path: str | os.PathLike, reference: str = "") -> list[str]:
+    """The argv of a child that runs the extension in ``spec_path`` (its report on stdout at the end)."""
+    return [*entry_point(), "extend", "--spec", str(spec_path), "--progress", "json", "--json",
+            *(["--reference", reference] if reference else [])]
 
 
 @dataclass

@@ -55,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--text")
     src.add_argument("--file")
     enc.add_argument("--allow-special", action="store_true", help="recognise special tokens in the text")
+    enc.add_argument("--special", action="append", metavar="MODE",
+                     help="special tokens (repeatable): add (tokenizers' add_special_tokens: the post-processor's "
+                          "[CLS] … [SEP]), none, allow=all|TOKEN,… (tiktoken's allowed_special), "
+                          "disallow=all|none|TOKEN,… (tiktoken's disallowed_special: refuse such text)")
+    enc.add_argument("--tiktoken-errors", action="store_true",
+                     help="for a disallowed special token print tiktoken's own error text (several lines)")
     enc.add_argument("--greedy", action="store_true", help="greedy longest match instead of BPE merges")
     enc.add_argument("--pattern", help="pre-tokenizer for a .tiktoken file that is not a known public one")
     enc.add_argument("--json", action="store_true", help='print {"ids": [...], "tokens": [...], "count": N}')
@@ -65,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     dec.add_argument("--tokenizer", required=True, metavar="SRC")
     dec.add_argument("--ids", required=True, help="comma- or space-separated ids, or a JSON list")
     dec.add_argument("--pattern", help=argparse.SUPPRESS)
+    dec.add_argument("--skip-special-tokens", action="store_true",
+                     help="leave special tokens out (tokenizers' decode(skip_special_tokens=True))")
 
     exp = sub.add_parser("export", help="export a run in a format other tools load as is")
     exp.add_argument("project")
@@ -432,24 +440,33 @@ def cmd_encode(args: argparse.Namespace) -> int:
     from workbench.core.encode_stream import encode_chunks, streams_exactly
     from workbench.core.encoder import Encoder
     from workbench.tasks.sources import load_tokenizer
+    from workbench.tasks.special import DisallowedSpecial, encode_text, parse_special
 
     tokenizer = load_tokenizer(args.tokenizer, pattern=args.pattern)
     encoder = Encoder(tokenizer, greedy=args.greedy)
     if args.jsonl and args.json:
         raise WorkbenchError("--json and --jsonl: choose one output form")
+    policy = parse_special((["allow=all"] if args.allow_special else []) + (args.special or []), tokenizer)
     if args.file is None:
         texts: Iterable[str] = [args.text]
-    elif args.jsonl or streams_exactly(encoder, args.allow_special):
+    elif args.jsonl or (not args.special and streams_exactly(encoder, args.allow_special)):
         texts = _text_blocks(args.file)
     else:
         texts = [_read_text(args.file)]
     write = sys.stdout.write
-    if args.jsonl:  # one object per line, for pipelines that tokenize line by line
-        for line in _lines(texts):
-            ids = encoder.encode(line.removesuffix("\r"), allow_special=args.allow_special)
-            write(json.dumps({"ids": ids, "count": len(ids)}) + "\n")
-        return 0
-    chunks = encode_chunks(encoder, texts, allow_special=args.allow_special)
+    try:
+        if args.jsonl:  # one object per line, for pipelines that tokenize line by line
+            for line in _lines(texts):
+                ids = encode_text(encoder, line.removesuffix("\r"), policy)
+                write(json.dumps({"ids": ids, "count": len(ids)}) + "\n")
+            return 0
+        chunks: Iterable[list[int]] = (encode_chunks(encoder, texts, allow_special=args.allow_special)
+                                       if not args.special else [encode_text(encoder, "".join(texts), policy)])
+    except DisallowedSpecial as exc:
+        if not args.tiktoken_errors:
+            raise
+        sys.stderr.write(exc.tiktoken_text)
+        return 2
     if not args.json:
         separator = ""
         for ids in chunks:
@@ -547,7 +564,13 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
     ids = parse_ids(args.ids)
     tokenizer = load_tokenizer(args.tokenizer, pattern=args.pattern)
-    data = Encoder(tokenizer).decode_bytes(ids)
+    encoder = Encoder(tokenizer)
+    if tokenizer.pipeline is not None:  # the file's own decoder, as tokenizers decodes
+        sys.stdout.write(encoder.decode(ids, skip_special_tokens=args.skip_special_tokens) + "\n")
+        return 0
+    if args.skip_special_tokens:
+        ids = [i for i in ids if i not in tokenizer.special_ids]
+    data = encoder.decode_bytes(ids)
     sys.stdout.write(data.decode("utf-8", "replace") + "\n")
     return 0
 

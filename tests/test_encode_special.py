@@ -94,16 +94,16 @@ def test_add_special_tokens_equals_tokenizers(tmp_path):
     real = bert(["Hello world, this is a test.", "Another line of text here!"] * 20)
     path = save(real, tmp_path, "bert")
     text = "Hello [SEP] world"
-    for options, add in (([], False), (["add"], True), (["none"], False)):
-        args = ["encode", "--tokenizer", str(path), "--text", text, "--json"]
-        for option in options:
-            args += ["--special", option]
+    for options, add in (([], True), (["--special", "add"], True), (["--special", "none"], False),
+                         (["--no-special-tokens"], False)):
+        args = ["encode", "--tokenizer", str(path), "--text", text, "--json", *options]
         code, out, err = run_inproc(args)
         assert code == 0, err
         assert json.loads(out)["ids"] == real.encode(text, add_special_tokens=add).ids
     # tokenizers' encode_special_tokens=True: no special token is found in the text
     real.encode_special_tokens = True
-    code, out, _err = run_inproc(["encode", "--tokenizer", str(path), "--text", text, "--special", "allow="])
+    code, out, _err = run_inproc(["encode", "--tokenizer", str(path), "--text", text, "--special", "allow=",
+                                  "--no-special-tokens"])
     assert list(map(int, out.split())) == real.encode(text, add_special_tokens=False).ids
     ids = real.encode(text).ids
     code, out, _err = run_inproc(["decode", "--tokenizer", str(path), "--ids", ",".join(map(str, ids)),

@@ -122,3 +122,87 @@ def test_the_pipeline_survives_the_project(tmp_path, built):
     assert back.pipeline is not None and back.pipeline.pre_tokenizer == {"type": "BertPreTokenizer"}
     text = "Héllo, WORLD! 数字 don't"
     assert Encoder(back).encode(text, add_special_tokens=True) == real.encode(text).ids
+
+
+# ---- the stage view (tasks.pipeline_view.stages): each stage the library's own stage function ----------
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_stages_equal_the_librarys_stage_functions(built, corpus_lines, name):
+    from workbench.tasks.pipeline_view import stages
+
+    real, tok = built[name]
+    encoder = Encoder(tok)
+    for text in HOSTILE[:12] + corpus_lines[::40]:
+        found = stages(encoder, text)
+        normalized = real.normalizer.normalize_str(text) if real.normalizer else text
+        assert found.normalized == normalized
+        assert found.normalizer_steps[-1:] == ([(found.components["normalizer"][-1], normalized)]
+                                               if found.components["normalizer"] else [])
+        assert len(found.alignment) == len(found.normalized) if found.normalized == normalized else True
+        if real.pre_tokenizer is not None:
+            assert found.pre_tokens == [(p, tuple(s)) for p, s in real.pre_tokenizer.pre_tokenize_str(normalized)]
+        assert [t.id for t in found.model] == real.encode(text, add_special_tokens=False).ids
+        assert found.ids == real.encode(text).ids
+        assert found.decoded == real.decode(found.ids)
+        assert all(0 <= a <= b <= len(text) for a, b in found.alignment)
+
+
+def test_stages_name_the_flag_each_added_token_matched_by(built):
+    from workbench.tasks.pipeline_view import stages
+
+    _real, tok = built["roberta"]
+    found = stages(Encoder(tok), "go <mask> the end[ROW]  now")
+    assert [(m.content, m.flags, m.start) for m in found.added] == [
+        ("<mask>", ("lstrip",), 2), ("the end", ("single_word",), 10), ("[ROW]", ("rstrip",), 17)]
+    assert found.post_before == [("<s>", 0)] and found.post_after == [("</s>", 2)]
+
+
+def test_normalized_text_maps_back_to_the_input(built):
+    from workbench.tasks.pipeline_view import stages
+
+    _real, tok = built["bert"]
+    found = stages(Encoder(tok), "Ab 数 É")
+    assert found.normalized == "ab  数  e"
+    chars = {found.normalized[i]: span for i, span in enumerate(found.alignment) if found.normalized[i] != " "}
+    assert chars == {"a": (0, 1), "b": (1, 2), "数": (3, 4), "e": (5, 6)}
+
+
+# ---- round trip: which stage loses a line ------------------------------------------------------------
+@pytest.mark.parametrize("name,text,cause", [
+    ("bert", "Hello there", "normalizer: BertNormalizer"),
+    ("bert", "twenty-one", "decoder: WordPiece (a space between every two words)"),
+    ("bert", "wait . what", "decoder: WordPiece (cleanup)"),
+    ("bert", "two  spaces", "pre-tokenizer: BertPreTokenizer (drops whitespace)"),
+    ("bert", "price £13", "[UNK] (model)"),
+    ("roberta", "Hello", "pre-tokenizer: ByteLevel (adds a space in front)"),
+    ("t5", "tab\there", "pre-tokenizer: WhitespaceSplit (drops whitespace)"),
+    ("t5", "full width １２", "normalizer: Precompiled"),
+    ("llama-metaspace", "\t\t-- Pierre", "decoder: Metaspace (drops every ▁ of the first token)"),
+    ("llama", "rare ꙮ glyph and 👩\u200d👩\u200d👧", None),  # byte fallback: survives
+])
+def test_round_trip_names_the_losing_stage(built, name, text, cause):
+    from workbench.tasks.pipeline_view import round_trip
+
+    real, tok = built[name]
+    result = round_trip(Encoder(tok), text)
+    assert result.decoded == (real.decode(real.encode(text, add_special_tokens=False).ids, skip_special_tokens=False)
+                              if cause != "[UNK] (model)" or result.decoded else "")
+    assert result.ok == (cause is None) and result.cause == cause, result
+
+
+def test_cli_roundtrip_prints_the_share_and_first_line_per_cause(built, tmp_path):
+    from hostile_helpers_path import run_cli_capture
+
+    real, _tok = built["bert"]
+    path = save(real, tmp_path, "bert")
+    corpus = tmp_path / "lines.txt"
+    corpus.write_text("hello world\nHello World\ntwenty-one\nsecond Upper\n", encoding="utf-8")
+    code, out, _err = run_cli_capture(["roundtrip", str(path), str(corpus)])
+    assert code == 0
+    assert out.splitlines()[0] == "1 of 4 lines survive decode(encode(line)) == line (25.0%)"
+    assert "normalizer: BertNormalizer" in out and f"{corpus}:2 'Hello World'" in out
+    code, out, _err = run_cli_capture(["roundtrip", str(path), str(corpus), "--json"])
+    report = json.loads(out)
+    assert report["lines"] == 4 and report["survived"] == 1
+    assert report["causes"]["normalizer: BertNormalizer"] == {
+        "lines": 2, "first": {"file": str(corpus), "line": 2, "text": "Hello World",
+                              "detail": "at character 0: 'Hello World' came back as 'hello world'"}}

@@ -129,7 +129,7 @@ class Encoder:
         leaves the special ones outside it as text), and ``add_special_tokens`` adds what the
         post-processor wraps a text in (``[CLS] … [SEP]``)."""
         if self._pipe is not None:
-            found = [t.id for t in self.pipeline_tokens(text, _allowed(allow_special))]
+            found = [t.id for t in self.pipeline_tokens(text, _allowed(allow_special), exact=False)]
             return self._pipe.post_process(found) if add_special_tokens else found
         if self._normalize is not None:
             text = self._normalize(text)
@@ -249,7 +249,7 @@ class Encoder:
         return out
 
     # ---- a tokenizer.json's pipeline ----------------------------------------------------------------
-    def pipeline_stages(self, text: str, allowed: frozenset[str] | None = None
+    def pipeline_stages(self, text: str, allowed: frozenset[str] | None = None, exact: bool = True
                         ) -> list[tuple[Segment, list[tuple[Piece, tuple[int, ...]]]]]:
         """Every stage of a pipeline tokenizer's encoding: each segment (an added token, or plain
         text normalized) with its pre-tokens and the model's ids for each (``allowed`` as in
@@ -258,18 +258,19 @@ class Encoder:
         if pipe is None:
             raise WorkbenchError(f"{self.tok.name or 'this tokenizer'} has no tokenizer.json pipeline")
         out: list[tuple[Segment, list[tuple[Piece, tuple[int, ...]]]]] = []
-        for segment in pipe.segments(text, allowed):
+        for segment in pipe.segments(text, allowed, exact):
             if segment.token is not None:
                 out.append((segment, []))
                 continue
             out.append((segment, [(piece, self.model_piece(piece.text)) for piece in pipe.pre_tokenize_piece(segment.piece)]))
         return out
 
-    def pipeline_tokens(self, text: str, allowed: frozenset[str] | None = None) -> list[EncodedToken]:
+    def pipeline_tokens(self, text: str, allowed: frozenset[str] | None = None, exact: bool = True
+                        ) -> list[EncodedToken]:
         """Ids with spans in ``text``: an added token its match, a model token its pre-token's span
         (narrowed to its own characters where they map one to one)."""
         out: list[EncodedToken] = []
-        for segment, pieces in self.pipeline_stages(text, allowed):
+        for segment, pieces in self.pipeline_stages(text, allowed, exact):
             if segment.token is not None:
                 out.append(EncodedToken(segment.token.id, segment.piece.start, segment.piece.end, False))
                 continue

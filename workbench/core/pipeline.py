@@ -768,12 +768,23 @@ class Pipeline:
             out.append((name, text))
         return out
 
-    def normalize_piece(self, piece: Piece) -> Piece:
-        """Normalize ``piece`` keeping, per output character, the input span it came from."""
+    def normalize_piece(self, piece: Piece, exact: bool = True) -> Piece:
+        """Normalize ``piece`` keeping, per output character, the input span it came from.
+
+        ``exact=False`` (plain encoding, where only the ids count) spreads the output evenly over
+        the input instead of aligning it: every character but the first starts after the piece's
+        start, which is all that ``Metaspace(prepend_scheme="first")`` asks of a span."""
         from workbench.core.offsets import offset_map  # noqa: PLC0415 - offsets imports the encoder
 
         text = piece.text
         spans = piece.spans
+        if not exact:
+            out = self.normalize(text)
+            if out == text:
+                return piece
+            a0, n, m = piece.start, len(text), len(out)
+            spread = [a0 + (max(1, i * n // m) if i else 0) for i in range(m)]
+            return Piece(out, tuple((a, a + 1) for a in spread))
         for _name, func in self._normalizers:
             out = func(text)
             if out == text:
@@ -832,7 +843,7 @@ class Pipeline:
             out.append(Segment(piece.cut(start_offset, len(text))))
         return out
 
-    def segments(self, text: str, allowed: frozenset[str] | None = None) -> list[Segment]:
+    def segments(self, text: str, allowed: frozenset[str] | None = None, exact: bool = True) -> list[Segment]:
         """Added tokens found and plain text normalized: the input as the pre-tokenizer gets it.
         ``allowed``: the special tokens that match (``None``: all, the library's default); the others
         are text, as with the library's ``encode_special_tokens``."""
@@ -842,7 +853,7 @@ class Pipeline:
             if seg.token is not None:
                 out.append(seg)
                 continue
-            normalized = self.normalize_piece(seg.piece)
+            normalized = self.normalize_piece(seg.piece, exact)
             out.extend(self._find_added(normalized, self._normalized_re, self._added_by_text, allowed))
         return out
 

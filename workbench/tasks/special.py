@@ -1,8 +1,9 @@
 """What happens to special tokens when a text is encoded: the options of both libraries people
 compare against, in one place for the CLI's ``encode --special`` and the window.
 
-* ``tokenizers``' ``add_special_tokens``: ``add`` wraps the text as the tokenizer's post-processor
-  says (``[CLS] … [SEP]``, ``<s> …``); ``none`` (the default) adds nothing.
+* ``tokenizers``' ``add_special_tokens``: ``add`` (the default, as the library's) wraps the text as
+  the tokenizer's post-processor says (``[CLS] … [SEP]``, ``<s> …``); ``none`` (``encode
+  --no-special-tokens``) adds nothing. A tokenizer without a post-processor adds nothing either way.
 * tiktoken's ``allowed_special``: ``allow=all`` or ``allow=A,B`` — those special tokens are found in
   the text and become their ids; the others are text. Without it a workbench tokenizer keeps
   special tokens as text (tiktoken's ``encode_ordinary``) and an imported ``tokenizer.json`` finds
@@ -69,9 +70,10 @@ def special_set(tokenizer: Tokenizer) -> frozenset[str]:
     return frozenset(t for t in tokenizer.special_tokens if t)
 
 
-def parse_special(values: Sequence[str] | None, tokenizer: Tokenizer) -> SpecialPolicy:
-    """``--special`` values (repeatable): ``add``, ``none``, ``allow=all|A,B|``, ``disallow=all|none|A,B``."""
-    add = False
+def parse_special(values: Sequence[str] | None, tokenizer: Tokenizer, *, add: bool = True) -> SpecialPolicy:
+    """``--special`` values (repeatable): ``add``, ``none``, ``allow=all|A,B|``, ``disallow=all|none|A,B``;
+    ``add`` is where they start (``encode`` applies the post-processor unless told not to, as
+    ``tokenizers``' ``encode()`` does)."""
     allowed: frozenset[str] | All | None = None
     disallowed: frozenset[str] | All = frozenset()
     known = special_set(tokenizer)

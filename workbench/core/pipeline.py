@@ -18,9 +18,9 @@ that touches a word character (alphanumeric or ``_``), ``lstrip``/``rstrip`` tak
 beside it into the token.
 
 Pieces are tracked with the span of the input each character came from, so every stage can be
-shown against the text the user typed (normalizers' spans come from
-:func:`workbench.core.offsets.offset_map`, which finds them by normalizing piece by piece; the
-library tracks them exactly — spans can be coarser here, strings never differ).
+shown against the text the user typed. The library records alignments inside each normalizer;
+here each normalizer's output is aligned to its input afterwards (:func:`_align`: longest common
+runs, replaced stretches) — spans can be coarser than the library's, strings never differ.
 
 Left out (refused when a file uses them): ``UnicodeScripts`` and ``Split`` with a regex the
 ``regex`` module cannot compile, the ``CTC`` decoder, ``ByteLevel`` as a normalizer, pair
@@ -774,8 +774,6 @@ class Pipeline:
         ``exact=False`` (plain encoding, where only the ids count) spreads the output evenly over
         the input instead of aligning it: every character but the first starts after the piece's
         start, which is all that ``Metaspace(prepend_scheme="first")`` asks of a span."""
-        from workbench.core.offsets import offset_map  # noqa: PLC0415 - offsets imports the encoder
-
         text = piece.text
         spans = piece.spans
         if not exact:
@@ -789,19 +787,8 @@ class Pipeline:
             out = func(text)
             if out == text:
                 continue
-            mapping = offset_map(text, out, func)
-            if mapping is None:
-                continue
-            starts, ends = mapping
-            new_spans = []
-            for s, e in zip(starts, ends):
-                if spans and s < len(spans):
-                    a = spans[s][0]
-                    b = spans[max(min(e, len(spans)) - 1, s)][1]
-                else:
-                    a = b = spans[-1][1] if spans else piece.start
-                new_spans.append((a, b))
-            text, spans = out, tuple(new_spans)
+            spans = _align(text, out, spans, piece.start)
+            text = out
         return Piece(text, spans)
 
     def _find_added(self, piece: Piece, pattern: regex.Pattern[str] | None, by_text: dict[str, AddedToken],
@@ -902,6 +889,31 @@ class Pipeline:
         return {"normalizer": self.normalizer_names, "pre_tokenizer": self.pre_tokenizer_names,
                 "post_processor": _type(self.post_processor, "post_processor") if self.post_processor else None,
                 "decoder": self.decoder_names, "added_tokens": len(self.added_tokens)}
+
+
+def _align(before: str, after: str, spans: tuple[tuple[int, int], ...], origin: int) -> tuple[tuple[int, int], ...]:
+    """The input spans of ``after``'s characters, given ``before``'s: the longest common runs map
+    one to one (``difflib``); a replaced stretch of equal length maps character for character,
+    otherwise every new character takes the whole old stretch; an inserted one its neighbour's."""
+    from difflib import SequenceMatcher
+
+    out: list[tuple[int, int]] = []
+    n = len(before)
+
+    def whole(i1: int, i2: int) -> tuple[int, int]:
+        if i2 > i1:
+            return spans[i1][0], spans[i2 - 1][1]
+        if n == 0:
+            return origin, origin
+        near = spans[min(i1, n - 1)]
+        return near
+
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if op == "equal" or (op == "replace" and i2 - i1 == j2 - j1):
+            out.extend(spans[i1:i2])
+        elif op in ("replace", "insert"):
+            out.extend([whole(i1, i2)] * (j2 - j1))
+    return tuple(out)
 
 
 def _built(pipeline: Pipeline, attr: str, where: str) -> None:

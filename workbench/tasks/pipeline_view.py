@@ -351,3 +351,39 @@ def file_lines(path: Path, limit: int | None = None) -> Iterable[str]:
 
 def round_trip_files(tokenizer: Tokenizer, files: Sequence[str | Path], *, limit: int | None = None) -> RoundTripReport:
     return round_trip_lines(tokenizer, ((str(f), file_lines(Path(f), limit)) for f in files))
+
+
+# ------------------------------------------------------------------------------------- the window's view
+MAX_MARKED_LINES = 500
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The Inspect tab's Pipeline view: one line's stages, and a round-trip mark per line."""
+
+    index: int  # the line the stages are of
+    stages: Stages | None
+    marks: list[RoundTrip]  # one per line, up to MAX_MARKED_LINES
+    lines: int  # lines in the text (marks stop at MAX_MARKED_LINES)
+    error: str | None = None
+
+
+def explain(encoder: Encoder, text: str, index: int, separator: str = "\n",
+            should_stop: Callable[[], bool] | None = None) -> Explanation:
+    """Stages of line ``index`` of ``text`` and the round trip of every line (the first
+    :data:`MAX_MARKED_LINES`); a line the tokenizer cannot encode is named, never raised."""
+    lines = text.split("\n")
+    lines = [line.removesuffix("\r") for line in lines] if separator == "\r\n" else lines
+    index = min(max(index, 0), len(lines) - 1)
+    checker = RoundTripper(encoder)
+    marks: list[RoundTrip] = []
+    for number, line in enumerate(lines[:MAX_MARKED_LINES]):
+        if should_stop is not None and number % 64 == 0 and should_stop():
+            break
+        marks.append(checker.check(line))
+    try:
+        found: Stages | None = stages(encoder, lines[index])
+        error = None
+    except WorkbenchError as exc:
+        found, error = None, str(exc)
+    return Explanation(index, found, marks, len(lines), error)

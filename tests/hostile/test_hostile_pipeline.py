@@ -67,3 +67,59 @@ def test_overlapping_added_tokens_are_refused(tmp_path, entries, expected):
     code, err = _encode(tmp_path, document)
     line = one_line_error(err)
     assert code == 2 and re.search(expected, line), line
+
+
+HOSTILE_VALUES = [2**40, -1, 1.5, "x", "", None, True, [], {}, [[1]], {"a": 1}, {"type": "Sequence"},
+                  {"type": "Replace"}, "\ud800", "(a+)+$"]
+
+
+def _paths(value, prefix=()):
+    out = []
+    items = value.items() if isinstance(value, dict) else enumerate(value[:5]) if isinstance(value, list) else ()
+    for key, item in items:
+        out.append(prefix + (key,))
+        out.extend(_paths(item, prefix + (key,)))
+    return out
+
+
+@pytest.mark.parametrize("family", ["bert", "llama"])
+def test_mutated_pipeline_components_import_or_refuse_in_one_line(tmp_path, family):
+    """A hostile value anywhere in a real pipeline's components: refused in one line, or imported
+    and then encoded, decoded and explained without a crash."""
+    import random
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from hf_pipelines import BUILDERS
+
+    from workbench.core.encoder import Encoder
+    from workbench.errors import WorkbenchError
+    from workbench.formats import load_tokenizer_file
+    from workbench.tasks.pipeline_view import round_trip, stages
+
+    base = json.loads(BUILDERS[family](["Hello world, a test line.", "Another one here!"] * 30).to_str())
+    rng = random.Random(family)
+    for case in range(30):
+        document = json.loads(json.dumps(base))
+        stage = rng.choice(["normalizer", "pre_tokenizer", "decoder", "post_processor", "added_tokens"])
+        paths = _paths(document[stage], (stage,)) if document.get(stage) is not None else []
+        target, key = (document, stage) if not paths else (None, None)
+        if paths:
+            path = rng.choice(paths)
+            target = document
+            for part in path[:-1]:
+                target = target[part]
+            key = path[-1]
+        target[key] = rng.choice(HOSTILE_VALUES)
+        file = tmp_path / f"case{case}.json"
+        file.write_text(json.dumps(document), encoding="utf-8")
+        try:
+            tok = load_tokenizer_file(file)
+            encoder = Encoder(tok)
+            for text in ("Hello, World! [CLS] x", "  a\tb ", "数字 ꙮ"):
+                encoder.decode(encoder.encode(text, add_special_tokens=True), skip_special_tokens=True)
+                stages(encoder, text)
+                round_trip(encoder, text)
+        except WorkbenchError as exc:
+            assert "\n" not in str(exc) and str(exc).startswith(f"case{case}.json"), (case, str(exc))

@@ -47,6 +47,7 @@ from workbench.errors import WorkbenchError
 BYTELEVEL_REGEX = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 # Oniguruma's \x{HHHH} escape (the regex module spells it \UHHHHHHHH)
 _ONIG_HEX = regex.compile(r"(?<!\\)\\x\{([0-9A-Fa-f]{1,8})\}")
+SPLIT_TIMEOUT_S = 10.0
 _BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 
 NORMALIZERS = ("BertNormalizer", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Strip", "Replace",
@@ -141,6 +142,53 @@ def _char(spec: dict, key: str, where: str, default: str) -> str:
     return value
 
 
+_B, _S, _I, _N = bool, str, int, type(None)
+_METASPACE: dict[str, tuple[type, ...]] = {"replacement": (_S,), "prepend_scheme": (_S, _N), "split": (_B,),
+                                           "add_prefix_space": (_B,)}
+_BYTELEVEL: dict[str, tuple[type, ...]] = {"add_prefix_space": (_B,), "use_regex": (_B,), "trim_offsets": (_B,)}
+#: stage → component → setting → the JSON types it may have (what the library's serde accepts)
+_SETTING_TYPES: dict[str, dict[str, dict[str, tuple[type, ...]]]] = {
+    "normalizer": {
+        "BertNormalizer": {"clean_text": (_B,), "handle_chinese_chars": (_B,), "strip_accents": (_B, _N),
+                           "lowercase": (_B,)},
+        "Strip": {"left": (_B,), "right": (_B,)}, "Replace": {"content": (_S,)}, "Prepend": {"prepend": (_S,)},
+        "Precompiled": {"precompiled_charsmap": (_S,)},
+    },
+    "pre_tokenizer": {
+        "ByteLevel": _BYTELEVEL, "Metaspace": _METASPACE, "Split": {"behavior": (_S,), "invert": (_B,)},
+        "Digits": {"individual_digits": (_B,)}, "Punctuation": {"behavior": (_S,)},
+        "CharDelimiterSplit": {"delimiter": (_S,)},
+    },
+    "decoder": {
+        "ByteLevel": _BYTELEVEL, "Metaspace": _METASPACE, "WordPiece": {"prefix": (_S,), "cleanup": (_B,)},
+        "Replace": {"content": (_S,)}, "Strip": {"content": (_S,), "start": (_I,), "stop": (_I,)},
+        "BPEDecoder": {"suffix": (_S,)},
+    },
+}
+
+
+def _check_settings(stage: str, kind: str, spec: dict, where: str) -> None:
+    for key, types in _SETTING_TYPES.get(stage, {}).get(kind, {}).items():
+        if key not in spec:
+            continue
+        value = spec[key]
+        fits = isinstance(value, types) and not (isinstance(value, bool) and _B not in types)
+        if not fits or (isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= 1 << 20):
+            shown = " or ".join("null" if t is _N else t.__name__.replace("str", "text").replace("int", "a count")
+                                .replace("bool", "true/false") for t in types)
+            raise WorkbenchError(f"{where}: {kind} {key} is {str(value)[:40]!r}; it must be {shown}: fix the file")
+
+
+def _surrogate_in(value: object, depth: int = 0) -> str | None:
+    """A string anywhere in ``value`` that holds a lone surrogate (JSON lets ``\\ud800`` through)."""
+    if depth > 50:
+        return None
+    if isinstance(value, str):
+        return value if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value) else None
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return next((found for item in items if (found := _surrogate_in(item, depth + 1)) is not None), None)
+
+
 def _refuse(kind: str, stage: str, where: str, known: Sequence[str]) -> WorkbenchError:
     del where  # the stage is named in the message itself
     return WorkbenchError(f"{stage} {kind!r} is not supported (supported: {', '.join(known)}): "
@@ -224,6 +272,7 @@ def build_normalizer(spec: object, where: str) -> list[tuple[str, Callable[[str]
         return []
     kind = _type(spec, where)
     assert isinstance(spec, dict)
+    _check_settings("normalizer", kind, spec, where)
     if kind == "Sequence":
         out: list[tuple[str, Callable[[str], str]]] = []
         for item in _items(spec, "normalizers", where):
@@ -260,7 +309,12 @@ def _matches(text: str, is_match: Callable[[str], bool] | None, pattern: regex.P
     out: list[tuple[int, int, bool]] = []
     if pattern is not None:
         prev = 0
-        for m in pattern.finditer(text):
+        try:
+            found = list(pattern.finditer(text, timeout=SPLIT_TIMEOUT_S))
+        except TimeoutError:
+            raise WorkbenchError(f"a Split pattern of this tokenizer took over {SPLIT_TIMEOUT_S:.0f} s on one text "
+                                 "(catastrophic backtracking): this tokenizer cannot encode it") from None
+        for m in found:
             start, end = m.span()
             if prev != start:
                 out.append((prev, start, False))
@@ -391,6 +445,7 @@ def build_pretokenizer(spec: object, where: str) -> list[tuple[str, PreStep]]:
         return []
     kind = _type(spec, where)
     assert isinstance(spec, dict)
+    _check_settings("pre_tokenizer", kind, spec, where)
     if kind == "Sequence":
         out: list[tuple[str, PreStep]] = []
         for item in _items(spec, "pretokenizers", where):
@@ -433,7 +488,8 @@ def build_pretokenizer(spec: object, where: str) -> list[tuple[str, PreStep]]:
 
 # --------------------------------------------------------------------------------- post-processors
 def _pair(value: object, where: str, what: str) -> tuple[str, int]:
-    if (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], int)):
+    if (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], int)
+            and not isinstance(value[1], bool) and value[1] >= 0):
         return value[0], value[1]
     raise WorkbenchError(f"{where}: {what} must be [token, id], not {value!r}")
 
@@ -463,16 +519,19 @@ def build_post(spec: object, where: str) -> list[tuple[list[tuple[str, int]], li
         after: list[tuple[str, int]] = []
         seen_sequence = False
         for part in single:
-            if isinstance(part, dict) and "Sequence" in part:
+            if isinstance(part, dict) and isinstance(part.get("Sequence"), dict):
                 if part["Sequence"].get("id") != "A" or seen_sequence:
                     raise WorkbenchError(f"{where}: a single template must hold the sequence $A once")
                 seen_sequence = True
             elif isinstance(part, dict) and isinstance(part.get("SpecialToken"), dict):
                 name = part["SpecialToken"].get("id")
-                entry = specials.get(name)
+                entry = specials.get(name) if isinstance(name, str) else None
                 if not isinstance(entry, dict) or not isinstance(entry.get("ids"), list) or \
                         not isinstance(entry.get("tokens"), list) or len(entry["ids"]) != len(entry["tokens"]):
                     raise WorkbenchError(f"{where}: template token {name!r} is not in special_tokens with ids and tokens")
+                if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in entry["ids"]) or \
+                        not all(isinstance(t, str) for t in entry["tokens"]):
+                    raise WorkbenchError(f"{where}: template token {name!r} needs whole-number ids and text tokens")
                 (after if seen_sequence else before).extend(zip(entry["tokens"], entry["ids"]))
             else:
                 raise WorkbenchError(f"{where}: template part {part!r} is neither Sequence nor SpecialToken")
@@ -536,6 +595,7 @@ def build_decoder(spec: object, where: str) -> list[tuple[str, DecodeStep]]:
         return []
     kind = _type(spec, where)
     assert isinstance(spec, dict)
+    _check_settings("decoder", kind, spec, where)
     step: DecodeStep
     if kind == "Sequence":
         out: list[tuple[str, DecodeStep]] = []
@@ -676,6 +736,11 @@ class Pipeline:
                 "model": dict(self.model_options)}
 
     def check(self, where: str) -> None:
+        for stage in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
+            bad = _surrogate_in(getattr(self, stage))
+            if bad is not None:
+                raise WorkbenchError(f"{where}: the {stage} holds {bad[:20]!r}, a lone surrogate, which is not "
+                                     "text (tokenizers refuses the file too): fix the file")
         for name in ("_normalizers", "_pre_steps", "_post", "_decoders"):
             _built(self, name, where)
         for token in self.added_tokens:

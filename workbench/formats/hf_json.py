@@ -293,6 +293,11 @@ def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
     if pipeline.byte_level and tokenizer.units != "bytes":
         raise WorkbenchError(f"{name}: a ByteLevel pre-tokenizer with a {kind} model is not supported: "
                              "this tokenizer cannot be imported")
+    before, after = pipeline.post_additions()
+    for token, token_id in before + after:
+        if token_id >= len(tokenizer.vocab):
+            raise WorkbenchError(f"{name}: the post-processor adds {token!r} as id {token_id}, beyond the "
+                                 f"{len(tokenizer.vocab)} ids of the vocabulary: fix the file")
     return replace(tokenizer, pipeline=pipeline), notes
 
 

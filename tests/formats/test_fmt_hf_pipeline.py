@@ -206,3 +206,14 @@ def test_cli_roundtrip_prints_the_share_and_first_line_per_cause(built, tmp_path
     assert report["causes"]["normalizer: BertNormalizer"] == {
         "lines": 2, "first": {"file": str(corpus), "line": 2, "text": "Hello World",
                               "detail": "at character 0: 'Hello World' came back as 'hello world'"}}
+
+
+@pytest.mark.parametrize("name", ["bert", "llama", "llama-metaspace"])
+def test_token_offsets_equal_the_librarys(built, corpus_lines, name):
+    """Each token's span in the input is the library's ``offsets`` (layouts without trim_offsets)."""
+    real, tok = built[name]
+    encoder = Encoder(tok)
+    for text in HOSTILE[:10] + corpus_lines[::30]:
+        found = encoder.pipeline_tokens(text)
+        expected = real.encode(text, add_special_tokens=False)
+        assert [(t.id, t.start, t.end) for t in found] == [(i, a, b) for i, (a, b) in zip(expected.ids, expected.offsets)]

@@ -42,6 +42,9 @@ def _show(qtbot, panel, project, path, text=TEXT):
 def test_pipeline_tab_shows_bert_stages_and_marks(qtbot, panel, empty_project, pipelines):
     real, path = pipelines["bert"]
     result = _show(qtbot, panel, empty_project, path)
+    # the columns colour what tokenizers gives for the whole text, token by token at its offsets
+    whole = real.encode(TEXT, add_special_tokens=False)
+    assert panel.primary.layout_.ids() == whole.ids
     assert [m.ok for m in result.marks] == [True, False, False, True]
     assert result.marks[1].cause == "normalizer: BertNormalizer"
     assert result.marks[2].cause == "[UNK] (model)"
@@ -66,6 +69,7 @@ def test_pipeline_tab_shows_bert_stages_and_marks(qtbot, panel, empty_project, p
 def test_pipeline_tab_on_a_llama_tokenizer_round_trips_with_byte_fallback(qtbot, panel, empty_project, pipelines):
     real, path = pipelines["llama"]
     result = _show(qtbot, panel, empty_project, path)
+    assert panel.primary.layout_.ids() == real.encode(TEXT, add_special_tokens=False).ids
     assert all(m.ok for m in result.marks)
     line = TEXT.splitlines()[0]
     assert result.stages.ids == real.encode(line).ids

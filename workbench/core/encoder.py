@@ -275,7 +275,46 @@ class Encoder:
                 out.append(EncodedToken(segment.token.id, segment.piece.start, segment.piece.end, False))
                 continue
             for piece, ids in pieces:
-                out.extend(EncodedToken(i, piece.start, piece.end, False) for i in ids)
+                out.extend(self._token_spans(piece, ids) if exact else
+                           [EncodedToken(i, piece.start, piece.end, False) for i in ids])
+        return out
+
+    def _token_spans(self, piece: Piece, ids: Sequence[int]) -> list[EncodedToken]:
+        """Each token of a pre-token with the input span of its own characters: tokens are laid end
+        to end over the pre-token's bytes (a byte-level piece: one stand-in character per byte). A
+        token whose length is not known (an unknown token inside a word) gives every token the
+        pre-token's span."""
+        if self._bytes:
+            units = [(span, 1) for span in piece.spans]  # one stand-in character is one byte
+        else:
+            units = [(span, n) for ch, span in zip(piece.text, piece.spans)
+                     for n in [len(ch.encode("utf-8", "surrogatepass"))]]
+        owner = [k for k, (_span, n) in enumerate(units) for _ in range(n)]
+        lengths: list[int] = []
+        prefix = self.tok.continuing_prefix.encode("utf-8") if self._wordpiece is not None else b""
+        fallback = set(self._fallback or ()) | set((self._spm.byte_ids or ()) if self._spm is not None else ())
+        for position, token_id in enumerate(ids):
+            raw = self.tok.vocab[token_id]
+            if token_id in fallback:
+                lengths.append(1)
+            elif token_id == self.unknown_id or token_id in self.tok.special_ids:
+                lengths.append(len(owner) if len(ids) == 1 else -1)
+            elif prefix and position and raw.startswith(prefix):
+                lengths.append(len(raw) - len(prefix))
+            else:
+                lengths.append(len(raw))
+        if -1 in lengths or sum(lengths) != len(owner):
+            return [EncodedToken(i, piece.start, piece.end, False) for i in ids]
+        out: list[EncodedToken] = []
+        offset = 0
+        for token_id, length in zip(ids, lengths):
+            first, last = owner[offset], owner[offset + length - 1] if length else owner[offset]
+            whole = (offset == 0 or owner[offset - 1] != first) and (
+                offset + length == len(owner) or owner[offset + length] != last)
+            start, end = units[first][0][0], units[last][0][1]
+            out.append(EncodedToken(token_id, start, end, not whole and not self._bytes or (
+                self._bytes and not _whole_utf8(self.tok.vocab[token_id]))))
+            offset += length
         return out
 
     def model_piece(self, piece: str) -> tuple[int, ...]:
@@ -604,6 +643,14 @@ def _special_pattern(tokens: frozenset[str]) -> regex.Pattern[str] | None:
         ordered = sorted((t for t in tokens if t), key=len, reverse=True)
         found = _SPECIAL_PATTERNS[tokens] = regex.compile("|".join(regex.escape(t) for t in ordered)) if ordered else None
     return found
+
+
+def _whole_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _stand_in_bytes(piece: str) -> list[int]:

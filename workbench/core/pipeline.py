@@ -958,8 +958,10 @@ class Pipeline:
 
 def _align(before: str, after: str, spans: tuple[tuple[int, int], ...], origin: int) -> tuple[tuple[int, int], ...]:
     """The input spans of ``after``'s characters, given ``before``'s: the longest common runs map
-    one to one (``difflib``); a replaced stretch of equal length maps character for character,
-    otherwise every new character takes the whole old stretch; an inserted one its neighbour's."""
+    one to one (``difflib``); a replaced stretch of equal length maps character for character, a
+    shorter one that is not the old one composed keeps the first characters' spans (what is left
+    after marks are removed), otherwise every new character takes the whole old stretch; an
+    inserted one its neighbour's."""
     from difflib import SequenceMatcher
 
     out: list[tuple[int, int]] = []
@@ -976,6 +978,8 @@ def _align(before: str, after: str, spans: tuple[tuple[int, int], ...], origin: 
     for op, i1, i2, j1, j2 in SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
         if op == "equal" or (op == "replace" and i2 - i1 == j2 - j1):
             out.extend(spans[i1:i2])
+        elif op == "replace" and j2 - j1 < i2 - i1 and unicodedata.normalize("NFKC", before[i1:i2]) != after[j1:j2]:
+            out.extend(spans[i1:i1 + j2 - j1])  # characters removed (accents stripped): the rest keep theirs
         elif op in ("replace", "insert"):
             out.extend([whole(i1, i2)] * (j2 - j1))
     return tuple(out)

@@ -217,3 +217,19 @@ def test_token_offsets_equal_the_librarys(built, corpus_lines, name):
         found = encoder.pipeline_tokens(text)
         expected = real.encode(text, add_special_tokens=False)
         assert [(t.id, t.start, t.end) for t in found] == [(i, a, b) for i, (a, b) in zip(expected.ids, expected.offsets)]
+
+
+def test_stats_count_tokens_as_the_library_does(built, corpus_lines, tmp_path):
+    """Corpus statistics run an imported pipeline on whole lines: the token count is the library's."""
+    from hostile_helpers_path import run_cli_capture
+
+    corpus = tmp_path / "slice.txt"
+    lines = [line for line in corpus_lines[::5] if line]
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for name in ("roberta", "t5"):
+        real, _tok = built[name]
+        path = save(real, tmp_path, name)
+        code, out, err = run_cli_capture(["stats", str(corpus), "--tokenizer", str(path), "--json"])
+        assert code == 0, err
+        row = json.loads(out)["per_file"][0]
+        assert row["tokens"] == sum(len(real.encode(line, add_special_tokens=False).ids) for line in lines)

@@ -707,6 +707,9 @@ class Pipeline:
     added_tokens: tuple[AddedToken, ...] = ()
     # BPE model options that change ids (tokenizers' names)
     model_options: dict = field(default_factory=dict)
+    # Whether statistics must run the pipeline on whole lines: our named normalizers and
+    # pre-tokenizers (which cut a corpus into cached pre-tokens) cannot say what this one does.
+    whole_lines: bool = False
 
     @classmethod
     def from_document(cls, document: dict, where: str) -> Pipeline:
@@ -717,7 +720,8 @@ class Pipeline:
         pipeline = cls(
             normalizer=document.get("normalizer"), pre_tokenizer=document.get("pre_tokenizer"),
             post_processor=document.get("post_processor"), decoder=document.get("decoder"),
-            added_tokens=_added_tokens(document.get("added_tokens"), where), model_options=options)
+            added_tokens=_added_tokens(document.get("added_tokens"), where), model_options=options,
+            whole_lines=document.get("whole_lines") is True)
         pipeline.check(where)
         return pipeline
 
@@ -733,7 +737,7 @@ class Pipeline:
         return {"normalizer": self.normalizer, "pre_tokenizer": self.pre_tokenizer,
                 "post_processor": self.post_processor, "decoder": self.decoder,
                 "added_tokens": [t.spec() for t in self.added_tokens],
-                "model": dict(self.model_options)}
+                "model": dict(self.model_options), "whole_lines": self.whole_lines}
 
     def check(self, where: str) -> None:
         for stage in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):

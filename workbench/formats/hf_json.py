@@ -298,7 +298,11 @@ def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
         if token_id >= len(tokenizer.vocab):
             raise WorkbenchError(f"{name}: the post-processor adds {token!r} as id {token_id}, beyond the "
                                  f"{len(tokenizer.vocab)} ids of the vocabulary: fix the file")
-    return replace(tokenizer, pipeline=pipeline), notes
+    whole_lines = any(note.startswith(_SUMMARY_NOTE) for note in notes)
+    return replace(tokenizer, pipeline=replace(pipeline, whole_lines=whole_lines)), notes
+
+
+_SUMMARY_NOTE = "pipeline kept as the file has it; "
 
 
 def _summary(read, fallback, notes: list[str], what: str):
@@ -306,8 +310,8 @@ def _summary(read, fallback, notes: list[str], what: str):
     try:
         return read()
     except WorkbenchError as exc:
-        notes.append(f"{what} kept as the file's own components ({str(exc).split(': ', 1)[-1]}); "
-                     "statistics and colouring cut text without it")
+        notes.append(f"{_SUMMARY_NOTE}{what} has no preset of ours ({str(exc).split(': ', 1)[-1]}): statistics "
+                     "run the file's whole pipeline on each line")
         return fallback
 
 

@@ -57,16 +57,34 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--text")
     src.add_argument("--file")
     enc.add_argument("--allow-special", action="store_true", help="recognise special tokens in the text")
+    enc.add_argument("--special", action="append", metavar="MODE",
+                     help="special tokens (repeatable): add (the default, as tokenizers' encode(): the "
+                          "post-processor's [CLS] … [SEP]), none, allow=all|TOKEN,… (tiktoken's allowed_special), "
+                          "disallow=all|none|TOKEN,… (tiktoken's disallowed_special: refuse such text)")
+    enc.add_argument("--no-special-tokens", action="store_true",
+                     help="tokenizers' add_special_tokens=False: no post-processor additions")
+    enc.add_argument("--tiktoken-errors", action="store_true",
+                     help="for a disallowed special token print tiktoken's own error text (several lines)")
     enc.add_argument("--greedy", action="store_true", help="greedy longest match instead of BPE merges")
     enc.add_argument("--pattern", help="pre-tokenizer for a .tiktoken file that is not a known public one")
     enc.add_argument("--json", action="store_true", help='print {"ids": [...], "tokens": [...], "count": N}')
     enc.add_argument("--jsonl", action="store_true",
                      help='one {"ids": [...], "count": N} per input line (line break not encoded)')
 
+    rt = sub.add_parser("roundtrip", help="which lines survive decode(encode(line)), and which stage loses the others")
+    rt.add_argument("tokenizer", metavar="SRC", help="P.tokproj[#RUN], tokenizer.json, .tiktoken, vocab.json …")
+    rt.add_argument("files", nargs="+", metavar="FILES", help="UTF-8 text files, one line per text")
+    rt.add_argument("--limit", type=int, metavar="N", help="at most N lines of each file")
+    rt.add_argument("--pattern", help=argparse.SUPPRESS)
+    rt.add_argument("--json", action="store_true",
+                    help='print {"lines", "survived", "share", "causes": {CAUSE: {"lines", "first": {...}}}}')
+
     dec = sub.add_parser("decode", help="decode ids to text")
     dec.add_argument("--tokenizer", required=True, metavar="SRC")
     dec.add_argument("--ids", required=True, help="comma- or space-separated ids, or a JSON list")
     dec.add_argument("--pattern", help=argparse.SUPPRESS)
+    dec.add_argument("--skip-special-tokens", action="store_true",
+                     help="leave special tokens out (tokenizers' decode(skip_special_tokens=True))")
 
     exp = sub.add_parser("export", help="export a run in a format other tools load as is")
     exp.add_argument("project")
@@ -648,24 +666,35 @@ def cmd_encode(args: argparse.Namespace) -> int:
     from workbench.core.encode_stream import encode_chunks, streams_exactly
     from workbench.core.encoder import Encoder
     from workbench.tasks.sources import load_tokenizer
+    from workbench.tasks.special import DisallowedSpecial, encode_text, parse_special
 
     tokenizer = load_tokenizer(args.tokenizer, pattern=args.pattern)
     encoder = Encoder(tokenizer, greedy=args.greedy)
     if args.jsonl and args.json:
         raise WorkbenchError("--json and --jsonl: choose one output form")
+    policy = parse_special((["allow=all"] if args.allow_special else []) + (args.special or []), tokenizer,
+                           add=not args.no_special_tokens)
+    wraps = policy.add and tokenizer.pipeline is not None and tokenizer.pipeline.post_processor is not None
     if args.file is None:
         texts: Iterable[str] = [args.text]
-    elif args.jsonl or streams_exactly(encoder, args.allow_special):
+    elif args.jsonl or (not args.special and not wraps and streams_exactly(encoder, args.allow_special)):
         texts = _text_blocks(args.file)
     else:
         texts = [_read_text(args.file)]
     write = sys.stdout.write
-    if args.jsonl:  # one object per line, for pipelines that tokenize line by line
-        for line in _lines(texts):
-            ids = encoder.encode(line.removesuffix("\r"), allow_special=args.allow_special)
-            write(json.dumps({"ids": ids, "count": len(ids)}) + "\n")
-        return 0
-    chunks = encode_chunks(encoder, texts, allow_special=args.allow_special)
+    try:
+        if args.jsonl:  # one object per line, for pipelines that tokenize line by line
+            for line in _lines(texts):
+                ids = encode_text(encoder, line.removesuffix("\r"), policy)
+                write(json.dumps({"ids": ids, "count": len(ids)}) + "\n")
+            return 0
+        chunks: Iterable[list[int]] = (encode_chunks(encoder, texts, allow_special=args.allow_special)
+                                       if not (args.special or wraps) else [encode_text(encoder, "".join(texts), policy)])
+    except DisallowedSpecial as exc:
+        if not args.tiktoken_errors:
+            raise
+        sys.stderr.write(exc.tiktoken_text)
+        return 2
     if not args.json:
         separator = ""
         for ids in chunks:
@@ -757,13 +786,42 @@ def parse_ids(text: str) -> list[int]:
     return ids
 
 
+def cmd_roundtrip(args: argparse.Namespace) -> int:
+    """The share of lines that come back from decode(encode(line)) and, per cause, the first one
+    that does not (:mod:`workbench.tasks.pipeline_view`)."""
+    from workbench.tasks.pipeline_view import round_trip_files
+    from workbench.tasks.sources import load_tokenizer
+
+    if args.limit is not None and args.limit < 1:
+        raise WorkbenchError(f"--limit {args.limit}: give a number of lines, 1 or more")
+    tokenizer = load_tokenizer(args.tokenizer, pattern=args.pattern)
+    report = round_trip_files(tokenizer, args.files, limit=args.limit)
+    if args.json:
+        print(json.dumps(report.as_json(), ensure_ascii=False))
+        return 0
+    print(f"{report.survived:,} of {report.lines:,} lines survive decode(encode(line)) == line "
+          f"({100 * report.share:.1f}%)")
+    for cause, data in report.as_json()["causes"].items():
+        first = data["first"]
+        shown = first["text"] if len(first["text"]) <= 60 else first["text"][:59] + "…"
+        print(f"  {data['lines']:>7,}  {cause}\n           first: {first['file']}:{first['line']} {shown!r} "
+              f"({first['detail']})")
+    return 0
+
+
 def cmd_decode(args: argparse.Namespace) -> int:
     from workbench.core.encoder import Encoder
     from workbench.tasks.sources import load_tokenizer
 
     ids = parse_ids(args.ids)
     tokenizer = load_tokenizer(args.tokenizer, pattern=args.pattern)
-    data = Encoder(tokenizer).decode_bytes(ids)
+    encoder = Encoder(tokenizer)
+    if tokenizer.pipeline is not None:  # the file's own decoder, as tokenizers decodes
+        sys.stdout.write(encoder.decode(ids, skip_special_tokens=args.skip_special_tokens) + "\n")
+        return 0
+    if args.skip_special_tokens:
+        ids = [i for i in ids if i not in tokenizer.special_ids]
+    data = encoder.decode_bytes(ids)
     sys.stdout.write(data.decode("utf-8", "replace") + "\n")
     return 0
 
@@ -1075,7 +1133,7 @@ def _existing(project: str) -> Path:
 COMMANDS = {
     "train": cmd_train, "runs": cmd_runs, "encode": cmd_encode, "decode": cmd_decode,
     "export": cmd_export, "import": cmd_import, "stats": cmd_stats, "count": cmd_count, "sweep": cmd_sweep,
-    "demo": cmd_demo, "extend": cmd_extend,
+    "demo": cmd_demo, "extend": cmd_extend, "roundtrip": cmd_roundtrip,
 }
 from workbench.cli_audit import AUDIT_COMMANDS  # noqa: E402 - registered beside the others
 

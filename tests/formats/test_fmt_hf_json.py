@@ -149,13 +149,17 @@ def test_end_of_word_bpe_is_not_written_but_a_suffix_file_reads(tmp_path, eow_to
         assert Encoder(back.tokenizer).encode(text) == theirs.encode(text).ids
 
 
-def test_a_unigram_model_without_metaspace_is_refused(tmp_path):
+def test_a_unigram_model_without_metaspace_encodes_as_the_library_does(tmp_path):
     from tokenizers import models
 
+    from workbench.core.encoder import Encoder
+
     path = tmp_path / "uni.json"
-    tokenizers.Tokenizer(models.Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0)).save(str(path))
-    with pytest.raises(WorkbenchError, match="Unigram tokenizer.json without ▁"):
-        load_tokenizer_file(path)
+    real = tokenizers.Tokenizer(models.Unigram([("<unk>", 0.0), ("a", -1.0), ("aa", -1.5), ("b", -2.0)], unk_id=0))
+    real.save(str(path))
+    tok = load_tokenizer_file(path)
+    for text in ("aab", "a ab", "xaay", ""):
+        assert Encoder(tok).encode(text) == real.encode(text).ids
 
 
 def test_bad_merge_entry_is_named(tmp_path, byte_tokenizer):

@@ -177,7 +177,8 @@ def test_hf_unigram_json_gives_our_ids(ours: Tokenizer, lines, tmp_path: Path) -
     back, _ = read_hf_json(tmp_path / "tokenizer.json")
     assert (back.vocab, back.scores, back.model, back.byte_fallback) == (
         ours.vocab, ours.scores, "unigram", ours.byte_fallback)
-    assert [Encoder(back).encode(t) for t in held] == [Encoder(ours).encode(t) for t in held]
+    # read back, the file encodes as tokenizers encodes it (per-word double sums, its rule on near ties)
+    assert [Encoder(back).encode(t) for t in held] == [hf.encode(t, add_special_tokens=False).ids for t in held]
 
 
 def test_hf_unigram_json_has_sentencepieces_tie_rule_on_5000_character_lines(ours: Tokenizer, tmp_path: Path) -> None:

@@ -28,3 +28,15 @@ def byte_encoder() -> dict[int, str]:
             chars.append(256 + shift)
             shift += 1
     return {b: chr(c) for b, c in zip(printable, chars)}
+
+
+@lru_cache(maxsize=1)
+def byte_decoder() -> dict[str, int]:
+    """stand-in character → byte value (inverse of :func:`byte_encoder`)."""
+    return {c: b for b, c in byte_encoder().items()}
+
+
+def bytes_to_unicode_str(piece: bytes) -> str:
+    """A byte piece as GPT-2 byte-level text (``b" the"`` → ``"Ġthe"``)."""
+    enc = byte_encoder()
+    return "".join(enc[b] for b in piece)

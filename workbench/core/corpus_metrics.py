@@ -265,7 +265,8 @@ class TokenMeter:
         self._unk = self.encoder.unknown_id
         self._recut = Recut(tokenizer.pretokenizer)
         # A Unigram (SentencePiece) lattice spans a whole line: the unit counted is the line.
-        self._by_line = self.encoder.spm_model is not None
+        # so is an imported tokenizer.json's pipeline, which runs on whole texts as tokenizers runs it.
+        self._by_line = self.encoder.spm_model is not None or (tokenizer.pipeline is not None and tokenizer.pipeline.whole_lines)
         self._reset()
 
     def _reset(self) -> None:

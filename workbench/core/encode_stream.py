@@ -25,6 +25,8 @@ CHUNK_CHARS = 1 << 20
 def streams_exactly(encoder: Encoder, allow_special: bool = False) -> bool:
     """Whether :func:`encode_chunks` may cut this tokenizer's input (see the module docstring)."""
     tok = encoder.tok
+    if tok.pipeline is not None:  # a tokenizer.json's own stages (a prefix space per text, …)
+        return False
     if tok.normalizer or tok.pretokenizer not in SAFE_CUTS or tok.pretokenizer == "metaspace":
         return False
     return not (allow_special and any("\n" in token for token in tok.special_tokens))

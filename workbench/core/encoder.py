@@ -18,13 +18,14 @@ Left out on purpose: batching and threads. Offsets are code points of the *norma
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import regex
 
 from workbench.core.model import Tokenizer
 from workbench.core.native_bpe import NATIVE_AFTER_CHARS, NativeBPE, native_fits
+from workbench.core.pipeline import Piece, Segment
 from workbench.core.unigram import UnigramModel, is_spm_model, model_of
 from workbench.core.wordpiece import WordPieceModel
 from workbench.errors import WorkbenchError
@@ -101,6 +102,19 @@ class Encoder:
             if byte_ids != list(range(256)):
                 self._byte_ids = byte_ids
         self._wordpiece = WordPieceModel(tokenizer, max_merges) if tokenizer.model == "wordpiece" else None
+        # A tokenizer.json's own stages (see workbench.core.pipeline): byte-fallback pieces are bytes
+        # in the vocabulary, so they stay out of the piece lookup and are reached by byte.
+        self._pipe = tokenizer.pipeline
+        self._fallback: list[int] | None = None
+        if tokenizer.byte_fallback and tokenizer.model == "bpe" and not self._bytes:
+            from workbench.core.unigram import byte_block
+
+            self._fallback = byte_block(tokenizer)
+            if self._fallback:
+                blocked = set(self._fallback)
+                self._usable -= blocked
+                self._piece_to_id = {tokenizer.vocab[i]: i for i in sorted(self._usable, reverse=True)}
+        self._hf_tokens: dict[int, str] = {}
         self._special_re = None
         if any(tokenizer.special_tokens):
             ordered = sorted((t for t in tokenizer.special_tokens if t), key=len, reverse=True)
@@ -112,8 +126,18 @@ class Encoder:
         self._encoded_chars = 0
 
     # ---- encoding ------------------------------------------------------------------------------
-    def encode(self, text: str, *, allow_special: bool = False) -> list[int]:
-        """Ids of ``text``; special tokens are plain text unless ``allow_special`` (tiktoken's default)."""
+    def encode(self, text: str, *, allow_special: bool | Collection[str] = False,
+               add_special_tokens: bool = False) -> list[int]:
+        """Ids of ``text``; special tokens are plain text unless ``allow_special`` (tiktoken's default):
+        ``True`` matches all of them, a collection only those (tiktoken's ``allowed_special``).
+
+        A tokenizer with a :attr:`~workbench.core.model.Tokenizer.pipeline` is encoded as ``tokenizers``
+        encodes it: its added tokens match (the library's default; a collection ``allow_special``
+        leaves the special ones outside it as text), and ``add_special_tokens`` adds what the
+        post-processor wraps a text in (``[CLS] … [SEP]``)."""
+        if self._pipe is not None:
+            found = [t.id for t in self.pipeline_tokens(text, _allowed(allow_special), exact=False)]
+            return self._pipe.post_process(found) if add_special_tokens else found
         if self._normalize is not None:
             text = self._normalize(text)
         if allow_special and self._special_re is not None:
@@ -170,7 +194,10 @@ class Encoder:
         return built
 
     def encode_with_offsets(self, text: str, *, allow_special: bool = False) -> list[EncodedToken]:
-        """Tokens with code-point spans in the normalized text (for colouring and hover)."""
+        """Tokens with code-point spans in the normalized text (for colouring and hover); with a
+        pipeline, spans in ``text`` itself."""
+        if self._pipe is not None:
+            return self.pipeline_tokens(text, _allowed(allow_special))
         if self._normalize is not None:
             text = self._normalize(text)
         out: list[EncodedToken] = []
@@ -190,14 +217,18 @@ class Encoder:
                 out.extend(self._offsets_in_piece(piece, ids, seg_start + a))
         return out
 
-    def special_segments(self, text: str, allow_special: bool) -> list[tuple[int, int, int | None]]:
+    def special_segments(self, text: str, allow_special: bool | Collection[str]) -> list[tuple[int, int, int | None]]:
         """``(start, end, special id or None)``: the runs of ordinary text between special tokens
         (empty runs included), in order and covering ``text``; one run when ``allow_special`` is off
-        or the tokenizer has no special tokens. The one place special tokens are found in a text."""
+        or the tokenizer has no special tokens. The one place special tokens are found in a text.
+        A collection ``allow_special`` finds only those (tiktoken's ``allowed_special``)."""
         segments: list[tuple[int, int, int | None]] = []
         pos = 0
-        if allow_special and self._special_re is not None:
-            for match in self._special_re.finditer(text):
+        found = self._special_re
+        if allow_special is not True and allow_special and found is not None:
+            found = _special_pattern(frozenset(allow_special) & set(self.tok.special_tokens))
+        if allow_special and found is not None:
+            for match in found.finditer(text):
                 segments.append((pos, match.start(), None))
                 segments.append((match.start(), match.end(), self.tok.special_tokens[match.group()]))
                 pos = match.end()
@@ -238,6 +269,165 @@ class Encoder:
             out.append(EncodedToken(token_id, start + first, start + max(last, first), partial))
             offset += length
         return out
+
+    # ---- a tokenizer.json's pipeline ----------------------------------------------------------------
+    def pipeline_stages(self, text: str, allowed: frozenset[str] | None = None, exact: bool = True
+                        ) -> list[tuple[Segment, list[tuple[Piece, tuple[int, ...]]]]]:
+        """Every stage of a pipeline tokenizer's encoding: each segment (an added token, or plain
+        text normalized) with its pre-tokens and the model's ids for each (``allowed`` as in
+        :meth:`Pipeline.segments <workbench.core.pipeline.Pipeline.segments>`)."""
+        pipe = self._pipe
+        if pipe is None:
+            raise WorkbenchError(f"{self.tok.name or 'this tokenizer'} has no tokenizer.json pipeline")
+        out: list[tuple[Segment, list[tuple[Piece, tuple[int, ...]]]]] = []
+        for segment in pipe.segments(text, allowed, exact):
+            if segment.token is not None:
+                out.append((segment, []))
+                continue
+            out.append((segment, [(piece, self.model_piece(piece.text)) for piece in pipe.pre_tokenize_piece(segment.piece)]))
+        return out
+
+    def pipeline_tokens(self, text: str, allowed: frozenset[str] | None = None, exact: bool = True
+                        ) -> list[EncodedToken]:
+        """Ids with spans in ``text``: an added token its match, a model token its pre-token's span
+        (narrowed to its own characters where they map one to one)."""
+        out: list[EncodedToken] = []
+        for segment, pieces in self.pipeline_stages(text, allowed, exact):
+            if segment.token is not None:
+                out.append(EncodedToken(segment.token.id, segment.piece.start, segment.piece.end, False))
+                continue
+            for piece, ids in pieces:
+                out.extend(self._token_spans(piece, ids) if exact else
+                           [EncodedToken(i, piece.start, piece.end, False) for i in ids])
+        return out
+
+    def _token_spans(self, piece: Piece, ids: Sequence[int]) -> list[EncodedToken]:
+        """Each token of a pre-token with the input span of its own characters: tokens are laid end
+        to end over the pre-token's bytes (a byte-level piece: one stand-in character per byte). A
+        token whose length is not known (an unknown token inside a word) gives every token the
+        pre-token's span."""
+        if self._bytes:
+            units = [(span, 1) for span in piece.spans]  # one stand-in character is one byte
+        else:
+            units = [(span, n) for ch, span in zip(piece.text, piece.spans)
+                     for n in [len(ch.encode("utf-8", "surrogatepass"))]]
+        owner = [k for k, (_span, n) in enumerate(units) for _ in range(n)]
+        lengths: list[int] = []
+        prefix = self.tok.continuing_prefix.encode("utf-8") if self._wordpiece is not None else b""
+        fallback = set(self._fallback or ()) | set((self._spm.byte_ids or ()) if self._spm is not None else ())
+        for position, token_id in enumerate(ids):
+            raw = self.tok.vocab[token_id]
+            if token_id in fallback:
+                lengths.append(1)
+            elif token_id == self.unknown_id or token_id in self.tok.special_ids:
+                lengths.append(len(owner) if len(ids) == 1 else -1)
+            elif prefix and position and raw.startswith(prefix):
+                lengths.append(len(raw) - len(prefix))
+            else:
+                lengths.append(len(raw))
+        if -1 in lengths or sum(lengths) != len(owner):
+            return [EncodedToken(i, piece.start, piece.end, False) for i in ids]
+        out: list[EncodedToken] = []
+        offset = 0
+        for token_id, length in zip(ids, lengths):
+            first, last = owner[offset], owner[offset + length - 1] if length else owner[offset]
+            whole = (offset == 0 or owner[offset - 1] != first) and (
+                offset + length == len(owner) or owner[offset + length] != last)
+            start, end = units[first][0][0], units[last][0][1]
+            out.append(EncodedToken(token_id, start, end, not whole and not self._bytes or (
+                self._bytes and not _whole_utf8(self.tok.vocab[token_id]))))
+            offset += length
+        return out
+
+    def model_piece(self, piece: str) -> tuple[int, ...]:
+        """The model's ids for one pre-token in the library's own form (byte-level stand-in characters
+        for a byte-level model, ``▁`` for spaces after ``Metaspace``)."""
+        ids = self._cache.get(piece)
+        if ids is not None:
+            return ids
+        if self._spm is not None:
+            ids = tuple(self._spm.encode_word(piece))
+        elif self._wordpiece is not None:
+            ids = self._wordpiece.encode_word(piece)
+        elif self._bytes:
+            data = bytes(_stand_in_bytes(piece))
+            if self._missing_bytes:
+                self._check_bytes(data, piece)
+            ids = self._bpe_bytes(data) if len(data) <= _SPLIT_MIN else tuple(
+                i for seg in self._segments(data) for i in self._bpe_bytes(seg))
+        else:
+            ids = self._hf_chars(piece)
+        if len(self._cache) < 500_000:
+            self._cache[piece] = ids
+        return ids
+
+    def _hf_chars(self, piece: str) -> tuple[int, ...]:
+        """``tokenizers``' character BPE: ``ignore_merges`` takes a whole-vocabulary piece as it is;
+        a character outside the vocabulary becomes its byte pieces (``byte_fallback``) or the unknown
+        token (consecutive ones fused with ``fuse_unk``); then merges by rank."""
+        options = self._pipe.model_options if self._pipe is not None else {}
+        if options.get("ignore_merges"):
+            whole = self.tok.id_of_piece.get(piece.encode("utf-8"))
+            if whole is not None:
+                return (whole,)
+        lookup = self._piece_to_id
+        symbols: list[int] = []
+        previous_unk = False
+        for ch in piece:
+            sid = lookup.get(ch.encode("utf-8"))
+            if sid is not None:
+                symbols.append(sid)
+                previous_unk = False
+                continue
+            if self._fallback is not None:
+                symbols.extend(self._fallback[b] for b in ch.encode("utf-8", "surrogatepass"))
+                previous_unk = False
+                continue
+            if self._unk is None:
+                raise WorkbenchError(f"character {ch!r} (U+{ord(ch):04X}) is not in this vocabulary and the "
+                                     "tokenizer has no unknown token: this text cannot be encoded")
+            if not (previous_unk and options.get("fuse_unk")):
+                symbols.append(self._unk)
+            previous_unk = True
+        if len(symbols) < 2:
+            return tuple(symbols)
+        if len(symbols) > _LONG_PIECE:
+            return tuple(_bpe_heap(symbols, self._pair_rank))
+        return tuple(_bpe_scan(symbols, self._pair_rank))
+
+    def hf_token(self, token_id: int) -> str:
+        """The token string ``tokenizers`` has for ``token_id`` (``id_to_token``)."""
+        found = self._hf_tokens.get(token_id)
+        if found is not None:
+            return found
+        vocab = self.tok.vocab
+        if not isinstance(token_id, int) or not 0 <= token_id < len(vocab) or (
+                not vocab[token_id] and token_id not in self.tok.special_ids):
+            raise WorkbenchError(f"id {token_id} is not in this tokenizer's vocabulary (valid ids: 0 to {len(vocab) - 1})")
+        added = self._pipe.token_of_id.get(token_id) if self._pipe is not None else None
+        raw = vocab[token_id]
+        if added is not None:  # a normalized added token is known by its normalized content
+            text = self._pipe.normalize(added.content) if added.normalized and self._pipe is not None else added.content
+        elif self._fallback is not None and token_id in self._fallback:
+            text = f"<0x{raw[0]:02X}>"
+        elif self._bytes and token_id not in self.tok.special_ids:
+            from workbench.core.byte_level import bytes_to_unicode_str
+
+            text = bytes_to_unicode_str(raw)
+        elif self._spm is not None and self.tok.byte_fallback and len(raw) == 1 and raw[0] >= 0x80 or (
+                self._spm is not None and self._spm.byte_ids and token_id in self._spm.byte_ids):
+            text = f"<0x{raw[0]:02X}>"
+        else:
+            text = raw.decode("utf-8", "surrogatepass")
+        self._hf_tokens[token_id] = text
+        return text
+
+    def pipeline_decode(self, ids: Iterable[int], *, skip_special_tokens: bool = True) -> str:
+        """``Tokenizer.decode(ids, skip_special_tokens)`` of ``tokenizers``."""
+        pipe = self._pipe
+        assert pipe is not None
+        tokens = [self.hf_token(i) for i in ids if not (skip_special_tokens and i in pipe.special_ids)]
+        return pipe.decode_tokens(tokens)
 
     # ---- what the unknown token stands for ---------------------------------------------------------
     @property
@@ -421,6 +611,8 @@ class Encoder:
     # ---- decoding --------------------------------------------------------------------------------
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """Concatenated pieces; end-of-word markers become a space where the pre-tokenizer dropped it."""
+        if self._pipe is not None:
+            return self.pipeline_decode(ids, skip_special_tokens=False).encode("utf-8", "surrogatepass")
         if self._wordpiece is not None:
             return self._wordpiece.decode(ids).encode("utf-8")
         if self._spm is not None:
@@ -449,11 +641,50 @@ class Encoder:
             data = data.replace("\u2581".encode("utf-8"), b" ")
         return data
 
-    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+        if self._pipe is not None:
+            return self.pipeline_decode(ids, skip_special_tokens=skip_special_tokens)
         return self.decode_bytes(ids).decode("utf-8", errors)
 
     def token_bytes(self, token_id: int) -> bytes:
         return self.tok.vocab[token_id]
+
+
+def _allowed(allow_special: bool | Collection[str]) -> frozenset[str] | None:
+    """A pipeline's allowed special tokens: ``None`` (all: the library's default) unless a collection."""
+    return None if isinstance(allow_special, bool) else frozenset(allow_special)
+
+
+_SPECIAL_PATTERNS: dict[frozenset[str], regex.Pattern[str] | None] = {}
+
+
+def _special_pattern(tokens: frozenset[str]) -> regex.Pattern[str] | None:
+    """Longest first, so a token that contains another wins (as tiktoken's alternation finds them)."""
+    found = _SPECIAL_PATTERNS.get(tokens)
+    if found is None and tokens:
+        ordered = sorted((t for t in tokens if t), key=len, reverse=True)
+        found = _SPECIAL_PATTERNS[tokens] = regex.compile("|".join(regex.escape(t) for t in ordered)) if ordered else None
+    return found
+
+
+def _whole_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _stand_in_bytes(piece: str) -> list[int]:
+    """GPT-2 stand-in characters back to bytes; a character outside the table as its UTF-8."""
+    from workbench.core.byte_level import byte_decoder
+
+    table = byte_decoder()
+    out: list[int] = []
+    for ch in piece:
+        b = table.get(ch)
+        out.extend([b] if b is not None else ch.encode("utf-8", "surrogatepass"))
+    return out
 
 
 def _bpe_scan(symbols: list[int], pair_rank: dict[tuple[int, int], tuple[int, int]]) -> list[int]:

@@ -93,7 +93,7 @@ def vocab_usage(tokenizer: Tokenizer, word_counts: Mapping[str, int], *,
     :func:`usage_pretokenizer`) and each is encoded as a text.
     """
     encoder = Encoder(tokenizer)
-    by_line = is_spm_model(tokenizer)
+    by_line = is_spm_model(tokenizer) or (tokenizer.pipeline is not None and tokenizer.pipeline.whole_lines)
     freq = [0] * len(tokenizer.vocab)
     total = len(word_counts)
     pace = Pacer(total, "encoding", should_stop, progress)
@@ -112,8 +112,9 @@ def vocab_usage(tokenizer: Tokenizer, word_counts: Mapping[str, int], *,
 
 def usage_pretokenizer(tokenizer: Tokenizer) -> tuple[str, tuple[str, ...]]:
     """(pre-tokenizer, normalizer) to count a corpus with for :func:`vocab_usage`: the tokenizer's
-    own, or whole raw lines for a Unigram/SentencePiece model (its encoder normalizes them)."""
-    if is_spm_model(tokenizer):
+    own, or whole raw lines for a Unigram/SentencePiece model or an imported tokenizer.json pipeline
+    that our presets cannot say (its encoder runs the whole pipeline on them)."""
+    if is_spm_model(tokenizer) or (tokenizer.pipeline is not None and tokenizer.pipeline.whole_lines):
         return "none", ()
     return tokenizer.pretokenizer, tuple(tokenizer.normalizer)
 

@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Literal, Mapping, Sequence
 
 from workbench.core.normalize import make_normalizer
+from workbench.core.pipeline import Pipeline
 from workbench.core.pretokenize import PreTokenizer, make_pretokenizer
 
 Units = Literal["bytes", "chars"]
@@ -54,6 +55,11 @@ class Tokenizer:
     # post-processor adds around each text ("none", "bert", "llama"); exports write them.
     special_roles: Mapping[str, str] = field(default_factory=dict)
     template: str = "none"
+    # An imported tokenizer.json's own stages around the model (normalizers, added tokens with their
+    # flags, pre-tokenizers, post-processor, decoder): :class:`~workbench.core.encoder.Encoder`'s
+    # ``encode``/``decode`` run them exactly; ``normalizer``/``pretokenizer`` above then only
+    # summarise them for the per-pre-token views (statistics, the inspector's colouring).
+    pipeline: Pipeline | None = None
 
     # ---- derived views (computed once; the dataclass is frozen) -------------------------------
     @cached_property
@@ -115,6 +121,7 @@ class Tokenizer:
             "continuing_prefix": self.continuing_prefix,
             "max_input_chars_per_word": self.max_input_chars_per_word,
             "byte_fallback": self.byte_fallback,
+            **({"pipeline": self.pipeline.spec()} if self.pipeline is not None else {}),
         }
         if self.special_roles:
             out["special_roles"] = dict(self.special_roles)

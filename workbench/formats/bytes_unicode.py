@@ -8,23 +8,9 @@ and a newline ``Ċ``. The table itself is :mod:`workbench.core.byte_level`; this
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from workbench.core.byte_level import byte_encoder
+from workbench.core.byte_level import byte_decoder, byte_encoder, bytes_to_unicode_str
 
 __all__ = ["byte_encoder", "byte_decoder", "bytes_to_unicode_str", "unicode_str_to_bytes"]
-
-
-@lru_cache(maxsize=1)
-def byte_decoder() -> dict[str, int]:
-    """stand-in character → byte value (inverse of :func:`byte_encoder`)."""
-    return {c: b for b, c in byte_encoder().items()}
-
-
-def bytes_to_unicode_str(piece: bytes) -> str:
-    """A byte piece as GPT-2 byte-level text (``b" the"`` → ``"Ġthe"``)."""
-    enc = byte_encoder()
-    return "".join(enc[b] for b in piece)
 
 
 def unicode_str_to_bytes(text: str) -> bytes:

@@ -41,12 +41,14 @@ refused with a message.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import regex
 
 from workbench.core.model import Tokenizer, Units
 from workbench.core.normalize import NMT_REMOVED, NMT_SPACES
+from workbench.core.pipeline import Pipeline
 from workbench.core.pretokenize import METASPACE, PRESET_PATTERNS, make_pretokenizer
 from workbench.core.unigram import byte_block, byte_piece
 from workbench.errors import WorkbenchError
@@ -214,40 +216,77 @@ def _hf_normalizers(names: tuple[str, ...]) -> list[dict]:
 
 # ---------------------------------------------------------------------------------------------- read
 def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
-    """Load a ``tokenizer.json`` with a BPE model as a :class:`Tokenizer` plus notes."""
+    """Load a ``tokenizer.json`` (BPE, WordPiece or Unigram model) as a :class:`Tokenizer` plus notes.
+
+    The whole pipeline around the model is kept (:class:`~workbench.core.pipeline.Pipeline`): a
+    component that cannot be run exactly is refused here, in one line naming it. The tokenizer's
+    ``normalizer``/``pretokenizer`` names summarise the pipeline where our presets say the same
+    (statistics and the inspector's colouring cut text with them); where they cannot, they are
+    ``none`` and a note says so.
+    """
     path = Path(path)
     name = path.name
     document = load_json(read_bytes(path), name)
     if not isinstance(document, dict) or not isinstance(document.get("model"), dict):
         raise WorkbenchError(f"{name}: no \"model\" object: this is not a Hugging Face tokenizer.json")
+    pipeline = Pipeline.from_document(document, name)
     model = document["model"]
     kind = model.get("type") or ("BPE" if "merges" in model else None)
+    if _mentions_bytelevel(document.get("decoder")) and not pipeline.byte_level:
+        raise WorkbenchError(f"{name}: a ByteLevel decoder without a ByteLevel pre-tokenizer is not supported: "
+                             "this tokenizer cannot be imported")
     if kind == "WordPiece":
-        return _read_wordpiece(document, path)
-    if kind == "Unigram":
-        return _read_unigram(document, path)
-    if kind != "BPE":
+        tokenizer, notes = _read_wordpiece(document, path)
+    elif kind == "Unigram":
+        tokenizer, notes = _read_unigram(document, path)
+    elif kind == "BPE":
+        tokenizer, notes = _read_bpe(document, path, pipeline)
+    else:
         raise WorkbenchError(
-            f"{name}: the model is {kind or 'of unknown type'}; only BPE and WordPiece tokenizer.json files can be imported"
-        )
-    for option in ("continuing_subword_prefix", "byte_fallback", "dropout"):
+            f"{name}: the model is {kind or 'of unknown type'}; only BPE, WordPiece and Unigram tokenizer.json "
+            "files can be imported")
+    if pipeline.byte_level and tokenizer.units != "bytes":
+        raise WorkbenchError(f"{name}: a ByteLevel pre-tokenizer with a {kind} model is not supported: "
+                             "this tokenizer cannot be imported")
+    before, after = pipeline.post_additions()
+    for token, token_id in before + after:
+        if token_id >= len(tokenizer.vocab):
+            raise WorkbenchError(f"{name}: the post-processor adds {token!r} as id {token_id}, beyond the "
+                                 f"{len(tokenizer.vocab)} ids of the vocabulary: fix the file")
+    whole_lines = any(note.startswith(_SUMMARY_NOTE) for note in notes)
+    return replace(tokenizer, pipeline=replace(pipeline, whole_lines=whole_lines)), notes
+
+
+_SUMMARY_NOTE = "pipeline kept as the file has it; "
+
+
+def _summary(read, fallback, notes: list[str], what: str):
+    """A pipeline stage as our preset names when they say the same; ``fallback`` (and a note) if not."""
+    try:
+        return read()
+    except WorkbenchError as exc:
+        notes.append(f"{_SUMMARY_NOTE}{what} has no preset of ours ({str(exc).split(': ', 1)[-1]}): statistics "
+                     "run the file's whole pipeline on each line")
+        return fallback
+
+
+def _read_bpe(document: dict, path: Path, pipeline: Pipeline) -> tuple[Tokenizer, list[str]]:
+    name = path.name
+    model = document["model"]
+    for option in ("continuing_subword_prefix", "dropout"):
         if model.get(option):
             raise WorkbenchError(f"{name}: BPE option {option}={model[option]!r} is not supported: it cannot be imported")
     notes: list[str] = []
-    if model.get("ignore_merges"):
-        notes.append("ignore_merges=true: whole-word vocabulary hits are assumed to equal the merged result")
-
-    normalizer, metaspace_replace = _read_normalizer(document.get("normalizer"), name)
-    pretokenizer, byte_level = _read_pretokenizer(document.get("pre_tokenizer"), name)
-    if _mentions_bytelevel(document.get("decoder")):
-        byte_level = True
+    byte_fallback = bool(model.get("byte_fallback"))
+    normalizer, metaspace_replace = _summary(lambda: _read_normalizer(document.get("normalizer"), name),
+                                             ((), False), notes, "the normalizer")
+    pretokenizer, _byte_level = _summary(lambda: _read_pretokenizer(document.get("pre_tokenizer"), name),
+                                         ("none", False), notes, "the pre-tokenizer")
+    byte_level = pipeline.byte_level
+    if byte_fallback and byte_level:
+        raise WorkbenchError(f"{name}: byte_fallback with a ByteLevel pre-tokenizer is not supported")
     if metaspace_replace:
-        if pretokenizer not in ("metaspace",):
-            notes.append("a Replace(' ', '▁') normalizer without the metaspace split: read as metaspace")
         pretokenizer = "metaspace"
-    elif pretokenizer == "metaspace" and document.get("pre_tokenizer", {}).get("type") == "Metaspace":
-        notes.append("HF Metaspace read as our metaspace split (runs of spaces may split differently)")
-
     raw_vocab = model.get("vocab")
     if not isinstance(raw_vocab, dict):
         raise WorkbenchError(f"{name}: model.vocab must be an object of piece → id")
@@ -263,16 +302,18 @@ def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
                 or not isinstance(entry.get("id"), int) or isinstance(entry.get("id"), bool):
             raise WorkbenchError(f"{name}: an added_tokens entry lacks a \"content\" string or a whole-number \"id\"")
         specials[entry["content"]] = entry["id"]
-        if not entry.get("special", False):
-            notes.append(f"added token {entry['content']!r} is not marked special: imported as a special token")
     eow = model.get("end_of_word_suffix") or ""
     if not isinstance(eow, str):
         raise WorkbenchError(f"{name}: model.end_of_word_suffix must be a string or null")
     units: Units = "bytes" if byte_level else "chars"
 
+    byte_names = {byte_piece(b): b for b in range(256)} if byte_fallback else {}
+
     def to_bytes(text: str) -> bytes:
         if byte_level:
             return bytes(decoder[ch] for ch in text)
+        if text in byte_names:
+            return bytes([byte_names[text]])
         return text.encode("utf-8")
 
     decoder = byte_decoder()
@@ -334,8 +375,10 @@ def read_hf_json(path: Path) -> tuple[Tokenizer, list[str]]:
     tokenizer = Tokenizer(
         vocab=vocab, merges=tuple(merges), units=units, pretokenizer=make_pretokenizer(pretokenizer).spec(),
         normalizer=normalizer, special_tokens=specials, end_of_word=eow, name=path.stem,
-        unk_token=unk, merge_rule="pairs",
+        unk_token=unk, merge_rule="pairs", byte_fallback=byte_fallback,
     )
+    if byte_fallback and byte_block(tokenizer) is None:
+        raise WorkbenchError(f"{name}: byte_fallback is on but the 256 <0x00>…<0xFF> pieces are not in order")
     return tokenizer, notes
 
 
@@ -541,14 +584,12 @@ def _read_wordpiece(document: dict, path: Path) -> tuple[Tokenizer, list[str]]:
     if not isinstance(raw_vocab, dict) or not raw_vocab:
         raise WorkbenchError(f"{name}: model.vocab must be a non-empty object of piece → id")
     notes: list[str] = []
-    normalizer, metaspace = _read_normalizer(document.get("normalizer"), name)
+    normalizer, metaspace = _summary(lambda: _read_normalizer(document.get("normalizer"), name),
+                                     ((), False), notes, "the normalizer")
     if metaspace:
-        raise WorkbenchError(f"{name}: a Replace(' ', '▁') normalizer with a WordPiece model is not supported")
-    pretokenizer = _read_wordpiece_pretokenizer(document.get("pre_tokenizer"), name)
-    if (pretokenizer == "bert" and not any(n in _BERT_NORMALIZERS for n in normalizer)
-            and (document.get("pre_tokenizer") or {}).get("type") == "BertPreTokenizer"):
-        notes.append("BertPreTokenizer without BertNormalizer keeps runs of CJK ideographs together; "
-                     "the bert pre-tokenizer here splits each ideograph: CJK text may encode differently")
+        normalizer = ()
+    pretokenizer = _summary(lambda: _read_wordpiece_pretokenizer(document.get("pre_tokenizer"), name),
+                            "none", notes, "the pre-tokenizer")
     specials = _added_tokens(document, name)
     unk = str(model.get("unk_token") or "[UNK]")
     pieces: dict[int, bytes] = {}
@@ -562,9 +603,6 @@ def _read_wordpiece(document: dict, path: Path) -> tuple[Tokenizer, list[str]]:
         pieces[token_id] = text.encode("utf-8")
     if unk not in specials:
         notes.append(f"the unknown token {unk!r} is not in the vocabulary: words that match nothing cannot be encoded")
-    decoder = document.get("decoder") or {}
-    if decoder.get("type") == "WordPiece" and decoder.get("cleanup", True):
-        notes.append("the file's WordPiece decoder has cleanup on (\" ,\" → \",\" …); decoding here leaves text as joined")
     tokenizer = Tokenizer(
         vocab=assemble_vocab(pieces, specials, name), merges=(), units="chars",
         pretokenizer=make_pretokenizer(pretokenizer).spec(), normalizer=normalizer, special_tokens=specials,
@@ -655,20 +693,9 @@ def _read_unigram(document: dict, path: Path) -> tuple[Tokenizer, list[str]]:
     norm_spec = document.get("normalizer")
     items = (norm_spec.get("normalizers", []) if norm_spec and norm_spec.get("type") == "Sequence"
              else [norm_spec] if norm_spec else [])
-    prepend = any(i.get("type") == "Prepend" and i.get("prepend") == METASPACE for i in items)
     kept = [i for i in items if not (i.get("type") == "Prepend" and i.get("prepend") == METASPACE)]
-    normalizer, metaspace_replace = _read_normalizer({"type": "Sequence", "normalizers": kept}, name)
-    pre = document.get("pre_tokenizer") or {}
-    pre_items = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else ([pre] if pre else [])
-    metaspace = next((i for i in pre_items if i.get("type") == "Metaspace"), None)
-    if not (metaspace_replace or metaspace is not None):
-        raise WorkbenchError(f"{name}: a Unigram tokenizer.json without ▁ (Metaspace) handling is not supported")
-    if metaspace is not None and metaspace.get("prepend_scheme", "always") == "always" and not prepend:
-        prepend = True
-        notes.append("Metaspace(prepend_scheme=always) read as SentencePiece's dummy ▁ "
-                     "(HF adds none before a text that starts with a space)")
-    if not prepend:
-        raise WorkbenchError(f"{name}: a Unigram tokenizer.json without the ▁ prefix is not supported yet")
+    normalizer, _metaspace_replace = _summary(
+        lambda: _read_normalizer({"type": "Sequence", "normalizers": kept}, name), ((), False), notes, "the normalizer")
     specials = _added_tokens(document, name)
     unk_id = model.get("unk_id")
     unk_token = None

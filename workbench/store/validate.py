@@ -33,6 +33,7 @@ from typing import Any, Callable, Mapping, Sequence, get_args
 
 from workbench.core.model import ModelKind, Tokenizer
 from workbench.core.normalize import NORMALIZERS
+from workbench.core.pipeline import Pipeline
 from workbench.core.pretokenize import make_pretokenizer
 from workbench.core.special_roles import ROLES, TEMPLATES, check_roles
 from workbench.core.unigram import PruningCheckpoint
@@ -230,6 +231,7 @@ SETTING_TYPES: dict[str, tuple[Callable[[object], bool], str]] = {
     "continuing_prefix": (_string, "text"),
     "max_input_chars_per_word": (_count, "a whole number"),
     "byte_fallback": (lambda v: isinstance(v, bool), "true or false"),
+    "pipeline": (lambda v: isinstance(v, dict), "an object (a tokenizer.json's stages)"),
     "scores": (_scores, "a list of numbers"),
     "vocab_size": (_optional(_count), "a whole number"),
     "merges": (_optional(_count), "a whole number"),
@@ -511,6 +513,11 @@ def build_tokenizer(owner: str, name: str, settings_: Mapping[str, Any], pieces:
         kwargs.pop("special_tokens")
     for tid in dict(kwargs.get("special_tokens", {})).values():
         whole(tid, owner, "settings", high=size)
+    if "pipeline" in kwargs:
+        try:
+            kwargs["pipeline"] = Pipeline.from_spec(kwargs["pipeline"], "pipeline")
+        except WorkbenchError as exc:
+            raise DamagedValue(owner, "settings", f"holds an unusable pipeline ({str(exc)[:120]})") from None
     if kwargs.get("unk_token") == "":
         kwargs["unk_token"] = None
     unk = kwargs.get("unk_token")

@@ -379,6 +379,8 @@ class Inspector:
         if separator != self._separator:
             self._chunks = {}
             self._separator = separator
+        if self.encoder.tok.pipeline is not None:
+            return self._pipeline_layout(text, separator)
         normalized = self.encoder.normalized(text)
         pieces, starts, ends, special_at = self._pieces(normalized)
         cuts = self._cuts(normalized, starts, ends)  # [(position, piece index)] including 0 and end
@@ -437,6 +439,28 @@ class Inspector:
             self._chunks.update(used)
         counts = Counts(n_tokens, len(text), nbytes, words)
         return TextLayout(text, separator, parts, n_tokens, counts, block_spans, ids_lines, ids_spans)
+
+    def _pipeline_layout(self, text: str, separator: str) -> TextLayout:
+        """An imported tokenizer.json's pipeline (normalizers, added tokens, its pre-tokenizers) is
+        run on the whole text as ``tokenizers`` runs it, so the text is one chunk: exact, not cut
+        into cached pieces (a keystroke re-encodes the whole text)."""
+        key = ("\x00pipeline", text)
+        chunk = self._chunks.get(key)
+        if chunk is None:
+            spans: list[Span] = [(t.id, t.start, t.end, t.partial) for t in self.encoder.pipeline_tokens(text)]
+            special = self.encoder.tok.special_ids
+            chunk = _Chunk(text, spans, group_tokens(spans, special, text if self.whole_graphemes else None),
+                           len(separator))
+        self._chunks = {key: chunk}
+        colours, lines, id_lines, id_spans, _last = chunk.layout(-1, True, self.n_colours, self.stable_colours)
+        block_spans, ids_lines, ids_sp = list(lines), list(id_lines), list(id_spans)
+        while len(block_spans) < text.count("\n") + 1:
+            block_spans.append(())
+            ids_lines.append("")
+            ids_sp.append(())
+        counts = Counts(len(chunk.tokens), len(text), chunk.bytes, chunk.words)
+        return TextLayout(text, separator, [(chunk, 0, 0, 0, 0, colours)], len(chunk.tokens), counts, block_spans,
+                          ids_lines, ids_sp)
 
     # ---- pieces and chunks ----------------------------------------------------------------------
     def _pieces(self, text: str) -> tuple[list[str], list[int], list[int], dict[int, int]]:

@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 from workbench.errors import WorkbenchError
 from workbench.ui.empty_state import EmptyState
 from workbench.ui.inspect.pane import SourceInfo, TokenPane
+from workbench.ui.inspect.pipeline_tab import PipelineView
 from workbench.ui.inspect.side import CountsTable, DecodeBox, IdsPanel, replace_lines
 from workbench.ui.inspect.worker import (
     ImportOutcome,
@@ -116,6 +117,7 @@ class InspectPanel(QWidget):
         self._build()
         self.primary.editor.setPlainText(SAMPLE_TEXT)
         self.primary.editor.document().contentsChanged.connect(self._on_text_changed)
+        self.primary.editor.cursorPositionChanged.connect(self._on_cursor_moved)
         self._update_empty_state()
 
     # ---- building --------------------------------------------------------------------------------
@@ -216,6 +218,13 @@ class InspectPanel(QWidget):
         self.tabs.addTab(self.ids_panel, "Ids")
         self.tabs.addTab(self.counts, "Counts")
         self.tabs.addTab(self.decoder, "Decode")
+        self.pipeline = PipelineView(self.jobs)
+        self.pipeline.line_chosen.connect(self._on_pipeline_line)
+        self.tabs.addTab(self.pipeline, "Pipeline")
+        self.tabs.setTabToolTip(self.tabs.count() - 1, "The active column's tokenizer stage by stage on the cursor's "
+                                "line, and which lines come back from decode(encode(line))")
+        self.tabs.currentChanged.connect(self._update_pipeline)
+        self._pipeline_line = 0
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.pane_scroll)
@@ -545,6 +554,30 @@ class InspectPanel(QWidget):
         self.decoder.set_encoder(encoder, active.name() if encoder is not None else "")
         self.counts.set_counts([(pane.name(), pane.layout_.counts if pane.layout_ is not None else None)
                                 for pane in self.panes])
+        self._update_pipeline()
+
+    # ---- the Pipeline tab ----------------------------------------------------------------------------
+    @Slot()
+    def _update_pipeline(self, *_args) -> None:
+        """Ask for the stages of the chosen line, only while the Pipeline tab is shown."""
+        if self.tabs.currentWidget() is not self.pipeline or self._shut_down:
+            return
+        active = self.active if self.active in self.panes else self.primary
+        encoder = active.loaded.encoder if active.loaded is not None else None
+        self.pipeline.request(encoder, active.name() if encoder is not None else "", "\n".join(self._blocks()),
+                              self._pipeline_line)
+
+    @Slot()
+    def _on_cursor_moved(self) -> None:
+        line = self.primary.editor.textCursor().blockNumber()
+        if line != self._pipeline_line:
+            self._pipeline_line = line
+            self._update_pipeline()
+
+    @Slot(int)
+    def _on_pipeline_line(self, line: int) -> None:
+        self._pipeline_line = line
+        self._update_pipeline()
 
     # ---- selection and hover -------------------------------------------------------------------------
     @Slot(object)

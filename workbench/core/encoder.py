@@ -355,6 +355,8 @@ class Encoder:
                 self._check_bytes(data, piece)
             ids = self._bpe_bytes(data) if len(data) <= _SPLIT_MIN else tuple(
                 i for seg in self._segments(data) for i in self._bpe_bytes(seg))
+        elif self.tok.end_of_word:  # a suffix file read as end-of-word merges: our own character BPE
+            ids = self._encode_piece(piece)
         else:
             ids = self._hf_chars(piece)
         if len(self._cache) < 500_000:

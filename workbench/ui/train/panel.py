@@ -50,7 +50,7 @@ from workbench.core.pretokenize import PRESETS
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.store import RunInfo
 from workbench.tasks import preflight
-from workbench.tasks.models import FAMILIES, ModelFamily, family
+from workbench.tasks.models import FAMILIES, ModelFamily, ProgressRule, family
 from workbench.tasks.spec import ModelOption, RunSpec, check_option_value
 from workbench.tasks.train import step_value
 from workbench.ui import style, text
@@ -877,10 +877,17 @@ class TrainingPanel(QWidget):
         self.save_form()
         self._remove_spec_file()
         spec_file = self._spec_file = write_spec(spec)
+        # a model that prunes (Unigram) shows progress by |V|
+        self._start_child(spec_command(spec_file, estimate=self.preflight.is_fresh(spec)), spec.vocab_size or 0,
+                          family(spec.model).progress, "Starting the training process…")
+        return True
+
+    def _start_child(self, argv: list[str], target_vocab: int, rule: ProgressRule, starting: str) -> None:
+        """Reset the live state and start the child (a training run or an extension)."""
         self.live_run = None
         self.target = 0
-        self._target_vocab = spec.vocab_size or 0  # a model that prunes (Unigram) shows progress by |V|
-        self._rule = family(spec.model).progress
+        self._target_vocab = target_vocab
+        self._rule = rule
         self._first_vocab = 0
         self.last_outcome = None
         self._last_progress = {}
@@ -888,11 +895,10 @@ class TrainingPanel(QWidget):
         self.first_point_latency = None
         self.progress.setRange(0, 0)
         self.progress.setFormat("")
-        self.state_label.setText("Starting the training process…")
-        self.process.start(spec_command(spec_file, estimate=self.preflight.is_fresh(spec)))
+        self.state_label.setText(starting)
+        self.process.start(argv)
         self.training_changed.emit(True)
         self._update_controls()
-        return True
 
     def extending(self) -> bool:
         return self.extend_radio.isChecked()
@@ -933,21 +939,7 @@ class TrainingPanel(QWidget):
         self._remove_spec_file()
         self._spec_file = write_spec(request)
         argv = extend_command(self._spec_file, self.extend_box.reference())
-        self.live_run = None
-        self.target = 0
-        self._target_vocab = 0
-        self._rule = family("bpe").progress
-        self._first_vocab = 0
-        self.last_outcome = None
-        self._last_progress = {}
-        self._click_time = time.monotonic()
-        self.first_point_latency = None
-        self.progress.setRange(0, 0)
-        self.progress.setFormat("")
-        self.state_label.setText("Starting the extension…")
-        self.process.start(argv)
-        self.training_changed.emit(True)
-        self._update_controls()
+        self._start_child(argv, 0, family("bpe").progress, "Starting the extension…")
         return True
 
     def toggle_pause(self) -> None:

@@ -79,6 +79,9 @@ def test_dry_run_prints_the_estimate_and_stores_nothing(corpora, tmp_path, capsy
     assert code == 0 and not project.exists()
     assert out["exact"] and out["lines"] > 1000 and out["distinct"] > 1000 and out["train_s"] > 0
     assert out["peak"] == out["train_peak"] and out["available"] > 0 and "Heaps" in out["method"]
+    # the names PRODUCT.md's CLI block promises
+    assert out["distinct_pretokens"] == out["distinct"] and out["peak_memory_bytes"] == out["peak"]
+    assert out["bytes"] > 0 and out["seconds"] > 0
     code = run_cli(["train", str(path), "--vocab-size", "600", "--dry-run"])  # no project needed
     text = capsys.readouterr().out
     assert code == 0 and "distinct pre-tokens" in text and "peak memory" in text
@@ -123,7 +126,7 @@ def test_sampled_run_records_sample_estimate_and_overlap(corpora, tmp_path, monk
     path = _slice(corpora, tmp_path, "en_shakespeare", 150_000)
     project = tmp_path / "p.tokproj"
     base = ["train", str(path), "--vocab-size", "500", "--project", str(project), "--progress", "none", "--estimate"]
-    assert run_cli([*base, "--sample-lines", "2000", "--sample-seed", "3"]) == 0
+    assert run_cli([*base, "--sample-lines", "2000", "--seed", "3"]) == 0
     assert run_cli(base) == 0
     capsys.readouterr()
     with ProjectStore.open(project, readonly=True) as store:

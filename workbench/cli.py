@@ -167,7 +167,7 @@ SPEC_FLAGS = {
     "vocab_size": "--vocab-size", "merges": "--merges", "model": "--model", "units": "--units",
     "end_of_word": "--end-of-word", "pretokenizer": "--pretokenizer", "normalizer": "--normalize",
     "min_frequency": "--min-frequency", "special_tokens": "--special", "tie_break": "--tie-break",
-    "sequences": "--sequences", "sample_lines": "--sample-lines", "sample_seed": "--sample-seed",
+    "sequences": "--sequences", "sample_lines": "--sample-lines", "sample_seed": "--seed",
     "special_roles": "--special", "template": "--template",
     "name": "--name", "project": "--project", "files": "FILES", "files.kind": "--kind",
     "files.field": "--field", "files.column": "--column", "files.encoding": "--encoding",
@@ -248,7 +248,8 @@ def add_train_parser(sub) -> None:
     cost.add_argument("--sample-lines", type=int, metavar="N",
                       help="train on N lines drawn evenly from all files (seeded reservoir; as sentencepiece's "
                       "input_sentence_size)")
-    cost.add_argument("--sample-seed", type=int, metavar="S", help="seed of --sample-lines (default 0)")
+    cost.add_argument("--seed", "--sample-seed", dest="sample_seed", type=int, metavar="S",
+                      help="seed of --sample-lines (default 0)")
     cost.add_argument("--max-memory", metavar="SIZE", help="bound the memory counting holds (e.g. 2G; default half "
                       "the RAM): partial tables beyond it are spilled to disk and merged")
     train.add_argument("--progress", choices=["text", "json", "none"], default="text",
@@ -674,7 +675,8 @@ def cmd_encode(args: argparse.Namespace) -> int:
         raise WorkbenchError("--json and --jsonl: choose one output form")
     policy = parse_special((["allow=all"] if args.allow_special else []) + (args.special or []), tokenizer,
                            add=not args.no_special_tokens)
-    wraps = policy.add and tokenizer.pipeline is not None and tokenizer.pipeline.post_processor is not None
+    wraps = policy.add and ((tokenizer.pipeline is not None and tokenizer.pipeline.post_processor is not None)
+                            or tokenizer.template not in ("", "none"))  # a run's [CLS] … [SEP] / <s> …
     if args.file is None:
         texts: Iterable[str] = [args.text]
     elif args.jsonl or (not args.special and not wraps and streams_exactly(encoder, args.allow_special)):

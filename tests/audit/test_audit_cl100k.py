@@ -72,12 +72,13 @@ def test_cli_audit_json_and_csv(small_tiktoken, slices, capsys):
     run = ["audit", str(small_tiktoken), str(slices[0]), "--pattern", "cl100k"]
     assert run_cli([*run, "--json", "--only", "residue"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["summary"]["residues"] == len(doc["entries"]) > 0
-    assert all(e["residue"] and e["r"] < 0.1 and e["kind"] == "merge" for e in doc["entries"])
+    assert doc["counts"]["residues"] == doc["counts"]["residue"] == len(doc["rows"]) > 0
+    assert doc["counts"]["unreachable"] == 0 and doc["counts"]["ill_formed_utf8"] > 0 and "never_used" in doc["counts"]
+    assert all(e["residue"] and e["r"] < 0.1 and e["kind"] == "merge" for e in doc["rows"])
     assert run_cli([*run, "--csv", "--only", "undecodable"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("id,piece,hex,kind,reachability")
-    assert len(lines) == 1 + doc["summary"]["undecodable"] and doc["summary"]["undecodable"] >= 128
+    assert len(lines) == 1 + doc["counts"]["undecodable"] and doc["counts"]["undecodable"] >= 128
     assert run_cli([*run, "--threshold", "2"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--threshold 2" in err

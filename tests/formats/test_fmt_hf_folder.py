@@ -171,3 +171,19 @@ def test_the_cli_names_the_flag_of_a_bad_role(tmp_path, capsys):
     code = run_cli(["train", str(tmp_path / "t.txt"), "--project", str(tmp_path / "p.tokproj"), "--vocab-size", "300",
                     "--special", "bos=<s>", "--special", "bos=<b>"])
     assert code == 2 and "--special: the bos role is given twice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_encode_applies_the_runs_template_as_the_exported_folder_does(runs, name, capsys):
+    """``workbench encode`` adds what the run's post-processor adds (the default, as tokenizers' and
+    transformers' encode do); ``--no-special-tokens`` leaves it out. It used to ignore the template."""
+    code, out = _export(runs, name)
+    assert code == 0
+    hf = transformers.AutoTokenizer.from_pretrained(str(out), local_files_only=True)
+    source = f"{runs['project']}#{runs['ids'][name]}"
+    for line in runs["held"][:6]:
+        capsys.readouterr()
+        assert run_cli(["encode", "--tokenizer", source, "--text", line, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["ids"] == hf(line)["input_ids"], (name, line)
+        assert run_cli(["encode", "--tokenizer", source, "--text", line, "--json", "--no-special-tokens"]) == 0
+        assert json.loads(capsys.readouterr().out)["ids"] == hf(line, add_special_tokens=False)["input_ids"]

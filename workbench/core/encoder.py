@@ -26,6 +26,7 @@ import regex
 from workbench.core.model import Tokenizer
 from workbench.core.native_bpe import NATIVE_AFTER_CHARS, NativeBPE, native_fits
 from workbench.core.pipeline import Piece, Segment
+from workbench.core.special_roles import with_template
 from workbench.core.unigram import UnigramModel, is_spm_model, model_of
 from workbench.core.wordpiece import WordPieceModel
 from workbench.errors import WorkbenchError
@@ -147,8 +148,12 @@ class Encoder:
                     ids.extend(self._encode_ordinary(text[start:end]))
                 else:
                     ids.append(special)
-            return ids
-        return self._encode_ordinary(text)
+        else:
+            ids = self._encode_ordinary(text)
+        if add_special_tokens and self.tok.template not in ("", "none"):
+            # a run's template ([CLS] … [SEP], <s> …), as its exported post-processor adds it
+            return with_template(ids, self.tok.special_roles, self.tok.template, self.tok.special_tokens)
+        return ids
 
     @property
     def spm_model(self) -> UnigramModel | None:

@@ -98,8 +98,9 @@ class Estimate:
 
     def as_dict(self) -> dict:
         out = asdict(self)
+        # the names PRODUCT.md's CLI block promises: distinct_pretokens, peak_memory_bytes, seconds
         out.update(peak=self.peak, seconds=round(self.seconds, 3), memory_short=self.memory_short,
-                   warning=self.warning())
+                   warning=self.warning(), distinct_pretokens=self.distinct, peak_memory_bytes=self.peak)
         return out
 
     def recorded(self) -> dict:

@@ -187,3 +187,21 @@ def test_encode_applies_the_runs_template_as_the_exported_folder_does(runs, name
         assert json.loads(capsys.readouterr().out)["ids"] == hf(line)["input_ids"], (name, line)
         assert run_cli(["encode", "--tokenizer", source, "--text", line, "--json", "--no-special-tokens"]) == 0
         assert json.loads(capsys.readouterr().out)["ids"] == hf(line, add_special_tokens=False)["input_ids"]
+
+
+def test_a_default_wordpiece_run_tells_model_code_its_pad_and_unk_tokens(runs, tmp_path):
+    """No roles set (the default): the folder names the roles its tokens' conventional names say, so
+    transformers can pad a batch; the ids stay the run's (no template is inferred)."""
+    project = tmp_path / "wp.tokproj"
+    assert run_cli(["train", str(runs["folder"] / "train.txt"), "--project", str(project), "--model", "wordpiece",
+                    "--vocab-size", "600", "--progress", "none", "--no-count-cache"]) == 0
+    out = tmp_path / "folder"
+    assert run_cli(["export", str(project), "--format", "hf-folder", "--out", str(out)]) == 0
+    hf = transformers.AutoTokenizer.from_pretrained(str(out), local_files_only=True)
+    assert (hf.pad_token, hf.unk_token, hf.cls_token, hf.sep_token, hf.mask_token) == (
+        "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+    encoder = Encoder(load_tokenizer(str(project)))
+    batch = hf(runs["held"][:2], padding=True)["input_ids"]
+    for line, padded in zip(runs["held"][:2], batch):
+        ours = encoder.encode(line)
+        assert padded[:len(ours)] == ours and set(padded[len(ours):]) <= {hf.pad_token_id}

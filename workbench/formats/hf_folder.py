@@ -69,7 +69,12 @@ def render_hf_folder(tokenizer: Tokenizer, *, model_max_length: int | None = Non
     """The bytes of :data:`FOLDER_FILES`, in that order, and notes."""
     data, notes = render_hf_json(tokenizer, legacy_merges=legacy_merges)
     config = tokenizer_config(tokenizer, model_max_length=model_max_length, chat_template=chat_template)
-    if not tokenizer.special_roles:
+    inferred = role_tokens(tokenizer)
+    if not tokenizer.special_roles and inferred:
+        notes.append("the run sets no special-token roles: taken from its tokens' conventional names ("
+                     + ", ".join(f"{k.removesuffix('_token')} {v}" for k, v in inferred.items())
+                     + "); train with --special ROLE=TOKEN to choose them")
+    elif not tokenizer.special_roles:
         notes.append("the run has no special-token roles: model code finds no bos/eos/pad token "
                      "(train with --special ROLE=TOKEN to give them)")
     return [data, _json_bytes(config), _json_bytes(role_tokens(tokenizer))], notes

@@ -46,6 +46,26 @@ def post_processor_json(tokenizer: Tokenizer) -> dict | None:
     }
 
 
+#: Special tokens whose name says their role in every model family that uses them: a run without
+#: roles set (the default) still tells model code its pad/unk/cls/sep/mask token by these. Names that
+#: serve several roles by convention (GPT-2's ``<|endoftext|>``) are left out: say them with --special.
+CONVENTIONAL_ROLES = {"[PAD]": "pad", "[UNK]": "unk", "[CLS]": "cls", "[SEP]": "sep", "[MASK]": "mask",
+                      "<pad>": "pad", "<unk>": "unk", "<s>": "bos", "</s>": "eos", "<mask>": "mask"}
+
+
+def roles_of(tokenizer: Tokenizer) -> dict[str, str]:
+    """The roles set on the run, or — when none is — those its special tokens' conventional names
+    say (plus its unknown token as ``unk``). Only names and ids: the template, which changes ids,
+    is never inferred."""
+    if tokenizer.special_roles:
+        return dict(tokenizer.special_roles)
+    roles = {CONVENTIONAL_ROLES[t]: t for t in tokenizer.special_tokens if t in CONVENTIONAL_ROLES}
+    if tokenizer.unk_token and tokenizer.unk_token in tokenizer.special_tokens:
+        roles["unk"] = tokenizer.unk_token
+    return roles
+
+
 def role_tokens(tokenizer: Tokenizer) -> dict[str, str]:
-    """``{"bos_token": token, …}`` for each role the tokenizer has, in :data:`ROLES` order."""
-    return {f"{role}_token": tokenizer.special_roles[role] for role in ROLES if role in tokenizer.special_roles}
+    """``{"bos_token": token, …}`` for each role of :func:`roles_of`, in :data:`ROLES` order."""
+    roles = roles_of(tokenizer)
+    return {f"{role}_token": roles[role] for role in ROLES if role in roles}

@@ -62,7 +62,7 @@ EXPECTED = {
     "bpe": ("hf", "hf-folder", "gpt2", "tiktoken", "merges-csv"),
     "bpe-chars-metaspace": ("hf", "hf-folder", "merges-csv"),
     "bpe-end-of-word": ("merges-csv",),  # tokenizers' end_of_word_suffix is only an approximation
-    "wordpiece": ("hf", "hf-folder", "wordpiece", "merges-csv"),
+    "wordpiece": ("hf", "hf-folder", "merges-csv"),  # cased: BERT loaders lowercase by default
     "wordpiece-lower": ("hf", "hf-folder", "wordpiece", "merges-csv"),
     "unigram": ("hf", "hf-folder", "spm", "spm-vocab"),
 }

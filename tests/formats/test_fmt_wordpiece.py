@@ -12,6 +12,7 @@ from fmt_helpers import CORPORA, HARD_TEXTS
 from workbench.core.count import count_pretokens
 from workbench.core.encoder import Encoder
 from workbench.core.wordpiece import WordPieceConfig, train
+from workbench.errors import WorkbenchError
 from workbench.formats import load_tokenizer_file
 from workbench.formats.export import export_tokenizer
 
@@ -87,20 +88,24 @@ def test_hf_export_imports_back_as_wordpiece(tmp_path, trained):
 
 
 def test_vocab_txt_loads_in_tokenizers_and_imports_back(tmp_path):
-    trained = trained_with("bert")  # vocab.txt carries no normalizer: one cased case is enough
+    """vocab.txt carries no normalizer and BERT loaders lowercase by default: a lowercasing run's
+    file gives its ids in the default loaders and reads back lowercasing; a cased run is refused."""
+    trained = trained_with("bert-lower")
     out = tmp_path / "vocab.txt"
+    with pytest.raises(WorkbenchError, match="BERT loaders lowercase by default"):
+        export_tokenizer(trained_with("bert"), "wordpiece", out)
+    assert not out.exists()
     export_tokenizer(trained, "wordpiece", out)
     lines = out.read_text("utf-8").split("\n")
     assert lines[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] and len(lines) == len(trained.vocab) + 1
     from tokenizers import BertWordPieceTokenizer, models
 
-    bert = BertWordPieceTokenizer(str(out), lowercase=False, strip_accents=False, clean_text=True,
-                                  handle_chinese_chars=True)
+    bert = BertWordPieceTokenizer(str(out))  # the loader's defaults
     plain = tokenizers.Tokenizer(models.WordPiece.from_file(str(out), unk_token="[UNK]"))
-    plain.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=False, strip_accents=False)
+    plain.normalizer = tokenizers.normalizers.BertNormalizer()
     plain.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
     back = load_tokenizer_file(out)
-    assert back.model == "wordpiece" and back.normalizer == ("bert",) and back.pretokenizer == "bert"
+    assert back.model == "wordpiece" and back.normalizer == ("bert-lower",) and back.pretokenizer == "bert"
     ours, reread = Encoder(trained), Encoder(back)
     for text in samples():
         expected = ours.encode(text)
@@ -168,7 +173,7 @@ def test_training_scores_leave_every_export_byte_identical(tmp_path, fmt):
     may change because of them."""
     from dataclasses import replace
 
-    tok = trained_with("bert")
+    tok = trained_with("bert-lower")  # vocab.txt fits a lowercasing run only
     assert any(tok.scores), "the trainer hands its merge scores to the tokenizer"
     written = {}
     for label, t in (("scored", tok), ("bare", replace(tok, scores=()))):

@@ -138,6 +138,10 @@ def why_not(model: str, fmt: str, settings: Mapping[str, Any] | None = None) -> 
             return ("vocab.txt carries no normalizer or pre-tokenizer, so a BERT loader runs BERT's; "
                     f"this run uses pre-tokenizer {pre!r} and normalizer {','.join(normalizer) or 'none'} "
                     "(tokenizer.json carries them)")
+        if fmt == "wordpiece" and normalizer != ("bert-lower",):
+            return ("vocab.txt cannot say the run is cased, and BERT loaders lowercase by default "
+                    "(BertTokenizerFast, BertWordPieceTokenizer): this cased run's ids would differ "
+                    "(tokenizer.json and hf-folder carry it; train with --normalize bert-lower for vocab.txt)")
         missing = [name for name in _BERT_SPECIALS if name not in (settings.get("special_tokens") or ())]
         if fmt == "wordpiece" and (missing or settings.get("unk_token", "[UNK]") != "[UNK]"):
             return (f"a BERT loader needs {', '.join(_BERT_SPECIALS)} in vocab.txt (and [UNK] as the unknown "

@@ -18,6 +18,7 @@ at all: row ``r`` *is* rank ``r``.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import sqlite3
@@ -140,6 +141,14 @@ def register_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("wb_usage_freq", 2, _sql_usage_freq)
     conn.create_function("wb_usage_never", 2, _sql_usage_never)
     conn.create_function("wb_score", 2, _sql_score)
+
+
+def _on_connection(source, conn: sqlite3.Connection):
+    """A shallow copy of a merge or vocabulary source reading through ``conn`` (see ``on_connection``)."""
+    register_functions(conn)
+    twin = copy.copy(source)
+    twin.conn = conn
+    return twin
 
 
 def store_connection(store) -> sqlite3.Connection:
@@ -353,6 +362,11 @@ class MergeSource:
                     f"WHERE {t.owner} = ? GROUP BY new_id HAVING count(*) > 1) d ON d.new_id = m.new_id "
                     f"WHERE m.{t.owner} = ? AND m.rank > d.first", (t.id, t.id)) if type(r[0]) is int)
         return self.scores is not None
+
+    def on_connection(self, conn: sqlite3.Connection) -> MergeSource:
+        """This source on another connection (a worker thread's own): the same run, scores and
+        settings, nothing read again. The copy is never closed: the original owns what it shares."""
+        return _on_connection(self, conn)
 
     def score(self, token_id: int, rank: int | None = None) -> float | None:
         """The score of the id a merge made, None without scores or for a merge (``rank``) that
@@ -650,6 +664,11 @@ class VocabSource:
             _USAGE.pop(self.usage_key, None)
             self.usage_key = None
 
+    def on_connection(self, conn: sqlite3.Connection) -> VocabSource:
+        """This source on another connection (a worker thread's own), with the same frequencies,
+        scores and special ids. Never close the copy: the frequencies stay the original's."""
+        return _on_connection(self, conn)
+
     # ---- corpus frequencies -------------------------------------------------------------------------
     def set_usage(self, frequencies: Sequence[int] | None, counted: Sequence[bool] | None = None) -> None:
         """Make per-id frequencies visible to SQL (None clears them).
@@ -673,9 +692,10 @@ class VocabSource:
     # ---- sizes ------------------------------------------------------------------------------------
     def max_key(self) -> int:
         t = self.t
-        # An id stored as text (a crafted file) sorts after every number: it is no id.
-        row = self.conn.execute(f"SELECT max(id) FROM {t.vocab} WHERE {t.owner} = ? AND typeof(id) = 'integer'",
-                                (t.id,)).fetchone()
+        # An id stored as text (a crafted file) sorts after every number: it is no id. Read from the
+        # key's end (max() with that condition would walk every id of the run: ~1 s for 10M).
+        row = self.conn.execute(f"SELECT id FROM {t.vocab} WHERE {t.owner} = ? AND typeof(id) = 'integer' "
+                                "ORDER BY id DESC LIMIT 1", (t.id,)).fetchone()
         return -1 if row is None or row[0] is None else int(row[0])
 
     def count(self) -> int:

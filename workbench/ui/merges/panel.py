@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6.QtCore import (
@@ -64,7 +62,7 @@ from workbench.store.browse import (
 from workbench.ui.empty_state import EmptyState
 from workbench.ui.jobs import JobRunner
 from workbench.ui.merges.detail import MergeDetail
-from workbench.ui.merges.merge_model import MergeTableModel
+from workbench.ui.merges.merge_model import MergeTableModel, worker_opener
 from workbench.ui.merges.piece_view import PieceView
 from workbench.ui.merges.run_diff import RunDiffView, _label
 from workbench.ui.merges.vocab_view import VocabView
@@ -197,7 +195,7 @@ class MergePanel(QWidget):
         self.table.setAccessibleName("Merges in training order")
         self.model.rows_changed.connect(self._update_count)
         self.jobs = JobRunner(self)  # long merge lists are filtered and sorted off the GUI thread
-        self.model.use_worker(self.jobs, self._worker_source)
+        self.model.use_worker(self.jobs, worker_opener(lambda: self.path))
         self.model.busy_changed.connect(self._update_count)
         self.model.failed.connect(self.error.show_message)
         self.detail = MergeDetail()
@@ -428,21 +426,6 @@ class MergePanel(QWidget):
             "Filter pieces: a substring, or tick regex for a pattern such as ^▁" if on else
             "Filter pieces: a substring, or tick regex for a pattern such as ^\\s")
 
-    @contextmanager
-    def _worker_source(self, source: MergeSource, should_stop: Callable[[], bool]) -> Iterator[MergeSource]:
-        """``source`` again on a read connection of its own, for a worker thread (see
-        ``LazyKeyedModel.use_worker``): its queries stop as soon as ``should_stop()``."""
-        path = self.path
-        if path is None:
-            raise WorkbenchError("the project is closed")
-        store = open_read(path)
-        try:
-            conn = store_connection(store)
-            conn.set_progress_handler(lambda: 1 if should_stop() else 0, 1000)
-            yield MergeSource(conn, source.source)
-        finally:
-            store.close()
-
     def _tokenizer_loader(self, source: Source):
         """Builds the source's tokenizer on first use (the piece detail's segmentations)."""
         store = self.store
@@ -584,7 +567,8 @@ class MergePanel(QWidget):
         m = self.model
         if self._pieces_mode:
             p = self.pieces.model
-            self.count_label.setText(f"{p.rowCount():,} of {p.total:,} pieces match" if p.is_filtered()
+            self.count_label.setText("filtering and sorting…" if p.busy else
+                                     f"{p.rowCount():,} of {p.total:,} pieces match" if p.is_filtered()
                                      else f"{p.rowCount():,} pieces")
             self._update_status()
             return
@@ -654,12 +638,14 @@ class MergePanel(QWidget):
             if emit and self._source is not None:
                 self.merge_selected.emit(self._source, token_id)
         else:
-            row = self.model.row_of_key(rank)
-            if row is None and self.model.is_filtered():
-                self.set_filter()  # the filter hides it: show everything
+            def select(clear: bool) -> None:  # once the rows shown are the last asked for (a long run's come later)
                 row = self.model.row_of_key(rank)
-            if row is not None:
-                self._select_row(row, emit=emit)
+                if row is not None:
+                    self._select_row(row, emit=emit)
+                elif clear and self.model.is_filtered():
+                    self.set_filter()  # the filter hides it: show everything
+                    self.model.when_ready(lambda: select(False))
+            self.model.when_ready(lambda: select(True))
         if not self._vocab_dirty:
             self.vocab._syncing = True
             try:

@@ -28,11 +28,13 @@ from workbench.errors import WorkbenchError
 from workbench.store.browse import Source, corpus_fingerprints
 from workbench.tasks.usage import count_usage
 from workbench.ui.jobs import JobRunner
+from workbench.ui.merges.merge_model import worker_opener
 from workbench.ui.merges.vocab_model import UsageTableModel
 from workbench.ui.merges.widgets import ErrorLabel, PlaceholderTableView, show_job_progress
 
 log = logging.getLogger(__name__)
 
+USAGE_KEY = "usage"  # the count's key on the view's runner (the table's own jobs have another)
 #: (project path, source, vocabulary size, corpus fingerprints) → (usage, warnings)
 _USAGE_CACHE: dict[tuple, tuple[VocabUsage, list[str]]] = {}
 _CACHE_LIMIT = 8
@@ -131,9 +133,16 @@ class UsageView(QWidget):
         raise NotImplementedError
 
     # ---- source -------------------------------------------------------------------------------------
+    def _use_worker(self) -> None:
+        """Long tables are filtered, sorted and opened off the GUI thread, as the merge table is
+        (``LazyKeyedModel.use_worker``, on this view's runner); the subclass calls it once its
+        model exists. The table's busy state and failures show in ``count_label`` and ``error``."""
+        self.model.use_worker(self.job, worker_opener(lambda: self._path))
+        self.model.failed.connect(self.error.show_message)
+
     def _close_source(self, conn, path: Path | None, status: str) -> None:
         """First half of ``set_source``: stop a count and forget the old source and its numbers."""
-        self.job.cancel()
+        self.job.cancel(USAGE_KEY)
         self._set_busy(False)
         if self._source is not None:
             self._source.close()
@@ -168,7 +177,7 @@ class UsageView(QWidget):
 
     def auto_count(self) -> None:
         """Count when shown, for runs that have finished (a live run changes under the count)."""
-        if (self._source is not None and self._usage is None and not self.job.is_running()
+        if (self._source is not None and self._usage is None and not self.job.is_running(USAGE_KEY)
                 and self._status != "running" and not self.error.isVisible()):
             self.count_usage()
 
@@ -187,10 +196,10 @@ class UsageView(QWidget):
         self.error.show_message("")
         self._set_busy(True)
         self.job.submit(usage_job(self._path, self._source.source), self._on_usage, self._on_failed,
-                        key="usage", on_progress=self._on_progress, hooks=True)
+                        key=USAGE_KEY, on_progress=self._on_progress, hooks=True)
 
     def cancel_usage(self) -> None:
-        self.job.cancel()
+        self.job.cancel(USAGE_KEY)
         self._set_busy(False)
         self._update_summary()
 

@@ -431,24 +431,20 @@ class ComparePanel(QWidget):
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
-            from workbench.tasks.compare import ResultCache, compare_corpus, sweep_files, sweep_source
-            from workbench.tasks.sources import load_tokenizer
+            from workbench.tasks.compare import ResultCache
+            from workbench.tasks.compare_files import compare_files, sweep_file_set
 
             cache = ResultCache.default()
             result = None
             if question is not None:
-                sources, labels = self._sources_and_labels_from(question["files"])
-                tokenizers = [(name, load_tokenizer(src)) for name, src in question["tokenizers"]]
-                result = compare_corpus(tokenizers, sources, labels=labels, baseline=question["baseline"],
-                                        parallel=question["parallel"], d=question["d"], cache=cache,
-                                        should_stop=should_stop, progress=progress)
+                result = compare_files([tuple(t) for t in question["tokenizers"]], question["files"],
+                                       baseline=question["baseline"], parallel=question["parallel"],
+                                       d=question["d"], cache=cache, should_stop=should_stop, progress=progress)
             swept = []
             if sweeps is not None:
-                sources, _labels = self._sources_and_labels_from(sweeps["files"])
                 for name, src in sweeps["tokenizers"]:
-                    tokenizer, pruning = sweep_source(src)
-                    one = sweep_files(tokenizer, sources, name=name, points=sweeps["points"], d=sweeps["d"],
-                                      pruning=pruning, cache=cache, should_stop=should_stop, progress=progress)
+                    one = sweep_file_set(src, sweeps["files"], name=name, points=sweeps["points"], d=sweeps["d"],
+                                         cache=cache, should_stop=should_stop, progress=progress)
                     if one is not None:
                         swept.append((one, src))
             return result, swept
@@ -609,13 +605,10 @@ class ComparePanel(QWidget):
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
-            from workbench.tasks.compare import ResultCache, compare_corpus
-            from workbench.tasks.sources import load_tokenizer
+            from workbench.tasks.compare_files import compare_files
 
-            sources, labels = self._sources_and_labels_from(files)
-            tokenizers = [(name, load_tokenizer(src)) for name, src in chosen]
-            return compare_corpus(tokenizers, sources, labels=labels, baseline=baseline, parallel=parallel, d=d,
-                                  cache=ResultCache.default(), should_stop=should_stop, progress=progress)
+            return compare_files(chosen, files, baseline=baseline, parallel=parallel, d=d,
+                                 should_stop=should_stop, progress=progress)
 
         files = self.checked_files()
         if not files:
@@ -627,18 +620,6 @@ class ComparePanel(QWidget):
                        "baseline": baseline, "parallel": parallel, "d": d}
         return True
 
-    @staticmethod
-    def _sources_and_labels_from(files: list[tuple[str, dict, str]]):
-        from workbench.corpus import open_source
-
-        sources, labels = [], {}
-        for path, options, lang in files:
-            opts = {k: v for k, v in options.items() if k in ("field", "column", "encoding", "kind")}
-            sources.append(open_source(path, **opts))
-            if lang:
-                labels[path] = lang
-        return sources, labels
-
     def run_sweep(self) -> bool:
         src = self.sweep_source.currentData()
         files = self.checked_files()
@@ -649,12 +630,10 @@ class ComparePanel(QWidget):
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
-            from workbench.tasks.compare import ResultCache, sweep_files, sweep_source
+            from workbench.tasks.compare_files import sweep_file_set
 
-            sources, _labels = self._sources_and_labels_from(files)
-            tokenizer, pruning = sweep_source(src)
-            return sweep_files(tokenizer, sources, name=name, points=points, d=d, pruning=pruning,
-                               cache=ResultCache.default(), should_stop=should_stop, progress=progress)
+            return sweep_file_set(src, files, name=name, points=points, d=d, should_stop=should_stop,
+                                  progress=progress)
 
         key = (tuple(path for path, _o, _l in files), points, d)
 
@@ -677,12 +656,9 @@ class ComparePanel(QWidget):
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
-            from workbench.tasks.compare import split_report
-            from workbench.tasks.sources import load_tokenizer
+            from workbench.tasks.compare_files import split_files
 
-            sources, _labels = self._sources_and_labels_from(files)
-            return split_report(load_tokenizer(a), load_tokenizer(b), sources, should_stop=should_stop,
-                                progress=progress)
+            return split_files(a, b, files, should_stop=should_stop, progress=progress)
 
         self._split_asked = (a, b)
         return self._start("Comparing splits", job, self._on_splits)

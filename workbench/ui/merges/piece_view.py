@@ -37,10 +37,11 @@ from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 from workbench.store.browse import PieceEntry, PieceSource, Source, TextFilter, VocabQuery
 from workbench.tasks.inspection import piece_segmentations
+from workbench.tasks.usage import usage_cache_key
 from workbench.ui.merges.detail import DetailPane, _short
 from workbench.ui.merges.merge_model import browser_piece, mono_font
 from workbench.ui.merges.piece_model import NEVER_USED_TIP, PieceTableModel, format_probability
-from workbench.ui.merges.usage import USAGE_KEY, UsageView, usage_cache_key
+from workbench.ui.merges.usage import USAGE_KEY, UsageView
 from workbench.ui.merges.widgets import (
     PlaceholderTableView,
     beside_detail,

@@ -2,10 +2,10 @@
 
 Frequencies are counted in a background job: the run's corpus files are read again, split into
 pre-tokens exactly as training did, and each distinct pre-token is encoded once with the run's
-tokenizer (:func:`workbench.core.metrics.vocab_usage`). The job opens its own read-only
+tokenizer (:func:`workbench.tasks.usage.count_usage`). The job opens its own read-only
 connection, can be cancelled, and its result is cached per (project, source, vocabulary size,
-corpus fingerprints), so switching back to a run shows its numbers at once. For a reference
-tokenizer the project's corpus files are used.
+corpus fingerprints) (``tasks.usage.usage_cache_key``), so switching back to a run shows its
+numbers at once. For a reference tokenizer the project's corpus files are used.
 
 :class:`UsageView` is the widget half: the summary line, the "never used only" box, the count
 button, its progress bar and Cancel, and the slots that run the job and install its result into
@@ -25,8 +25,8 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QProgressBar, QPushButton, QWid
 
 from workbench.core.metrics import VocabUsage
 from workbench.errors import WorkbenchError
-from workbench.store.browse import Source, corpus_fingerprints
-from workbench.tasks.usage import count_usage
+from workbench.store.browse import Source
+from workbench.tasks.usage import cached_usage, count_usage, remember_usage
 from workbench.ui.jobs import JobRunner
 from workbench.ui.merges.merge_model import worker_opener
 from workbench.ui.merges.vocab_model import UsageTableModel
@@ -35,37 +35,6 @@ from workbench.ui.merges.widgets import ErrorLabel, PlaceholderTableView, show_j
 log = logging.getLogger(__name__)
 
 USAGE_KEY = "usage"  # the count's key on the view's runner (the table's own jobs have another)
-#: (project path, source, vocabulary size, corpus fingerprints) → (usage, warnings)
-_USAGE_CACHE: dict[tuple, tuple[VocabUsage, list[str]]] = {}
-_CACHE_LIMIT = 8
-
-
-def usage_cache_key(conn, path: Path | None, source: Source | None, size: int) -> tuple | None:
-    """What a count depends on: (project, source, vocabulary size, corpus fingerprints); None if
-    the fingerprints cannot be read (the count then runs instead of being reused)."""
-    if source is None or path is None or conn is None:
-        return None
-    try:
-        fps = corpus_fingerprints(conn, source)
-    except Exception as exc:  # noqa: BLE001 - no cache key: the count runs instead of being reused
-        log.warning("cannot read the corpus fingerprints of %s in %s: %s", source, path, exc)
-        return None
-    return (str(path), tuple(source), size, fps)
-
-
-def cached_usage(key: tuple | None) -> tuple[VocabUsage, list[str]] | None:
-    """A count made before for ``key`` (by the Vocabulary tab or the Unigram piece table)."""
-    return _USAGE_CACHE.get(key) if key is not None else None
-
-
-def remember_usage(key: tuple | None, result: tuple[VocabUsage, list[str]]) -> None:
-    if key is None:
-        return
-    _USAGE_CACHE[key] = result
-    while len(_USAGE_CACHE) > _CACHE_LIMIT:
-        _USAGE_CACHE.pop(next(iter(_USAGE_CACHE)))
-
-
 def usage_job(path: Path, source: Source):
     """The function the worker runs: :func:`workbench.tasks.usage.count_usage` (its own connection)."""
     def job(should_stop, progress):

@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
 
 from workbench.formats.tables import write_vocab_csv
 from workbench.store.browse import Source, TextFilter, VocabQuery, VocabSource
-from workbench.ui.merges.usage import USAGE_KEY, UsageView, usage_cache_key
+from workbench.tasks.usage import usage_cache_key
+from workbench.ui.merges.usage import USAGE_KEY, UsageView
 from workbench.ui.merges.vocab_model import VocabTableModel
 from workbench.ui.merges.widgets import (
     FilterEdit,

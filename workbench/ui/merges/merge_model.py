@@ -21,6 +21,7 @@ score of the id the merge made, from the run's settings. What it leaves out: wid
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -39,7 +40,7 @@ from PySide6.QtGui import QBrush, QFont, QGuiApplication
 
 from workbench.core.display import piece_chars, piece_hex, piece_text
 from workbench.errors import WorkbenchError
-from workbench.store.browse import MergeEntry, store_connection
+from workbench.store.browse import MergeEntry, sql_error, store_connection
 from workbench.ui.project_session import QUERY_LIMIT_S, open_read
 from workbench.ui.style import muted
 
@@ -114,6 +115,8 @@ def worker_opener(project: Callable[[], Path | None]):
         store = open_read(path, should_stop=should_stop)
         try:
             yield source.on_connection(store_connection(store))
+        except sqlite3.Error as exc:  # stopped (cancelled, overtaken, out of time) or unreadable: one line
+            raise sql_error(exc) from None
         finally:
             store.close()
     return open_source

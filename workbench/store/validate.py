@@ -29,6 +29,7 @@ import dataclasses
 import json
 import math
 import sqlite3
+import threading
 from typing import Any, Callable, Mapping, Sequence, get_args
 
 from workbench.core.model import ModelKind, Tokenizer
@@ -232,12 +233,32 @@ SETTING_TYPES: dict[str, tuple[Callable[[object], bool], str]] = {
 }
 
 
+#: Settings texts already found well-formed (large ones only: a Unigram run's keeps a score per
+#: piece, megabytes whose depth and number checks cost ~0.1 s each time a run listing is read).
+_CHECKED_SETTINGS: dict[str, None] = {}
+_CHECKED_KEPT = 16
+_CHECKED_MIN_CHARS = 100_000
+_CHECKED_LOCK = threading.Lock()
+
+
 def settings(value: object, owner: str, column: str = "settings") -> dict[str, Any]:
-    """A run's or reference's settings: a JSON object whose known keys have their types."""
+    """A run's or reference's settings: a JSON object whose known keys have their types.
+
+    A large text checked before is only parsed again (a fresh object each call: callers may
+    change it), not walked again: the text is the whole input, so the same text checks the same.
+    """
+    big = isinstance(value, str) and len(value) >= _CHECKED_MIN_CHARS
+    if big and value in _CHECKED_SETTINGS:
+        return json.loads(value)
     data = json_object(value, owner, column)
     for key, (check, what) in SETTING_TYPES.items():
         if key in data and not check(data[key]):
             raise DamagedValue(owner, column, f"says {key} is {_shown(data[key])}; it must be {what}")
+    if big:
+        with _CHECKED_LOCK:
+            _CHECKED_SETTINGS[value] = None  # type: ignore[index]
+            while len(_CHECKED_SETTINGS) > _CHECKED_KEPT:
+                _CHECKED_SETTINGS.pop(next(iter(_CHECKED_SETTINGS)))
     return data
 
 

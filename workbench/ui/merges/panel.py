@@ -57,6 +57,7 @@ from workbench.store.browse import (
     SourceInfo,
     TextFilter,
     list_sources,
+    sql_error,
     store_connection,
 )
 from workbench.ui.empty_state import EmptyState
@@ -93,6 +94,7 @@ NO_RUNS = ("No training runs yet",
            "appear here while it learns them — or import a tokenizer file (File ▸ Import Tokenizer…).")
 
 TAB_MERGES, TAB_VOCAB, TAB_COMPARE = 0, 1, 2
+CHECK_KEY = "check-source"  # the job checking a long run's stored values before it is shown
 
 
 def _optional_int(edit: QLineEdit) -> int | None:
@@ -361,11 +363,46 @@ class MergePanel(QWidget):
         self._source = source
         self.detail.clear()
         self.error.show_message("")
+        self.jobs.cancel(CHECK_KEY)
         # A run or reference with a damaged stored value (a project edited outside the workbench) is
         # named in the chooser but not shown: the line says which column, the others stay usable.
-        problem = self.store.source_problem(source) if source is not None and self.store is not None else None
-        self._damaged = str(problem or "")
-        if problem is not None:
+        # The check reads every row: a long run's is made off the GUI thread (seconds for 10M merges).
+        if source is not None and self.store is not None and self._conn is not None and self.path is not None:
+            if MergeSource(self._conn, source).max_key() >= self.model.ASYNC_KEYS:
+                self._check_off_thread(source, self.path)
+                return
+            problem = self.store.source_problem(source)
+            self._show_source(source, str(problem or ""))
+            return
+        self._show_source(source, "")
+
+    def _check_off_thread(self, source: Source, path: Path) -> None:
+        """Show nothing of ``source`` until its stored values are checked on a connection of its own."""
+        self._show_source(None, "")
+        self._source = source
+        self.count_label.setText("checking the stored run…")
+
+        def job(should_stop, _progress) -> str:
+            try:
+                with open_read(path, should_stop=should_stop) as store:
+                    return str(store.source_problem(source) or "")
+            except sqlite3.Error as exc:  # stopped, or the file went away: one line
+                raise sql_error(exc) from None
+
+        def done(problem: str) -> None:
+            if self._source == source:
+                self._show_source(source, problem)
+
+        def failed(message: str) -> None:
+            self.count_label.setText("")
+            self.error.show_message(message)
+
+        self.jobs.submit(job, done, failed, key=CHECK_KEY, hooks=True)
+
+    def _show_source(self, source: Source | None, problem: str) -> None:
+        self._source = source if source is not None else self._source
+        self._damaged = problem
+        if problem:
             source = None
         if source is None or self._conn is None:
             self._merge_source = None

@@ -366,6 +366,10 @@ class ProjectStore:
                 (str(path), int(size), float(mtime), fingerprint, _json(reader_options),
                  time.time())))
 
+    def corpus_count(self) -> int:
+        """How many corpus rows there are (without reading them)."""
+        return int(self._conn.execute("SELECT count(*) FROM corpora").fetchone()[0])
+
     def corpora(self) -> list[CorpusRef]:
         rows = self._conn.execute("SELECT id, path, size, mtime, fingerprint, reader_options, "
                                   "added FROM corpora ORDER BY id").fetchall()

@@ -10,10 +10,12 @@ threads and widgets (the window runs these on its job runner), and the counting 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from workbench.core.metrics import Progress, ShouldStop
 from workbench.core.vocab_diff import SplitReport
 from workbench.corpus import CorpusSource, open_source
+from workbench.store import ProjectStore
 from workbench.tasks.compare import (
     CompareResult,
     ResultCache,
@@ -69,3 +71,13 @@ def split_files(a: str, b: str, files: Sequence[FileChoice], *, should_stop: Sho
     """The words of the files that tokenizers ``a`` and ``b`` split differently."""
     sources, _labels = open_corpus_files(files)
     return split_report(load_tokenizer(a), load_tokenizer(b), sources, should_stop=should_stop, progress=progress)
+
+
+def project_corpus_files(project: str | Path) -> list[tuple[str, dict]]:
+    """The project's distinct corpus files with their reader options (the latest options of a
+    file listed twice win), in first-added order: what the Compare tab lists."""
+    with ProjectStore.open(Path(project), readonly=True) as store:
+        seen: dict[str, dict] = {}
+        for ref in store.corpora():
+            seen[ref.path] = ref.reader_options
+    return list(seen.items())

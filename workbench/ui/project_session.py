@@ -248,6 +248,10 @@ class ProjectSession(QObject):
         rows = self.store.merges(run_id, step - 1, 1)
         return rows[0] if rows else None
 
+    def corpus_count(self) -> int:
+        """How many corpus rows the project has (cheap: says whether listing them takes a while)."""
+        return self.store.corpus_count() if self.store is not None else 0
+
     def corpus_paths(self) -> list[tuple[str, dict]]:
         """Distinct corpus files of the project (latest reader options win), in first-added order."""
         if self.store is None:

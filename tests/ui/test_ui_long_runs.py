@@ -56,7 +56,9 @@ def test_the_window_draws_a_long_run_from_a_bounded_number_of_steps(make_window,
 
     window = make_window(long_run)
     panel = window.training
-    qtbot.waitUntil(lambda: 1 in panel.plots.runs, timeout=20000)
+    # the strided steps are read off the GUI thread: the curve is drawn when they arrive
+    qtbot.waitUntil(lambda: 1 in panel.plots.runs and len(panel.plots.curve_data(1, "frequency")[0]) > 0,
+                    timeout=20000)
     x, _y = panel.plots.curve_data(1, "frequency")
     assert 0 < len(x) <= PLOT_POINTS + 1
     assert x[-1] == N + 5  # the curve still ends at the run's last merge

@@ -22,9 +22,10 @@ import copy
 import json
 import math
 import sqlite3
+from array import array
 from dataclasses import dataclass
 from itertools import count as _counter
-from typing import Iterator, Sequence
+from typing import Any, Iterator, MutableSequence, Sequence
 
 import regex
 
@@ -156,6 +157,40 @@ def store_connection(store) -> sqlite3.Connection:
     conn = store.connection
     register_functions(conn)
     return conn
+
+
+KEY_BATCH = 50_000  # key rows fetched at a time: the result is held packed, never as row tuples
+
+
+def collect_keys(conn: sqlite3.Connection, sql: str, params: Sequence, *,
+                 numeric: bool) -> tuple[MutableSequence[Any], MutableSequence[Any]]:
+    """The (key, sort value) rows of ``sql`` as a packed array of keys (8 bytes each) and the
+    values — packed too when ``numeric`` (the sort is by the key itself), else a list.
+
+    Memory: 16 bytes per result row in key order (a 10M-row result: 160 MB), plus each value
+    object for another order; rows are fetched :data:`KEY_BATCH` at a time, never all as tuples.
+    """
+    keys: MutableSequence[Any] = array("q")
+    values: MutableSequence[Any] = array("q") if numeric else []
+    try:
+        cursor = conn.execute(sql, params)
+        while True:
+            rows = cursor.fetchmany(KEY_BATCH)
+            if not rows:
+                break
+            ks: MutableSequence[Any] = [r[0] for r in rows]
+            vs: MutableSequence[Any] = [r[1] for r in rows]
+            if isinstance(keys, array):
+                try:
+                    ks = array("q", ks)
+                    vs = array("q", vs) if isinstance(values, array) else vs
+                except (TypeError, OverflowError):  # a key that is no 64-bit integer (a crafted file): lists
+                    keys, values = list(keys), list(values)
+            keys.extend(ks)
+            values.extend(vs)
+    except sqlite3.Error as exc:
+        raise sql_error(exc) from None
+    return keys, values
 
 
 def sql_error(exc: sqlite3.Error) -> WorkbenchError:
@@ -485,17 +520,13 @@ class MergeSource:
 
     # ---- queries ----------------------------------------------------------------------------------
     def keys(self, query: MergeQuery | None, order: str = "rank", descending: bool = False, *,
-             after: int | None = None, upto: int | None = None) -> tuple[list[int], list]:
+             after: int | None = None, upto: int | None = None) -> tuple[MutableSequence[Any], MutableSequence[Any]]:
         """Ranks in display order with their sort values (ties by rank ascending)."""
         direction = "DESC" if descending else "ASC"
         sql, params = self._select(query, order, after=after, upto=upto, what="m.rank, {key}")
         tie = ", m.rank ASC" if order != "rank" else ""
         sql += f" ORDER BY 2 {direction}{tie}"
-        try:
-            rows = self.conn.execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise sql_error(exc) from None
-        return [r[0] for r in rows], [r[1] for r in rows]
+        return collect_keys(self.conn, sql, params, numeric=order == "rank")
 
     def _rows_sql(self, where: str) -> str:
         t = self.t
@@ -760,15 +791,11 @@ class VocabSource:
 
     # ---- queries ----------------------------------------------------------------------------------
     def keys(self, query: VocabQuery | None, order: str = "id", descending: bool = False, *,
-             after: int | None = None, upto: int | None = None) -> tuple[list[int], list]:
+             after: int | None = None, upto: int | None = None) -> tuple[MutableSequence[Any], MutableSequence[Any]]:
         direction = "DESC" if descending else "ASC"
         sql, params = self._select(query, order, after=after, upto=upto, what="v.id, {key}")
         tie = ", v.id ASC" if order != "id" else ""
-        try:
-            rows = self.conn.execute(sql + f" ORDER BY 2 {direction}{tie}", params).fetchall()
-        except sqlite3.Error as exc:
-            raise sql_error(exc) from None
-        return [r[0] for r in rows], [r[1] for r in rows]
+        return collect_keys(self.conn, sql + f" ORDER BY 2 {direction}{tie}", params, numeric=order == "id")
 
     def _made_ids(self) -> frozenset[int]:
         """Ids a reference's merges create (cached: a reference never changes)."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -131,6 +132,12 @@ def _before(a: Any, b: Any, descending: bool) -> bool:
     return a > b if descending else a < b
 
 
+def _splice(seq: Any, pos: int, items: list) -> None:
+    """Insert ``items`` at ``pos`` of a key or value list — or of the packed array a long result
+    comes as (``store.browse.collect_keys``), which takes only an array."""
+    seq[pos:pos] = array(seq.typecode, items) if isinstance(seq, array) else items
+
+
 def insert_position(values: Sequence, value: Any, descending: bool) -> int:
     """Where a new row with a key larger than every existing key goes (ties: after equal values)."""
     lo, hi = 0, len(values)
@@ -171,8 +178,8 @@ class LazyKeyedModel(QAbstractTableModel):
         self._descending = False
         self._identity = True
         self._n = 0
-        self._keys: list[int] = []
-        self._values: list = []
+        self._keys: Sequence[int] = []
+        self._values: Sequence = []
         self._last_key = -1
         self._pages: OrderedDict[int, list] = OrderedDict()
         self.fetches = 0  # pages read from SQLite (tests check laziness with it)
@@ -441,8 +448,8 @@ class LazyKeyedModel(QAbstractTableModel):
         # Insert from the last position backwards so earlier positions stay valid.
         for pos, block_keys, block_values in reversed(blocks):
             self.beginInsertRows(QModelIndex(), pos, pos + len(block_keys) - 1)
-            self._keys[pos:pos] = block_keys
-            self._values[pos:pos] = block_values
+            _splice(self._keys, pos, block_keys)
+            _splice(self._values, pos, block_values)
             self._n += len(block_keys)
             self._drop_pages_from(pos)
             self.endInsertRows()

@@ -95,6 +95,9 @@ NO_RUNS = ("No training runs yet",
 
 TAB_MERGES, TAB_VOCAB, TAB_COMPARE = 0, 1, 2
 CHECK_KEY = "check-source"  # the job checking a long run's stored values before it is shown
+#: That check reads every row (10M merges: seconds, more on a busy machine); off the GUI thread it
+#: may take longer than a filter before it gives up. Choosing another run stops it at once.
+CHECK_LIMIT_S = 120.0
 
 
 def _optional_int(edit: QLineEdit) -> int | None:
@@ -384,7 +387,7 @@ class MergePanel(QWidget):
 
         def job(should_stop, _progress) -> str:
             try:
-                with open_read(path, should_stop=should_stop) as store:
+                with open_read(path, should_stop=should_stop, limit_s=CHECK_LIMIT_S) as store:
                     return str(store.source_problem(source) or "")
             except sqlite3.Error as exc:  # stopped, or the file went away: one line
                 raise sql_error(exc) from None

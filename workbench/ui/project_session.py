@@ -52,17 +52,17 @@ ReadHandle = ProjectStore
 
 
 def open_read(path: str | Path, *, should_stop: Callable[[], bool] | None = None,
-              limit_s: float = QUERY_LIMIT_S) -> ReadHandle:
+              limit_s: float | None = None) -> ReadHandle:
     """A read-only connection to ``path`` for the calling thread (use it as a context manager).
 
     Read-only so that a view can never write by mistake; the training child and the short
     writers of :func:`open_write` are the file's only writers. Every statement on it is stopped
-    after ``limit_s`` seconds (:data:`QUERY_LIMIT_S`; the views turn that into one line under the
+    after ``limit_s`` seconds (default :data:`QUERY_LIMIT_S`; the views turn that into one line under the
     filter), and at once when ``should_stop()`` (a worker's connection: its job was cancelled or
     overtaken).
     """
     store = ProjectStore.open(Path(path), readonly=True)
-    store.limit_queries(limit_s)
+    store.limit_queries(QUERY_LIMIT_S if limit_s is None else limit_s)
     if should_stop is not None:
         store.stop_queries_when(should_stop)
     return store

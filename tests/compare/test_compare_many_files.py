@@ -30,32 +30,48 @@ def many_files_project(tmp_path_factory):
     return project
 
 
-def test_opening_many_files_is_linear(qtbot, many_files_project):
-    from workbench.ui.compare.panel import ComparePanel
+def test_opening_many_files_is_linear_and_off_the_gui_thread(qtbot, many_files_project):
+    """The files are read on a worker's connection and listed in batches, the event loop running
+    between them; restoring the tab's session waits for the listing; a second listing adds nothing."""
+    from PySide6.QtCore import QTimer
+
+    from workbench.ui.compare.panel import LIST_BATCH, LIST_OFF_THREAD, ComparePanel
     from workbench.ui.project_session import ProjectSession
 
+    assert N >= LIST_OFF_THREAD
     session = ProjectSession()
     session.open(many_files_project)
     statements: list[str] = []
     session.store.connection.set_trace_callback(statements.append)
-    inserted: list[int] = []
+    ticks = [0]
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: ticks.__setitem__(0, ticks[0] + 1))
+    timer.start()
     panel = ComparePanel(session)
     qtbot.addWidget(panel)
+    inserted: list[int] = []
     panel.files.rowsInserted.connect(lambda _parent, first, last: inserted.append(last - first + 1))
-    panel.refresh()  # a run finished: listed again, nothing added twice
-    panel.show()
-    qtbot.waitUntil(lambda: panel.file_table.isVisible())
+    assert panel.listing() and panel.files.rowCount() < N  # returned before the files were read
+    last = f"de_part{N - 1:05d}.txt"
+    assert panel.restore_session({"version": 1, "files": [[str(many_files_project.parent / last), {"kind": "text"},
+                                                           "German", True]]})
+    qtbot.waitUntil(lambda: not panel.listing(), timeout=60000)
     try:
-        assert panel.files.rowCount() == N
-        assert inserted == []  # the second listing found every path in the dict
-        # Two listings (opening, then the refresh), each one query for runs, references and files.
-        assert sum("FROM corpora" in s for s in statements) == 2 and len(statements) == 6
+        assert panel.files.rowCount() == N and sum(inserted) == N
+        assert max(inserted) <= LIST_BATCH and ticks[0] >= len(inserted) - 1  # the loop ran between batches
+        panel.refresh()  # a run finished: listed again, nothing added twice
+        qtbot.waitUntil(lambda: not panel.listing(), timeout=60000)
+        assert sum(inserted) == N
+        # The window's connection only counted the files; the worker read them.
+        corpora = [s for s in statements if "FROM corpora" in s]
+        assert corpora and all("count(*)" in s for s in corpora)
         files = panel.checked_files()
         assert len(files) == N and files[0][2] == ""  # no label typed: the name's language counts
         assert panel.files.data(panel.files.index(0, 1)) == "de"  # … and is shown
-        panel.set_language(files[-1][0], "German")
-        assert panel.checked_files()[-1][2] == "German"
+        assert files[-1][2] == "German"  # the restored session's label, applied once listed
     finally:
+        timer.stop()
         panel.shutdown()
         session.close()
 

@@ -56,7 +56,9 @@ def test_the_window_draws_a_long_run_from_a_bounded_number_of_steps(make_window,
 
     window = make_window(long_run)
     panel = window.training
-    qtbot.waitUntil(lambda: 1 in panel.plots.runs, timeout=20000)
+    # the strided steps are read off the GUI thread: the curve is drawn when they arrive
+    qtbot.waitUntil(lambda: 1 in panel.plots.runs and len(panel.plots.curve_data(1, "frequency")[0]) > 0,
+                    timeout=20000)
     x, _y = panel.plots.curve_data(1, "frequency")
     assert 0 < len(x) <= PLOT_POINTS + 1
     assert x[-1] == N + 5  # the curve still ends at the run's last merge
@@ -100,3 +102,87 @@ def test_a_newer_filter_replaces_a_running_one(make_window, long_run, qtbot):
     qtbot.waitUntil(lambda: not model.busy, timeout=60000)
     assert model.query is not None and model.query.text.text == "he1234"
     assert model.rowCount() == 111  # he1234, he12340 … he12349, he123400 … he123499
+
+
+class _Ticks:
+    """Counts the ticks of a 5 ms timer: the event loop ran (a blocking call shows as no ticks)."""
+
+    def __init__(self):
+        from PySide6.QtCore import QTimer
+
+        self.count = 0
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def _tick(self) -> None:
+        self.count += 1
+
+
+def test_a_long_vocabulary_is_filtered_and_sorted_off_the_gui_thread(make_window, long_run, qtbot):
+    """The Vocabulary tab of the same 400,000-merge run: its filter and sort return at once, the
+    event loop keeps ticking while the worker reads, and the rows arrive."""
+    from PySide6.QtCore import Qt
+
+    window = make_window(long_run)
+    window.show_panel("merges")
+    panel = window.merges
+    panel.tabs.setCurrentIndex(1)
+    vocab, model = panel.vocab, panel.vocab.model
+    qtbot.waitUntil(lambda: not model.busy and model.rowCount() == model.total > N, timeout=30000)
+    vocab.cancel_usage()  # the corpus count is another job; this test is about the table
+    total = model.rowCount()
+    ticks = _Ticks()
+    vocab.filter.edit.setText("he12345")  # the pieces he12345, he123450 … he123459
+    qtbot.waitUntil(lambda: model.busy, timeout=5000)  # the filter box is debounced
+    assert model.rowCount() == total and vocab.count_label.text() == "filtering and sorting…"
+    before = ticks.count
+    qtbot.waitUntil(lambda: not model.busy, timeout=60000)
+    assert ticks.count > before  # the window kept running while the worker filtered
+    assert [model.entry(r).piece for r in range(model.rowCount())] == [b"he12345"] + [b"he12345%d" % d
+                                                                                     for d in range(10)]
+    assert vocab.count_label.text() == f"11 of {total:,} entries match"
+    model.sort(1, Qt.SortOrder.DescendingOrder)
+    assert model.busy
+    qtbot.waitUntil(lambda: not model.busy and model.sort_column == 1, timeout=60000)
+    assert model.entry(0).piece == b"he123459" and model.entry(10).piece == b"he12345"
+    model.sort(0, Qt.SortOrder.AscendingOrder)
+    qtbot.waitUntil(lambda: not model.busy and model.sort_column == 0, timeout=60000)
+    # Selecting a token the filter hides clears it; the row is selected once the rows arrive.
+    assert vocab.select_token(total - 1)
+    qtbot.waitUntil(lambda: not model.busy and vocab.table.currentIndex().isValid(), timeout=60000)
+    assert model.key_at(vocab.table.currentIndex().row()) == total - 1 and not model.is_filtered()
+
+
+def test_a_long_piece_table_is_filtered_off_the_gui_thread_and_a_newer_filter_wins(make_window, tmp_path, qtbot):
+    """The Unigram piece table takes the same path (its threshold lowered: a real run's table is short)."""
+    from workbench.corpus.demo import demo_corpus_files
+
+    project = tmp_path / "u.tokproj"
+    train_cli([f for f in demo_corpus_files() if f.name.startswith("en_")], project, "--model", "unigram",
+              "--vocab-size", "300")
+    window = make_window(project)
+    window.show_panel("merges")
+    panel = window.merges
+    qtbot.waitUntil(lambda: panel._pieces_mode and panel.pieces.model.rowCount() == 300, timeout=30000)
+    pieces, model = panel.pieces, panel.pieces.model
+    pieces.cancel_usage()
+    model.ASYNC_KEYS = 0
+    with ProjectStore.open(project, readonly=True) as store:
+        vocab = store.load_tokenizer(1).vocab
+    panel.set_filter("qqq-no-piece")  # overtaken at once by the next one: its result never shows
+    panel.set_filter("^▁t", regex=True)
+    assert model.busy and model.rowCount() == 300
+    assert panel.count_label.text() == "filtering and sorting…"
+    qtbot.waitUntil(lambda: not model.busy, timeout=30000)
+    expected = [i for i, p in enumerate(vocab) if p.startswith("▁t".encode())]
+    assert 0 < len(expected) == model.rowCount() and [e.id for e in model.iter_all()] == expected
+    assert panel.count_label.text() == f"{len(expected):,} of 300 pieces match"
+    # closing the project while a filter runs: the job is dropped, nothing arrives afterwards
+    panel.set_filter("t")
+    assert model.busy
+    panel.set_project(None)
+    assert not model.busy and model.rowCount() == 0
+    qtbot.waitUntil(lambda: not panel.jobs.busy() and not pieces.job.busy(), timeout=30000)
+    assert model.rowCount() == 0

@@ -27,7 +27,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from workbench.errors import WorkbenchError
 from workbench.store import schema, wal
@@ -244,9 +244,16 @@ class Connection(sqlite3.Connection):
 
     _limit: float | None = None
     _deadline: float = math.inf
+    _stop: Callable[[], bool] | None = None
 
     def limit_queries(self, seconds: float) -> None:
         self._limit = float(seconds)
+        self.set_progress_handler(self._progress, 100)
+
+    def stop_when(self, should_stop: Callable[[], bool]) -> None:
+        """Also stop a statement as soon as ``should_stop()`` (a worker's job was cancelled or
+        overtaken, or its own total time ran out); the time limit keeps applying."""
+        self._stop = should_stop
         self.set_progress_handler(self._progress, 100)
 
     def cancel(self) -> None:
@@ -258,7 +265,8 @@ class Connection(sqlite3.Connection):
         return super().execute(sql, parameters)
 
     def _progress(self) -> int:
-        return 1 if time.monotonic() > self._deadline else 0
+        stop = self._stop
+        return 1 if time.monotonic() > self._deadline or (stop is not None and stop()) else 0
 
 
 def connect(path: Path, mode: str) -> sqlite3.Connection:

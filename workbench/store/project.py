@@ -29,7 +29,7 @@ import time
 import weakref
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from workbench.core.atomic import replacing
 from workbench.core.model import Tokenizer
@@ -96,6 +96,12 @@ class ProjectStore:
         (the window's reads: a query over crafted or huge data must not freeze it)."""
         if isinstance(self._conn, opening.Connection):
             self._conn.limit_queries(seconds)
+
+    def stop_queries_when(self, should_stop: Callable[[], bool]) -> None:
+        """Stop any statement on this store's connection as soon as ``should_stop()`` (a
+        worker's read connection: its job was cancelled or ran out of time)."""
+        if isinstance(self._conn, opening.Connection):
+            self._conn.stop_when(should_stop)
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -359,6 +365,10 @@ class ProjectStore:
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (str(path), int(size), float(mtime), fingerprint, _json(reader_options),
                  time.time())))
+
+    def corpus_count(self) -> int:
+        """How many corpus rows there are (without reading them)."""
+        return int(self._conn.execute("SELECT count(*) FROM corpora").fetchone()[0])
 
     def corpora(self) -> list[CorpusRef]:
         rows = self._conn.execute("SELECT id, path, size, mtime, fingerprint, reader_options, "

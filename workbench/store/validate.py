@@ -29,6 +29,7 @@ import dataclasses
 import json
 import math
 import sqlite3
+import threading
 from typing import Any, Callable, Mapping, Sequence, get_args
 
 from workbench.core.model import ModelKind, Tokenizer
@@ -253,12 +254,40 @@ SETTING_TYPES: dict[str, tuple[Callable[[object], bool], str]] = {
 }
 
 
+#: Settings texts already found well-formed, with what they decode to (large ones only: a Unigram
+#: run's keeps a score per piece, megabytes whose parse and checks cost ~0.1 s each time a run
+#: listing is read — and the window reads listings often).
+_CHECKED_SETTINGS: dict[str, dict[str, Any]] = {}
+_CHECKED_KEPT = 4  # runs with such settings are few; each kept costs ~2x its text
+_CHECKED_MIN_CHARS = 100_000
+_CHECKED_LOCK = threading.Lock()
+
+
+def _copied(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with its own copy of each list and object in it (one level: settings are flat)."""
+    return {k: list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v for k, v in data.items()}
+
+
 def settings(value: object, owner: str, column: str = "settings") -> dict[str, Any]:
-    """A run's or reference's settings: a JSON object whose known keys have their types."""
+    """A run's or reference's settings: a JSON object whose known keys have their types.
+
+    A large text checked before is neither parsed nor walked again (the text is the whole input,
+    so the same text checks the same): the caller gets a copy of its object and of the lists and
+    objects in it, which it may change.
+    """
+    text = value if isinstance(value, str) and len(value) >= _CHECKED_MIN_CHARS else ""
+    known = _CHECKED_SETTINGS.get(text) if text else None
+    if known is not None:
+        return _copied(known)
     data = json_object(value, owner, column)
     for key, (check, what) in SETTING_TYPES.items():
         if key in data and not check(data[key]):
             raise DamagedValue(owner, column, f"says {key} is {_shown(data[key])}; it must be {what}")
+    if text:
+        with _CHECKED_LOCK:
+            _CHECKED_SETTINGS[text] = _copied(data)
+            while len(_CHECKED_SETTINGS) > _CHECKED_KEPT:
+                _CHECKED_SETTINGS.pop(next(iter(_CHECKED_SETTINGS)))
     return data
 
 

@@ -23,7 +23,7 @@ import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from PySide6.QtCore import QObject, QStandardPaths, Signal
 
@@ -51,15 +51,20 @@ QUERY_LIMIT_S = 20.0
 ReadHandle = ProjectStore
 
 
-def open_read(path: str | Path) -> ReadHandle:
+def open_read(path: str | Path, *, should_stop: Callable[[], bool] | None = None,
+              limit_s: float | None = None) -> ReadHandle:
     """A read-only connection to ``path`` for the calling thread (use it as a context manager).
 
     Read-only so that a view can never write by mistake; the training child and the short
     writers of :func:`open_write` are the file's only writers. Every statement on it is stopped
-    after :data:`QUERY_LIMIT_S` seconds (the views turn that into one line under the filter).
+    after ``limit_s`` seconds (default :data:`QUERY_LIMIT_S`; the views turn that into one line under the
+    filter), and at once when ``should_stop()`` (a worker's connection: its job was cancelled or
+    overtaken).
     """
     store = ProjectStore.open(Path(path), readonly=True)
-    store.limit_queries(QUERY_LIMIT_S)
+    store.limit_queries(QUERY_LIMIT_S if limit_s is None else limit_s)
+    if should_stop is not None:
+        store.stop_queries_when(should_stop)
     return store
 
 
@@ -244,6 +249,10 @@ class ProjectSession(QObject):
             return None
         rows = self.store.merges(run_id, step - 1, 1)
         return rows[0] if rows else None
+
+    def corpus_count(self) -> int:
+        """How many corpus rows the project has (cheap: says whether listing them takes a while)."""
+        return self.store.corpus_count() if self.store is not None else 0
 
     def corpus_paths(self) -> list[tuple[str, dict]]:
         """Distinct corpus files of the project (latest reader options win), in first-added order."""

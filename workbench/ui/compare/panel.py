@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, Signal, Slot
+from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -55,6 +55,11 @@ from workbench.ui.compare.models import (
     SplitTableModel,
 )
 from workbench.ui.jobs import JobRunner
+
+#: A project with this many corpus files or more has them read off the GUI thread and listed in
+#: batches of LIST_BATCH rows, one per turn of the event loop (100,000 files blocked it ~5 s).
+LIST_OFF_THREAD = 5_000
+LIST_BATCH = 2_000
 
 SRC_ROLE = Qt.ItemDataRole.UserRole
 ADDED_ROLE = Qt.ItemDataRole.UserRole + 2  # a tokenizer added here, not one of the project's
@@ -101,7 +106,10 @@ class ComparePanel(QWidget):
         self._sweep_asked: str | None = None
         self._stop = False
         self._shut_down = False
+        self._listing = 0  # the generation of the corpus listing under way (0: none); a newer one stops it
+        self._after_listing: list[Callable[[], object]] = []
         self.tasks = JobRunner(self)
+        self.lister = JobRunner(self, max_threads=1)  # a long corpus listing, read off the GUI thread
         self.tasks.busy_changed.connect(self._on_busy)
         self._relay = _Relay()
         self._relay.progress.connect(self._on_progress)
@@ -306,6 +314,7 @@ class ComparePanel(QWidget):
     def _clear(self) -> None:
         """Forget everything of the last project: lists, ticks, results, sweeps, split differences."""
         self.tasks.cancel()  # a count still running for the last project never lands here
+        self._stop_listing()
         self.tokenizer_list.clear()
         self.files.clear()
         self._names, self._project_files = {}, set()
@@ -389,9 +398,13 @@ class ComparePanel(QWidget):
     def restore_session(self, state: dict) -> bool:
         """Bring back a :meth:`session_state` (after ``set_project``); stale or malformed parts are
         skipped. The results and sweeps it names are counted again off the GUI thread (from the
-        cache: immediate when nothing changed). True when such a job started."""
+        cache: immediate when nothing changed). True when such a job started (or, while a long
+        corpus listing runs, when the state is restored once it ends)."""
         if not isinstance(state, dict) or state.get("version") != 1:
             return False
+        if self._listing:
+            self.when_listed(lambda: self.restore_session(state))
+            return True
         wanted: dict[str, bool] = {}
         for entry in _dicts(state.get("tokenizers")):
             src, label = entry.get("src"), entry.get("label")
@@ -431,24 +444,20 @@ class ComparePanel(QWidget):
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
-            from workbench.tasks.compare import ResultCache, compare_corpus, sweep_files, sweep_source
-            from workbench.tasks.sources import load_tokenizer
+            from workbench.tasks.compare import ResultCache
+            from workbench.tasks.compare_files import compare_files, sweep_file_set
 
             cache = ResultCache.default()
             result = None
             if question is not None:
-                sources, labels = self._sources_and_labels_from(question["files"])
-                tokenizers = [(name, load_tokenizer(src)) for name, src in question["tokenizers"]]
-                result = compare_corpus(tokenizers, sources, labels=labels, baseline=question["baseline"],
-                                        parallel=question["parallel"], d=question["d"], cache=cache,
-                                        should_stop=should_stop, progress=progress)
+                result = compare_files([tuple(t) for t in question["tokenizers"]], question["files"],
+                                       baseline=question["baseline"], parallel=question["parallel"],
+                                       d=question["d"], cache=cache, should_stop=should_stop, progress=progress)
             swept = []
             if sweeps is not None:
-                sources, _labels = self._sources_and_labels_from(sweeps["files"])
                 for name, src in sweeps["tokenizers"]:
-                    tokenizer, pruning = sweep_source(src)
-                    one = sweep_files(tokenizer, sources, name=name, points=sweeps["points"], d=sweeps["d"],
-                                      pruning=pruning, cache=cache, should_stop=should_stop, progress=progress)
+                    one = sweep_file_set(src, sweeps["files"], name=name, points=sweeps["points"], d=sweeps["d"],
+                                         cache=cache, should_stop=should_stop, progress=progress)
                     if one is not None:
                         swept.append((one, src))
             return result, swept
@@ -484,18 +493,78 @@ class ComparePanel(QWidget):
             self._add_tokenizer_item(label, src, checked=src in ticked or (first and self.tokenizer_list.count() < 2))
         for label, src in added:
             self._add_tokenizer_item(label, src, checked=src in ticked, added=True)
-        self._project_files = {path for path, _options in corpora}
-        self.add_corpus_files(corpora)
         self._fill_choosers()
         if error:
             self.status.setText(error)
+        if corpora is None and self.project is not None:
+            self._list_off_thread(self.project)
+        elif corpora is not None:
+            self._stop_listing()
+            self._project_files = {path for path, _options in corpora}
+            self.add_corpus_files(corpora)
 
-    def _project_lists(self) -> tuple[list[tuple[str, str]], list[tuple[str, dict]]]:
-        """(label, SRC) of each finished run and reference, and the corpus files, of the open project."""
+    # ---- a long corpus listing: read off the GUI thread, shown in batches, stopped by a newer one ----
+    def listing(self) -> bool:
+        """Whether the project's corpus files are still being listed."""
+        return self._listing != 0
+
+    def when_listed(self, fn: Callable[[], object]) -> None:
+        """Call ``fn`` once the corpus files are listed (now, if they are)."""
+        if self._listing:
+            self._after_listing.append(fn)
+        else:
+            fn()
+
+    def _stop_listing(self) -> None:
+        self.lister.cancel()
+        self._listing = 0
+        self._after_listing.clear()
+
+    def _list_off_thread(self, project: Path) -> None:
+        from workbench.tasks.compare_files import project_corpus_files
+
+        self.lister.cancel()
+        self._listing += 1
+        generation = self._listing
+        self.status.setText("Listing the project's corpus files…")
+
+        def done(corpora: list[tuple[str, dict]]) -> None:
+            if self._listing == generation:
+                self._project_files = {path for path, _options in corpora}
+                self._add_batches(generation, corpora, 0)
+
+        def failed(message: str) -> None:
+            if self._listing == generation:
+                self._listing = 0
+                self._after_listing.clear()
+                self.status.setText(message)
+
+        self.lister.submit(lambda: project_corpus_files(project), done, failed, key="listing")
+
+    def _add_batches(self, generation: int, corpora: list[tuple[str, dict]], start: int) -> None:
+        """Add ``LIST_BATCH`` files, then let the event loop run before the next batch."""
+        if self._listing != generation or self._shut_down:
+            return
+        self.add_corpus_files(corpora[start:start + LIST_BATCH])
+        start += LIST_BATCH
+        if start < len(corpora):
+            self.status.setText(f"Listing the project's corpus files… {start:,} of {len(corpora):,}")
+            QTimer.singleShot(0, lambda: self._add_batches(generation, corpora, start))
+            return
+        self._listing = 0
+        self.status.setText(f"{len(corpora):,} corpus files listed. Tick tokenizers and files, then Compute.")
+        pending, self._after_listing = self._after_listing, []
+        for fn in pending:
+            fn()
+
+    def _project_lists(self) -> tuple[list[tuple[str, str]], list[tuple[str, dict]] | None]:
+        """(label, SRC) of each finished run and reference, and the corpus files, of the open project
+        (None for a long list of files: :meth:`_list_off_thread` reads them)."""
         if self.project is None:
             return [], []
         if self.session is not None and self.session.store is not None and self.session.path == self.project:
-            runs, refs, corpora = self.session.runs(), self.session.store.references(), self.session.corpus_paths()
+            runs, refs = self.session.runs(), self.session.store.references()
+            corpora = self.session.corpus_paths() if self.session.corpus_count() < LIST_OFF_THREAD else None
         else:
             from workbench.ui.project_session import open_read
 
@@ -609,13 +678,10 @@ class ComparePanel(QWidget):
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
-            from workbench.tasks.compare import ResultCache, compare_corpus
-            from workbench.tasks.sources import load_tokenizer
+            from workbench.tasks.compare_files import compare_files
 
-            sources, labels = self._sources_and_labels_from(files)
-            tokenizers = [(name, load_tokenizer(src)) for name, src in chosen]
-            return compare_corpus(tokenizers, sources, labels=labels, baseline=baseline, parallel=parallel, d=d,
-                                  cache=ResultCache.default(), should_stop=should_stop, progress=progress)
+            return compare_files(chosen, files, baseline=baseline, parallel=parallel, d=d,
+                                 should_stop=should_stop, progress=progress)
 
         files = self.checked_files()
         if not files:
@@ -627,18 +693,6 @@ class ComparePanel(QWidget):
                        "baseline": baseline, "parallel": parallel, "d": d}
         return True
 
-    @staticmethod
-    def _sources_and_labels_from(files: list[tuple[str, dict, str]]):
-        from workbench.corpus import open_source
-
-        sources, labels = [], {}
-        for path, options, lang in files:
-            opts = {k: v for k, v in options.items() if k in ("field", "column", "encoding", "kind")}
-            sources.append(open_source(path, **opts))
-            if lang:
-                labels[path] = lang
-        return sources, labels
-
     def run_sweep(self) -> bool:
         src = self.sweep_source.currentData()
         files = self.checked_files()
@@ -649,12 +703,10 @@ class ComparePanel(QWidget):
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
-            from workbench.tasks.compare import ResultCache, sweep_files, sweep_source
+            from workbench.tasks.compare_files import sweep_file_set
 
-            sources, _labels = self._sources_and_labels_from(files)
-            tokenizer, pruning = sweep_source(src)
-            return sweep_files(tokenizer, sources, name=name, points=points, d=d, pruning=pruning,
-                               cache=ResultCache.default(), should_stop=should_stop, progress=progress)
+            return sweep_file_set(src, files, name=name, points=points, d=d, should_stop=should_stop,
+                                  progress=progress)
 
         key = (tuple(path for path, _o, _l in files), points, d)
 
@@ -677,12 +729,9 @@ class ComparePanel(QWidget):
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
-            from workbench.tasks.compare import split_report
-            from workbench.tasks.sources import load_tokenizer
+            from workbench.tasks.compare_files import split_files
 
-            sources, _labels = self._sources_and_labels_from(files)
-            return split_report(load_tokenizer(a), load_tokenizer(b), sources, should_stop=should_stop,
-                                progress=progress)
+            return split_files(a, b, files, should_stop=should_stop, progress=progress)
 
         self._split_asked = (a, b)
         return self._start("Comparing splits", job, self._on_splits)
@@ -871,6 +920,8 @@ class ComparePanel(QWidget):
             return
         self._shut_down = True
         self._stop = True
+        self._stop_listing()
+        self.lister.shutdown()
         self.tasks.shutdown()
 
     def closeEvent(self, event) -> None:

@@ -21,7 +21,13 @@ score of the id the merge made, from the run's settings. What it leaves out: wid
 from __future__ import annotations
 
 import logging
+import sqlite3
+import time
+from array import array
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Sequence
 
 from PySide6.QtCore import (
@@ -35,7 +41,8 @@ from PySide6.QtGui import QBrush, QFont, QGuiApplication
 
 from workbench.core.display import piece_chars, piece_hex, piece_text
 from workbench.errors import WorkbenchError
-from workbench.store.browse import MergeEntry
+from workbench.store.browse import MergeEntry, sql_error, store_connection
+from workbench.ui.project_session import QUERY_LIMIT_S, open_read
 from workbench.ui.style import muted
 
 log = logging.getLogger(__name__)
@@ -97,6 +104,25 @@ def piece_tooltip(piece: bytes | None, heading: str = "") -> str:
     return "\n".join(lines)
 
 
+def worker_opener(project: Callable[[], Path | None]):
+    """The ``open_source`` a :meth:`LazyKeyedModel.use_worker` needs, for any browse source:
+    ``source`` again on a read connection of its own to the file ``project()`` names (the view's
+    project at the moment the job starts), whose statements stop as soon as ``should_stop()``."""
+    @contextmanager
+    def open_source(source, should_stop: Callable[[], bool]) -> Iterator[Any]:
+        path = project()
+        if path is None:
+            raise WorkbenchError("the project is closed")
+        store = open_read(path, should_stop=should_stop)
+        try:
+            yield source.on_connection(store_connection(store))
+        except sqlite3.Error as exc:  # stopped (cancelled, overtaken, out of time) or unreadable: one line
+            raise sql_error(exc) from None
+        finally:
+            store.close()
+    return open_source
+
+
 def _before(a: Any, b: Any, descending: bool) -> bool:
     """Whether sort value ``a`` comes strictly before ``b`` in SQLite's order (NULLs first in ASC)."""
     if a is None or b is None:
@@ -104,6 +130,12 @@ def _before(a: Any, b: Any, descending: bool) -> bool:
             return False
         return (a is None) != descending
     return a > b if descending else a < b
+
+
+def _splice(seq: Any, pos: int, items: list) -> None:
+    """Insert ``items`` at ``pos`` of a key or value list — or of the packed array a long result
+    comes as (``store.browse.collect_keys``), which takes only an array."""
+    seq[pos:pos] = array(seq.typecode, items) if isinstance(seq, array) else items
 
 
 def insert_position(values: Sequence, value: Any, descending: bool) -> int:
@@ -134,6 +166,9 @@ class LazyKeyedModel(QAbstractTableModel):
     #: Sources with at least this many keys are filtered, sorted and opened off the GUI thread (see
     #: :meth:`use_worker`); shorter ones answer within a frame, and at once, as before.
     ASYNC_KEYS = 200_000
+    #: The longest one filter, sort or open may take in all, every query of it together (a
+    #: pathological regex used to run per piece, unbounded in total); then it fails with one line.
+    JOB_LIMIT_S = QUERY_LIMIT_S
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -143,8 +178,8 @@ class LazyKeyedModel(QAbstractTableModel):
         self._descending = False
         self._identity = True
         self._n = 0
-        self._keys: list[int] = []
-        self._values: list = []
+        self._keys: Sequence[int] = []
+        self._values: Sequence = []
         self._last_key = -1
         self._pages: OrderedDict[int, list] = OrderedDict()
         self.fetches = 0  # pages read from SQLite (tests check laziness with it)
@@ -152,6 +187,7 @@ class LazyKeyedModel(QAbstractTableModel):
         self._runner = None
         self._open_source = None
         self.busy = False
+        self._when_ready: list[Callable[[], object]] = []
 
     # ---- state ----------------------------------------------------------------------------------
     @property
@@ -207,9 +243,23 @@ class LazyKeyedModel(QAbstractTableModel):
         ``source`` on a connection of its own whose queries stop when ``should_stop()``. A newer
         request replaces a running one (the runner drops the stale result and stops its query).
         Until the result arrives the old rows stay (a new source shows none), and ``busy_changed``
-        says so; a failure is ``failed(message)`` and changes nothing.
+        says so; a failure is ``failed(message)`` and changes nothing. A job stops after
+        :attr:`JOB_LIMIT_S` seconds in all. :func:`worker_opener` makes ``open_source``.
         """
         self._runner, self._open_source = runner, open_source
+
+    def when_ready(self, fn: Callable[[], object]) -> None:
+        """Call ``fn`` once the rows shown are the ones last asked for: now, or when the running
+        filter or sort delivers (not after a failure or a newer request's cancelling one)."""
+        if self.busy:
+            self._when_ready.append(fn)
+        else:
+            fn()
+
+    def _run_when_ready(self) -> None:
+        pending, self._when_ready = self._when_ready, []
+        for fn in pending:
+            fn()
 
     def _off_thread(self, source) -> bool:
         return self._runner is not None and source is not None and source.max_key() >= self.ASYNC_KEYS
@@ -218,20 +268,35 @@ class LazyKeyedModel(QAbstractTableModel):
         open_source, compute = self._open_source, self._compute
         assert self._runner is not None and open_source is not None
 
+        limit = self.JOB_LIMIT_S
+
         def job(should_stop, _progress):
-            with open_source(source, should_stop) as copy:
+            deadline = time.monotonic() + limit
+
+            def stop() -> bool:
+                return should_stop() or time.monotonic() > deadline
+            with open_source(source, stop) as copy:
                 return compute(copy, query, order, descending, upto)
 
         def done(state: tuple) -> None:
             self._set_busy(False)
             apply(state)
+            self._run_when_ready()
 
         def failed(message: str) -> None:
+            self._when_ready.clear()
             self._set_busy(False)
             self.failed.emit(message)
 
         self._set_busy(True)
         self._runner.submit(job, done, failed, key=("lazy-model", id(self)), hooks=True)
+
+    def _cancel_job(self) -> None:
+        """Drop a running job of this model (its result will not arrive): the source changed."""
+        if self._runner is not None:
+            self._runner.cancel(("lazy-model", id(self)))
+        self._when_ready.clear()
+        self._set_busy(False)
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self.busy:
@@ -254,9 +319,7 @@ class LazyKeyedModel(QAbstractTableModel):
             self._submit(source, query, order, self._descending, None,
                          lambda state: self._reset_to(source, query, state) if self._source is source else None)
             return
-        if self._runner is not None:
-            self._runner.cancel(("lazy-model", id(self)))
-            self._set_busy(False)
+        self._cancel_job()
         self._reset_to(source, query, self._compute(source, query, order, self._descending))
 
     def set_query(self, query) -> None:
@@ -271,7 +334,14 @@ class LazyKeyedModel(QAbstractTableModel):
         self._reset_to(source, query, self._compute(source, query, self.sort_key, self._descending))
 
     def reload(self) -> None:
-        """Re-read everything (a run was rewritten or deleted)."""
+        """Re-read everything (a run was rewritten or deleted, frequencies arrived)."""
+        source, query = self._source, self._query
+        if self._off_thread(source):
+            def apply(state: tuple) -> None:
+                if self._source is source and self._query is query:
+                    self._reset_to(source, query, state)
+            self._submit(source, query, self.sort_key, self._descending, None, apply)
+            return
         try:
             state = self._compute(self._source, self._query, self.sort_key, self._descending)
         except WorkbenchError:
@@ -378,8 +448,8 @@ class LazyKeyedModel(QAbstractTableModel):
         # Insert from the last position backwards so earlier positions stay valid.
         for pos, block_keys, block_values in reversed(blocks):
             self.beginInsertRows(QModelIndex(), pos, pos + len(block_keys) - 1)
-            self._keys[pos:pos] = block_keys
-            self._values[pos:pos] = block_values
+            _splice(self._keys, pos, block_keys)
+            _splice(self._values, pos, block_values)
             self._n += len(block_keys)
             self._drop_pages_from(pos)
             self.endInsertRows()

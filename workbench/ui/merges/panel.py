@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6.QtCore import (
@@ -61,13 +59,14 @@ from workbench.store.browse import (
     SourceInfo,
     TextFilter,
     list_sources,
+    sql_error,
     store_connection,
 )
 from workbench.ui.empty_state import EmptyState
 from workbench.ui.jobs import JobRunner
 from workbench.ui.merges.audit_view import AuditView
 from workbench.ui.merges.detail import MergeDetail
-from workbench.ui.merges.merge_model import MergeTableModel
+from workbench.ui.merges.merge_model import MergeTableModel, worker_opener
 from workbench.ui.merges.piece_view import PieceView
 from workbench.ui.merges.run_diff import RunDiffView, _label
 from workbench.ui.merges.vocab_view import VocabView
@@ -98,6 +97,10 @@ NO_RUNS = ("No training runs yet",
            "appear here while it learns them — or import a tokenizer file (File ▸ Import Tokenizer…).")
 
 TAB_MERGES, TAB_VOCAB, TAB_COMPARE = 0, 1, 2
+CHECK_KEY = "check-source"  # the job checking a long run's stored values before it is shown
+#: That check reads every row (10M merges: seconds, more on a busy machine); off the GUI thread it
+#: may take longer than a filter before it gives up. Choosing another run stops it at once.
+CHECK_LIMIT_S = 120.0
 
 
 def _optional_int(edit: QLineEdit) -> int | None:
@@ -200,7 +203,7 @@ class MergePanel(QWidget):
         self.table.setAccessibleName("Merges in training order")
         self.model.rows_changed.connect(self._update_count)
         self.jobs = JobRunner(self)  # long merge lists are filtered and sorted off the GUI thread
-        self.model.use_worker(self.jobs, self._worker_source)
+        self.model.use_worker(self.jobs, worker_opener(lambda: self.path))
         self.model.busy_changed.connect(self._update_count)
         self.model.failed.connect(self.error.show_message)
         self.detail = MergeDetail()
@@ -372,11 +375,46 @@ class MergePanel(QWidget):
         self.audit.set_source(self.path if source is not None else None, source)
         self.detail.clear()
         self.error.show_message("")
+        self.jobs.cancel(CHECK_KEY)
         # A run or reference with a damaged stored value (a project edited outside the workbench) is
         # named in the chooser but not shown: the line says which column, the others stay usable.
-        problem = self.store.source_problem(source) if source is not None and self.store is not None else None
-        self._damaged = str(problem or "")
-        if problem is not None:
+        # The check reads every row: a long run's is made off the GUI thread (seconds for 10M merges).
+        if source is not None and self.store is not None and self._conn is not None and self.path is not None:
+            if MergeSource(self._conn, source).max_key() >= self.model.ASYNC_KEYS:
+                self._check_off_thread(source, self.path)
+                return
+            problem = self.store.source_problem(source)
+            self._show_source(source, str(problem or ""))
+            return
+        self._show_source(source, "")
+
+    def _check_off_thread(self, source: Source, path: Path) -> None:
+        """Show nothing of ``source`` until its stored values are checked on a connection of its own."""
+        self._show_source(None, "")
+        self._source = source
+        self.count_label.setText("checking the stored run…")
+
+        def job(should_stop, _progress) -> str:
+            try:
+                with open_read(path, should_stop=should_stop, limit_s=CHECK_LIMIT_S) as store:
+                    return str(store.source_problem(source) or "")
+            except sqlite3.Error as exc:  # stopped, or the file went away: one line
+                raise sql_error(exc) from None
+
+        def done(problem: str) -> None:
+            if self._source == source:
+                self._show_source(source, problem)
+
+        def failed(message: str) -> None:
+            self.count_label.setText("")
+            self.error.show_message(message)
+
+        self.jobs.submit(job, done, failed, key=CHECK_KEY, hooks=True)
+
+    def _show_source(self, source: Source | None, problem: str) -> None:
+        self._source = source if source is not None else self._source
+        self._damaged = problem
+        if problem:
             source = None
         if source is None or self._conn is None:
             self._merge_source = None
@@ -436,21 +474,6 @@ class MergePanel(QWidget):
         self.filter.edit.setPlaceholderText(
             "Filter pieces: a substring, or tick regex for a pattern such as ^▁" if on else
             "Filter pieces: a substring, or tick regex for a pattern such as ^\\s")
-
-    @contextmanager
-    def _worker_source(self, source: MergeSource, should_stop: Callable[[], bool]) -> Iterator[MergeSource]:
-        """``source`` again on a read connection of its own, for a worker thread (see
-        ``LazyKeyedModel.use_worker``): its queries stop as soon as ``should_stop()``."""
-        path = self.path
-        if path is None:
-            raise WorkbenchError("the project is closed")
-        store = open_read(path)
-        try:
-            conn = store_connection(store)
-            conn.set_progress_handler(lambda: 1 if should_stop() else 0, 1000)
-            yield MergeSource(conn, source.source)
-        finally:
-            store.close()
 
     def _tokenizer_loader(self, source: Source):
         """Builds the source's tokenizer on first use (the piece detail's segmentations)."""
@@ -598,7 +621,8 @@ class MergePanel(QWidget):
         m = self.model
         if self._pieces_mode:
             p = self.pieces.model
-            self.count_label.setText(f"{p.rowCount():,} of {p.total:,} pieces match" if p.is_filtered()
+            self.count_label.setText("filtering and sorting…" if p.busy else
+                                     f"{p.rowCount():,} of {p.total:,} pieces match" if p.is_filtered()
                                      else f"{p.rowCount():,} pieces")
             self._update_status()
             return
@@ -668,12 +692,14 @@ class MergePanel(QWidget):
             if emit and self._source is not None:
                 self.merge_selected.emit(self._source, token_id)
         else:
-            row = self.model.row_of_key(rank)
-            if row is None and self.model.is_filtered():
-                self.set_filter()  # the filter hides it: show everything
+            def select(clear: bool) -> None:  # once the rows shown are the last asked for (a long run's come later)
                 row = self.model.row_of_key(rank)
-            if row is not None:
-                self._select_row(row, emit=emit)
+                if row is not None:
+                    self._select_row(row, emit=emit)
+                elif clear and self.model.is_filtered():
+                    self.set_filter()  # the filter hides it: show everything
+                    self.model.when_ready(lambda: select(False))
+            self.model.when_ready(lambda: select(True))
         if not self._vocab_dirty:
             self.vocab._syncing = True
             try:

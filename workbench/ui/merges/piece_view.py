@@ -37,10 +37,11 @@ from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
 from workbench.store.browse import PieceEntry, PieceSource, Source, TextFilter, VocabQuery
 from workbench.tasks.inspection import piece_segmentations
+from workbench.tasks.usage import usage_cache_key
 from workbench.ui.merges.detail import DetailPane, _short
 from workbench.ui.merges.merge_model import browser_piece, mono_font
 from workbench.ui.merges.piece_model import NEVER_USED_TIP, PieceTableModel, format_probability
-from workbench.ui.merges.usage import UsageView, usage_cache_key
+from workbench.ui.merges.usage import USAGE_KEY, UsageView
 from workbench.ui.merges.widgets import (
     PlaceholderTableView,
     beside_detail,
@@ -152,6 +153,8 @@ class PieceView(UsageView):
 
         self.model = PieceTableModel(self)
         self.model.rows_changed.connect(self.rows_changed)
+        self.model.busy_changed.connect(self.rows_changed)  # the panel's count line says "filtering…"
+        self._use_worker()
         self.table = PlaceholderTableView()
         self.table.setAccessibleName("Pieces of the unigram model")
         self.table.setModel(self.model)
@@ -208,10 +211,13 @@ class PieceView(UsageView):
             self._drop_hidden_detail()
 
     def _drop_hidden_detail(self) -> None:
-        """The detail follows the table: a piece the filter hides is no longer explained."""
-        shown = self.detail.token_id
-        if shown is not None and self.model.row_of_key(shown) is None:
-            self.detail.clear()
+        """The detail follows the table: a piece the filter hides is no longer explained (once the
+        filtered rows are there: a long table is filtered off the GUI thread)."""
+        def drop() -> None:
+            shown = self.detail.token_id
+            if shown is not None and self.model.row_of_key(shown) is None:
+                self.detail.clear()
+        self.model.when_ready(drop)
 
     # ---- never used -------------------------------------------------------------------------------------
     def _show_count_button(self, busy: bool) -> None:
@@ -219,14 +225,14 @@ class PieceView(UsageView):
 
     def _update_summary(self) -> None:
         ps = self._source
-        self.count_button.setVisible(ps is not None and self._usage is None and not self.job.is_running())
+        self.count_button.setVisible(ps is not None and self._usage is None and not self.job.is_running(USAGE_KEY))
         if ps is None:
             self.summary.setText("")
             return
         scored = "" if ps.scores is not None else " · <i>no log probabilities recorded for this run</i>"
         u = self._usage
         if u is None:
-            if self.job.is_running():
+            if self.job.is_running(USAGE_KEY):
                 text = "Finding the pieces the encoded corpus never uses…"
             elif self._status == "running":
                 text = "Never-used pieces are counted once the run has finished."
@@ -269,7 +275,11 @@ class PieceView(UsageView):
         sync_sort_indicator(self.table)
 
     def select_token(self, token_id: int, *, emit: bool = False) -> bool:
-        """Select and show piece ``token_id`` (False: the filter hides it); ``emit`` announces it."""
+        """Select and show piece ``token_id`` (False: the filter hides it); ``emit`` announces it.
+        While a long table is being filtered the selection follows its rows (True: asked for)."""
+        if self.model.busy:
+            self.model.when_ready(lambda: self.select_token(token_id, emit=emit))
+            return True
         row = self.model.row_of_key(token_id)
         if row is None:
             return False

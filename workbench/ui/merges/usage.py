@@ -2,10 +2,10 @@
 
 Frequencies are counted in a background job: the run's corpus files are read again, split into
 pre-tokens exactly as training did, and each distinct pre-token is encoded once with the run's
-tokenizer (:func:`workbench.core.metrics.vocab_usage`). The job opens its own read-only
+tokenizer (:func:`workbench.tasks.usage.count_usage`). The job opens its own read-only
 connection, can be cancelled, and its result is cached per (project, source, vocabulary size,
-corpus fingerprints), so switching back to a run shows its numbers at once. For a reference
-tokenizer the project's corpus files are used.
+corpus fingerprints) (``tasks.usage.usage_cache_key``), so switching back to a run shows its
+numbers at once. For a reference tokenizer the project's corpus files are used.
 
 :class:`UsageView` is the widget half: the summary line, the "never used only" box, the count
 button, its progress bar and Cancel, and the slots that run the job and install its result into
@@ -25,45 +25,16 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QProgressBar, QPushButton, QWid
 
 from workbench.core.metrics import VocabUsage
 from workbench.errors import WorkbenchError
-from workbench.store.browse import Source, corpus_fingerprints
-from workbench.tasks.usage import count_usage
+from workbench.store.browse import Source
+from workbench.tasks.usage import cached_usage, count_usage, remember_usage
 from workbench.ui.jobs import JobRunner
+from workbench.ui.merges.merge_model import worker_opener
 from workbench.ui.merges.vocab_model import UsageTableModel
 from workbench.ui.merges.widgets import ErrorLabel, PlaceholderTableView, show_job_progress
 
 log = logging.getLogger(__name__)
 
-#: (project path, source, vocabulary size, corpus fingerprints) → (usage, warnings)
-_USAGE_CACHE: dict[tuple, tuple[VocabUsage, list[str]]] = {}
-_CACHE_LIMIT = 8
-
-
-def usage_cache_key(conn, path: Path | None, source: Source | None, size: int) -> tuple | None:
-    """What a count depends on: (project, source, vocabulary size, corpus fingerprints); None if
-    the fingerprints cannot be read (the count then runs instead of being reused)."""
-    if source is None or path is None or conn is None:
-        return None
-    try:
-        fps = corpus_fingerprints(conn, source)
-    except Exception as exc:  # noqa: BLE001 - no cache key: the count runs instead of being reused
-        log.warning("cannot read the corpus fingerprints of %s in %s: %s", source, path, exc)
-        return None
-    return (str(path), tuple(source), size, fps)
-
-
-def cached_usage(key: tuple | None) -> tuple[VocabUsage, list[str]] | None:
-    """A count made before for ``key`` (by the Vocabulary tab or the Unigram piece table)."""
-    return _USAGE_CACHE.get(key) if key is not None else None
-
-
-def remember_usage(key: tuple | None, result: tuple[VocabUsage, list[str]]) -> None:
-    if key is None:
-        return
-    _USAGE_CACHE[key] = result
-    while len(_USAGE_CACHE) > _CACHE_LIMIT:
-        _USAGE_CACHE.pop(next(iter(_USAGE_CACHE)))
-
-
+USAGE_KEY = "usage"  # the count's key on the view's runner (the table's own jobs have another)
 def usage_job(path: Path, source: Source):
     """The function the worker runs: :func:`workbench.tasks.usage.count_usage` (its own connection)."""
     def job(should_stop, progress):
@@ -131,9 +102,16 @@ class UsageView(QWidget):
         raise NotImplementedError
 
     # ---- source -------------------------------------------------------------------------------------
+    def _use_worker(self) -> None:
+        """Long tables are filtered, sorted and opened off the GUI thread, as the merge table is
+        (``LazyKeyedModel.use_worker``, on this view's runner); the subclass calls it once its
+        model exists. The table's busy state and failures show in ``count_label`` and ``error``."""
+        self.model.use_worker(self.job, worker_opener(lambda: self._path))
+        self.model.failed.connect(self.error.show_message)
+
     def _close_source(self, conn, path: Path | None, status: str) -> None:
         """First half of ``set_source``: stop a count and forget the old source and its numbers."""
-        self.job.cancel()
+        self.job.cancel(USAGE_KEY)
         self._set_busy(False)
         if self._source is not None:
             self._source.close()
@@ -168,7 +146,7 @@ class UsageView(QWidget):
 
     def auto_count(self) -> None:
         """Count when shown, for runs that have finished (a live run changes under the count)."""
-        if (self._source is not None and self._usage is None and not self.job.is_running()
+        if (self._source is not None and self._usage is None and not self.job.is_running(USAGE_KEY)
                 and self._status != "running" and not self.error.isVisible()):
             self.count_usage()
 
@@ -187,10 +165,10 @@ class UsageView(QWidget):
         self.error.show_message("")
         self._set_busy(True)
         self.job.submit(usage_job(self._path, self._source.source), self._on_usage, self._on_failed,
-                        key="usage", on_progress=self._on_progress, hooks=True)
+                        key=USAGE_KEY, on_progress=self._on_progress, hooks=True)
 
     def cancel_usage(self) -> None:
-        self.job.cancel()
+        self.job.cancel(USAGE_KEY)
         self._set_busy(False)
         self._update_summary()
 

@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
 
 from workbench.formats.tables import write_vocab_csv
 from workbench.store.browse import Source, TextFilter, VocabQuery, VocabSource
-from workbench.ui.merges.usage import UsageView, usage_cache_key
+from workbench.tasks.usage import usage_cache_key
+from workbench.ui.merges.usage import USAGE_KEY, UsageView
 from workbench.ui.merges.vocab_model import VocabTableModel
 from workbench.ui.merges.widgets import (
     FilterEdit,
@@ -77,6 +78,8 @@ class VocabView(UsageView):
         configure_table(self.table, {0: 70, 1: 260, 2: 220, 3: 70, 4: 110, 5: 90}, stretch=2)
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.model.rows_changed.connect(self._update_count)
+        self.model.busy_changed.connect(self._update_count)
+        self._use_worker()
 
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
@@ -120,10 +123,10 @@ class VocabView(UsageView):
             self.summary.setText("")
             self.count_button.setEnabled(False)
             return
-        self.count_button.setEnabled(not self.job.is_running())
+        self.count_button.setEnabled(not self.job.is_running(USAGE_KEY))
         u = self._usage
         if u is None:
-            if self.job.is_running():
+            if self.job.is_running(USAGE_KEY):
                 self.summary.setText("Counting how often each entry occurs in the encoded corpus…")
             elif self._status == "running":
                 self.summary.setText("Corpus frequencies are not counted while the run is training "
@@ -158,6 +161,8 @@ class VocabView(UsageView):
         m = self.model
         if self._source is None:
             self.count_label.setText("")
+        elif m.busy:
+            self.count_label.setText("filtering and sorting…")
         elif m.is_filtered():
             self.count_label.setText(f"{m.rowCount():,} of {m.total:,} entries match")
         else:
@@ -172,20 +177,34 @@ class VocabView(UsageView):
             self.token_selected.emit(key)
 
     def select_token(self, token_id: int) -> bool:
+        """Select entry ``token_id``, clearing a filter that hides it; False if it is not there.
+
+        A long table answers later (filtered off the GUI thread): then the selection follows
+        when the rows arrive, and True means "asked for"."""
+        if self.model.busy:
+            self.model.when_ready(lambda: self.select_token(token_id))
+            return True
         row = self.model.row_of_key(token_id)
         if row is None and self.model.is_filtered():
             self.filter.clear()
             self.kind.setCurrentIndex(0)
             self.never_only.setChecked(False)
             self._apply_filter()
+            if self.model.busy:
+                self.model.when_ready(lambda: self._select_row_of(token_id))
+                return True
             row = self.model.row_of_key(token_id)
+        return row is not None and self._select_row_of(token_id)
+
+    def _select_row_of(self, token_id: int) -> bool:
+        row = self.model.row_of_key(token_id)
         if row is None:
             return False
-        self._syncing = True
+        syncing, self._syncing = self._syncing, True
         try:
             select_row(self.table, row)
         finally:
-            self._syncing = False
+            self._syncing = syncing
         return True
 
     def export_csv(self, path: str | Path, *, selection: bool) -> int:

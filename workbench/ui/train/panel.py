@@ -56,8 +56,8 @@ from workbench.tasks.train import step_value
 from workbench.ui import style, text
 from workbench.ui.dialogs import fit_title
 from workbench.ui.empty_state import EmptyState
-from workbench.ui.jobs import SplitPreviewer
-from workbench.ui.project_session import ProjectSession
+from workbench.ui.jobs import JobRunner, SplitPreviewer
+from workbench.ui.project_session import ProjectSession, open_read
 from workbench.ui.settings import AppSettings
 from workbench.ui.train.extend_form import ExtendBox, ExtensionReport
 from workbench.ui.train.plots import TrainingPlots
@@ -407,6 +407,7 @@ class TrainingPanel(QWidget):
                                      "trains; select finished runs below to compare them.", symbol="📈")
         self.plot_empty_train = self.plot_empty.add_button("Train", self.start, primary=True)
         self.plots = TrainingPlots(self._merge_lookup)
+        self.curves = JobRunner(self, max_threads=1)  # a long stored run's curves, read off the GUI thread
         self.plot_stack.addWidget(self.plot_empty)
         self.plot_stack.addWidget(self.plots)
         right.addWidget(self.plot_stack)
@@ -1203,6 +1204,25 @@ class TrainingPanel(QWidget):
         self.plots.redraw()
         self._next_redraw = now + 3.0 * (time.perf_counter() - t0)
 
+    def _read_stored_curve(self, run_id: int) -> None:
+        """A long stored run's strided steps, read on a connection of their own off the GUI thread
+        (20,000 of 10M merges: about a second); drawn when they arrive, if the run is still shown."""
+        path, every = self.session.path, self._plot_every.get(run_id, 1)
+        if path is None:
+            return
+
+        def job(should_stop, _progress) -> list:
+            with open_read(path, should_stop=should_stop) as store:
+                return store.steps(run_id, 0, every=every)
+
+        def done(rows: list) -> None:
+            if self.session.path == path and self.plots.has_run(run_id) and self.plots.last_step(run_id) == 0:
+                self.plots.append(run_id, rows)
+                self.plots.redraw()
+
+        self.curves.submit(job, done, lambda message: self.message.emit(f"Could not read the project file: {message}"),
+                           key=("curve", run_id), hooks=True)
+
     def _poll_run(self, run_id: int) -> int:
         if not self.plots.has_run(run_id) or self.session.store is None:
             return 0
@@ -1259,7 +1279,9 @@ class TrainingPanel(QWidget):
             self.plots.set_kind(rid, self._kinds[rid])
             self.plots.set_chars(rid, self._chars_for(runs[rid]))
         for rid in new:
-            if rid != self.live_run:
+            if rid != self.live_run and self._plot_every.get(rid, 1) > 1 and self._kinds.get(rid) == "frequency":
+                self._read_stored_curve(rid)
+            elif rid != self.live_run:
                 self._poll_run(rid)
         self.plots.redraw()
         self.plot_stack.setCurrentIndex(1 if ids else 0)
@@ -1416,3 +1438,4 @@ class TrainingPanel(QWidget):
         self._remove_spec_file()
         self.previewer.shutdown()
         self.preflight.shutdown()
+        self.curves.shutdown()

@@ -418,7 +418,7 @@ def add_extend_parser(sub) -> None:
     ext.add_argument("--json", action="store_true", help="print the result and the report as JSON")
 
 
-_EXTEND_FLAGS = {"base": "--base", "add": "--add", "min_frequency": "--min-frequency", "scripts": "--scripts",
+_EXTEND_FLAGS = {"base": "--base", "add": "--add", "merges": "--add", "min_frequency": "--min-frequency", "scripts": "--scripts",
                  "chars": "--chars", "pad_to": "--pad-to", "project": "--project", "files": "CORPUS"}
 
 
@@ -449,6 +449,20 @@ def _extend_request(args: argparse.Namespace):
     return ExtendRequest(**{**request.__dict__, "files": resolve_files(args.files)})
 
 
+def _check_extend_files(args: argparse.Namespace) -> None:
+    """Before training: an existing --csv-out is never overwritten (it may be the corpus itself), and
+    a --reference that cannot be read or a --csv-out folder that is missing fails now, not after a
+    run was stored."""
+    if args.csv_out:
+        out = Path(args.csv_out)
+        if out.exists() or out.is_symlink():
+            raise WorkbenchError(f"--csv-out {out} already exists: choose another path (nothing is overwritten)")
+        if not out.parent.is_dir():
+            raise WorkbenchError(f"--csv-out {out}: the folder {out.parent} does not exist; choose a writable folder")
+    if args.reference and not Path(args.reference).is_file():
+        raise WorkbenchError(f"--reference {args.reference}: no such file: check the path")
+
+
 def cmd_extend(args: argparse.Namespace) -> int:
     from workbench.core.lifeline import watch_parent
     from workbench.errors import ConfigError
@@ -462,6 +476,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
     if args.progress == "json":
         watch_parent(lambda: stop.interrupt(_WINDOW_GONE))
     t0 = time.monotonic()
+    _check_extend_files(args)
     try:
         request = _extend_request(args)
         project = args.project or request.project

@@ -1106,7 +1106,9 @@ class _NoteHandler(logging.Handler):
         self.command = command
 
     def emit(self, record: logging.LogRecord) -> None:
-        message = " ".join(record.getMessage().split())
+        from workbench.corpus.location import redact_text
+
+        message = redact_text(" ".join(record.getMessage().split()))
         sys.stderr.write(f"workbench {self.command}: note: {message}\n")
         sys.stderr.flush()
 
@@ -1122,6 +1124,14 @@ def _damaged_source(args: argparse.Namespace) -> str:
     return "the project file"
 
 
+def _loggable(argv: Sequence[str]) -> list[str]:
+    """The command line as the log may keep it: a URL's user info and secret query values (where
+    credentials and signatures travel) replaced by ``…``; the command itself refuses such a URL."""
+    from workbench.corpus.location import redact_text
+
+    return [redact_text(arg) for arg in argv]
+
+
 def run_cli(argv: Sequence[str]) -> int:
     """Run one headless command; returns the exit status."""
     parser = build_parser()
@@ -1130,7 +1140,7 @@ def run_cli(argv: Sequence[str]) -> int:
         parser.print_help()
         return 0
     logfile.install(logfile.cli_log_path())  # None when unwritable: the command runs anyway
-    log.info("workbench %s", " ".join(argv))
+    log.info("workbench %s", " ".join(_loggable(argv)))
     notes = logging.getLogger("workbench.notes")
     handler = _NoteHandler(args.command)
     notes.addHandler(handler)
@@ -1139,8 +1149,11 @@ def run_cli(argv: Sequence[str]) -> int:
     try:
         return COMMANDS[args.command](args)
     except WorkbenchError as exc:
-        log.info("workbench %s: error: %s", args.command, exc)
-        print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+        from workbench.corpus.location import redact_text
+
+        message = redact_text(str(exc))  # a path that was a URL with credentials is echoed without them
+        log.info("workbench %s: error: %s", args.command, message)
+        print(f"workbench {args.command}: error: {message}", file=sys.stderr)
         return 2
     except sqlite3.DatabaseError as exc:  # a damaged page SQLite found while reading
         print(f"workbench {args.command}: error: {_damaged_source(args)} is damaged ({exc}); "
@@ -1156,7 +1169,9 @@ def run_cli(argv: Sequence[str]) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:  # a path the system refused (permissions, missing folder, full disk)
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        from workbench.corpus.location import redact_text
+
+        where = f"{redact_text(str(exc.filename))}: " if getattr(exc, "filename", None) else ""
         print(f"workbench {args.command}: error: {where}{exc.strerror or exc}: check the path and its permissions",
               file=sys.stderr)
         return 2

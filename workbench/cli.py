@@ -1132,6 +1132,21 @@ def _loggable(argv: Sequence[str]) -> list[str]:
     return [redact_text(arg) for arg in argv]
 
 
+_LOCAL_PATHS = {"out": "--out", "project": "--project", "csv_out": "--csv-out"}
+
+
+def _refuse_url_outputs(args: argparse.Namespace) -> None:
+    """A project or an output given as a URL would be read as a local path (a folder named
+    ``https:`` made here, holding any credentials in its name): refused, the URL shown redacted."""
+    from workbench.corpus.location import is_url, redacted
+
+    for name, flag in _LOCAL_PATHS.items():
+        value = getattr(args, name, None)
+        if isinstance(value, str) and is_url(value):
+            raise WorkbenchError(f"{flag} {redacted(value)}: projects and outputs are local paths; "
+                                 "write to a local file and copy it there")
+
+
 def run_cli(argv: Sequence[str]) -> int:
     """Run one headless command; returns the exit status."""
     parser = build_parser()
@@ -1147,6 +1162,7 @@ def run_cli(argv: Sequence[str]) -> int:
     notes.setLevel(logging.INFO)
     notes.propagate = False
     try:
+        _refuse_url_outputs(args)
         return COMMANDS[args.command](args)
     except WorkbenchError as exc:
         from workbench.corpus.location import redact_text

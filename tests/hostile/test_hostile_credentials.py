@@ -36,13 +36,18 @@ def _commands(url: str, corpus: Path, base: Path, tmp_path: Path) -> list[list[s
              "--progress", "none"],
             ["stats", str(corpus), "--tokenizer", url.replace("c.txt", "t.json")],
             ["train", str(corpus), "--project", url.replace("c.txt", "p.tokproj"), "--vocab-size", "300",
-             "--progress", "none"]]
+             "--progress", "none"],
+            # an output given as a URL would be made as a local folder named "https:", the secret in its name
+            ["export", str(base), "--format", "hf", "--out", url.replace("c.txt", "t.json")],
+            ["trim", f"{base}#1", "--remove", "280", "--out", url.replace("c.txt", "t.json")],
+            ["count", str(corpus), "--out", url.replace("c.txt", "c.wordcounts.tsv")]]
 
 
 def test_a_url_carrying_credentials_is_refused_and_the_secret_is_never_shown_or_logged(trained, tmp_path,
                                                                                         monkeypatch):
     state = tmp_path / "state"
     monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    monkeypatch.chdir(tmp_path)  # a URL read as a relative path would make its folder here, where it is seen
     corpus = tmp_path / "c.txt"
     corpus.write_text("some words to count\n" * 20, "utf-8")
     for url in URLS:

@@ -437,7 +437,7 @@ def add_extend_parser(sub) -> None:
     ext.add_argument("--json", action="store_true", help="print the result and the report as JSON")
 
 
-_EXTEND_FLAGS = {"base": "--base", "add": "--add", "min_frequency": "--min-frequency", "scripts": "--scripts",
+_EXTEND_FLAGS = {"base": "--base", "add": "--add", "merges": "--add", "min_frequency": "--min-frequency", "scripts": "--scripts",
                  "chars": "--chars", "pad_to": "--pad-to", "project": "--project", "files": "CORPUS"}
 
 
@@ -468,6 +468,20 @@ def _extend_request(args: argparse.Namespace):
     return ExtendRequest(**{**request.__dict__, "files": resolve_files(args.files)})
 
 
+def _check_extend_files(args: argparse.Namespace) -> None:
+    """Before training: an existing --csv-out is never overwritten (it may be the corpus itself), and
+    a --reference that cannot be read or a --csv-out folder that is missing fails now, not after a
+    run was stored."""
+    if args.csv_out:
+        out = Path(args.csv_out)
+        if out.exists() or out.is_symlink():
+            raise WorkbenchError(f"--csv-out {out} already exists: choose another path (nothing is overwritten)")
+        if not out.parent.is_dir():
+            raise WorkbenchError(f"--csv-out {out}: the folder {out.parent} does not exist; choose a writable folder")
+    if args.reference and not Path(args.reference).is_file():
+        raise WorkbenchError(f"--reference {args.reference}: no such file: check the path")
+
+
 def cmd_extend(args: argparse.Namespace) -> int:
     from workbench.core.lifeline import watch_parent
     from workbench.errors import ConfigError
@@ -481,6 +495,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
     if args.progress == "json":
         watch_parent(lambda: stop.interrupt(_WINDOW_GONE))
     t0 = time.monotonic()
+    _check_extend_files(args)
     try:
         request = _extend_request(args)
         project = args.project or request.project
@@ -1151,7 +1166,9 @@ class _NoteHandler(logging.Handler):
         self.command = command
 
     def emit(self, record: logging.LogRecord) -> None:
-        message = " ".join(record.getMessage().split())
+        from workbench.corpus.location import redact_text
+
+        message = redact_text(" ".join(record.getMessage().split()))
         sys.stderr.write(f"workbench {self.command}: note: {message}\n")
         sys.stderr.flush()
 
@@ -1167,6 +1184,29 @@ def _damaged_source(args: argparse.Namespace) -> str:
     return "the project file"
 
 
+def _loggable(argv: Sequence[str]) -> list[str]:
+    """The command line as the log may keep it: a URL's user info and secret query values (where
+    credentials and signatures travel) replaced by ``…``; the command itself refuses such a URL."""
+    from workbench.corpus.location import redact_text
+
+    return [redact_text(arg) for arg in argv]
+
+
+_LOCAL_PATHS = {"out": "--out", "project": "--project", "csv_out": "--csv-out"}
+
+
+def _refuse_url_outputs(args: argparse.Namespace) -> None:
+    """A project or an output given as a URL would be read as a local path (a folder named
+    ``https:`` made here, holding any credentials in its name): refused, the URL shown redacted."""
+    from workbench.corpus.location import is_url, redacted
+
+    for name, flag in _LOCAL_PATHS.items():
+        value = getattr(args, name, None)
+        if isinstance(value, str) and is_url(value):
+            raise WorkbenchError(f"{flag} {redacted(value)}: projects and outputs are local paths; "
+                                 "write to a local file and copy it there")
+
+
 def run_cli(argv: Sequence[str]) -> int:
     """Run one headless command; returns the exit status."""
     parser = build_parser()
@@ -1175,17 +1215,21 @@ def run_cli(argv: Sequence[str]) -> int:
         parser.print_help()
         return 0
     logfile.install(logfile.cli_log_path())  # None when unwritable: the command runs anyway
-    log.info("workbench %s", " ".join(argv))
+    log.info("workbench %s", " ".join(_loggable(argv)))
     notes = logging.getLogger("workbench.notes")
     handler = _NoteHandler(args.command)
     notes.addHandler(handler)
     notes.setLevel(logging.INFO)
     notes.propagate = False
     try:
+        _refuse_url_outputs(args)
         return COMMANDS[args.command](args)
     except WorkbenchError as exc:
-        log.info("workbench %s: error: %s", args.command, exc)
-        print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+        from workbench.corpus.location import redact_text
+
+        message = redact_text(str(exc))  # a path that was a URL with credentials is echoed without them
+        log.info("workbench %s: error: %s", args.command, message)
+        print(f"workbench {args.command}: error: {message}", file=sys.stderr)
         return 2
     except sqlite3.DatabaseError as exc:  # a damaged page SQLite found while reading
         print(f"workbench {args.command}: error: {_damaged_source(args)} is damaged ({exc}); "
@@ -1201,7 +1245,9 @@ def run_cli(argv: Sequence[str]) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:  # a path the system refused (permissions, missing folder, full disk)
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        from workbench.corpus.location import redact_text
+
+        where = f"{redact_text(str(exc.filename))}: " if getattr(exc, "filename", None) else ""
         print(f"workbench {args.command}: error: {where}{exc.strerror or exc}: check the path and its permissions",
               file=sys.stderr)
         return 2

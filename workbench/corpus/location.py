@@ -67,6 +67,17 @@ def redacted(url: str) -> str:
                           query="…" if parts.query else "").geturl()
 
 
+_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*:/{1,2})[^/\s@]+@")
+_SECRET_NAMES = "|".join(re.escape(k) for k in sorted(_SECRET_PARAMS))
+_SECRET_QUERY = re.compile(rf"([?&](?:{_SECRET_NAMES})=)[^&#\s]*", re.IGNORECASE)
+
+
+def redact_text(text: str) -> str:
+    """``text`` (a message, a command line) with every URL's user info and secret query values
+    replaced by ``…``, also where a path normalisation left one slash (``https:/user:pw@host``)."""
+    return _SECRET_QUERY.sub(r"\1…", _USERINFO.sub(r"\1…@", text))
+
+
 def check_url(url: str) -> str:
     """The URL if it carries no secret and names a protocol, else one line saying what to do."""
     parts = urlsplit(url)

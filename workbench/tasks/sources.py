@@ -47,6 +47,11 @@ def project_source(src: str, project: str | Path | None) -> tuple[str, int] | No
 
 def load_tokenizer(src: str, *, pattern: str | None = None) -> Tokenizer:
     """The tokenizer ``src`` names; raises :class:`WorkbenchError` with the reason otherwise."""
+    from workbench.corpus.location import is_url, redacted
+
+    if is_url(src):  # read as a local path it would be echoed (credentials and all) as "no such file"
+        raise WorkbenchError(f"{redacted(src)}: a tokenizer is read from a local file: download it first "
+                             "(a .tokproj, tokenizer.json, .tiktoken or vocab.json)")
     path, ref = split_project_ref(src)
     if not path.exists():
         raise WorkbenchError(f"{path}: no such file or folder (give a .tokproj, tokenizer.json, .tiktoken or vocab.json)")

@@ -143,7 +143,14 @@ def preview_trim(src_name: str, tok: Tokenizer, ids: Sequence[int], *, compact: 
     return result
 
 
-def default_format(tok: Tokenizer) -> str:
+def default_format(tok: Tokenizer, out: str | Path | None = None) -> str:
+    """The format an ``--out`` without ``--format`` gets: the one its name says (``.tiktoken``,
+    ``.json``), else the tokenizer's family's first (so a ``.tiktoken`` name never holds JSON)."""
+    name = str(out or "").lower()
+    if name.endswith(".tiktoken"):
+        return "tiktoken"
+    if name.endswith(".json"):
+        return "hf"
     return "tiktoken" if tok.merge_rule == "bytes" else "hf"
 
 
@@ -161,7 +168,7 @@ def apply_trim(result: TrimResult, *, project: str | Path | None = None, out: st
         if map_path.exists():  # checked first: the export below must not happen without its map
             raise WorkbenchError(f"{map_path} exists: choose another --out (the old_id,new_id map is written "
                                  "beside it and nothing is overwritten)")
-        fmt = fmt or default_format(tok)
+        fmt = fmt or default_format(tok, out)
         sample = held_out_texts(held_out)[:200] if held_out else None
         exported = export_tokenizer(tok, fmt, out, force=force, sample=sample,
                                     name=name or f"{Path(str(out)).stem}")

@@ -124,3 +124,37 @@ def test_stats_prints_and_reports_the_metrics(slice_files, shakespeare_run, tmp_
     assert "Rényi eff. (α 2.5, |V| declared" in out and "retention" in out and "Gini" in out
     assert run_cli(["stats", *files, "--tokenizer", str(path), "--renyi-alpha", "-1"]) == 2
     assert "Rényi α -1.0: must be a positive number" in capsys.readouterr().err
+
+
+def test_the_compare_tab_shows_the_metrics_with_their_definitions(panel, qtbot, slice_files, shakespeare_run,
+                                                                  tmp_path):
+    from pathlib import Path
+
+    from PySide6.QtCore import Qt
+
+    from workbench.core.expert_metrics import METRIC_NOTES
+    from workbench.formats.export import export_tokenizer
+
+    src = tmp_path / "bpe.json"
+    export_tokenizer(shakespeare_run, "hf", src)
+    panel.add_tokenizer_file(src)
+    for path in slice_files[:2]:
+        panel.add_corpus_file(path)
+    panel.alpha_spin.setValue(3.0)
+    panel.basis_combo.setCurrentIndex(panel.basis_combo.findData("observed"))
+    model = panel.language_model
+    assert panel.compute()
+    qtbot.waitUntil(lambda: model.rowCount() == 3, timeout=60_000)  # en, de, all files
+    headers = model.csv_header()
+    total = model.rows[-1]
+    renyi = model.data(model.index(2, headers.index("Rényi efficiency")))
+    assert renyi == f"{total.renyi_efficiency:.3f} · α 3 · |V| {total.basis_size:,} observed"
+    assert total.basis_size == len(total.counts.frequencies)
+    for name in ("Shannon efficiency", "single-token retention", "average token rank", "Gini (language cost)"):
+        cell = model.data(model.index(2, headers.index(name)))
+        assert cell and cell != "—", name
+        tip = model.headerData(headers.index(name), Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+        assert tip == METRIC_NOTES[name] and "Caveat" in tip
+    assert model.data(model.index(0, headers.index("Gini (language cost)"))) == "—"  # a language row has none
+    docs = (Path(__file__).parents[2] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    assert all(note in docs for note in METRIC_NOTES.values())  # the tooltip is the documentation

@@ -113,3 +113,43 @@ def gini(values: Sequence[float]) -> float | None:
     if n < 2 or mean <= 0:
         return None
     return math.fsum(abs(a - b) for a in values for b in values) / (2 * n * n * mean)
+
+
+# The tooltip of each column and the paragraph of docs/metrics.md (a test holds them equal):
+# definition, paper, and what was found for and against it.
+METRIC_NOTES: dict[str, str] = {
+    "Rényi efficiency": (
+        "H_α(p) / log₂|V|, with p the share of each id among the tokens of the text and "
+        "H_α(p) = 1/(1−α) · log₂ Σ p_i^α (α 2.5 unless set; |V| the declared vocabulary or the ids that occur, "
+        "as stated beside it). Zouhar et al., 'Tokenization and the Noiseless Channel', ACL 2023: at α 2.5 it "
+        "correlated with BLEU across tokenizers for machine translation better than compressed length did. "
+        "Caveat: Cognetta et al. (2024, 'Two Counterexamples to Tokenization and the Noiseless Channel') built "
+        "tokenizers that raise it while BLEU falls — it can be gamed, and it says nothing about sequence length."),
+    "Shannon efficiency": (
+        "H(p) / log₂|V| with H(p) = −Σ p_i log₂ p_i over the ids of the text (Rényi efficiency at α = 1). "
+        "Zouhar et al. (ACL 2023) report it as the α = 1 case and found it a weaker predictor of BLEU than α 2.5. "
+        "Caveat: a tokenizer that spreads its tokens evenly over a small vocabulary scores high whatever the "
+        "sequence length; read it beside tokens and chars/token."),
+    "single-token retention": (
+        "Share of the text's whitespace-separated words (str.split(); every occurrence counted, where a word "
+        "list would count each word once) that the "
+        "tokenizer encodes, each word on its own, as exactly one token. Nayeem et al., 'Beyond Fertility: "
+        "Analyzing STRR as a Metric for Multilingual Tokenization Evaluation' (2025) propose it to show which "
+        "languages a vocabulary serves with whole words. Caveat: not yet tied to downstream quality; it rises "
+        "with |V| alone, and for scripts written without spaces (Chinese, Japanese, Thai) a 'word' is a whole "
+        "phrase, so it is near 0 there by definition."),
+    "average token rank": (
+        "Mean, over the tokens of the text, of each token's 1-based rank in the vocabulary's own order, "
+        "counting only ordinary entries (no special tokens, no gaps): for BPE the position among base symbols "
+        "then merges (what tiktoken calls a rank), for Unigram the score order. Low: the text is made of "
+        "early, frequent entries; high: it reaches into the late merges. Caveat: a diagnostic of domain fit, "
+        "not a quality score from a study; comparable only between tokenizers whose order means the same "
+        "(not BPE against Unigram or WordPiece)."),
+    "Gini (language cost)": (
+        "Gini coefficient of one tokenizer's token cost over the languages of the files: Σ_i Σ_j |c_i − c_j| / "
+        "(2 n² mean c), 0 when every language costs the same. The cost c is tokens when the files are "
+        "translations of each other (the tokenization premium of Petrov et al., NeurIPS 2023), else tokens "
+        "per character. Used to summarise cross-language parity in parity-aware BPE (Foroutan et al. 2025). "
+        "Caveat: on non-parallel text it also measures how the texts differ; and it falls when every language "
+        "gets equally expensive, so read it beside the tokens."),
+}

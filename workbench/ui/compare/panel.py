@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
+    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
@@ -148,6 +149,17 @@ class ComparePanel(QWidget):
         self.d_spin.setRange(1, 65536)
         self.d_spin.setValue(768)
         self.d_spin.setToolTip("Embedding width d for the V × d column")
+        self.alpha_spin = QDoubleSpinBox()
+        self.alpha_spin.setRange(0.1, 100.0)
+        self.alpha_spin.setSingleStep(0.5)
+        self.alpha_spin.setValue(2.5)
+        self.alpha_spin.setToolTip("α of the Rényi efficiency (2.5: Zouhar et al. 2023; 1 is Shannon efficiency). "
+                                   "Re-uses the counted tokens: changing it does not encode again.")
+        self.basis_combo = QComboBox()
+        self.basis_combo.addItem("declared vocabulary", "declared")
+        self.basis_combo.addItem("ids that occur", "observed")
+        self.basis_combo.setToolTip("|V| the Rényi and Shannon efficiencies divide by: the vocabulary's size, "
+                                    "or the distinct ids that occur in the text (tokenization-scorer's default)")
 
         self.compute_button = QPushButton("Compute")
         self.compute_button.setDefault(True)
@@ -176,6 +188,8 @@ class ComparePanel(QWidget):
         form.addRow("Baseline language", self.baseline)
         form.addRow("", self.parallel)
         form.addRow("Embedding width d", self.d_spin)
+        form.addRow("Rényi α", self.alpha_spin)
+        form.addRow("|V| basis", self.basis_combo)
         buttons = QHBoxLayout()
         buttons.addWidget(self.compute_button)
         buttons.addWidget(self.cancel_button)
@@ -606,6 +620,7 @@ class ComparePanel(QWidget):
             return False
         baseline = self.baseline.currentText().strip() or None
         parallel, d = self.parallel.isChecked(), self.d_spin.value()
+        alpha, basis = self.alpha_spin.value(), self.basis_combo.currentData()
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
@@ -615,7 +630,8 @@ class ComparePanel(QWidget):
             sources, labels = self._sources_and_labels_from(files)
             tokenizers = [(name, load_tokenizer(src)) for name, src in chosen]
             return compare_corpus(tokenizers, sources, labels=labels, baseline=baseline, parallel=parallel, d=d,
-                                  cache=ResultCache.default(), should_stop=should_stop, progress=progress)
+                                  alpha=alpha, basis=basis, cache=ResultCache.default(), should_stop=should_stop,
+                                  progress=progress)
 
         files = self.checked_files()
         if not files:

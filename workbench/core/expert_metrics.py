@@ -137,7 +137,8 @@ METRIC_NOTES: dict[str, str] = {
         "Analyzing STRR as a Metric for Multilingual Tokenization Evaluation' (2025) propose it to show which "
         "languages a vocabulary serves with whole words. Caveat: not yet tied to downstream quality; it rises "
         "with |V| alone, and for scripts written without spaces (Chinese, Japanese, Thai) a 'word' is a whole "
-        "phrase, so it is near 0 there by definition."),
+        "phrase, so it is near 0 there by definition; punctuation standing alone between spaces ('--', '%') "
+        "counts as a word, usually kept whole."),
     "average token rank": (
         "Mean, over the tokens of the text, of each token's 1-based rank in the vocabulary's own order, "
         "counting only ordinary entries (no special tokens, no gaps): for BPE the position among base symbols "

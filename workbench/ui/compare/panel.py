@@ -435,9 +435,12 @@ class ComparePanel(QWidget):
         for spin, key in ((self.d_spin, "d"), (self.sweep_points, "sweep_points")):
             if isinstance(state.get(key), int) and not isinstance(state.get(key), bool):
                 spin.setValue(state[key])
+        question = _question(state.get("results"), self._absolute)
+        if question is not None:  # the settings the restored table was computed with
+            self.alpha_spin.setValue(question["alpha"])
+            self.basis_combo.setCurrentIndex(max(0, self.basis_combo.findData(question["basis"])))
         self._fill_choosers()
-        return self._restore_results(_question(state.get("results"), self._absolute),
-                                     _sweep_question(state.get("sweeps"), self._absolute))
+        return self._restore_results(question, _sweep_question(state.get("sweeps"), self._absolute))
 
     def _restore_results(self, question: dict | None, sweeps: dict | None) -> bool:
         if question is None and sweeps is None:
@@ -455,6 +458,7 @@ class ComparePanel(QWidget):
                 tokenizers = [(name, load_tokenizer(src)) for name, src in question["tokenizers"]]
                 result = compare_corpus(tokenizers, sources, labels=labels, baseline=question["baseline"],
                                         parallel=question["parallel"], d=question["d"], cache=cache,
+                                        alpha=question["alpha"], basis=question["basis"],
                                         should_stop=should_stop, progress=progress)
             swept = []
             if sweeps is not None:
@@ -640,7 +644,7 @@ class ComparePanel(QWidget):
         if not self._start("Counting tokens", job, self._on_computed):
             return False
         self._asked = {"tokenizers": [[name, src] for name, src in chosen], "files": [list(f) for f in files],
-                       "baseline": baseline, "parallel": parallel, "d": d}
+                       "baseline": baseline, "parallel": parallel, "d": d, "alpha": alpha, "basis": basis}
         return True
 
     @staticmethod
@@ -939,8 +943,12 @@ def _question(value: object, absolute: Callable[[str], str]) -> dict | None:
         return None
     if not isinstance(d, int) or isinstance(d, bool) or d <= 0:
         return None
+    alpha, basis = value.get("alpha", 2.5), value.get("basis", "declared")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha <= 100:
+        alpha = 2.5  # a session from before α was asked, or a broken value: the default
     return {"tokenizers": tokenizers, "files": files, "baseline": baseline,
-            "parallel": value.get("parallel") is True, "d": d}
+            "parallel": value.get("parallel") is True, "d": d, "alpha": float(alpha),
+            "basis": basis if basis in ("declared", "observed") else "declared"}
 
 
 def _sweep_question(value: object, absolute: Callable[[str], str]) -> dict | None:

@@ -33,3 +33,19 @@ def test_the_embedding_share_and_bad_input():
     assert a.embedding_share(32_000) == pytest.approx(32_000 * 4096 / (7e9 + 32_000 * 4096))
     with pytest.raises(WorkbenchError, match="must be positive"):
         advise(0)
+
+
+def test_the_sweep_page_marks_the_advice(panel, qtbot):
+    panel.tabs.setCurrentIndex(3)
+    panel.advisor_flops.setText("2.3e21")
+    panel.advisor_nnv.setValue(2.87)
+    qtbot.waitUntil(lambda: panel.sweep_chart.advice is not None)
+    assert len(panel.sweep_chart.advice_lines) == 3  # one per plot
+    assert panel.sweep_chart.advice_lines[0].value() == pytest.approx(advise(2.87e9, flops=2.3e21).parametric)
+    assert "parametric fit 42,211" in panel.advisor_note.text() and "% of parameters" in panel.advisor_note.text()
+    panel.advisor_flops.setText("lots")
+    panel.advisor_flops.editingFinished.emit()
+    qtbot.waitUntil(lambda: panel.sweep_chart.advice is None)
+    assert "training FLOPs 'lots': write a positive number" in panel.advisor_note.text()
+    panel.sweep_chart.set_sweeps([])  # a redraw keeps no stale line
+    assert panel.sweep_chart.advice_lines == []

@@ -96,3 +96,16 @@ def advise(nnv: float, flops: float | None = None, d: int | None = None) -> Advi
     budget = flops if flops is not None else optimal_budget(nnv)
     return Advice(nnv, width, budget, isoflops_vocab(nnv, width), derivative_vocab(nnv, width),
                   parametric_vocab(nnv, budget, width))
+
+
+def describe(advice: Advice) -> str:
+    """One paragraph for the sweep page: the three predictions and the embedding's share at each."""
+    def one(name: str, v: float) -> str:
+        return f"{name} {v:,.0f} ({100 * advice.embedding_share(v):.1f} % of parameters)"
+
+    budget = f"{advice.flops:.2g} FLOPs"
+    return (f"Compute-optimal |V| (Tao et al., NeurIPS 2024) for {advice.nnv / 1e9:g}B non-vocabulary parameters, "
+            f"d {advice.d}, {budget}: {one('parametric fit', advice.parametric)}; "
+            f"{one('IsoFLOPs', advice.isoflops)}; {one('derivative', advice.derivative)}. "
+            "The embedding's share is V × d / (N_nv + V × d). Fitted on models of 33M–3B non-vocabulary "
+            "parameters: larger models are extrapolation.")

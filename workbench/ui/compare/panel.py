@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QMenu,
@@ -225,6 +226,20 @@ class ComparePanel(QWidget):
         self.sweep_button.clicked.connect(self.run_sweep)
         self.sweep_note = QLabel("")
         self.sweep_note.setWordWrap(True)
+        self.advisor_nnv = QDoubleSpinBox()
+        self.advisor_nnv.setRange(0.0, 10_000.0)
+        self.advisor_nnv.setDecimals(2)
+        self.advisor_nnv.setSuffix(" B")
+        self.advisor_nnv.setSpecialValueText("off")
+        self.advisor_nnv.setToolTip("Non-vocabulary parameters of the model this tokenizer is for (billions): marks "
+                                    "the compute-optimal vocabulary size of Tao et al. (NeurIPS 2024) on the chart")
+        self.advisor_flops = QLineEdit()
+        self.advisor_flops.setPlaceholderText("compute-optimal")
+        self.advisor_flops.setToolTip("Training budget in FLOPs (e.g. 2.3e21); empty: the compute-optimal budget")
+        self.advisor_note = QLabel("")
+        self.advisor_note.setWordWrap(True)
+        self.advisor_nnv.valueChanged.connect(self._advise)
+        self.advisor_flops.editingFinished.connect(self._advise)
         sweep_page = QWidget()
         sv = QVBoxLayout(sweep_page)
         row = QHBoxLayout()
@@ -236,6 +251,13 @@ class ComparePanel(QWidget):
         sv.addLayout(row)
         sv.addWidget(self.sweep_chart, 1)
         sv.addWidget(self.sweep_note)
+        advisor = QHBoxLayout()
+        advisor.addWidget(QLabel("Vocabulary advisor: non-vocabulary parameters"))
+        advisor.addWidget(self.advisor_nnv)
+        advisor.addWidget(QLabel("training FLOPs"))
+        advisor.addWidget(self.advisor_flops, 1)
+        sv.addLayout(advisor)
+        sv.addWidget(self.advisor_note)
 
         self.split_a, self.split_b = QComboBox(), QComboBox()
         self.split_button = QPushButton("Compare splits")
@@ -615,6 +637,27 @@ class ComparePanel(QWidget):
     def _progress_hook(self) -> Callable[[int, int, str], None]:
         emit = self._relay.progress.emit
         return lambda done, total, what: emit(done, total, what)
+
+    def _advise(self) -> None:
+        """The advisor's line on the sweep chart and its paragraph (nothing when switched off)."""
+        from workbench.core.vocab_advisor import advise, describe
+
+        nnv = self.advisor_nnv.value() * 1e9
+        text = self.advisor_flops.text().strip()
+        if nnv <= 0:
+            self.sweep_chart.set_advice(None)
+            self.advisor_note.setText("")
+            return
+        try:
+            flops = float(text) if text else None
+            advice = advise(nnv, flops)
+        except (ValueError, WorkbenchError):
+            self.sweep_chart.set_advice(None)
+            self.advisor_note.setText(f"training FLOPs {text!r}: write a positive number such as 2.3e21, "
+                                      "or leave it empty for the compute-optimal budget")
+            return
+        self.sweep_chart.set_advice(advice.parametric)
+        self.advisor_note.setText(describe(advice))
 
     def compute(self) -> bool:
         """Count every ticked tokenizer on every ticked file (off the GUI thread)."""

@@ -119,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the files are translations of each other: the ratio is the tokenization premium")
     stats.add_argument("--d", type=int, default=768, metavar="D", help="embedding width for V×d (default 768)")
     stats.add_argument("--no-cache", action="store_true", help="neither read nor write the metrics cache")
+    stats.add_argument("--renyi-alpha", type=float, default=2.5, metavar="A",
+                       help="α of the Rényi efficiency (default 2.5; 1 is Shannon efficiency)")
+    stats.add_argument("--vocab-basis", choices=["declared", "observed"], default="declared",
+                       help="|V| of the Rényi and Shannon efficiencies: the vocabulary's size (default) "
+                            "or the distinct ids that occur")
     stats.add_argument("--json", action="store_true")
     _add_count_parser(sub)
     demo = sub.add_parser("demo", help="list the bundled demo corpus files, or copy them to a folder (--copy DIR)")
@@ -918,7 +923,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         labels[path] = lang.strip()
     result = compare_corpus(tokenizers, sources, labels=labels, baseline=args.baseline_language,
                             parallel=args.parallel, d=args.d, cache=_metrics_cache(args),
-                            progress=_progress_line("stats"))
+                            alpha=args.renyi_alpha, basis=args.vocab_basis, progress=_progress_line("stats"))
     assert result is not None  # nothing asks it to stop
     _end_progress_line()
     if args.json:
@@ -944,6 +949,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
               f"{_num(m.chars_per_token, 3):>9} {_num(m.bytes_per_token, 3):>9} {_num(m.fertility, 3):>9} "
               f"{_pct(m.unknown_rate):>8} {_pct(m.chars_lost_to_unknown):>10} {_pct(m.utilisation):>10} "
               f"{m.never_used:>10} {m.embedding_params:>12}")
+    _print_expert_metrics(result.per_language + result.totals, args.renyi_alpha, args.vocab_basis)
     for m in result.totals:  # the ranking rule (core.corpus_metrics.lossy_note): never compare silently
         note = lossy_note(m)
         if note:
@@ -959,6 +965,18 @@ def cmd_stats(args: argparse.Namespace) -> int:
             mark = "  (loses characters to unknown)" if (f.tokenizer, f.language) in lossy else ""
             print(f"  {_short(f.tokenizer, 24):<24} {_short(f.language, 12):<12} {_num(f.ratio, 3):>9}{mark}")
     return 0
+
+
+def _print_expert_metrics(rows: list, alpha: float, basis: str) -> None:
+    """The distribution metrics of ``stats`` (definitions: docs/metrics.md), α and |V| beside them."""
+    print(f"\ndistribution (Rényi eff. (α {alpha:g}, |V| {basis}); retention = whitespace words encoded alone "
+          "as one token; rank = mean vocabulary rank per token; Gini = of per-language token cost):")
+    print(f"  {'tokenizer':<24} {'language':<12} {'Rényi eff.':>10} {'Shannon eff.':>12} {'|V|':>8} "
+          f"{'retention':>9} {'avg rank':>9} {'Gini':>6}")
+    for m in rows:
+        print(f"  {_short(m.tokenizer, 24):<24} {_short(m.label, 12):<12} {_num(m.renyi_efficiency, 4):>10} "
+              f"{_num(m.shannon_efficiency, 4):>12} {m.basis_size:>8} {_pct(m.single_token_retention):>9} "
+              f"{_num(m.average_rank, 1):>9} {_num(m.gini, 3):>6}")
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

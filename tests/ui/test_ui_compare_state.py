@@ -83,6 +83,8 @@ def test_the_selection_and_results_come_back_when_the_project_is_reopened(make_w
     compare.set_file_checked(small_corpus[1], False)
     compare.set_language(small_corpus[0], "en")
     compare.d_spin.setValue(512)
+    compare.alpha_spin.setValue(3.0)
+    compare.basis_combo.setCurrentIndex(compare.basis_combo.findData("observed"))
     result = compute(qtbot, compare)
     compare.sweep_source.setCurrentIndex(compare.sweep_source.findData(f"{two_runs}#2"))
     compare.sweep_points.setValue(3)
@@ -100,6 +102,9 @@ def test_the_selection_and_results_come_back_when_the_project_is_reopened(make_w
     assert back.files.row_of(str(small_corpus[1])) is not None and not back.files.ticked[
         back.files.row_of(str(small_corpus[1]))]
     assert back.d_spin.value() == 512
+    assert back.alpha_spin.value() == 3.0 and back.basis_combo.currentData() == "observed"
+    assert back.result.totals[0].renyi_efficiency == result.totals[0].renyi_efficiency  # α 3, observed |V|
+    assert (back.result.totals[0].alpha, back.result.totals[0].basis) == (3.0, "observed")
     assert [(m.tokenizer, m.label, m.tokens) for m in back.result.per_file] == \
         [(m.tokenizer, m.label, m.tokens) for m in result.per_file]
     assert back.file_model.rowCount() == 2 and back.result.cache_hits == 4  # all from the cache

@@ -43,14 +43,23 @@ import regex
 
 from workbench.core.count import SAFE_CUTS
 from workbench.core.encoder import Encoder
+from workbench.core.expert_metrics import (
+    DEFAULT_ALPHA,
+    average_token_rank,
+    basis_size,
+    ordinary_ranks,
+    renyi_efficiency,
+    shannon_efficiency,
+)
+from workbench.core.expert_metrics import gini as expert_gini
 from workbench.core.metrics import VocabUsage, counted_ids, encode_pretoken
 from workbench.core.model import Tokenizer
 from workbench.core.pretokenize import PreTokenizer
 
 DEFAULT_D = 768
 # Bump when a definition changes (2: sequences cut before normalization; 3: characters lost to the
-# unknown token counted): old cached results are ignored.
-METRICS_VERSION = 3
+# unknown token counted; 4: whitespace words kept as one token counted): old cached results are ignored.
+METRICS_VERSION = 4
 
 # Scripts written without spaces between words: each character is a word unit for fertility.
 UNSEGMENTED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}"
@@ -217,7 +226,9 @@ def sequence_pretokens(text: str, normalize: Callable[[str], str] | None,
 class TokenCounts:
     """What one tokenizer made of a text: L, Σ L_seq², unknown tokens, id frequencies, the
     sequences that hold at least one token (the same for every tokenizer on text whose non-blank
-    lines all give a token), and the characters the unknown tokens stand for (``lost_chars``)."""
+    lines all give a token), the characters the unknown tokens stand for (``lost_chars``), and the
+    whitespace words (``str.split``) that the tokenizer encodes, each on its own, as exactly one id
+    (``single_words``: the numerator of single-token retention)."""
 
     tokens: int = 0
     attention: int = 0
@@ -225,16 +236,17 @@ class TokenCounts:
     frequencies: dict[int, int] = field(default_factory=dict)  # id → occurrences (used ids only)
     sequences: int = 0
     lost_chars: int = 0
+    single_words: int = 0
 
     def as_dict(self) -> dict:
         return {"tokens": self.tokens, "attention": self.attention, "unknown": self.unknown,
                 "frequencies": [[i, n] for i, n in sorted(self.frequencies.items())], "sequences": self.sequences,
-                "lost_chars": self.lost_chars}
+                "lost_chars": self.lost_chars, "single_words": self.single_words}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> TokenCounts:
         return cls(d["tokens"], d["attention"], d["unknown"], {int(i): int(n) for i, n in d["frequencies"]},
-                   d.get("sequences", 0), d["lost_chars"])
+                   d.get("sequences", 0), d["lost_chars"], d["single_words"])
 
     def __iadd__(self, other: TokenCounts) -> TokenCounts:
         self.tokens += other.tokens
@@ -242,6 +254,7 @@ class TokenCounts:
         self.unknown += other.unknown
         self.sequences += other.sequences
         self.lost_chars += other.lost_chars
+        self.single_words += other.single_words
         for i, n in other.frequencies.items():
             self.frequencies[i] = self.frequencies.get(i, 0) + n
         return self
@@ -262,6 +275,7 @@ class TokenMeter:
         self._normalize = tokenizer.normalize if tokenizer.normalizer else None
         self._ids: dict[str, tuple[int, ...]] = {}
         self._lost: dict[str, int] = {}  # pre-token (or line) → characters its unknown tokens stand for
+        self._single: dict[str, bool] = {}  # whitespace word → encodes on its own as one id
         self._unk = self.encoder.unknown_id
         self._recut = Recut(tokenizer.pretokenizer)
         # A Unigram (SentencePiece) lattice spans a whole line: the unit counted is the line.
@@ -271,6 +285,7 @@ class TokenMeter:
 
     def _reset(self) -> None:
         self._pieces: Counter[str] = Counter()
+        self._words: Counter[str] = Counter()
         self._line = 0
         self._attention = 0
         self._sequences = 0
@@ -286,6 +301,7 @@ class TokenMeter:
     def add(self, text: str) -> None:
         # Chunks end at line boundaries (the readers cut them so); a line-level model needs no
         # re-cutting at pre-token boundaries, which could split a line in two.
+        self._words.update(text.split())  # the words TextTally counts, from the same chunk
         self._add(text if self._by_line else self._recut.push(text))
 
     def _add(self, text: str) -> None:
@@ -334,8 +350,21 @@ class TokenMeter:
             if unk is not None and unk in piece_ids:
                 lost += n * self.lost_chars(piece)
         unknown = freq.get(unk, 0) if unk is not None else 0
+        single = sum(n for word, n in self._words.items() if self.single(word))
         self._reset()
-        return TokenCounts(tokens, attention, unknown, freq, sequences, lost)
+        return TokenCounts(tokens, attention, unknown, freq, sequences, lost, single)
+
+    def single(self, word: str) -> bool:
+        """Whether ``encode(word)`` — the word as a text of its own — gives exactly one id (cached).
+
+        In isolation, not in its line: a byte-level tokenizer's ``" word"`` (with the space before
+        it) is another token than ``"word"``, and the word alone is what the retention literature
+        (Nayeem et al. 2025) counts. Only the distinct words are encoded, not the text again.
+        """
+        found = self._single.get(word)
+        if found is None:
+            found = self._single[word] = len(self.encoder.encode(word)) == 1
+        return found
 
     def lost_chars(self, piece: str) -> int:
         """Characters of one pre-token (or line) that its unknown tokens stand for (cached)."""
@@ -385,13 +414,20 @@ class Metrics:
     d: int = DEFAULT_D
     eligible: int = 0  # vocabulary entries that take part in utilisation (no specials, no gaps)
     used: int = 0      # of those, how many occur
+    alpha: float = DEFAULT_ALPHA  # Rényi α (derived at display time: not part of any cache key)
+    basis: str = "declared"       # |V| of the efficiencies: "declared" or "observed"
+    average_rank: float | None = None  # see workbench.core.expert_metrics.average_token_rank
+    gini: float | None = None     # Gini of per-language token cost (a tokenizer's total row in Compare)
 
     @classmethod
     def of(cls, tokenizer: Tokenizer, name: str, label: str, language: str, text: TextTally,
-           counts: TokenCounts, d: int = DEFAULT_D) -> Metrics:
+           counts: TokenCounts, d: int = DEFAULT_D, *, alpha: float = DEFAULT_ALPHA,
+           basis: str = "declared") -> Metrics:
         counted = counted_ids(tokenizer)
         used = sum(1 for i in counts.frequencies if 0 <= i < len(counted) and counted[i])
-        return cls(name, label, language, text, counts, embedding_rows(tokenizer), d, sum(counted), used)
+        rank = average_token_rank(counts.frequencies, ordinary_ranks(counted))
+        return cls(name, label, language, text, counts, embedding_rows(tokenizer), d, sum(counted), used,
+                   alpha, basis, rank)
 
     @property
     def tokens(self) -> int:
@@ -454,6 +490,24 @@ class Metrics:
     def embedding_params(self) -> int:
         return self.vocab_size * self.d
 
+    @property
+    def basis_size(self) -> int:
+        """|V| the efficiencies divide by: the declared size or the distinct ids that occur."""
+        return basis_size(self.counts.frequencies, self.vocab_size, self.basis)
+
+    @property
+    def renyi_efficiency(self) -> float | None:
+        return renyi_efficiency(self.counts.frequencies.values(), self.basis_size, self.alpha)
+
+    @property
+    def shannon_efficiency(self) -> float | None:
+        return shannon_efficiency(self.counts.frequencies.values(), self.basis_size)
+
+    @property
+    def single_token_retention(self) -> float | None:
+        """Share of the whitespace words (``str.split``, with repeats) that encode on their own as one id."""
+        return _ratio(self.counts.single_words, self.text.words)
+
     def as_dict(self) -> dict:
         """The JSON shape of one row (see the README section "stats --json")."""
         def r(x: float | None, n: int = 4) -> float | None:
@@ -471,6 +525,11 @@ class Metrics:
             "vocab_used": self.used, "vocab_eligible": self.eligible,
             "utilisation": r(self.utilisation), "never_used": self.never_used,
             "d": self.d, "embedding_params": self.embedding_params,
+            "renyi_efficiency": r(self.renyi_efficiency, 6), "renyi_alpha": self.alpha,
+            "shannon_efficiency": r(self.shannon_efficiency, 6), "efficiency_vocab_basis": self.basis,
+            "efficiency_vocab_size": self.basis_size,
+            "single_token_retention": r(self.single_token_retention, 6), "single_token_words": self.counts.single_words,
+            "average_token_rank": r(self.average_rank, 2), "gini_language_cost": r(self.gini, 6),
         }
 
 
@@ -498,14 +557,17 @@ def lossy_note(m: Metrics) -> str:
 
 
 def combine(rows: Sequence[Metrics], tokenizer: Tokenizer, label: str) -> Metrics:
-    """Several rows of one tokenizer added up (files of one language, or everything)."""
+    """Several rows of one tokenizer added up (files of one language, or everything); α and the
+    |V| basis are the first row's."""
     text, counts = TextTally(), TokenCounts()
     for row in rows:
         text += row.text
         counts += row.counts
     language = rows[0].language if rows and all(r.language == rows[0].language for r in rows) else "all"
-    return Metrics.of(tokenizer, rows[0].tokenizer if rows else "", label, language, text, counts,
-                      rows[0].d if rows else DEFAULT_D)
+    first = rows[0] if rows else None
+    return Metrics.of(tokenizer, first.tokenizer if first else "", label, language, text, counts,
+                      first.d if first else DEFAULT_D, alpha=first.alpha if first else DEFAULT_ALPHA,
+                      basis=first.basis if first else "declared")
 
 
 # ---- fairness ----------------------------------------------------------------------------------------
@@ -545,6 +607,17 @@ def fairness(per_language: Sequence[Metrics], baseline: str, *, parallel: bool) 
                 ratio = None if mine is None or theirs is None else _ratio(mine, theirs)
         out.append(Fairness(m.tokenizer, m.language, baseline, "parallel" if parallel else "per-char", ratio))
     return out
+
+
+def language_cost_gini(per_language: Sequence[Metrics], *, parallel: bool) -> float | None:
+    """Gini of one tokenizer's token cost over its language rows (None for fewer than two languages).
+
+    The cost of a language is its tokens when the files are translations of each other
+    (``parallel``: the same content, as in the tokenization premium), else tokens per character
+    (different texts: only the density can be compared). Languages without text are left out.
+    """
+    costs = [float(m.tokens) if parallel else m.tokens / m.text.chars for m in per_language if m.text.chars]
+    return expert_gini(costs)
 
 
 # ---- identity (for caches) ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workbench.core.corpus_metrics import (
@@ -34,10 +34,12 @@ from workbench.core.corpus_metrics import (
     TokenMeter,
     combine,
     fairness,
+    language_cost_gini,
     tokenizer_identity,
     usage,
 )
 from workbench.core.display import piece_text
+from workbench.core.expert_metrics import DEFAULT_ALPHA, check_alpha, check_basis
 from workbench.core.metrics import Progress, ShouldStop
 from workbench.core.model import Tokenizer
 from workbench.core.unigram import PruningCheckpoint
@@ -228,6 +230,7 @@ def _match_language(wanted: str, languages: Sequence[str]) -> str:
 def compare_corpus(tokenizers: Sequence[tuple[str, Tokenizer]], sources: Sequence[CorpusSource], *,
                    labels: Mapping[str, str] | None = None, baseline: str | None = None,
                    parallel: bool = False, d: int = DEFAULT_D, cache: ResultCache | None = None,
+                   alpha: float = DEFAULT_ALPHA, basis: str = "declared",
                    should_stop: ShouldStop | None = None,
                    progress: Progress | None = None) -> CompareResult | None:
     """Metrics of every tokenizer on every file, per language and in total (None if stopped).
@@ -236,7 +239,12 @@ def compare_corpus(tokenizers: Sequence[tuple[str, Tokenizer]], sources: Sequenc
     the language code their name carries (``en_wiki.txt``, ``news.de.txt``: :mod:`workbench.corpus.language`),
     else their dominant script (:attr:`workbench.corpus.CorpusStats.dominant_script`). Each file is read
     at most twice (statistics, then one pass feeding every tokenizer not yet cached).
+
+    ``alpha`` (Rényi α) and ``basis`` (|V| of the efficiencies) are applied to the counted id
+    frequencies when the rows are assembled: the cached counts do not depend on them, so changing
+    them answers from the cache.
     """
+    alpha, basis = check_alpha(alpha), check_basis(basis)
     if d <= 0:
         raise WorkbenchError(f"--d {d}: the embedding width must be a positive number (e.g. 768)")
     cache = cache or ResultCache(None)
@@ -263,7 +271,7 @@ def compare_corpus(tokenizers: Sequence[tuple[str, Tokenizer]], sources: Sequenc
             return None
         for i, c in enumerate(per_tok):
             counts[i].append(c)
-    result = _assemble(tokenizers, files, counts, d)
+    result = _assemble(tokenizers, files, counts, d, alpha, basis, parallel)
     if baseline:
         result.baseline = _match_language(baseline, result.languages)
         result.parallel = parallel
@@ -327,16 +335,18 @@ def _token_counts(src: CorpusSource, fp: str, tokenizers: Sequence[tuple[str, To
 
 
 def _assemble(tokenizers: Sequence[tuple[str, Tokenizer]], files: list[FileInfo],
-              counts: list[list[TokenCounts]], d: int) -> CompareResult:
+              counts: list[list[TokenCounts]], d: int, alpha: float = DEFAULT_ALPHA,
+              basis: str = "declared", parallel: bool = False) -> CompareResult:
     per_file, per_language, totals = [], [], []
     never_used: dict[str, list[int]] = {}
     languages = list(dict.fromkeys(f.language for f in files))
     for (name, tok), tok_counts in zip(tokenizers, counts):
-        rows = [Metrics.of(tok, name, f.path, f.language, f.text, c, d) for f, c in zip(files, tok_counts)]
+        rows = [Metrics.of(tok, name, f.path, f.language, f.text, c, d, alpha=alpha, basis=basis)
+                for f, c in zip(files, tok_counts)]
         per_file.extend(rows)
-        for lang in languages:
-            per_language.append(combine([r for r in rows if r.language == lang], tok, lang))
-        total = combine(rows, tok, "all files")
+        mine = [combine([r for r in rows if r.language == lang], tok, lang) for lang in languages]
+        per_language.extend(mine)
+        total = replace(combine(rows, tok, "all files"), gini=language_cost_gini(mine, parallel=parallel))
         totals.append(total)
         never_used[name] = usage(tok, total.counts).never_used
     return CompareResult(files, per_file, per_language, totals, never_used=never_used)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from workbench.core.expert_metrics import DEFAULT_ALPHA
 from workbench.core.metrics import Progress, ShouldStop
 from workbench.core.vocab_diff import SplitReport
 from workbench.corpus import CorpusSource, open_source
@@ -46,13 +47,15 @@ def open_corpus_files(files: Sequence[FileChoice]) -> tuple[list[CorpusSource], 
 
 def compare_files(tokenizers: Sequence[tuple[str, str]], files: Sequence[FileChoice], *, baseline: str | None,
                   parallel: bool, d: int, cache: ResultCache | None = None, should_stop: ShouldStop | None = None,
-                  progress: Progress | None = None) -> CompareResult | None:
-    """Every ``(name, SRC)`` tokenizer counted on every file (:func:`compare_corpus`)."""
+                  progress: Progress | None = None, alpha: float = DEFAULT_ALPHA,
+                  basis: str = "declared") -> CompareResult | None:
+    """Every ``(name, SRC)`` tokenizer counted on every file (:func:`compare_corpus`, with its Rényi
+    ``alpha`` and |V| ``basis``)."""
     sources, labels = open_corpus_files(files)
     loaded = [(name, load_tokenizer(src)) for name, src in tokenizers]
     return compare_corpus(loaded, sources, labels=labels, baseline=baseline, parallel=parallel, d=d,
                           cache=cache if cache is not None else ResultCache.default(),
-                          should_stop=should_stop, progress=progress)
+                          should_stop=should_stop, progress=progress, alpha=alpha, basis=basis)
 
 
 def sweep_file_set(src: str, files: Sequence[FileChoice], *, name: str, points: int, d: int,

@@ -237,7 +237,24 @@ class SweepChart(_Chart):
         self.legend = pg.LegendItem(offset=None)
         self.view.addItem(self.legend, row=len(self.SERIES), col=0)
         self.knees: list[pg.InfiniteLine] = []
+        self.advice: float | None = None  # the advisor's compute-optimal |V|, marked on every plot
+        self.advice_lines: list[pg.InfiniteLine] = []
         self._apply_palette()
+
+    def set_advice(self, vocab: float | None) -> None:
+        """Mark the compute-optimal vocabulary size (workbench.core.vocab_advisor) beside the knee."""
+        self.advice = vocab
+        for plot, line in zip(self.plots, self.advice_lines):
+            plot.removeItem(line)
+        self.advice_lines = []
+        if vocab is None:
+            return
+        for plot in self.plots:
+            line = pg.InfiniteLine(vocab, angle=90, pen=pg.mkPen(self._fg(), width=1, style=Qt.PenStyle.DotLine),
+                                   label="compute-optimal |V|" if plot is self.plots[0] else None,
+                                   labelOpts={"position": 0.3, "color": self._fg().name()})
+            plot.addItem(line)
+            self.advice_lines.append(line)
 
     def _apply_palette(self) -> None:
         super()._apply_palette()
@@ -284,6 +301,8 @@ class SweepChart(_Chart):
                 sample = pg.ScatterPlotItem(symbol="s", size=8, brush=pg.mkBrush(background), pen=pg.mkPen(self._fg()))
                 self.legend.addItem(sample, "Unigram pruning round (filled marks: cuts of the final model)")
         self._fit_legend()
+        self.advice_lines = []  # cleared with the plots: drawn again
+        self.set_advice(self.advice)
         self._drawing = True
         try:
             self._apply_palette()

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from workbench.core.corpus_metrics import Fairness, Metrics, lossy_note, percent
 from workbench.core.display import piece_text
+from workbench.core.expert_metrics import METRIC_NOTES
 from workbench.core.vocab_diff import SplitDifference
 from workbench.corpus.language import language_from_name
 
@@ -38,6 +39,8 @@ def _fmt(value: Any, kind: str) -> str:
         return percent(value)
     if kind == "ratio":
         return f"{value:.3f}"
+    if kind == "rank":
+        return f"{value:,.1f}"
     return str(value)
 
 
@@ -54,6 +57,12 @@ METRIC_COLUMNS: list[Column] = [
     ("chars lost to unknown", "pct", lambda m: m.chars_lost_to_unknown),
     ("bytes/token", "ratio", lambda m: m.bytes_per_token),
     ("fertility", "ratio", lambda m: m.fertility),
+    # Distribution metrics (docs/metrics.md); the header tooltip is METRIC_NOTES[header].
+    ("Rényi efficiency", "ratio", lambda m: m.renyi_efficiency),
+    ("Shannon efficiency", "ratio", lambda m: m.shannon_efficiency),
+    ("single-token retention", "pct", lambda m: m.single_token_retention),
+    ("average token rank", "rank", lambda m: m.average_rank),
+    ("Gini (language cost)", "ratio", lambda m: m.gini),
     ("L² (Σ per line)", "int", lambda m: m.counts.attention),
     ("unknown tokens", "pct", lambda m: m.unknown_rate),
     ("vocab used", "pct", lambda m: m.utilisation),
@@ -111,7 +120,7 @@ class RowsModel(QAbstractTableModel):
             return _fmt(self.value(index.row(), index.column()), kind)
         if role == Qt.ItemDataRole.UserRole:
             return self.value(index.row(), index.column())
-        if role == Qt.ItemDataRole.TextAlignmentRole and kind in ("int", "ratio", "pct"):
+        if role == Qt.ItemDataRole.TextAlignmentRole and kind in ("int", "ratio", "pct", "rank"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole and kind in ("text", "path"):
             return str(self.value(index.row(), index.column()))
@@ -122,8 +131,12 @@ class RowsModel(QAbstractTableModel):
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return self.columns[section][0]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return METRIC_NOTES.get(self.columns[section][0])
         return None
 
     def csv_header(self) -> list[str]:
@@ -149,8 +162,21 @@ class MetricsTableModel(RowsModel):
 
     MARKED = ("tokens", "chars/token", "bytes/token", "fertility", "chars lost to unknown")
 
+    EFFICIENCIES = ("Rényi efficiency", "Shannon efficiency")
+
     def __init__(self, parent=None):
         super().__init__(METRIC_COLUMNS, parent)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """An efficiency cell states its α and |V| beside the number (``0.512 · α 2.5 · |V| 656 observed``)."""
+        name = self.columns[index.column()][0] if index.isValid() else ""
+        if role == Qt.ItemDataRole.DisplayRole and name in self.EFFICIENCIES:
+            value = self.value(index.row(), index.column())
+            if value is not None:
+                m = self.rows[index.row()]
+                alpha = f" · α {m.alpha:g}" if name == "Rényi efficiency" else ""
+                return f"{value:.3f}{alpha} · |V| {m.basis_size:,} {m.basis}"
+        return super().data(index, role)
 
     def extra(self, index: Index, role: int) -> Any:
         if self.columns[index.column()][0] not in self.MARKED:

@@ -25,12 +25,14 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
+    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QMenu,
@@ -156,6 +158,17 @@ class ComparePanel(QWidget):
         self.d_spin.setRange(1, 65536)
         self.d_spin.setValue(768)
         self.d_spin.setToolTip("Embedding width d for the V × d column")
+        self.alpha_spin = QDoubleSpinBox()
+        self.alpha_spin.setRange(0.1, 100.0)
+        self.alpha_spin.setSingleStep(0.5)
+        self.alpha_spin.setValue(2.5)
+        self.alpha_spin.setToolTip("α of the Rényi efficiency (2.5: Zouhar et al. 2023; 1 is Shannon efficiency). "
+                                   "Re-uses the counted tokens: changing it does not encode again.")
+        self.basis_combo = QComboBox()
+        self.basis_combo.addItem("declared vocabulary", "declared")
+        self.basis_combo.addItem("ids that occur", "observed")
+        self.basis_combo.setToolTip("|V| the Rényi and Shannon efficiencies divide by: the vocabulary's size, "
+                                    "or the distinct ids that occur in the text (tokenization-scorer's default)")
 
         self.compute_button = QPushButton("Compute")
         self.compute_button.setDefault(True)
@@ -184,6 +197,8 @@ class ComparePanel(QWidget):
         form.addRow("Baseline language", self.baseline)
         form.addRow("", self.parallel)
         form.addRow("Embedding width d", self.d_spin)
+        form.addRow("Rényi α", self.alpha_spin)
+        form.addRow("|V| basis", self.basis_combo)
         buttons = QHBoxLayout()
         buttons.addWidget(self.compute_button)
         buttons.addWidget(self.cancel_button)
@@ -219,6 +234,20 @@ class ComparePanel(QWidget):
         self.sweep_button.clicked.connect(self.run_sweep)
         self.sweep_note = QLabel("")
         self.sweep_note.setWordWrap(True)
+        self.advisor_nnv = QDoubleSpinBox()
+        self.advisor_nnv.setRange(0.0, 10_000.0)
+        self.advisor_nnv.setDecimals(2)
+        self.advisor_nnv.setSuffix(" B")
+        self.advisor_nnv.setSpecialValueText("off")
+        self.advisor_nnv.setToolTip("Non-vocabulary parameters of the model this tokenizer is for (billions): marks "
+                                    "the compute-optimal vocabulary size of Tao et al. (NeurIPS 2024) on the chart")
+        self.advisor_flops = QLineEdit()
+        self.advisor_flops.setPlaceholderText("compute-optimal")
+        self.advisor_flops.setToolTip("Training budget in FLOPs (e.g. 2.3e21); empty: the compute-optimal budget")
+        self.advisor_note = QLabel("")
+        self.advisor_note.setWordWrap(True)
+        self.advisor_nnv.valueChanged.connect(self._advise)
+        self.advisor_flops.editingFinished.connect(self._advise)
         sweep_page = QWidget()
         sv = QVBoxLayout(sweep_page)
         row = QHBoxLayout()
@@ -230,6 +259,13 @@ class ComparePanel(QWidget):
         sv.addLayout(row)
         sv.addWidget(self.sweep_chart, 1)
         sv.addWidget(self.sweep_note)
+        advisor = QHBoxLayout()
+        advisor.addWidget(QLabel("Vocabulary advisor: non-vocabulary parameters"))
+        advisor.addWidget(self.advisor_nnv)
+        advisor.addWidget(QLabel("training FLOPs"))
+        advisor.addWidget(self.advisor_flops, 1)
+        sv.addLayout(advisor)
+        sv.addWidget(self.advisor_note)
 
         self.split_a, self.split_b = QComboBox(), QComboBox()
         self.split_button = QPushButton("Compare splits")
@@ -434,9 +470,12 @@ class ComparePanel(QWidget):
         for spin, key in ((self.d_spin, "d"), (self.sweep_points, "sweep_points")):
             if isinstance(state.get(key), int) and not isinstance(state.get(key), bool):
                 spin.setValue(state[key])
+        question = _question(state.get("results"), self._absolute)
+        if question is not None:  # the settings the restored table was computed with
+            self.alpha_spin.setValue(question["alpha"])
+            self.basis_combo.setCurrentIndex(max(0, self.basis_combo.findData(question["basis"])))
         self._fill_choosers()
-        return self._restore_results(_question(state.get("results"), self._absolute),
-                                     _sweep_question(state.get("sweeps"), self._absolute))
+        return self._restore_results(question, _sweep_question(state.get("sweeps"), self._absolute))
 
     def _restore_results(self, question: dict | None, sweeps: dict | None) -> bool:
         if question is None and sweeps is None:
@@ -452,7 +491,8 @@ class ComparePanel(QWidget):
             if question is not None:
                 result = compare_files([tuple(t) for t in question["tokenizers"]], question["files"],
                                        baseline=question["baseline"], parallel=question["parallel"],
-                                       d=question["d"], cache=cache, should_stop=should_stop, progress=progress)
+                                       d=question["d"], cache=cache, should_stop=should_stop, progress=progress,
+                                       alpha=question["alpha"], basis=question["basis"])
             swept = []
             if sweeps is not None:
                 for name, src in sweeps["tokenizers"]:
@@ -667,6 +707,27 @@ class ComparePanel(QWidget):
         emit = self._relay.progress.emit
         return lambda done, total, what: emit(done, total, what)
 
+    def _advise(self) -> None:
+        """The advisor's line on the sweep chart and its paragraph (nothing when switched off)."""
+        from workbench.core.vocab_advisor import advise, describe
+
+        nnv = self.advisor_nnv.value() * 1e9
+        text = self.advisor_flops.text().strip()
+        if nnv <= 0:
+            self.sweep_chart.set_advice(None)
+            self.advisor_note.setText("")
+            return
+        try:
+            flops = float(text) if text else None
+            advice = advise(nnv, flops)
+        except (ValueError, WorkbenchError):
+            self.sweep_chart.set_advice(None)
+            self.advisor_note.setText(f"training FLOPs {text!r}: write a positive number such as 2.3e21, "
+                                      "or leave it empty for the compute-optimal budget")
+            return
+        self.sweep_chart.set_advice(advice.parametric)
+        self.advisor_note.setText(describe(advice))
+
     def compute(self) -> bool:
         """Count every ticked tokenizer on every ticked file (off the GUI thread)."""
         chosen = [(self._names.get(src, src), src) for src in self.checked_sources()]
@@ -675,13 +736,14 @@ class ComparePanel(QWidget):
             return False
         baseline = self.baseline.currentText().strip() or None
         parallel, d = self.parallel.isChecked(), self.d_spin.value()
+        alpha, basis = self.alpha_spin.value(), self.basis_combo.currentData()
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
             from workbench.tasks.compare_files import compare_files
 
             return compare_files(chosen, files, baseline=baseline, parallel=parallel, d=d,
-                                 should_stop=should_stop, progress=progress)
+                                 should_stop=should_stop, progress=progress, alpha=alpha, basis=basis)
 
         files = self.checked_files()
         if not files:
@@ -690,7 +752,7 @@ class ComparePanel(QWidget):
         if not self._start("Counting tokens", job, self._on_computed):
             return False
         self._asked = {"tokenizers": [[name, src] for name, src in chosen], "files": [list(f) for f in files],
-                       "baseline": baseline, "parallel": parallel, "d": d}
+                       "baseline": baseline, "parallel": parallel, "d": d, "alpha": alpha, "basis": basis}
         return True
 
     def run_sweep(self) -> bool:
@@ -974,8 +1036,12 @@ def _question(value: object, absolute: Callable[[str], str]) -> dict | None:
         return None
     if not isinstance(d, int) or isinstance(d, bool) or d <= 0:
         return None
+    alpha, basis = value.get("alpha", 2.5), value.get("basis", "declared")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha <= 100:
+        alpha = 2.5  # a session from before α was asked, or a broken value: the default
     return {"tokenizers": tokenizers, "files": files, "baseline": baseline,
-            "parallel": value.get("parallel") is True, "d": d}
+            "parallel": value.get("parallel") is True, "d": d, "alpha": float(alpha),
+            "basis": basis if basis in ("declared", "observed") else "declared"}
 
 
 def _sweep_question(value: object, absolute: Callable[[str], str]) -> dict | None:

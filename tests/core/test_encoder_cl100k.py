@@ -68,10 +68,13 @@ def test_special_tokens_only_when_allowed(pair):
 
 @pytest.mark.parametrize("native", [True, False], ids=["tiktoken-core", "python"])
 def test_every_corpus_file_matches_tiktoken(pair, corpora, native):
+    """Whole files on tiktoken's core; the Python path (held equal to it by hypothesis above) on the
+    first 300,000 characters of each, which keeps the suite's time."""
     ours, oracle = pair
     ours = Encoder(ours.tok, native=native)
     for path in corpora:
         text = path.read_text(encoding="utf-8")
+        text = text if native else text[:300_000]
         ids = ours.encode(text)
         expected = oracle.encode_ordinary(text)
         assert len(ids) == len(expected), path.name

@@ -31,10 +31,11 @@ def test_the_check_is_shown_before_writing_and_only_export_anyway_writes(make_wi
     qtbot.waitUntil(lambda: window.export_check_dialog is not None and window.export_check_dialog.isVisible(),
                     timeout=30000)
     dialog = window.export_check_dialog
-    assert [f.rule for f in dialog.findings] == ["special-in-corpus", "vocab-multiple", "llama-cpp"]
+    # the whitespace pre-tokenizer drops spaces and line breaks: their byte tokens are unreachable
+    assert [f.rule for f in dialog.findings] == ["unreachable", "special-in-corpus", "vocab-multiple", "llama-cpp"]
     shown = dialog.list_label.text()
     assert "Special tokens found in the corpus" in shown and "600 is not a multiple of 64" in shown
-    assert "3 warnings" in dialog.header.text() and not out.exists()  # nothing written while it is shown
+    assert "4 warnings" in dialog.header.text() and not out.exists()  # nothing written while it is shown
     dialog.reject()
     qtbot.wait(200)
     assert not out.exists()

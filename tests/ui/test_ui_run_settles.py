@@ -20,7 +20,7 @@ CHILD = Path(__file__).with_name("late_batch_child.py")
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the stand-in child watches /proc")
 def test_a_batch_committed_after_the_child_exits_reaches_the_runs_table_plots_and_merges(
         make_window, qtbot, project, small_corpus, monkeypatch):
-    monkeypatch.setattr(train_panel, "spec_command", lambda _spec: [sys.executable, str(CHILD), str(project), "child"])
+    monkeypatch.setattr(train_panel, "spec_command", lambda _spec, **_kw: [sys.executable, str(CHILD), str(project), "child"])
     window = make_window(project, small_corpus)
     panel = window.training
     window.show_panel("train")

@@ -119,6 +119,10 @@ def test_stats_prints_and_reports_the_metrics(slice_files, shakespeare_run, tmp_
     assert math.isclose(total["renyi_efficiency"], doc["totals"][0]["renyi_efficiency"])
     assert 0 < total["renyi_efficiency"] < total["shannon_efficiency"] < 1
     assert total["gini_language_cost"] > 0 and 0 < total["single_token_retention"] < 1
+    baseline = doc["files"][0]["language"]  # with a baseline, fairness carries each tokenizer's Gini too
+    assert run_cli(["stats", *files, "--tokenizer", str(path), "--json", "--baseline-language", baseline]) == 0
+    fair = json.loads(capsys.readouterr().out)["fairness"]
+    assert list(fair["gini"].values()) == [pytest.approx(total["gini_language_cost"], rel=1e-5)]
     assert run_cli(["stats", *files, "--tokenizer", str(path)]) == 0
     out = capsys.readouterr().out
     assert "Rényi eff. (α 2.5, |V| declared" in out and "retention" in out and "Gini" in out

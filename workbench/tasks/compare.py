@@ -215,7 +215,9 @@ class CompareResult:
             "per_language": [m.as_dict() for m in self.per_language],
             "totals": [dict(m.as_dict(), never_used_sample=pieces(m.tokenizer)) for m in self.totals],
             "fairness": {"baseline": self.baseline, "basis": "parallel" if self.parallel else "per-char",
-                         "rows": [f.as_dict() for f in self.fairness]} if self.baseline else None,
+                         "rows": [f.as_dict() for f in self.fairness],
+                         # each tokenizer's Gini of per-language token cost (also its totals row's gini_language_cost)
+                         "gini": {m.tokenizer: m.gini for m in self.totals}} if self.baseline else None,
         }
 
 

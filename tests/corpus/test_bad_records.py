@@ -151,7 +151,11 @@ def test_spark_part_files_are_sniffed_and_kind_overrides(corpora, tmp_path):
         open_source(tmp_path / "report.pdf")
     done = workbench("train", str(out), "--project", "p.tokproj", "--merges", "10", "--progress", "none",
                      cwd=tmp_path)
-    assert done.returncode == 2 and "README: skipped: not a supported corpus format" in done.stderr
+    assert done.returncode == 2 and "README: not a supported corpus format" in done.stderr
+    assert "--on-bad-record skip leaves such files out" in done.stderr
+    skipped = workbench("train", str(out), "--project", "skip.tokproj", "--merges", "10", "--progress", "none",
+                        "--on-bad-record", "skip", cwd=tmp_path)  # the README is left out, named
+    assert skipped.returncode == 0 and "left out:" in skipped.stderr and "README" in skipped.stderr, skipped.stderr
     (out / "README").unlink()
     done = workbench("train", str(out), "--project", "p.tokproj", "--merges", "10", "--progress", "none",
                      cwd=tmp_path)

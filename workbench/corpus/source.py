@@ -431,14 +431,16 @@ class Rejection(str):
     encoding: str | None
     bad_record: bool  # a record of the file is bad: the skip policy would read the rest
     empty: bool  # the file holds no text: the skip policy leaves it out
+    unsupported: bool  # a folder's file of no corpus format (an image, a PDF): the skip policy leaves it out
 
     def __new__(cls, message: str, *, path: str, encoding: str | None = None, bad_record: bool = False,
-                empty: bool = False) -> Rejection:
+                empty: bool = False, unsupported: bool = False) -> Rejection:
         self = super().__new__(cls, message)
         self.path = path
         self.encoding = encoding
         self.bad_record = bad_record
         self.empty = empty
+        self.unsupported = unsupported
         return self
 
     @classmethod
@@ -503,7 +505,8 @@ def expand_paths(
             if kind is None and detect_kind(f)[0] is None and not f.name.startswith("part-"):
                 # In a folder, a name with an unknown ending is someone else's file (README.md,
                 # LICENSE, a script); Spark's and Hadoop's part-00000… are output, read by content.
-                messages.append(Rejection(f"{f}: skipped: not a supported corpus format ({SUPPORTED})", path=str(f)))
+                messages.append(Rejection(f"{f}: not a supported corpus format ({SUPPORTED}); "
+                                          "--on-bad-record skip leaves such files out", path=str(f), unsupported=True))
             else:
                 add(f)
     return sources, messages

@@ -151,9 +151,9 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
         sources = unique_sources(sources)  # a file named twice is read once (expand_paths does the same)
     else:
         sources, rejected = expand_paths(list(paths), on_bad_record=on_bad_record)
-    if on_bad_record == "skip" and sources and all(r.empty or is_url(r.path) for r in rejected):
+    if on_bad_record == "skip" and sources and all(r.empty or r.unsupported or is_url(r.path) for r in rejected):
         _note_left_out([r for r in rejected if r.empty])
-        for rejection in rejected:  # every shard of a location that could not be read, by name
+        for rejection in rejected:  # every unsupported file and unreadable shard of a location, by name
             if not rejection.empty:
                 _NOTES.warning("left out: %s", rejection)
         rejected = []

@@ -174,6 +174,9 @@ def test_normalized_text_maps_back_to_the_input(built):
     ("bert", "two  spaces", "pre-tokenizer: BertPreTokenizer (drops whitespace)"),
     ("bert", "price £13", "[UNK] (model)"),
     ("roberta", "Hello", "pre-tokenizer: ByteLevel (adds a space in front)"),
+    (
+        "roberta", " a [ROW]   b", "added token '[ROW]' (rstrip takes the whitespace beside it)",
+    ),  # was blamed on the ByteLevel decoder
     ("t5", "tab\there", "pre-tokenizer: WhitespaceSplit (drops whitespace)"),
     ("t5", "full width １２", "normalizer: Precompiled"),
     ("llama-metaspace", "\t\t-- Pierre", "decoder: Metaspace (drops every ▁ of the first token)"),

@@ -205,6 +205,9 @@ class RoundTripper:
         pipe = self._pipe
         if self._without_model(pipe, text) != decoded:
             return self._model_cause(ids, decoded, text)
+        stripped = self._stripped(pipe, text)
+        if stripped is not None:
+            return replace(stripped, decoded=decoded)
         # the first normalizer after which the text does not come back (the model aside)
         kept = [self._without_model(self._variant(k), text) for k in range(len(self._norms) + 1)]
         for k in range(1, len(self._norms) + 1):
@@ -234,6 +237,21 @@ class RoundTripper:
                              _diff(text, decoded))
         return RoundTrip(False, decoded, f"decoder: {'+'.join(decoders) or 'none (tokens joined with spaces)'}",
                          _diff(text, decoded))
+
+    @staticmethod
+    def _stripped(pipe: Pipeline, text: str) -> RoundTrip | None:
+        """An added token with ``lstrip``/``rstrip`` that took in the whitespace beside it (the
+        token decodes to its content alone), or None."""
+        for segment in pipe.segments(text, exact=False):
+            token = segment.token
+            if token is None or not (token.lstrip or token.rstrip):
+                continue
+            took = text[segment.piece.start:segment.piece.end]
+            if took != token.content:
+                flag = "lstrip" if token.lstrip and took[:1].isspace() else "rstrip"
+                return RoundTrip(False, "", f"added token {token.content!r} ({flag} takes the whitespace beside it)",
+                                 f"{took!r} comes back as {token.content!r}")
+        return None
 
     @staticmethod
     def _dropped(pipe: Pipeline, text: str) -> str | None:

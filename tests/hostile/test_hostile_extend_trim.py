@@ -107,7 +107,7 @@ def test_a_base_that_is_not_bpe_is_refused_in_one_line(three_runs, corpus, tmp_p
     assert digest(project) == before and not (tmp_path / "e.tokproj").exists()
     code, out, err = run_inproc(["audit", base, "--json"], timeout_s=30)  # an audit reads any model
     assert code == 0, err
-    assert json.loads(out)["summary"]["tokenizer"]
+    assert json.loads(out)["counts"]["tokenizer"]
 
 
 BAD_IDS = {"-1": "negative", "abc": "not an id", "1e3": "not an id", "[1.5]": "not an id", "[[300]]": "not an id",

@@ -116,6 +116,6 @@ def test_source_code_and_markup_are_read_as_text_files_and_in_folders(tmp_path):
     sources, rejected = expand_paths([root])
     assert sorted(s.path.name for s in sources) == sorted(files)
     (message,) = rejected
-    assert "logo.png" in message and "skipped" in message
+    assert "logo.png" in message and "not a supported corpus format" in message
     with pytest.raises(WorkbenchError, match=r"logo\.png: looks binary, not text \(a PNG image\)"):
         open_source(root / "src" / "logo.png")

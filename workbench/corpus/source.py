@@ -505,8 +505,8 @@ def expand_paths(
             if kind is None and detect_kind(f)[0] is None and not f.name.startswith("part-"):
                 # In a folder, a name with an unknown ending is someone else's file (README.md,
                 # LICENSE, a script); Spark's and Hadoop's part-00000… are output, read by content.
-                messages.append(Rejection(f"{f}: not a supported corpus format ({SUPPORTED}); "
-                                          "--on-bad-record skip leaves such files out", path=str(f), unsupported=True))
+                messages.append(Rejection(f"{f}: not a supported corpus format ({SUPPORTED})", path=str(f),
+                                          unsupported=True))
             else:
                 add(f)
     return sources, messages

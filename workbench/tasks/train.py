@@ -158,7 +158,8 @@ def resolve_files(paths: Sequence[str], *, kind: str | None = None, encoding: st
                 _NOTES.warning("left out: %s", rejection)
         rejected = []
     if rejected:
-        raise WorkbenchError(rejected[0] + (f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""))
+        hint = ": --on-bad-record skip leaves such files out" if rejected[0].unsupported else ""
+        raise WorkbenchError(rejected[0] + hint + (f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""))
     if not sources:
         raise ConfigError("files", "no corpus files given: name .txt/.jsonl/.csv/.tsv/.gz files or folders")
     return tuple(CorpusFile(str(s.path), s.kind, s.field, s.column, s.encoding, on_bad_record) for s in sources)

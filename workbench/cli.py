@@ -23,10 +23,8 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from workbench import logfile
-from workbench.corpus.demo import demo_corpus_files
 from workbench.errors import WorkbenchError
 from workbench.tasks.models import family, family_of
-from workbench.tasks.preflight import estimate_ratios
 
 log = logging.getLogger(__name__)
 
@@ -632,6 +630,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         if damage[r.id]:
             print(f"{'':>6}{_clip(damage[r.id], 400)}")
             continue
+        from workbench.tasks.preflight import estimate_ratios
+
         ratios = estimate_ratios(r.settings, r.timings or {})
         if ratios is not None and ratios.text():
             print(f"{'':>6}actual ÷ estimate: {ratios.text()}")
@@ -665,6 +665,8 @@ def _run_dict(r, damage: str = "", overlap=None) -> dict:
     ``estimate_ratio``: actual ÷ estimated distinct pre-tokens, peak memory and time (null without an
     estimate); ``sample_overlap``: a sampled run's vocabulary beside its full run's (null otherwise)."""
     from dataclasses import asdict
+
+    from workbench.tasks.preflight import estimate_ratios
 
     ratios = estimate_ratios(r.settings, r.timings or {})
     return {"id": r.id, "name": r.name, "status": r.status, "settings": r.settings, "vocab_size": r.vocab_size,
@@ -1141,6 +1143,8 @@ def cmd_count(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     """The bundled demo corpus for a headless first session: its paths, or copies the user can keep
     (an existing file of the same name is never overwritten: it is reported and left as it is)."""
+    from workbench.corpus.demo import demo_corpus_files
+
     files = demo_corpus_files()
     if not args.copy:
         for path in files:

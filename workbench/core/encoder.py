@@ -116,10 +116,7 @@ class Encoder:
                 self._usable -= blocked
                 self._piece_to_id = {tokenizer.vocab[i]: i for i in sorted(self._usable, reverse=True)}
         self._hf_tokens: dict[int, str] = {}
-        self._special_re = None
-        if any(tokenizer.special_tokens):
-            ordered = sorted((t for t in tokenizer.special_tokens if t), key=len, reverse=True)
-            self._special_re = regex.compile("|".join(regex.escape(s) for s in ordered))
+        self._special_re = _special_pattern(frozenset(tokenizer.special_tokens))
         # tiktoken's own core for what it computes exactly as we do (see :mod:`native_bpe`): built on
         # first use by a long text, so opening a file and encoding one line pays nothing for it.
         self._native: NativeBPE | bool = native and ranks_only and not greedy and native_fits(
@@ -666,7 +663,8 @@ _SPECIAL_PATTERNS: dict[frozenset[str], regex.Pattern[str] | None] = {}
 
 
 def _special_pattern(tokens: frozenset[str]) -> regex.Pattern[str] | None:
-    """Longest first, so a token that contains another wins (as tiktoken's alternation finds them)."""
+    """Longest first, so a token that contains another wins (leftmost-longest, as tokenizers' added
+    tokens match; tiktoken joins its specials in hash-map order, so which one wins there varies)."""
     found = _SPECIAL_PATTERNS.get(tokens)
     if found is None and tokens:
         ordered = sorted((t for t in tokens if t), key=len, reverse=True)

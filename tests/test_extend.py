@@ -258,3 +258,23 @@ def test_the_script_filter_needs_a_whole_character_of_the_chosen_scripts():
     assert han_cyrillic.reason("пa".encode()) == "scripts"  # a Latin letter beside it
     assert TokenFilter(chars="digits").reason(b" 2024") is None and TokenFilter(chars="digits").reason(b"a1") == "chars"
     assert TokenFilter(chars="code").reason(b"):\n") is None and TokenFilter(chars="code").reason("é".encode()) == "chars"
+
+
+def test_a_pipeline_base_with_flagged_added_tokens_is_refused_before_anything_is_stored(tmp_path, capsys):
+    """A real tokenizer.json with added tokens that match by their flags (RoBERTa's lstrip <mask>, a
+    non-special token) stored a run no format could export (the new-user check): refused instead."""
+    require_corpora()
+    from hf_pipelines import roberta
+
+    from workbench.cli import run_cli
+
+    lines = (CORPORA / "en_shakespeare.txt").read_text(encoding="utf-8").splitlines()[:1500]
+    base = tmp_path / "roberta.json"
+    roberta(lines).save(str(base))
+    corpus = tmp_path / "ru.txt"
+    corpus.write_text("\n".join((CORPORA / "ru_fortunes.txt").read_text(encoding="utf-8").splitlines()[:300]),
+                      encoding="utf-8")
+    project = tmp_path / "p.tokproj"
+    assert run_cli(["extend", "--base", str(base), str(corpus), "--add", "20", "--project", str(project),
+                    "--progress", "none"]) == 2
+    assert "not plain special tokens ('<mask>'" in capsys.readouterr().err and not project.exists()

@@ -160,3 +160,18 @@ def test_trim_never_overwrites_an_output(trained, capsys):
     assert run_cli(["trim", project + "#1", "--remove", "300", "--out", str(trained / "fresh.json")]) == 2
     assert "fresh.json.idmap.csv exists" in capsys.readouterr().err
     assert not (trained / "fresh.json").exists() and map_file.read_text(encoding="utf-8") == "map"
+
+
+def test_a_trim_whose_gaps_no_file_can_hold_says_only_compact_exports():
+    """The new-user check: a trim keeping ids exported with "fix the file"; the report now says why
+    and what to do, from the same limit the readers apply."""
+    from dataclasses import replace
+
+    from workbench.formats.common import MAX_UNUSED_IDS
+    from workbench.tasks.trim import gaps_too_wide
+
+    plan = plan_trim(audit_vocab(), [257])
+    assert not gaps_too_wide(plan) and not gaps_too_wide(replace(plan, compact=True))
+    kept = len(plan.id_map)
+    wide = replace(plan, id_map=((0, 0), (1, kept + MAX_UNUSED_IDS)))
+    assert gaps_too_wide(wide) and not gaps_too_wide(replace(wide, compact=True))

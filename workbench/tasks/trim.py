@@ -22,6 +22,7 @@ from workbench.core.metrics import encode_pretoken
 from workbench.core.model import MergeEvent, Tokenizer
 from workbench.core.trim import TrimPlan, plan_trim, removable
 from workbench.errors import WorkbenchError
+from workbench.formats.common import MAX_UNUSED_IDS
 
 ROUND_TRIP_LINES = 20_000  # held-out lines checked one by one (the token counts use every pre-token)
 
@@ -250,6 +251,15 @@ def trim_source(src: str, *, remove: str | None = None, filters: Sequence[str] =
     return result
 
 
+def gaps_too_wide(plan: TrimPlan) -> bool:
+    """Whether the kept ids leave more unused ids than a tokenizer file may hold
+    (:func:`~workbench.formats.common.check_id_range`): such a trim exports only renumbered."""
+    if plan.compact or not plan.id_map:
+        return False
+    kept = len(plan.id_map)
+    return max(new for _old, new in plan.id_map) >= kept + max(MAX_UNUSED_IDS, kept)
+
+
 def describe_trim(result: TrimResult) -> list[str]:
     """The trim's report as lines for a person."""
     p = result.plan
@@ -269,6 +279,9 @@ def describe_trim(result: TrimResult) -> list[str]:
         lines.append(f"  round trip: {result.lines_round_trip:,} of {result.lines_checked:,} lines decode back to "
                      "themselves")
     lines.append(f"  newly unreachable (decode, encode again): {len(result.newly_unreachable):,}")
+    if gaps_too_wide(p):
+        lines.append("  note: with its ids kept, the gaps are wider than tokenizer files may hold "
+                     f"(more than {MAX_UNUSED_IDS:,} unused ids): only --compact can be exported")
     if result.run_id is not None:
         lines.append(f"  stored as run {result.run_id} of {result.project}")
     for path in result.exported:

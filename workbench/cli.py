@@ -529,7 +529,8 @@ def cmd_extend(args: argparse.Namespace) -> int:
         print(f"run {run_id} {status}: {report.new_tokens} new tokens after id {first_new - 1}, vocabulary "
               f"{len(extended.vocab)} ({result['seconds']:.1f} s) in {project}")
         skipped = ", ".join(f"{v} {k}" for k, v in report.skipped.items() if v) or "none"
-        print(f"  candidates skipped: {skipped}; rank-dead new tokens: {len(report.dead)}")
+        print(f"  candidates skipped: {skipped}; rank-dead new tokens: {len(report.dead)}; intermediate only "
+              f"(made while encoding, always merged further, so never emitted): {report.intermediate_only}")
         for f in report.files:
             print(f"  {f.language:>4}  tokens/char {f.before:.4f} → {f.after:.4f}  {f.path}")
         if report.reference:

@@ -3,6 +3,8 @@
 Opening a 100,000-file project read every corpus row and filled the Corpus list on the GUI thread
 (~4.7 s without a frame). The rows are now read on a worker's connection and listed in batches,
 the event loop running between them, as the Compare tab does; a newer project stops the listing.
+Showing a Unigram run of 200,000 pieces checked its stored values and parsed its scores on the GUI
+thread (~0.4-2 s); a worker does both now, as it does for a long merge list.
 """
 
 from __future__ import annotations
@@ -83,4 +85,60 @@ def test_a_project_of_many_corpus_files_is_listed_in_batches_off_the_gui_thread(
     qtbot.waitUntil(lambda: not corpus.is_scanning() and corpus.model.rowCount() == 3, timeout=30000)
     assert not corpus.lister.busy()
     assert {e.source.path.parent for e in corpus.entries()} == {other.parent}
+    ticks.timer.stop()
+
+
+PIECES = 60_000
+
+
+@pytest.fixture(scope="module")
+def many_pieces(tmp_path_factory) -> Path:
+    """A real Unigram run extended by SQL to ``PIECES`` more pieces, each with a log probability."""
+    import json
+
+    from ui_helpers import train_cli
+
+    root = tmp_path_factory.mktemp("pieces")
+    corpus = root / "c.txt"
+    corpus.write_text("hello world, low lower lowest\n" * 50, encoding="utf-8")
+    project = root / "u.tokproj"
+    train_cli([corpus], project, "--model", "unigram", "--vocab-size", "15")
+    conn = sqlite3.connect(project)
+    base = conn.execute("SELECT max(id) + 1 FROM vocab WHERE run_id = 1").fetchone()[0]
+    conn.executemany("INSERT INTO vocab VALUES (1, ?, ?, 'base')",
+                     ((base + k, "▁lo%d".encode() % k) for k in range(PIECES)))
+    settings = json.loads(conn.execute("SELECT settings FROM runs WHERE id = 1").fetchone()[0])
+    settings["scores"] = list(settings["scores"]) + [-5.0 - k / PIECES for k in range(PIECES)]
+    conn.execute("UPDATE runs SET settings = ? WHERE id = 1", (json.dumps(settings),))
+    conn.commit()
+    conn.close()
+    return project
+
+
+def test_a_long_piece_table_is_checked_and_its_scores_read_off_the_gui_thread(make_window, many_pieces, qtbot):
+    """Showing the run returns before its stored values are checked or its scores read; the event
+    loop keeps ticking meanwhile, and the pieces arrive with their log probabilities."""
+    window = make_window(many_pieces)
+    window.show_panel("merges")
+    panel = window.merges
+    pieces = panel.pieces
+    qtbot.waitUntil(lambda: panel._pieces_mode and not panel.jobs.busy(), timeout=30000)
+    pieces.cancel_usage()
+    panel.model.ASYNC_KEYS = PIECES // 2  # a run this long is opened as one of 200,000 pieces is
+    pieces.model.ASYNC_KEYS = PIECES // 2
+    panel._set_source(None)
+    assert pieces.source is None
+    ticks = _Ticks()
+    panel._set_source(("run", 1))
+    assert pieces.source is None and panel.count_label.text() == "checking the stored run…"  # nothing read yet
+    before = ticks.count
+    qtbot.waitUntil(lambda: pieces.source is not None and not pieces.model.busy
+                    and pieces.model.rowCount() == pieces.model.total, timeout=60000)
+    assert ticks.count > before  # the window kept running while the worker checked and read
+    total = pieces.model.total
+    assert total == pieces.source.count() > PIECES
+    scores = pieces.source.scores
+    assert scores is not None and len(scores) == total and scores[-1] == pytest.approx(-5.0 - (PIECES - 1) / PIECES)
+    assert pieces.model.data(pieces.model.index(total - 1, 2)) == f"{-5.0 - (PIECES - 1) / PIECES:.4f}"
+    pieces.cancel_usage()
     ticks.timer.stop()

@@ -35,7 +35,8 @@ def test_opening_many_files_is_linear_and_off_the_gui_thread(qtbot, many_files_p
     between them; restoring the tab's session waits for the listing; a second listing adds nothing."""
     from PySide6.QtCore import QTimer
 
-    from workbench.ui.compare.panel import LIST_BATCH, LIST_OFF_THREAD, ComparePanel
+    from workbench.ui.compare.panel import ComparePanel
+    from workbench.ui.jobs import LIST_BATCH, LIST_OFF_THREAD
     from workbench.ui.project_session import ProjectSession
 
     assert N >= LIST_OFF_THREAD

@@ -306,6 +306,22 @@ class _Tables:
         self.is_run = run
 
 
+#: ``scores=UNREAD`` (the default of :class:`MergeSource` and :class:`PieceSource`): read them here.
+#: A window passes the scores a worker already read (:func:`source_scores`; ~0.5 s for 200,000).
+UNREAD: Any = object()
+
+
+def source_key_end(conn: sqlite3.Connection, source: Source) -> int:
+    """The highest merge rank or vocabulary id of ``source`` (-1: none), from the keys' ends:
+    whether showing it takes long, without reading its settings or scores."""
+    t = _Tables(source)
+    rank = conn.execute(f"SELECT max(rank) FROM {t.merges} WHERE {t.owner} = ?", (t.id,)).fetchone()
+    vid = conn.execute(f"SELECT id FROM {t.vocab} WHERE {t.owner} = ? AND typeof(id) = 'integer' "
+                       "ORDER BY id DESC LIMIT 1", (t.id,)).fetchone()
+    return max(-1 if rank is None or rank[0] is None else int(rank[0]),
+               -1 if vid is None or vid[0] is None else int(vid[0]))
+
+
 def source_settings(conn: sqlite3.Connection, source: Source) -> dict:
     """The settings of a run or reference, checked (:func:`validate.settings`); {} when missing or
     damaged (a window asks ``ProjectStore.run_problem`` before it shows a run, and says why)."""
@@ -368,7 +384,8 @@ class MergeSource:
 
     ORDER_KEYS = ("rank", "left", "right", "result", "frequency", "bytes", "chars", "id", "score")
 
-    def __init__(self, conn: sqlite3.Connection, source: Source):
+    def __init__(self, conn: sqlite3.Connection, source: Source, *, scores: Any = UNREAD):
+        """``scores``: what :func:`source_scores` gives for ``source``, when a worker read them."""
         register_functions(conn)
         self.conn = conn
         self.t = _Tables(source)
@@ -378,16 +395,16 @@ class MergeSource:
         self.score_rule = ""  # a WordPiece run's pair score: "likelihood" or "frequency"
         self._remade: frozenset[int] = frozenset()
         self._scores_key: int | None = None
-        self.load_scores()
+        self.load_scores(scores)
 
-    def load_scores(self) -> bool:
+    def load_scores(self, scores: Any = UNREAD) -> bool:
         """(Re-)read the per-id scores (a WordPiece run records them when it ends); True if there are.
 
         Scores are kept per id, so a merge that re-made an existing piece (two pairs spelling it)
         has none of its own: those ranks are found once (one grouped scan) and show no score.
         """
         if self.scores is None:
-            self.scores = source_scores(self.conn, self.source)
+            self.scores = source_scores(self.conn, self.source) if scores is UNREAD else scores
             if self.scores is not None:
                 rule = source_settings(self.conn, self.source).get("wordpiece_score", "")
                 self.score_rule = rule if isinstance(rule, str) else ""
@@ -883,10 +900,12 @@ class PieceSource(VocabSource):
 
     ORDER_KEYS = ("id", "piece", "score", "chars", "kind", "frequency", "never_used")
 
-    def __init__(self, conn: sqlite3.Connection, source: Source):
+    def __init__(self, conn: sqlite3.Connection, source: Source, *, scores: Any = UNREAD):
+        """``scores``: what :func:`source_scores` gives for ``source``, when a worker read them."""
         super().__init__(conn, source)
         settings = source_settings(conn, self.source)
-        self.scores: tuple[float | None, ...] | None = source_scores(conn, self.source)
+        self.scores: tuple[float | None, ...] | None = source_scores(conn, self.source) if scores is UNREAD \
+            else scores
         self._scores_key: int | None = None
         self.byte_ids: range = range(0)
         if settings.get("byte_fallback"):

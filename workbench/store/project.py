@@ -29,7 +29,7 @@ import time
 import weakref
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Collection, Iterator, Sequence
 
 from workbench.core.atomic import replacing
 from workbench.core.model import Tokenizer
@@ -370,9 +370,12 @@ class ProjectStore:
         """How many corpus rows there are (without reading them)."""
         return int(self._conn.execute("SELECT count(*) FROM corpora").fetchone()[0])
 
-    def corpora(self) -> list[CorpusRef]:
+    def corpora(self, ids: Collection[int] | None = None) -> list[CorpusRef]:
+        """Every corpus row, or only those of ``ids`` (a run's files: a project may list 100,000)."""
+        where = "" if ids is None else " WHERE id IN (SELECT value FROM json_each(?))"
+        args = () if ids is None else (json.dumps(sorted(int(i) for i in ids)),)
         rows = self._conn.execute("SELECT id, path, size, mtime, fingerprint, reader_options, "
-                                  "added FROM corpora ORDER BY id").fetchall()
+                                  f"added FROM corpora{where} ORDER BY id", args).fetchall()
         out = []
         for row in rows:
             try:

@@ -62,7 +62,7 @@ from workbench.ui.corpus.panel import CorpusPanel
 from workbench.ui.dialogs import ExportDialog, fit_title, short_message, shortcuts_dialog
 from workbench.ui.guide import GuideBanner
 from workbench.ui.inspect.panel import InspectPanel
-from workbench.ui.jobs import JobRunner
+from workbench.ui.jobs import LIST_OFF_THREAD, JobRunner
 from workbench.ui.logs import LogDialog, window_log_path
 from workbench.ui.merges.panel import MergePanel
 from workbench.ui.project_session import ProjectSession
@@ -562,7 +562,10 @@ class MainWindow(QMainWindow):
             return False
         self.settings.add_recent_project(path)
         self.settings.last_folder = str(path.absolute().parent)
-        self.corpus.set_files(self.session.corpus_paths())
+        if self.session.corpus_count() < LIST_OFF_THREAD:
+            self.corpus.set_files(self.session.corpus_paths())
+        else:  # read on a worker's connection, listed in batches
+            self.corpus.list_project(path)
         if self.session.note:
             self.statusBar().showMessage(self.session.note, 15000)
         else:

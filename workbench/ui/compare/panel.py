@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -56,12 +56,7 @@ from workbench.ui.compare.models import (
     RowsModel,
     SplitTableModel,
 )
-from workbench.ui.jobs import JobRunner
-
-#: A project with this many corpus files or more has them read off the GUI thread and listed in
-#: batches of LIST_BATCH rows, one per turn of the event loop (100,000 files blocked it ~5 s).
-LIST_OFF_THREAD = 5_000
-LIST_BATCH = 2_000
+from workbench.ui.jobs import LIST_OFF_THREAD, JobRunner, feed_in_batches
 
 SRC_ROLE = Qt.ItemDataRole.UserRole
 ADDED_ROLE = Qt.ItemDataRole.UserRole + 2  # a tokenizer added here, not one of the project's
@@ -582,20 +577,18 @@ class ComparePanel(QWidget):
         self.lister.submit(lambda: project_corpus_files(project), done, failed, key="listing")
 
     def _add_batches(self, generation: int, corpora: list[tuple[str, dict]], start: int) -> None:
-        """Add ``LIST_BATCH`` files, then let the event loop run before the next batch."""
-        if self._listing != generation or self._shut_down:
-            return
-        self.add_corpus_files(corpora[start:start + LIST_BATCH])
-        start += LIST_BATCH
-        if start < len(corpora):
-            self.status.setText(f"Listing the project's corpus files… {start:,} of {len(corpora):,}")
-            QTimer.singleShot(0, lambda: self._add_batches(generation, corpora, start))
-            return
-        self._listing = 0
-        self.status.setText(f"{len(corpora):,} corpus files listed. Tick tokenizers and files, then Compute.")
-        pending, self._after_listing = self._after_listing, []
-        for fn in pending:
-            fn()
+        """Add ``LIST_BATCH`` files per turn of the event loop (:func:`~workbench.ui.jobs.feed_in_batches`)."""
+        def finished() -> None:
+            self._listing = 0
+            self.status.setText(f"{len(corpora):,} corpus files listed. Tick tokenizers and files, then Compute.")
+            pending, self._after_listing = self._after_listing, []
+            for fn in pending:
+                fn()
+
+        feed_in_batches(corpora, lambda batch: self.add_corpus_files(list(batch)),
+                        lambda: self._listing == generation and not self._shut_down, finished,
+                        lambda done, total: self.status.setText(
+                            f"Listing the project's corpus files… {done:,} of {total:,}"), start=start)
 
     def _project_lists(self) -> tuple[list[tuple[str, str]], list[tuple[str, dict]] | None]:
         """(label, SRC) of each finished run and reference, and the corpus files, of the open project

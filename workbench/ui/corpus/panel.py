@@ -63,6 +63,7 @@ from workbench.tasks.spec import CorpusFile
 from workbench.ui import style, text
 from workbench.ui.corpus.scan import CorpusScanWorker, ScanThread
 from workbench.ui.empty_state import EmptyState
+from workbench.ui.jobs import JobRunner, feed_in_batches
 from workbench.ui.settings import AppSettings
 
 FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.json *.csv *.tsv *.parquet *.arrow *.counts *.gz *.zst);;"
@@ -110,6 +111,7 @@ def lines_or_records(st: CorpusStats) -> str:
         return f"{text.count(st.records)} record{'s' if st.records != 1 else ''}"
     return f"{text.count(st.lines)} line{'s' if st.lines != 1 else ''}"
 NUMERIC = {2, 3, 4, 5}
+SAMPLE_FILES = 100  # sample_line looks at the first files only
 
 
 class CorpusTableModel(QAbstractTableModel):
@@ -242,14 +244,25 @@ class CorpusTableModel(QAbstractTableModel):
             self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
 
     def remove(self, keys: Sequence[str]) -> None:
-        for key in keys:
-            row = self._row_of.get(key)
-            if row is None:
-                continue
-            self.beginRemoveRows(QModelIndex(), row, row)
-            del self.entries[row]
+        """Remove the rows of ``keys``, a run of adjacent rows at a time (linear in the rows: removing
+        100,000 one by one, renumbering after each, blocked the window for minutes)."""
+        rows = sorted({self._row_of[k] for k in keys if k in self._row_of}, reverse=True)
+        if not rows:
+            return
+        if len(rows) == len(self.entries):
+            self.clear()
+            return
+        i = 0
+        while i < len(rows):
+            last = first = rows[i]
+            while i + 1 < len(rows) and rows[i + 1] == first - 1:
+                i += 1
+                first = rows[i]
+            self.beginRemoveRows(QModelIndex(), first, last)
+            del self.entries[first:last + 1]
             self.endRemoveRows()
-            self._row_of = {e.key: i for i, e in enumerate(self.entries)}
+            i += 1
+        self._row_of = {e.key: i for i, e in enumerate(self.entries)}
 
     def clear(self) -> None:
         self.beginResetModel()
@@ -284,6 +297,9 @@ class CorpusPanel(QWidget):
         # Per-file scan events only mark the totals stale; they are redrawn (and corpus_changed sent)
         # at most every 100 ms and when a scan ends. Redrawing them for each of 100,000 files — each
         # redraw a pass over all files, here and in the Train tab — blocked the window for minutes.
+        self.lister = JobRunner(self, max_threads=1)  # a long project listing, read off the GUI thread
+        self._listing = 0  # the generation of the project listing under way (0: none); a newer one stops it
+        self._listings = 0
         self._pending = QTimer(self)
         self._pending.setSingleShot(True)
         self._pending.setInterval(100)
@@ -499,6 +515,10 @@ class CorpusPanel(QWidget):
     def entries(self) -> list[CorpusEntry]:
         return list(self.model.entries)
 
+    def has_files(self) -> bool:
+        """Whether any file is loaded (asked after each scan report: no list of 100,000 is built)."""
+        return bool(self.model.entries)
+
     def rejected_messages(self) -> list[str]:
         return list(self._rejected)
 
@@ -521,7 +541,7 @@ class CorpusPanel(QWidget):
     def sample_line(self) -> str:
         """A first non-blank line of the selected (or first) file, for the pre-tokenizer preview."""
         entries = [self.model.entries[i.row()] for i in self.table.selectionModel().selectedRows()] or self.model.entries
-        for e in entries:
+        for e in entries[:SAMPLE_FILES]:  # asked after each scan report: never a walk over 100,000 files
             if e.stats:
                 for line in e.stats.preview:
                     if len(line.strip()) > 12:
@@ -529,7 +549,12 @@ class CorpusPanel(QWidget):
         return ""
 
     def is_scanning(self) -> bool:
-        return bool(self._jobs)
+        """Files are being listed, checked or read."""
+        return bool(self._jobs) or self._listing != 0
+
+    def listing(self) -> bool:
+        """Whether a project's corpus files are still being listed (:meth:`list_project`)."""
+        return self._listing != 0
 
     def add_paths(self, paths: Sequence[str | Path], *, field: str | None = None, column: str | None = None,
                   encoding: str | None = None, prompt: bool = True, kind: str | None = None,
@@ -579,8 +604,12 @@ class CorpusPanel(QWidget):
 
     def set_files(self, items: Sequence[tuple[str, dict]]) -> None:
         """Replace the corpus with project files, each with its stored reader options."""
+        self._stop_listing()
         self.clear()
         self._undo.clear()
+        self._add_project_files(items)
+
+    def _add_project_files(self, items: Sequence[tuple[str, dict]]) -> None:
         groups: dict[tuple, list[str]] = {}
         for path, options in items:
             # The kind is given again only where the name does not say it (sniffed or chosen).
@@ -591,6 +620,42 @@ class CorpusPanel(QWidget):
         for (field, column, encoding, kind, policy), paths in groups.items():
             self.add_paths(paths, field=field, column=None if column is None else str(column), encoding=encoding,
                            prompt=False, kind=kind, on_bad_record=policy)
+
+    # ---- a long project listing: read off the GUI thread, added in batches, stopped by a newer one ----
+    def list_project(self, project: str | Path) -> None:
+        """:meth:`set_files` for a project of many corpus files: its rows are read on a worker's
+        connection and added ``LIST_BATCH`` at a time, the event loop running between batches (each
+        batch is one scan job). Another project, :meth:`set_files` or :meth:`clear` stops it."""
+        from workbench.tasks.compare_files import project_corpus_files
+
+        self._stop_listing()
+        self.clear()
+        self._undo.clear()
+        self._listings += 1
+        self._listing = generation = self._listings
+        self._update_view()
+
+        def done(corpora: list[tuple[str, dict]]) -> None:
+            feed_in_batches(corpora, self._add_project_files, lambda: self._listing == generation,
+                            lambda: self._end_listing(generation))
+
+        def failed(message: str) -> None:
+            if self._listing == generation:
+                self._end_listing(generation)
+                self._on_file_rejected(0, str(project), message)
+
+        self.lister.submit(lambda: project_corpus_files(project), done, failed, key="listing")
+
+    def _end_listing(self, generation: int) -> None:
+        if self._listing == generation:
+            self._listing = 0
+            self._update_view()
+            if not self._jobs:
+                self._scan_done()
+
+    def _stop_listing(self) -> None:
+        self.lister.cancel()
+        self._listing = 0
 
     def cancel_scan(self) -> None:
         self._worker.cancel()
@@ -630,6 +695,7 @@ class CorpusPanel(QWidget):
 
     def clear(self) -> None:
         """Remove every file (undoable) and the list of refused files."""
+        self._stop_listing()
         if self.is_scanning():
             self._worker.cancel()
         self._remove_rows(list(range(len(self.model.entries))))
@@ -734,6 +800,8 @@ class CorpusPanel(QWidget):
         self.settings.last_folder = str(p if p.is_dir() else p.parent)
 
     def shutdown(self) -> None:
+        self._stop_listing()
+        self.lister.shutdown()
         self._thread.shutdown()
 
     # ---- worker reports (GUI thread) ---------------------------------------------------------------
@@ -800,16 +868,20 @@ class CorpusPanel(QWidget):
                 if e.stats is None and e.state in ("queued", "reading"):
                     e.state = "cancelled"
                     self.model.changed(e.key)
-        if not self._jobs:
-            self._scan_keys.clear()
-            if self._notice_kind == "removed":
-                self._notice_kind = ""  # new files read: the next thing to say is what to do with them
-            self._update_view()
-            self._changed()
-            skipped, first = self.skipped_records()
-            if skipped:
-                self.message.emit(f"Skipped {skipped:,} bad record{'s' if skipped != 1 else ''}; first: {first[0]}")
-            self.scan_finished.emit()
+        if not self._jobs and not self._listing:
+            self._scan_done()
+
+    def _scan_done(self) -> None:
+        """Every scan job has ended and no project listing is under way."""
+        self._scan_keys.clear()
+        if self._notice_kind == "removed":
+            self._notice_kind = ""  # new files read: the next thing to say is what to do with them
+        self._update_view()
+        self._changed()
+        skipped, first = self.skipped_records()
+        if skipped:
+            self.message.emit(f"Skipped {skipped:,} bad record{'s' if skipped != 1 else ''}; first: {first[0]}")
+        self.scan_finished.emit()
 
     # ---- view updates ----------------------------------------------------------------------------
     def _changed(self) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import (
     QCoreApplication,
@@ -53,12 +54,15 @@ from workbench.errors import WorkbenchError
 from workbench.formats.tables import write_merges_csv
 from workbench.store.browse import (
     FIELDS,
+    UNREAD,
     MergeQuery,
     MergeSource,
     Source,
     SourceInfo,
     TextFilter,
     list_sources,
+    source_key_end,
+    source_scores,
     sql_error,
     store_connection,
 )
@@ -380,7 +384,8 @@ class MergePanel(QWidget):
         # named in the chooser but not shown: the line says which column, the others stay usable.
         # The check reads every row: a long run's is made off the GUI thread (seconds for 10M merges).
         if source is not None and self.store is not None and self._conn is not None and self.path is not None:
-            if MergeSource(self._conn, source).max_key() >= self.model.ASYNC_KEYS:
+            # a long merge list, or a Unigram run's long piece table (no merges, 200,000 pieces)
+            if source_key_end(self._conn, source) >= self.model.ASYNC_KEYS:
                 self._check_off_thread(source, self.path)
                 return
             problem = self.store.source_problem(source)
@@ -394,16 +399,18 @@ class MergePanel(QWidget):
         self._source = source
         self.count_label.setText("checking the stored run…")
 
-        def job(should_stop, _progress) -> str:
+        def job(should_stop, _progress) -> tuple[str, Any]:
             try:
                 with open_read(path, should_stop=should_stop, limit_s=CHECK_LIMIT_S) as store:
-                    return str(store.source_problem(source) or "")
+                    problem = str(store.source_problem(source) or "")
+                    # the per-id scores too (parsing 200,000 of them is ~0.5 s): the sources take them
+                    return problem, None if problem else source_scores(store.connection, source)
             except sqlite3.Error as exc:  # stopped, or the file went away: one line
                 raise sql_error(exc) from None
 
-        def done(problem: str) -> None:
+        def done(result: tuple[str, Any]) -> None:
             if self._source == source:
-                self._show_source(source, problem)
+                self._show_source(source, *result)
 
         def failed(message: str) -> None:
             self.count_label.setText("")
@@ -411,7 +418,8 @@ class MergePanel(QWidget):
 
         self.jobs.submit(job, done, failed, key=CHECK_KEY, hooks=True)
 
-    def _show_source(self, source: Source | None, problem: str) -> None:
+    def _show_source(self, source: Source | None, problem: str, scores: Any = UNREAD) -> None:
+        """Show ``source`` (``problem``: why not); ``scores``: its per-id scores, read by a worker."""
         self._source = source if source is not None else self._source
         self._damaged = problem
         if problem:
@@ -427,13 +435,13 @@ class MergePanel(QWidget):
                                        else "")
             self._update_status()
             return
-        self._merge_source = MergeSource(self._conn, source)
+        self._merge_source = MergeSource(self._conn, source, scores=scores)
         # max_key reads the key's end; count() would walk every merge of a long run
         self._set_pieces_mode(self._merge_source.model == "unigram" and self._merge_source.max_key() < 0)
         if self._pieces_mode:
             info = self._info(source)
             self.pieces.set_source(self._conn, self.path, source, info.status if info else "",
-                                   self._tokenizer_loader(source))
+                                   self._tokenizer_loader(source), scores=scores)
             self.model.set_source(None)
             self._apply_filter()
             self._vocab_dirty = True

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -35,7 +36,7 @@ from PySide6.QtWidgets import (
 from workbench.core.display import piece_hex
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
-from workbench.store.browse import PieceEntry, PieceSource, Source, TextFilter, VocabQuery
+from workbench.store.browse import UNREAD, PieceEntry, PieceSource, Source, TextFilter, VocabQuery
 from workbench.tasks.inspection import piece_segmentations
 from workbench.tasks.usage import usage_cache_key
 from workbench.ui.merges.detail import DetailPane, _short
@@ -139,6 +140,7 @@ class PieceView(UsageView):
         self._text = TextFilter()
         self._load_tokenizer: Callable[[], Tokenizer] | None = None
         self._tokenizer: Tokenizer | None = None
+        self._known_scores: Any = UNREAD
 
         self.summary.setToolTip(NEVER_USED_TIP)
         self.never_only.setToolTip(NEVER_USED_TIP)
@@ -174,15 +176,18 @@ class PieceView(UsageView):
 
     # ---- source -------------------------------------------------------------------------------------
     def set_source(self, conn, path: Path | None, source: Source | None, status: str = "",
-                   load_tokenizer: Callable[[], Tokenizer] | None = None) -> None:
-        """Show ``source``'s pieces (None: nothing); ``load_tokenizer`` builds it for the detail."""
+                   load_tokenizer: Callable[[], Tokenizer] | None = None, *, scores: Any = UNREAD) -> None:
+        """Show ``source``'s pieces (None: nothing); ``load_tokenizer`` builds it for the detail;
+        ``scores``: the per-id scores when a worker has read them (``browse.UNREAD``: read here)."""
         self._close_source(conn, path, status)
+        self._known_scores = scores
         self._load_tokenizer, self._tokenizer = load_tokenizer, None
         self.detail.clear()
         self._open_source(source, "No piece matches the filter.")
 
     def _make_source(self, conn, source: Source) -> PieceSource:
-        return PieceSource(conn, source)
+        scores, self._known_scores = self._known_scores, UNREAD
+        return PieceSource(conn, source, scores=scores)
 
     def _usage_key(self) -> tuple | None:
         ps = self._source

@@ -1250,7 +1250,8 @@ class TrainingPanel(QWidget):
     # ---- history -----------------------------------------------------------------------------------
     def reload_history(self, select: list[int] | None = None) -> None:
         runs = self.session.runs()
-        self._corpus_paths = {c.id: c.path for c in self.session.store.corpora()} if self.session.store else {}
+        used = {cid for run in runs for cid in run.corpus_ids}  # not every file of the project: it may list 100,000
+        self._corpus_paths = {c.id: c.path for c in self.session.store.corpora(used)} if self.session.store else {}
         self.history.set_runs(runs, self.live_run)
         if select is not None:
             self.history.select(select)
@@ -1383,7 +1384,7 @@ class TrainingPanel(QWidget):
     def _update_controls(self) -> None:
         active = self.is_training()
         state = self.process.state
-        has_files = bool(self.corpus.files()) if self.corpus is not None else False
+        has_files = self.corpus.has_files() if self.corpus is not None else False
         form_ok = not (hasattr(self, "form_error") and self.form_error.isVisibleTo(self))
         can_start = not active and self.session.is_open and has_files and not self.session.read_only and form_ok
         self.start_button.setEnabled(can_start)

@@ -284,7 +284,7 @@ def fired_tokens(tokenizer: Tokenizer, word_counts: Mapping[str, int], first_new
         for word, count in word_counts.items():
             data = prepare(word).encode("utf-8")
             if count > 0 and any(piece in data for piece in pending):
-                for token_id in _steps_by_bytes(data, ranks, first_new):
+                for token_id in _join_by_rank([data[k:k + 1] for k in range(len(data))], ranks, first_new)[1]:
                     if not emitted[token_id - first_new]:
                         made[token_id - first_new] += count
     return made, emitted
@@ -349,28 +349,6 @@ def _join_by_rank(parts: list[bytes], ranks: Mapping[bytes, int], first_new: int
             pair[i - 1] = get(parts[i - 1] + parts[i], _NONE)
     return parts, made
 
-
-def _steps_by_bytes(data: bytes, ranks: Mapping[bytes, int], first_new: int) -> list[int]:
-    """Every id from ``first_new`` on that tiktoken's rule makes while encoding ``data`` (the
-    encoder's own loop, recording each join)."""
-    get = ranks.get
-    starts = list(range(len(data) + 1))
-    pair = [get(data[i:i + 2], _NONE) for i in range(len(data) - 1)]
-    made = []
-    while pair:
-        best = min(pair)
-        if best == _NONE:
-            break
-        if best >= first_new:
-            made.append(best)
-        i = pair.index(best)
-        del starts[i + 1]
-        del pair[i]
-        if i < len(pair):
-            pair[i] = get(data[starts[i]:starts[i + 2]], _NONE)
-        if i > 0:
-            pair[i - 1] = get(data[starts[i - 1]:starts[i + 1]], _NONE)
-    return made
 
 
 _NONE = 1 << 62

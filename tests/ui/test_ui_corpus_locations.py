@@ -62,14 +62,36 @@ def test_add_location_reads_s3_shards_into_the_corpus_table(make_window, qtbot, 
         assert [f.path for f in files][0].startswith("s3://") and SECRET not in json.dumps([f.path for f in files])
 
 
-def test_a_refused_location_is_listed_and_a_secret_url_is_not_remembered(make_window, qtbot):
-    window = make_window()
-    window.corpus.location_asker = lambda: "https://alice:hunter2@example.org/c.txt"
-    with qtbot.waitSignal(window.corpus.scan_finished, timeout=20000):
-        window.corpus.choose_location()
-    (message,) = window.corpus.rejected_messages()
+def test_a_refused_location_is_listed_and_a_secret_url_is_not_remembered(make_window, qtbot, monkeypatch):
+    import logging
+    import sys
+
+    from workbench import logfile
+    from workbench.ui.logs import install_window_log
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # install_window_log wraps it: put it back after
+    log_path = install_window_log()  # as the app does: the window log (Help ▸ Show Log) records this session
+    assert log_path is not None
+    try:
+        window = make_window()
+        window.corpus.location_asker = lambda: "https://alice:hunter2@example.org/c.txt"
+        with qtbot.waitSignal(window.corpus.scan_finished, timeout=20000):
+            window.corpus.choose_location()
+        (message,) = window.corpus.rejected_messages()
+        logging.getLogger("workbench.ui").info("refused a location: %s", message)  # what a refusal may log
+        for handler in logging.getLogger("workbench").handlers:
+            handler.flush()
+    finally:
+        for handler in list(logging.getLogger("workbench").handlers):
+            if getattr(handler, "baseFilename", None) == str(log_path):
+                logfile.remove(handler)
     assert "carries credentials" in message and "hunter2" not in message
     assert window.corpus.settings.last_location == ""
+    # Neither the window's log nor any settings file holds the secret (and the log was written to).
+    written = [p for var in ("XDG_STATE_HOME", "XDG_CONFIG_HOME") for p in Path(os.environ[var]).rglob("*")
+               if p.is_file()]
+    assert "refused a location" in log_path.read_text(encoding="utf-8")
+    assert not [p for p in written if b"hunter2" in p.read_bytes()]
 
 
 def test_the_column_picker_offers_an_arrow_shards_columns(make_window, qtbot, tmp_path):

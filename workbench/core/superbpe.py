@@ -62,6 +62,14 @@ UNSUITED_STAGE1 = {"whitespace": "drops spaces", "bert": "drops spaces", "metasp
                    "none": "does not split at spaces in the first place"}
 
 
+def transition_step(settings: Mapping) -> int | None:
+    """The merge step after which a stored SuperBPE run's stage 2 began (planned while stage 1
+    runs, as made once it ended); None for any other run."""
+    recorded = settings.get("superbpe") if settings.get("model") == "superbpe" else None
+    step = recorded.get("transition_merge") if isinstance(recorded, dict) else None
+    return step if isinstance(step, int) and not isinstance(step, bool) and step >= 0 else None
+
+
 def is_superword(piece: bytes) -> bool:
     """A token that bridges a space: a space after some non-space byte (``"ĠofĠthe"``, ``",ĠI"``,
     ``"word "``); a word with its leading space (``"Ġthe"``) or a run of whitespace is not one."""
@@ -157,8 +165,10 @@ class SuperBpeTrainer:
 
     def extra_settings(self) -> dict:
         """What the run records: the family, stage 1's own split and where stage 2 began."""
+        made = self.transition_merge
         return {"model": "superbpe", "stage1_pretokenizer": self.config.base.pretokenizer,
-                "superbpe": {"transition_vocab": self.transition_vocab, "transition_merge": self.transition_merge,
+                "superbpe": {"transition_vocab": self.transition_vocab,
+                             "transition_merge": made if made is not None else self.transition_vocab - self.initial_size,
                              "stage2_pretokenizer": STAGE2_PATTERN, "max_words": self.config.max_words,
                              "skipped": dict(self.skipped),
                              "stage2_pieces": self.stage2.word_types if self.stage2 is not None else None}}

@@ -146,6 +146,9 @@ class ModelFamily:
     builtin_specials: tuple[str, ...] = ()
     proposed_roles: Mapping[str, str] = field(default_factory=dict)
     proposed_template: str = "none"
+    # Checks of a resolved spec beyond the common ones (a setting this family cannot train with),
+    # run by RunSpec.validate before the corpus is read; raises ConfigError naming the setting.
+    check: Callable[[RunSpec], None] | None = None
 
     def export_formats(self, settings: Mapping[str, Any] | None = None) -> tuple[str, ...]:
         """The formats whose real library reproduces this family's ids (a run's ``settings``
@@ -242,21 +245,33 @@ def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec,
         pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ()), **_option_config(UNIGRAM, spec)))
 
 
+def _superbpe_config(spec: RunSpec):
+    from workbench.core.bpe import TrainConfig
+    from workbench.core.superbpe import SuperBpeConfig
+
+    return SuperBpeConfig(TrainConfig(
+        units=spec.units, vocab_size=spec.vocab_size, merges=spec.merges,  # type: ignore[arg-type]
+        min_frequency=spec.min_frequency or 1, special_tokens=tuple(spec.special_tokens or ()),
+        tie_break=spec.tie_break, pretokenizer=spec.pretokenizer,  # type: ignore[arg-type]
+        normalizer=tuple(spec.normalizer or ())), **_option_config(SUPERBPE, spec))
+
+
+def _check_superbpe(spec: RunSpec) -> None:
+    """Refuse what SuperBPE cannot train with before the corpus is read (the trainer's own checks)."""
+    from workbench.core.superbpe import SuperBpeTrainer
+
+    SuperBpeTrainer({}, {}, _superbpe_config(spec))
+
+
 def _superbpe_trainer(counts: Mapping[str, int], spec: RunSpec,
                       should_stop: Callable[[], bool] | None = None) -> Trainer:
     """Stage 1 trains on ``counts`` (the run's own split); stage 2's pieces are the same files counted
     again with the paper's stage-2 split (from the count cache after the first run)."""
-    from workbench.core.bpe import TrainConfig
-    from workbench.core.superbpe import STAGE2_PATTERN, SuperBpeConfig, SuperBpeTrainer
+    from workbench.core.superbpe import STAGE2_PATTERN, SuperBpeTrainer
     from workbench.core.trainer import TrainingCancelled
     from workbench.tasks.train import count_words, open_sources
 
-    options = _option_config(SUPERBPE, spec)
-    config = SuperBpeConfig(TrainConfig(
-        units="bytes", vocab_size=spec.vocab_size, merges=spec.merges, min_frequency=spec.min_frequency or 1,
-        special_tokens=tuple(spec.special_tokens or ()), tie_break=spec.tie_break,  # type: ignore[arg-type]
-        pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ())), **options)
-    SuperBpeTrainer({}, {}, config)  # refuse bad settings before the second pass over the corpus
+    config = _superbpe_config(spec)
     stop = should_stop or (lambda: False)
     stage2, _sources = count_words(open_sources(spec.files), STAGE2_PATTERN, spec.normalizer or (),
                                    sequences=spec.sequences, cache=True, should_stop=stop,
@@ -350,7 +365,7 @@ SUPERBPE = ModelFamily(
     trainer=_superbpe_trainer,
     progress=ProgressRule("merges", "merging", "counting the corpus again for stage 2 (no split at spaces)"),
     step_value=lambda _settings: "frequency",
-    proposed_roles={"bos": "<|endoftext|>", "eos": "<|endoftext|>"},
+    proposed_roles={"bos": "<|endoftext|>", "eos": "<|endoftext|>"}, check=_check_superbpe,
 )
 
 #: Every family, in the order the form and the CLI list them.

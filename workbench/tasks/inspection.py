@@ -165,7 +165,7 @@ class _Chunk:
             code = colour | (PARTIAL if partial else 0) | (SPECIAL if special else 0)
             if ids[g_first] == UNKNOWN_ID:
                 code |= UNKNOWN
-            elif not special and g_first == g_last and _superword_text(self.text, s, e):
+            elif not special and g_last - g_first == 1 and _superword_text(self.text, s, e):
                 code |= SUPERWORD
             line = first_line
             while line < nlines and starts[line] < e:

@@ -303,11 +303,16 @@ class TrainingPlots(QWidget):
         for name, plot in self.plots.items():
             line = pg.InfiniteLine(pos=step, angle=90, movable=False,
                                    pen=pg.mkPen(curves.colour, width=1.5, style=Qt.PenStyle.DashLine),
-                                   label=f"t: superwords from merge {step + 1:,}" if name == "vocab" else None,
-                                   labelOpts={"position": 0.92, "color": curves.colour, "anchors": [(1, 0), (1, 0)]})
-            line.setToolTip("SuperBPE's transition point t: merges before it are subwords (split at spaces), "
-                            "merges after it may cross spaces")
+                                   label="t" if name == "vocab" else None,
+                                   labelOpts={"position": 0.94, "color": curves.colour, "anchors": [(0, 0.5), (0, 0.5)]})
+            line.setToolTip(f"SuperBPE's transition point t: the {step:,} merges before it are subwords (split at "
+                            f"spaces); from merge {step + 1:,} on, merges may cross spaces (superwords)")
             line.setZValue(15)
+            label = getattr(line, "label", None)  # only a line made with a label has one
+            if label is not None:
+                font = label.textItem.font()
+                font.setBold(True)
+                label.setFont(font)
             plot.addItem(line, ignoreBounds=True)
             curves.transition_lines[name] = line
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
 from workbench.core import special_roles as _special_roles
-from workbench.errors import ConfigError
+from workbench.errors import ConfigError, WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.core.trainer import Trainer
@@ -273,9 +273,14 @@ def _superbpe_trainer(counts: Mapping[str, int], spec: RunSpec,
 
     config = _superbpe_config(spec)
     stop = should_stop or (lambda: False)
-    stage2, _sources = count_words(open_sources(spec.files), STAGE2_PATTERN, spec.normalizer or (),
-                                   sequences=spec.sequences, cache=True, should_stop=stop,
-                                   sample=(spec.sample_lines, spec.sample_seed) if spec.sample_lines else None)
+    try:
+        stage2, _sources = count_words(open_sources(spec.files), STAGE2_PATTERN, spec.normalizer or (),
+                                       sequences=spec.sequences, cache=True, should_stop=stop,
+                                       sample=(spec.sample_lines, spec.sample_seed) if spec.sample_lines else None)
+    except WorkbenchError:
+        if stop():  # stopped while reading: a partial read says nothing
+            raise TrainingCancelled from None
+        raise
     if stop():
         raise TrainingCancelled
     return SuperBpeTrainer(counts, stage2, config)

@@ -5,7 +5,8 @@
 The shared corpora (``../shared/corpora/*.txt``, ~9 MB, five languages) are cut into training lines
 and held-out lines (every 10th line held out). For each vocabulary size, plain BPE (GPT-2 split)
 and SuperBPE at each transition point are trained in a fresh child process each, interleaved
-round by round; each child reports its CPU seconds and peak RSS. Counting is timed apart: the
+round by round; each child reports its training CPU seconds and peak RSS. Counting is timed apart
+(wall clock, as it may use a second process): the
 GPT-2 counts serve both models, the stage-2 counts (the paper's split, no cut at spaces) are
 SuperBPE's extra pass (done once per corpus: the count cache keeps it). Then the held-out lines are
 encoded with each tokenizer: tokens, characters per token, and the change against BPE.
@@ -34,9 +35,9 @@ if not CORPORA.is_dir():
 def _counts(path: str, pattern: str) -> tuple[dict[str, int], float]:
     from workbench.tasks.train import count_words, open_sources, resolve_files
 
-    start = time.process_time()
+    start = time.perf_counter()  # wall clock: counting may use a second process
     counts, _sources = count_words(open_sources(resolve_files([path])), pattern, (), cache=False)
-    return dict(counts), time.process_time() - start
+    return dict(counts), time.perf_counter() - start
 
 
 def _child(model: str, path: str, vocab: int, transition: float, out: mp.Queue) -> None:
@@ -89,7 +90,7 @@ def main() -> None:
     held_chars = sum(len(line) for line in held)
     print(f"load: {os.getloadavg()[0]:.2f} (1 min) · training text {train.stat().st_size / 1e6:.1f} MB, "
           f"held out {len(held):,} lines, {held_chars:,} characters")
-    print(f"{'V':>6} {'model':<16} {'count s':>8} {'stage-2 count s':>15} {'train s':>8} {'× BPE':>6} "
+    print(f"{'V':>6} {'model':<16} {'count s':>8} {'stage-2 count s':>15} {'train CPU s':>11} {'× BPE':>6} "
           f"{'peak MB':>8} {'held-out tokens':>15} {'chars/token':>11} {'vs BPE':>7}")
     models = [("bpe", 0.0)] + [("superbpe", t) for t in args.transition]
     for vocab in args.vocab:
@@ -109,7 +110,7 @@ def main() -> None:
             train_s = min(times[model])
             label = "BPE" if model[0] == "bpe" else f"SuperBPE t={model[1]:g}"
             print(f"{vocab:>6} {label:<16} {result['count_s']:>8.1f} {result['stage2_count_s']:>15.1f} "
-                  f"{train_s:>8.1f} {train_s / min(times[models[0]]):>6.2f} {result['peak_mb']:>8.0f} "
+                  f"{train_s:>11.1f} {train_s / min(times[models[0]]):>6.2f} {result['peak_mb']:>8.0f} "
                   f"{tokens:>15,} {held_chars / tokens:>11.3f} {tokens / base_tokens - 1:>+7.1%}")
 
 

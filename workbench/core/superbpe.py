@@ -129,6 +129,7 @@ class SuperBpeTrainer:
         self.final_vocab = config.final_vocab(probe.initial_size)
         stage1_merges = self.transition_vocab - probe.initial_size
         self.stage1 = BpeTrainer(stage1_counts, replace(base, vocab_size=self.transition_vocab, merges=stage1_merges))
+        self.stage1_counts = stage1_counts
         self.stage2_counts = stage2_counts
         self.log: TrainLog = self.stage1.log
         self.special_tokens = self.stage1.special_tokens
@@ -151,10 +152,21 @@ class SuperBpeTrainer:
         done = len(self.log)
         self.transition_merge = done
         stage2 = self.stage2 = _Stage2(self.stage1, self.stage2_counts, self.config, self.final_vocab - done
-                                       - self.initial_size, self.final_vocab, self.skipped, should_stop)
+                                       - self.initial_size, self.final_vocab, self.skipped, should_stop,
+                                       self._stage1_splits())
         for event in stage2.run(should_stop):
             yield MergeEvent(event.step + done, event.left, event.right, event.new_id, event.frequency,
                              event.vocab_size, event.token_count)
+
+    def _stage1_splits(self) -> dict[bytes, list[int]]:
+        """Each stage-1 word's bytes → its ids after stage 1: what encoding those bytes with the stage-1
+        merges gives, when no merge reused an existing piece's id (then merging in rank order is the
+        encoder's rule exactly); empty otherwise. Most stage-2 segments are such words."""
+        stage1 = self.stage1
+        if len(stage1.vocab) != stage1.initial_size + len(stage1.merges):
+            return {}
+        words = (w for w, c in self.stage1_counts.items() if c > 0 and w)
+        return {w.encode("utf-8"): ids for w, ids in zip(words, stage1.words)}
 
     def tokenizer(self, name: str = "") -> Tokenizer:
         """Stage 1's tokenizer until stage 2 starts; then the stage-2 split with every merge."""
@@ -180,7 +192,8 @@ class _Stage2(BpeTrainer):
     :class:`~workbench.core.extend.ExtendTrainer` sets up its continuation.)"""
 
     def __init__(self, stage1: BpeTrainer, counts: Mapping[str, int], config: SuperBpeConfig, merges: int,
-                 final_vocab: int, skipped: dict[str, int], should_stop: Callable[[], bool] | None):
+                 final_vocab: int, skipped: dict[str, int], should_stop: Callable[[], bool] | None,
+                 known: Mapping[bytes, list[int]] | None = None):
         self.config = replace(config.base, vocab_size=final_vocab, merges=max(0, merges))
         self.log = stage1.log
         self.vocab = self.log.vocab
@@ -193,7 +206,8 @@ class _Stage2(BpeTrainer):
         self.target = max(0, merges)
         self._piece_id = {p: i for i, p in enumerate(self.vocab) if i >= len(self.special_tokens)}
         self._unit_len = [max(1, len(p)) for p in self.vocab]
-        self.words, self.freqs = encode_pieces(counts, self.vocab, self.merges, len(self.special_tokens), should_stop)
+        self.words, self.freqs = encode_pieces(counts, self.vocab, self.merges, len(self.special_tokens), should_stop,
+                                               known)
         self.token_count = sum(f * len(w) for w, f in zip(self.words, self.freqs))
         self.initial_token_count = self.token_count
         self.word_types = len(self.words)
@@ -213,20 +227,22 @@ class _Stage2(BpeTrainer):
 
 
 def encode_pieces(counts: Mapping[str, int], vocab: list[bytes], merges: list[tuple[int, int, int]], offset: int,
-                  should_stop: Callable[[], bool] | None = None) -> tuple[list[list[int]], list[int]]:
+                  should_stop: Callable[[], bool] | None = None,
+                  known: Mapping[bytes, list[int]] | None = None) -> tuple[list[list[int]], list[int]]:
     """Each piece of ``counts`` as the ids the merges give it by rank (byte ``b`` is id ``offset + b``),
     with its count, in table order.
 
     Stage-2 pieces are long (a sentence between two punctuation runs), so each is cut where no
     token holds the two bytes on either side of the cut — no merge can cross there — and the
-    segments, mostly stage-1 words, are encoded once each. Identical to encoding the whole piece.
+    segments, mostly stage-1 words, are encoded once each (``known``: segments whose ids are known
+    already, the stage-1 words). Identical to encoding the whole piece.
     """
     pair_rank = {(a, b): (rank, new) for rank, (a, b, new) in enumerate(merges)}
     inside = bytearray(1 << 16)  # byte pairs some token holds side by side
     for piece in vocab[offset:]:
         for k in range(1, len(piece)):
             inside[(piece[k - 1] << 8) | piece[k]] = 1
-    cache: dict[bytes, list[int]] = {}
+    cache: dict[bytes, list[int]] = dict(known or {})
     check = stop_checker(should_stop)
     words: list[list[int]] = []
     freqs: list[int] = []

@@ -58,7 +58,7 @@ def test_the_run_records_t_and_its_first_merges_are_subwords(run):
     assert "SuperBPE" in _wb("runs", str(run["project"]), cwd=run["folder"]).stdout
 
 
-@pytest.mark.parametrize("fmt", ["hf", "hf-folder"])
+@pytest.mark.parametrize("fmt", ["hf"])  # hf-folder too: tests/test_exports_per_family.py
 def test_tokenizer_json_loads_in_stock_tokenizers_with_our_ids(run, fmt):
     folder = run["folder"]
     out = folder / ("tokenizer.json" if fmt == "hf" else "folder")

@@ -171,7 +171,8 @@ class ModelFamily:
             parts.append(str(settings.get("units", "?")))
         if settings.get("end_of_word") and self.uses("end_of_word"):
             parts.append(f"end-of-word {settings['end_of_word']}")
-        pre = str(settings.get("pretokenizer", "?"))
+        # SuperBPE records the split it was given (stage 1) beside the one its tokenizer runs.
+        pre = str(settings.get("stage1_pretokenizer") or settings.get("pretokenizer", "?"))
         parts.append(pre if len(pre) <= 40 else pre[:39] + "…")  # a custom pattern can be a megabyte
         norm = ",".join(settings.get("normalizer") or []) or "none"
         if norm != "none":

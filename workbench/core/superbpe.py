@@ -154,6 +154,7 @@ class SuperBpeTrainer:
         stage2 = self.stage2 = _Stage2(self.stage1, self.stage2_counts, self.config, self.final_vocab - done
                                        - self.initial_size, self.final_vocab, self.skipped, should_stop,
                                        self._stage1_splits())
+        self.stage1.words, self.stage2_counts = [], {}  # stage 2 holds what it needs: free the rest
         for event in stage2.run(should_stop):
             yield MergeEvent(event.step + done, event.left, event.right, event.new_id, event.frequency,
                              event.vocab_size, event.token_count)

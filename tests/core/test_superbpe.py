@@ -186,3 +186,18 @@ def test_a_transition_from_one_on_is_a_vocabulary_size_and_is_clamped():
 def test_is_superword():
     assert is_superword(b" of the") and is_superword(b", I") and is_superword(b"word ")
     assert not is_superword(b" the") and not is_superword(b"  ") and not is_superword(b"\n ") and not is_superword(b"x")
+
+
+def test_a_stop_while_stage_two_is_prepared_ends_the_run_after_stage_one():
+    lines = [f"line {i} of the text, and more words here\n" for i in range(5000)]
+    config = SuperBpeConfig(TrainConfig(vocab_size=400), 0.8)
+    trainer = SuperBpeTrainer(_counts(lines, "gpt2"), _counts(lines, STAGE2_PATTERN), config)
+    asked = []
+
+    def should_stop() -> bool:  # true from the second question after stage 1: inside the stage-2 set-up
+        if len(trainer.log) == trainer.transition_vocab - 256:
+            asked.append(1)
+        return len(asked) > 1
+
+    events = list(trainer.run(should_stop))
+    assert len(events) == len(trainer.log) == 64 and trainer.stage2 is None and len(asked) == 2

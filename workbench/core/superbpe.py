@@ -48,7 +48,7 @@ from typing import Callable, Iterator, Mapping
 from workbench.core.bpe import BpeTrainer, TrainConfig
 from workbench.core.encoder import _LONG_PIECE, _bpe_heap, _bpe_scan
 from workbench.core.model import MergeEvent, Tokenizer
-from workbench.core.trainer import TrainLog, stop_checker
+from workbench.core.trainer import TrainingCancelled, TrainLog, stop_checker
 from workbench.errors import ConfigError
 
 #: The paper's stage-2 split (its ``extend_tokenizer.sh``): digit groups, punctuation runs and all
@@ -151,9 +151,12 @@ class SuperBpeTrainer:
             return
         done = len(self.log)
         self.transition_merge = done
-        stage2 = self.stage2 = _Stage2(self.stage1, self.stage2_counts, self.config, self.final_vocab - done
-                                       - self.initial_size, self.final_vocab, self.skipped, should_stop,
-                                       self._stage1_splits())
+        try:
+            stage2 = self.stage2 = _Stage2(self.stage1, self.stage2_counts, self.config, self.final_vocab - done
+                                           - self.initial_size, self.final_vocab, self.skipped, should_stop,
+                                           self._stage1_splits())
+        except TrainingCancelled:  # stopped while the stage-2 pieces were encoded: stage 1 is kept
+            return
         self.stage1.words, self.stage2_counts = [], {}  # stage 2 holds what it needs: free the rest
         for event in stage2.run(should_stop):
             yield MergeEvent(event.step + done, event.left, event.right, event.new_id, event.frequency,

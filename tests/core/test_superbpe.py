@@ -90,7 +90,7 @@ lines_strategy = st.lists(
     min_size=1, max_size=25)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(lines=lines_strategy, vocab=st.integers(257, 330), transition=st.floats(0.0, 1.0, exclude_min=True),
        tie_break=st.sampled_from(["first-seen", "hf"]))
 def test_stage_one_is_plain_bpe_stopped_at_t(lines, vocab, transition, tie_break):
@@ -109,7 +109,7 @@ def test_stage_one_is_plain_bpe_stopped_at_t(lines, vocab, transition, tie_break
     assert tok.pretokenizer == STAGE2_PATTERN and len(tok.vocab) <= vocab
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(lines=lines_strategy, vocab=st.integers(257, 330), transition=st.floats(0.05, 1.0),
        max_words=st.integers(1, 4))
 def test_stage_two_equals_the_textbook_loop_and_keeps_the_papers_rules(lines, vocab, transition, max_words):
@@ -189,7 +189,7 @@ def test_is_superword():
 
 
 def test_a_stop_while_stage_two_is_prepared_ends_the_run_after_stage_one():
-    lines = [f"line {i} of the text, and more words here\n" for i in range(5000)]
+    lines = [f"line {i} of the text, and more words here\n" for i in range(200)]
     config = SuperBpeConfig(TrainConfig(vocab_size=400), 0.8)
     trainer = SuperBpeTrainer(_counts(lines, "gpt2"), _counts(lines, STAGE2_PATTERN), config)
     asked = []

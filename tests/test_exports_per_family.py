@@ -54,6 +54,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "wordpiece": ("wordpiece", ()),
     "wordpiece-lower": ("wordpiece", ("--normalize", "bert-lower")),
     "unigram": ("unigram", ()),
+    "superbpe": ("superbpe", ("--transition", "0.5")),
 }
 SUFFIX = {"hf": "tokenizer.json", "hf-folder": "hf-folder", "gpt2": "gpt2", "tiktoken": "run.tiktoken", "wordpiece": "vocab.txt",
           "spm": "run.model", "spm-vocab": "run.vocab", "merges-csv": "merges.csv"}
@@ -65,6 +66,7 @@ EXPECTED = {
     "wordpiece": ("hf", "hf-folder", "merges-csv"),  # cased: BERT loaders lowercase by default
     "wordpiece-lower": ("hf", "hf-folder", "wordpiece", "merges-csv"),
     "unigram": ("hf", "hf-folder", "spm", "spm-vocab"),
+    "superbpe": ("hf", "hf-folder", "merges-csv"),  # GPT-2 files and tiktoken cannot hold its superwords
 }
 
 

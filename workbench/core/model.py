@@ -23,6 +23,9 @@ from workbench.core.pretokenize import PreTokenizer, make_pretokenizer
 
 Units = Literal["bytes", "chars"]
 ModelKind = Literal["bpe", "wordpiece", "unigram"]
+#: Training families whose tokenizers encode as one of the kinds above: a run's settings keep the
+#: family (``"model": "superbpe"``), its :class:`Tokenizer` the kind it encodes as.
+FAMILY_KINDS: dict[str, ModelKind] = {"superbpe": "bpe"}
 TokenKind = Literal["special", "base", "merge"]
 
 

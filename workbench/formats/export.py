@@ -87,6 +87,16 @@ _NOT_FOR_FAMILY: dict[str, dict[str, str]] = {
     },
 }
 
+# SuperBPE's tokenizers are BPE whose split no longer cuts at spaces: what holds the split holds them.
+_SUPERWORDS = ("this SuperBPE run's superwords (tokens across spaces) come from its stage-2 split, which does not cut "
+               "at spaces; ")
+_NOT_FOR_FAMILY["superbpe"] = {
+    **_NOT_FOR_FAMILY["bpe"],
+    "gpt2": _SUPERWORDS + "vocab.json + merges.txt cannot hold that split, and a GPT-2 loader cuts text at spaces "
+                          "with GPT-2's pattern, so no superword merge would ever apply (tokenizer.json holds it)",
+    "tiktoken": _SUPERWORDS + "tiktoken drops the text between its pattern's matches, where superwords live, and "
+                              "merges by byte rank, not by merge rank (tokenizer.json holds it)",
+}
 _BERT_NORMALIZERS = (("bert",), ("bert-lower",))
 _FOLDER_FORMATS = ("gpt2", "hf-folder")  # formats that write a folder of files
 _BERT_SPECIALS = ("[UNK]", "[CLS]", "[SEP]")
@@ -113,7 +123,7 @@ def why_not(model: str, fmt: str, settings: Mapping[str, Any] | None = None) -> 
     units = settings.get("units", "bytes")
     pre = settings.get("pretokenizer", "gpt2")
     normalizer = tuple(settings.get("normalizer") or ())
-    if model == "bpe":
+    if model in ("bpe", "superbpe"):
         if fmt == "hf" and settings.get("end_of_word"):
             return ("tokenizers glues the end-of-word marker to a word's last character before merging, so "
                     "merges this run made before joining the marker never apply there: other ids on some words "
@@ -159,12 +169,21 @@ def formats_for(model: str, settings: Mapping[str, Any] | None = None) -> tuple[
     return tuple(fmt for fmt in FORMATS if not why_not(model, fmt, settings))
 
 
+def _family_of(tokenizer: Tokenizer) -> str:
+    """The family whose rules fit ``tokenizer``: a BPE that splits with SuperBPE's stage-2 pattern
+    holds superwords (its model kind alone says BPE)."""
+    from workbench.core.superbpe import STAGE2_PATTERN
+
+    return "superbpe" if tokenizer.model == "bpe" and tokenizer.pretokenizer == STAGE2_PATTERN else tokenizer.model
+
+
 def refuse_unfit(tokenizer: Tokenizer, fmt: str) -> None:
     """Raise the one-line refusal for a format that does not fit ``tokenizer``."""
-    reason = why_not(tokenizer.model, fmt, tokenizer.settings())
+    reason = why_not(_family_of(tokenizer), fmt, tokenizer.settings())
     if reason:
-        fitting = formats_for(tokenizer.model, tokenizer.settings())
-        family = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram"}.get(tokenizer.model, tokenizer.model)
+        model = _family_of(tokenizer)
+        fitting = formats_for(model, tokenizer.settings())
+        family = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram", "superbpe": "SuperBPE"}.get(model, model)
         raise WorkbenchError(f"{fmt} is not offered for this {family} tokenizer: {reason}; "
                              f"formats that fit: {', '.join(fitting) or 'none'}")
 

@@ -32,7 +32,7 @@ import sqlite3
 import threading
 from typing import Any, Callable, Mapping, Sequence, get_args
 
-from workbench.core.model import ModelKind, Tokenizer
+from workbench.core.model import FAMILY_KINDS, ModelKind, Tokenizer
 from workbench.core.normalize import NORMALIZERS
 from workbench.core.pipeline import Pipeline
 from workbench.core.pretokenize import make_pretokenizer
@@ -41,7 +41,7 @@ from workbench.core.unigram import PruningCheckpoint
 from workbench.errors import DamagedValue, WorkbenchError
 from workbench.store.rows import RUN_STATUSES, CorpusRef, MergeRow, ReferenceInfo, RunInfo, StepRow
 
-MODELS: tuple[str, ...] = get_args(ModelKind)
+MODELS: tuple[str, ...] = get_args(ModelKind) + tuple(FAMILY_KINDS)
 KINDS = ("special", "base", "merge")
 #: The deepest JSON the workbench writes is 2 levels (settings → scores list); a little room for
 #: settings added later, and far below where Python's JSON reader and writer recurse too deep.
@@ -539,6 +539,8 @@ def build_tokenizer(owner: str, name: str, settings_: Mapping[str, Any], pieces:
             continue
         value = settings_[f.name]
         kwargs[f.name] = tuple(value) if isinstance(value, list) else value
+    if kwargs.get("model") in FAMILY_KINDS:
+        kwargs["model"] = FAMILY_KINDS[kwargs["model"]]
     if specials is not None:
         kwargs["special_tokens"] = specials
     elif not isinstance(kwargs.get("special_tokens", {}), dict):

@@ -69,7 +69,8 @@ class Rates:
     measured: bool = True   # False: the development machine's constants (no calibration here yet)
 
     def trainer(self, model: str) -> TrainerRates:
-        return self.trainers.get(model) or DEFAULT_RATES.trainers[model]
+        # A family without rates of its own merges as BPE does (SuperBPE: BPE in two stages).
+        return self.trainers.get(model) or DEFAULT_RATES.trainers.get(model) or self.trainer("bpe")
 
 
 #: Measured on the development machine (2 cores, Linux x86-64, CPython 3.12) by :func:`calibrate`.

@@ -23,6 +23,11 @@ reason (:class:`Finding`); the CLI prints them before writing (``--strict`` refu
   regex, so it refuses the tokenizer. (Even a known regex needs the vocabulary's checksum added to
   ``convert_hf_to_gguf_update.py`` under that type; a regex without a type cannot be added.)
 
+* ``superwords`` — a SuperBPE tokenizer's tokens across spaces (``"ĠofĠthe"``): tokenizer.json holds
+  them with the stage-2 split that makes them, but its merges alone do not — ``merges.txt`` + ``vocab.json``
+  (what ``tokenizer.model.save()`` writes, or a GPT-2 loader reads) come with GPT-2's split at spaces,
+  under which no superword merge ever applies (the ``gpt2`` and ``tiktoken`` exports are refused for it).
+
 Left out: anything the export itself verifies (ids in the target library), model-side limits.
 """
 
@@ -35,6 +40,7 @@ from typing import Iterable, Sequence
 
 from workbench.core.audit import IMPOSSIBLE, utf8_status
 from workbench.core.model import Tokenizer
+from workbench.core.superbpe import is_superword
 from workbench.errors import WorkbenchError
 
 _log = logging.getLogger(__name__)
@@ -94,6 +100,13 @@ def check_tokenizer(tokenizer: Tokenizer, fmt: str = "hf", *, corpus_texts: Iter
                                     "in the training corpus as plain text: encoders that recognise special tokens "
                                     "in text (the default in tokenizers and transformers) turn that text into the "
                                     "special id"))
+    superwords = [i for i in range(len(vocab)) if i not in specials and is_superword(vocab[i])] \
+        if tokenizer.model == "bpe" and tokenizer.units == "bytes" else []
+    if superwords:
+        findings.append(Finding("superwords", f"{len(superwords)} superword token(s) cross spaces "
+                                f"({_shown([_visible(vocab[i].decode('utf-8', 'replace')) for i in superwords])}): "
+                                "only a loader that runs this file's own pre-tokenizer produces them — merges.txt + "
+                                "vocab.json (GPT-2 files) cannot hold them, since GPT-2 loaders cut text at spaces"))
     size = len(vocab)
     if size % 64:
         findings.append(Finding("vocab-multiple", f"the vocabulary size {size:,} is not a multiple of 64: model "

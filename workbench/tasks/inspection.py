@@ -33,9 +33,15 @@ from workbench.core.offsets import (
     utf16_table,
 )
 from workbench.errors import WorkbenchError
-from workbench.tasks.token_colours import PARTIAL, SPECIAL, UNKNOWN, assign_colours
+from workbench.tasks.token_colours import PARTIAL, SPECIAL, SUPERWORD, UNKNOWN, assign_colours
 
 _WORD = re.compile(r"\S+")
+
+
+def _superword_text(text: str, start: int, end: int) -> bool:
+    """Whether one token's characters cross a space (a space after a non-space: SuperBPE's
+    superwords; a word with its leading space is not one)."""
+    return text.find(" ", start, end) != -1 and " " in text[start:end].lstrip()
 
 
 # ---- one text under one tokenizer, incrementally -----------------------------------------------------
@@ -159,6 +165,8 @@ class _Chunk:
             code = colour | (PARTIAL if partial else 0) | (SPECIAL if special else 0)
             if ids[g_first] == UNKNOWN_ID:
                 code |= UNKNOWN
+            elif not special and g_last - g_first == 1 and _superword_text(self.text, s, e):
+                code |= SUPERWORD
             line = first_line
             while line < nlines and starts[line] < e:
                 ls = starts[line]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
 from workbench.core import special_roles as _special_roles
-from workbench.errors import ConfigError
+from workbench.errors import ConfigError, WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.core.trainer import Trainer
@@ -146,6 +146,9 @@ class ModelFamily:
     builtin_specials: tuple[str, ...] = ()
     proposed_roles: Mapping[str, str] = field(default_factory=dict)
     proposed_template: str = "none"
+    # Checks of a resolved spec beyond the common ones (a setting this family cannot train with),
+    # run by RunSpec.validate before the corpus is read; raises ConfigError naming the setting.
+    check: Callable[[RunSpec], None] | None = None
 
     def export_formats(self, settings: Mapping[str, Any] | None = None) -> tuple[str, ...]:
         """The formats whose real library reproduces this family's ids (a run's ``settings``
@@ -168,7 +171,8 @@ class ModelFamily:
             parts.append(str(settings.get("units", "?")))
         if settings.get("end_of_word") and self.uses("end_of_word"):
             parts.append(f"end-of-word {settings['end_of_word']}")
-        pre = str(settings.get("pretokenizer", "?"))
+        # SuperBPE records the split it was given (stage 1) beside the one its tokenizer runs.
+        pre = str(settings.get("stage1_pretokenizer") or settings.get("pretokenizer", "?"))
         parts.append(pre if len(pre) <= 40 else pre[:39] + "…")  # a custom pattern can be a megabyte
         norm = ",".join(settings.get("normalizer") or []) or "none"
         if norm != "none":
@@ -242,6 +246,47 @@ def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec,
         pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ()), **_option_config(UNIGRAM, spec)))
 
 
+def _superbpe_config(spec: RunSpec):
+    from workbench.core.bpe import TrainConfig
+    from workbench.core.superbpe import SuperBpeConfig
+
+    return SuperBpeConfig(TrainConfig(
+        units=spec.units, vocab_size=spec.vocab_size, merges=spec.merges,  # type: ignore[arg-type]
+        min_frequency=spec.min_frequency or 1, special_tokens=tuple(spec.special_tokens or ()),
+        tie_break=spec.tie_break, pretokenizer=spec.pretokenizer,  # type: ignore[arg-type]
+        normalizer=tuple(spec.normalizer or ())), **_option_config(SUPERBPE, spec))
+
+
+def _check_superbpe(spec: RunSpec) -> None:
+    """Refuse what SuperBPE cannot train with before the corpus is read (the trainer's own checks)."""
+    from workbench.core.superbpe import SuperBpeTrainer
+
+    SuperBpeTrainer({}, {}, _superbpe_config(spec))
+
+
+def _superbpe_trainer(counts: Mapping[str, int], spec: RunSpec,
+                      should_stop: Callable[[], bool] | None = None) -> Trainer:
+    """Stage 1 trains on ``counts`` (the run's own split); stage 2's pieces are the same files counted
+    again with the paper's stage-2 split (from the count cache after the first run)."""
+    from workbench.core.superbpe import STAGE2_PATTERN, SuperBpeTrainer
+    from workbench.core.trainer import TrainingCancelled
+    from workbench.tasks.train import count_words, open_sources
+
+    config = _superbpe_config(spec)
+    stop = should_stop or (lambda: False)
+    try:
+        stage2, _sources = count_words(open_sources(spec.files), STAGE2_PATTERN, spec.normalizer or (),
+                                       sequences=spec.sequences, cache=True, should_stop=stop,
+                                       sample=(spec.sample_lines, spec.sample_seed) if spec.sample_lines else None)
+    except WorkbenchError:
+        if stop():  # stopped while reading: a partial read says nothing
+            raise TrainingCancelled from None
+        raise
+    if stop():
+        raise TrainingCancelled
+    return SuperBpeTrainer(counts, stage2, config)
+
+
 def _wordpiece_step_value(settings: Mapping[str, Any]) -> str:
     # Runs stored before the score had a default in the settings were trained on the likelihood score.
     return "score" if settings.get("wordpiece_score", "likelihood") == "likelihood" else "frequency"
@@ -309,8 +354,28 @@ UNIGRAM = ModelFamily(
     proposed_roles={"bos": "<s>", "eos": "</s>", "unk": "<unk>"}, proposed_template="llama",
 )
 
+SUPERBPE = ModelFamily(
+    name="superbpe", label="SuperBPE", title="SuperBPE (BPE, then superwords across spaces)",
+    summary="merges the most frequent pair; after the transition point also across spaces (Liu et al. 2025)",
+    defaults={**BPE.defaults, "vocab_size": 1000},
+    applies=frozenset(COMMON_SETTINGS) - {"units", "end_of_word"},
+    why_not={"units": "SuperBPE is byte-level, as in the paper", "end_of_word": "SuperBPE is byte-level: it keeps "
+             "spaces instead of an end-of-word marker"},
+    options=(
+        ModelOption("transition", float, 0.9, "where stage 2 (merges across spaces) starts: below 1 a share of the "
+                    "vocabulary size, from 1 on a vocabulary size (the paper: 180k of 200k = 0.9)", minimum=0.0,
+                    title="Transition t"),
+        ModelOption("max_words", int, 4, "most words one superword may hold (the paper: 4)", minimum=1,
+                    title="Words per superword"),
+    ),
+    trainer=_superbpe_trainer,
+    progress=ProgressRule("merges", "merging", "counting the corpus again for stage 2 (no split at spaces)"),
+    step_value=lambda _settings: "frequency",
+    proposed_roles={"bos": "<|endoftext|>", "eos": "<|endoftext|>"}, check=_check_superbpe,
+)
+
 #: Every family, in the order the form and the CLI list them.
-FAMILIES: dict[str, ModelFamily] = {f.name: f for f in (BPE, WORDPIECE, UNIGRAM)}
+FAMILIES: dict[str, ModelFamily] = {f.name: f for f in (BPE, WORDPIECE, UNIGRAM, SUPERBPE)}
 
 
 def family(name: str) -> ModelFamily:

@@ -245,8 +245,11 @@ class RunSpec:
                               f"{fam.defaults['pretokenizer']} pre-tokenizer")
         for f in self.files:
             _check_file(f)
-        return replace(self, pretokenizer=pretokenizer, normalizer=normalizer, options=options,
-                       special_tokens=specials, files=tuple(self.files))
+        resolved = replace(self, pretokenizer=pretokenizer, normalizer=normalizer, options=options,
+                           special_tokens=specials, files=tuple(self.files))
+        if fam.check is not None:
+            fam.check(resolved)
+        return resolved
 
     def _check_sample(self) -> None:
         n, seed = self.sample_lines, self.sample_seed

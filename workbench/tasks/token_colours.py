@@ -1,6 +1,6 @@
 """Colours for tokens, computed without Qt: soft palettes for light and dark themes that pass WCAG AA
 against their text colour, neighbours never equal, an optional stable colour per id, and the style
-bits (partial / special / unknown) a highlighter decodes.
+bits (partial / special / unknown / superword) a highlighter decodes.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ SPECIAL = 0x200  # a recognised special token
 
 
 UNKNOWN = 0x800  # a piece this vocabulary cannot encode (shown, counted apart, never given an id)
+SUPERWORD = 0x1000  # one token across a space (SuperBPE's superwords: "␣of␣the")
 
 
 
@@ -47,6 +48,7 @@ MARK_COLOURS = {  # the other marks, per theme (dark = True)
     "selected": {False: "#f59e0b", True: "#fbbf24"},
     "hover": {False: "#1d4ed8", True: "#93c5fd"},
     "glyph": {False: "#8a8a8a", True: "#9a9a9a"},
+    "superword": {False: "#0f766e", True: "#5eead4"},
 }
 
 

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import display, offsets
+from workbench.core.superbpe import is_superword
 from workbench.tasks import inspection
 from workbench.tasks.sources import LoadedTokenizer
 from workbench.ui.inspect.nbest_view import NBestView
@@ -310,6 +311,8 @@ class TokenPane(QFrame):
                                   f"<code>{_code(right_piece)}</code> ({right_id})"))
             if info.frequency is not None:
                 rows.append(("frequency", f"{info.frequency:,} in the training corpus when merged"))
+            if is_superword(tok.vocab[token_id]):
+                rows.append(("superword", "crosses a space: one token for several words (SuperBPE)"))
             if info.score is not None:  # WordPiece: the score the merge won with
                 kind = self.loaded.score_kind if self.loaded is not None else None
                 rows.append((info.score_label, f"{info.score:.6g}" + (f" ({kind})" if kind else "")))

@@ -74,6 +74,10 @@ class FormatCache:
         if code & token_colours.PARTIAL:
             fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DotLine)
             fmt.setUnderlineColor(QColor(token_colours.MARK_COLOURS["partial"][dark]))
+        if code & token_colours.SUPERWORD:  # a token across a space: a solid underline of its own colour
+            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+            fmt.setUnderlineColor(QColor(token_colours.MARK_COLOURS["superword"][dark]))
+            fmt.setFontWeight(QFont.Weight.DemiBold)
         if code & token_colours.UNKNOWN:
             fmt.setBackground(QColor("#7f1d1d" if dark else "#fecaca"))
             fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)

@@ -37,13 +37,14 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QBrush, QFont, QGuiApplication
+from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication
 
 from workbench.core.display import piece_chars, piece_hex, piece_text
+from workbench.core.superbpe import is_superword
 from workbench.errors import WorkbenchError
 from workbench.store.browse import MergeEntry, sql_error, store_connection
 from workbench.ui.project_session import QUERY_LIMIT_S, open_read
-from workbench.ui.style import muted
+from workbench.ui.style import is_dark, muted
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,20 @@ def muted_brush() -> QBrush:
 
 def _make_muted_brush() -> QBrush:
     return QBrush(muted(QGuiApplication.palette()))
+
+
+def superword_brush() -> QBrush:
+    return _cached_brush("superword", _make_superword_brush)
+
+
+def _make_superword_brush() -> QBrush:
+    """Teal that reads on light and dark backgrounds: a token across a space (SuperBPE's superwords),
+    the colour the inspector underlines them with (token_colours.MARK_COLOURS["superword"])."""
+    return QBrush(QColor("#5eead4") if is_dark() else QColor("#0f766e"))
+
+
+#: The line a superword's tooltip adds.
+SUPERWORD_TIP = "superword: crosses a space — one token for several words (SuperBPE)"
 
 
 def browser_piece(piece: bytes) -> str:
@@ -626,6 +641,8 @@ class MergeTableModel(LazyKeyedModel):
                 heading = f"token {ids[column - 1]}"
                 if column == 3:
                     heading += f" = {browser_piece(e.left_piece or b'')} + {browser_piece(e.right_piece or b'')}"
+                if piece is not None and is_superword(piece):
+                    heading += f"\n{SUPERWORD_TIP}"
                 return piece_tooltip(piece, heading)
             if column == 4 and e.frequency is None:
                 return "Imported tokenizers do not record merge frequencies"
@@ -639,5 +656,8 @@ class MergeTableModel(LazyKeyedModel):
         if role == Qt.ItemDataRole.ForegroundRole:
             if column == 4 and e.frequency is None:
                 return muted_brush()
+            if column in self.PIECE_COLUMNS:
+                piece = (e.left_piece, e.right_piece, e.piece)[column - 1]
+                return superword_brush() if piece is not None and is_superword(piece) else None
             return None
         return None

@@ -15,15 +15,18 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
 from workbench.core.display import piece_hex
+from workbench.core.superbpe import is_superword
 from workbench.store.browse import VocabEntry
 from workbench.ui.merges.merge_model import (
     _LEFT,
     _RIGHT,
+    SUPERWORD_TIP,
     LazyKeyedModel,
     _cached_brush,
     browser_piece,
     muted_brush,
     piece_tooltip,
+    superword_brush,
 )
 from workbench.ui.style import is_dark
 
@@ -82,7 +85,8 @@ class UsageTableModel(LazyKeyedModel):
             return self.own_cell(e, column, role)
         if role == Qt.ItemDataRole.ToolTipRole:
             if key == "piece":
-                return piece_tooltip(e.piece, f"token {e.id} ({e.kind})")
+                superword = f"\n{SUPERWORD_TIP}" if e.piece and is_superword(e.piece) else ""
+                return piece_tooltip(e.piece, f"token {e.id} ({e.kind}){superword}")
             if uncounted:
                 return self.NOT_COUNTED_TIP
             return self.own_cell(e, column, role)
@@ -95,6 +99,8 @@ class UsageTableModel(LazyKeyedModel):
                 return warning_brush()
             if uncounted or self.own_muted(e, column):
                 return muted_brush()
+            if key == "piece" and e.piece and is_superword(e.piece):
+                return superword_brush()
             return None
         return None
 

@@ -47,6 +47,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.pretokenize import PRESETS
+from workbench.core.superbpe import transition_step
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.store import RunInfo
 from workbench.tasks import preflight
@@ -1279,6 +1280,7 @@ class TrainingPanel(QWidget):
                     -(-max(runs[rid].merge_count - start, 1) // PLOT_POINTS)
             self.plots.set_kind(rid, self._kinds[rid])
             self.plots.set_chars(rid, self._chars_for(runs[rid]))
+            self.plots.set_transition(rid, transition_step(runs[rid].settings))  # SuperBPE's t
         for rid in new:
             if rid != self.live_run and self._plot_every.get(rid, 1) > 1 and self._kinds.get(rid) == "frequency":
                 self._read_stored_curve(rid)

@@ -94,6 +94,8 @@ class RunCurves:
     dirty: bool = True
     items: dict = field(default_factory=dict)
     marks: pg.ScatterPlotItem | None = None  # pruning steps and the final cut, on the vocabulary plot
+    transition: int | None = None  # SuperBPE: the merge step after which stage 2 (superwords) began
+    transition_lines: dict = field(default_factory=dict)  # plot name → its marker line at that step
 
     @property
     def last_step(self) -> int:
@@ -287,6 +289,37 @@ class TrainingPlots(QWidget):
         if curves is not None and curves.chars != chars:
             curves.chars = chars
             curves.dirty = True
+
+    def set_transition(self, run_id: int, step: int | None) -> None:
+        """Mark a SuperBPE run's transition point t: a dashed line in the run's colour at that merge
+        step on every plot, labelled on the vocabulary plot (None removes it)."""
+        curves = self.runs.get(run_id)
+        if curves is None or curves.transition == step:
+            return
+        self._remove_transition(curves)
+        curves.transition = step
+        if step is None:
+            return
+        for name, plot in self.plots.items():
+            line = pg.InfiniteLine(pos=step, angle=90, movable=False,
+                                   pen=pg.mkPen(curves.colour, width=1.5, style=Qt.PenStyle.DashLine),
+                                   label="t" if name == "vocab" else None,
+                                   labelOpts={"position": 0.94, "color": curves.colour, "anchors": [(0, 0.5), (0, 0.5)]})
+            line.setToolTip(f"SuperBPE's transition point t: the {step:,} merges before it are subwords (split at "
+                            f"spaces); from merge {step + 1:,} on, merges may cross spaces (superwords)")
+            line.setZValue(15)
+            label = getattr(line, "label", None)  # only a line made with a label has one
+            if label is not None:
+                font = label.textItem.font()
+                font.setBold(True)
+                label.setFont(font)
+            plot.addItem(line, ignoreBounds=True)
+            curves.transition_lines[name] = line
+
+    def _remove_transition(self, curves: RunCurves) -> None:
+        for name, line in curves.transition_lines.items():
+            self.plots[name].removeItem(line)
+        curves.transition_lines = {}
 
     def point_count(self) -> int:
         return sum(c.points.n for c in self.runs.values())
@@ -489,6 +522,7 @@ class TrainingPlots(QWidget):
             self.plots[name].removeItem(item)
         if curves.marks is not None:
             self.plots["vocab"].removeItem(curves.marks)
+        self._remove_transition(curves)
         if self.legend is not None:
             self.legend.removeItem(curves.items.get("vocab"))
 

@@ -74,3 +74,36 @@ def test_the_kept_runs_follow_a_change_committed_by_another_connection(make_wind
     history = window.training.history
     qtbot.waitUntil(lambda: history.item_for(2) is not None and history.item_for(2).text(0) == "renamed here",
                     timeout=10000)
+
+
+def test_a_long_unigram_runs_sources_are_set_up_off_the_gui_thread(make_window, two_runs, qtbot, monkeypatch):
+    """The settings, scores and count of a long piece table are read by the worker that checks
+    the run; the window only moves the sources it made onto its own connection."""
+    from workbench.store import browse
+
+    window = make_window(two_runs)
+    window.show_panel("merges")
+    panel = window.merges
+    qtbot.waitUntil(lambda: not panel.jobs.busy() and not panel.pieces.model.busy, timeout=30000)
+    panel._set_source(None)
+    panel.model.ASYNC_KEYS = panel.pieces.model.ASYNC_KEYS = 5  # a run of 20 pieces is opened as a long one
+    on_gui: list[str] = []
+    for cls, name in ((browse.MergeSource, "__init__"), (browse.PieceSource, "__init__"),
+                      (browse.VocabSource, "count"), (browse, "source_settings")):
+        real = getattr(cls, name)
+
+        def watched(*args, _real=real, _what=f"{getattr(cls, '__name__', 'browse')}.{name}", **kwargs):
+            if threading.current_thread() is threading.main_thread():
+                on_gui.append(_what)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(cls, name, watched)
+    panel._set_source(("run", 2))
+    pieces = panel.pieces
+    qtbot.waitUntil(lambda: pieces.source is not None and not pieces.model.busy
+                    and pieces.model.rowCount() == pieces.model.total > 0, timeout=30000)
+    assert on_gui == []  # nothing of the run was read on the window's thread
+    source = pieces.source
+    assert source.conn is panel._conn and source.known_count == pieces.model.total
+    assert source.scores is not None and len(source.scores) == source.known_count
+    assert pieces.model.data(pieces.model.index(3, 2)) == f"{source.scores[3]:.4f}"

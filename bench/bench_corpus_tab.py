@@ -82,7 +82,8 @@ def phase(probe: Probe, name: str, action, done) -> None:
     probe.timer.timeout.disconnect()
     probe.timer.timeout.connect(probe._tick)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{name:<34} {wall:7.2f} s   longest stall {1000 * longest:6.0f} ms   {ticks[0]:6d} ticks   "
+    print(f"{name:<34} {wall:7.2f} s   longest stall {1000 * longest:6.0f} ms ({1000 * probe.longest_cpu:4.0f} ms CPU)"
+          f"   {ticks[0]:6d} ticks   "
           f"peak RSS {peak:5.0f} MB" + ("" if ok else "   (TIMED OUT)"), flush=True)
 
 

@@ -67,7 +67,7 @@ def test_a_scan_never_walks_all_files_to_redraw_and_its_totals_follow_removal_an
     assert (totals.files, totals.read, totals.chars, totals.lines, totals.partial()) == (files, files, chars, lines,
                                                                                          False)
     assert panel.total_chars() == chars
-    assert f"<b>240 files</b>" in panel.totals.text() and f"{chars:,} characters" in panel.totals.text()
+    assert "<b>240 files</b>" in panel.totals.text() and f"{chars:,} characters" in panel.totals.text()
 
     panel._remove_rows(list(range(10, 30)))
     files, chars, lines = _sums(panel)

@@ -91,8 +91,9 @@ def test_a_long_unigram_runs_sources_are_set_up_off_the_gui_thread(make_window, 
     for cls, name in ((browse.MergeSource, "__init__"), (browse.PieceSource, "__init__"),
                       (browse.VocabSource, "count"), (browse, "source_settings")):
         real = getattr(cls, name)
+        what = f"{getattr(cls, '__name__', 'browse')}.{name}"
 
-        def watched(*args, _real=real, _what=f"{getattr(cls, '__name__', 'browse')}.{name}", **kwargs):
+        def watched(*args, _real=real, _what=what, **kwargs):
             if threading.current_thread() is threading.main_thread():
                 on_gui.append(_what)
             return _real(*args, **kwargs)

@@ -1096,7 +1096,9 @@ class CorpusPanel(QWidget):
         hint = " · a bad record refused a file: choose <i>Bad records: Skip them and report</i> to load the rest" \
             if record_level else ""
         self.rejected_label.setText(f"<b>Not loaded ({n_bad})</b> — the other files are kept{hint}" if n_bad else "")
-        self.rejected_label.setStyleSheet(f"color: {style.error_colour(self.palette()).name()}")
+        sheet = f"color: {style.error_colour(self.palette()).name()}"
+        if self.rejected_label.styleSheet() != sheet:  # setting it again polishes the label again
+            self.rejected_label.setStyleSheet(sheet)
         self._update_totals()
         self._update_notice()
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEventLoop, QObject, Qt, QTimer, Slot  # noqa: E402
+from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer, Slot  # noqa: E402
 
 TICK_MS = 5
 
@@ -70,7 +70,11 @@ def build(folder: Path, merges: int, pieces: int) -> Path:
 
 
 class Probe(QObject):
-    """The longest gap between two ticks of a 5 ms timer: how long the event loop stood still."""
+    """The longest gap between two ticks of a 5 ms timer: how long the event loop stood still.
+
+    ``longest_cpu`` is the window thread's own CPU time within that gap: on a loaded machine a gap
+    can be mostly waiting (for a core, or for the GIL a worker holds) rather than work of its own.
+    """
 
     def __init__(self):
         super().__init__()
@@ -78,11 +82,12 @@ class Probe(QObject):
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._tick)
-        self.longest = 0.0
-        self._last = 0.0
+        self.longest = self.longest_cpu = 0.0
+        self._last = self._last_cpu = 0.0
 
     def start(self) -> None:
         self.longest, self._last = 0.0, time.perf_counter()
+        self.longest_cpu, self._last_cpu = 0.0, time.thread_time()
         self.timer.start()
 
     def stop(self) -> float:
@@ -92,9 +97,31 @@ class Probe(QObject):
 
     @Slot()
     def _tick(self) -> None:
-        now = time.perf_counter()
-        self.longest = max(self.longest, now - self._last)
-        self._last = now
+        now, cpu = time.perf_counter(), time.thread_time()
+        if now - self._last > self.longest:
+            self.longest, self.longest_cpu = now - self._last, cpu - self._last_cpu
+        self._last, self._last_cpu = now, cpu
+
+
+class FirstPaint(QObject):
+    """When the window first painted after :meth:`arm` (an application-wide event filter)."""
+
+    def __init__(self, window):
+        super().__init__()
+        self.window = window
+        self.at: float | None = None
+
+    def arm(self) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        self.at = None
+        QApplication.instance().installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+        if self.at is None and event.type() == QEvent.Type.Paint and hasattr(obj, "window") \
+                and obj.window() is self.window:
+            self.at = time.perf_counter()
+        return False
 
 
 def spin_until(cond, timeout_s: float = 600.0) -> bool:
@@ -106,8 +133,10 @@ def spin_until(cond, timeout_s: float = 600.0) -> bool:
     return cond()
 
 
-def phase(probe: Probe, name: str, action, done) -> None:
+def phase(probe: Probe, name: str, action, done, painted: FirstPaint | None = None) -> None:
     probe.start()
+    if painted is not None:
+        painted.arm()
     t0 = time.perf_counter()
     QTimer.singleShot(0, action)  # inside the loop, so a blocking call shows as a stall
     spin_until(lambda: False, 0.05)
@@ -115,8 +144,12 @@ def phase(probe: Probe, name: str, action, done) -> None:
     wall = time.perf_counter() - t0
     longest = probe.stop()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{name:<34} {wall:7.2f} s   longest stall {1000 * longest:7.0f} ms   peak RSS {peak:6.0f} MB"
+    print(f"{name:<34} {wall:7.2f} s   longest stall {1000 * longest:7.0f} ms "
+          f"({1000 * probe.longest_cpu:4.0f} ms CPU)   peak RSS {peak:6.0f} MB"
           + ("" if ok else "   (TIMED OUT)"), flush=True)
+    if painted is not None:
+        first = f"{1000 * (painted.at - t0):.0f} ms" if painted.at is not None else "none"
+        print(f"    first paint after the open: {first}", flush=True)
 
 
 def main() -> None:
@@ -150,7 +183,8 @@ def main() -> None:
     def train_drawn() -> bool:
         return bool(training.plots.runs) and not window.corpus.is_scanning()
 
-    phase(probe, "open project (Train tab drawn)", lambda: window.open_project(project, ask_first=False), train_drawn)
+    phase(probe, "open project (Train tab drawn)", lambda: window.open_project(project, ask_first=False), train_drawn,
+          FirstPaint(window))
     phase(probe, "Train: the 10M-merge run's curves", lambda: training.history.select([1]),
           lambda: 1 in training.plots.runs and len(training.plots.curve_data(1, "frequency")[0]) > 0)
 

@@ -144,7 +144,7 @@ class MainWindow(QMainWindow):
         """The tabs, in order (Alt+1… follows it). Adding a tab is one line here."""
         self.corpus = self._add_tab("corpus", "Corpus", CorpusPanel(self.settings))
         self.training = self._add_tab("train", "Train", TrainingPanel(self.session, self.corpus, self.settings))
-        self.inspect = self._add_view("inspect", "Inspect", InspectPanel())
+        self.inspect = self._add_view("inspect", "Inspect", InspectPanel(session=self.session))
         self.merges = self._add_view("merges", "Merges", MergePanel(), live=True)
         self.compare = self._add_view("compare", "Compare", ComparePanel(self.session))
 

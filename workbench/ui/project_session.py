@@ -104,6 +104,8 @@ class ProjectSession(QObject):
         # While Save As opens the copy: the path it was copied from. The same project under a new
         # name, so views keep what they show (their SRCs follow it) instead of starting afresh.
         self.moved_from: Path | None = None
+        # The decoded runs and the store's data version they were read at (see runs()).
+        self._runs_cache: tuple[int, list[RunInfo], dict[int, RunInfo]] | None = None
 
     # ---- opening -------------------------------------------------------------------------------
     def open(self, path: str | Path, *, create: bool = False) -> None:
@@ -162,6 +164,7 @@ class ProjectSession(QObject):
         """Close the store; an untitled project is deleted when asked to (after the user agreed)."""
         store, path, untitled = self.store, self.path, self.untitled
         self.store, self.path, self.untitled, self.display_name = None, None, False, ""
+        self._runs_cache = None
         if store is not None:
             store.close()
         if discard_untitled and untitled and path is not None and not self._has_content_at(path):
@@ -219,22 +222,40 @@ class ProjectSession(QObject):
         if not self.untitled or self.store is None:
             return False
         try:
-            return bool(self.store.runs() or self.store.references())
+            return bool(self.runs() or self.store.references())
         except Exception:  # noqa: BLE001 - a title marker must never raise
             log.exception("cannot read the runs of %s for the title's modified marker", self.path)
             return False
 
     # ---- reads -----------------------------------------------------------------------------------
     def runs(self) -> list[RunInfo]:
-        return self.store.runs() if self.store else []
+        """Every run of the project, decoded once per change of the file.
+
+        Opening a project asks for the runs about ten times (each tab, the actions, the history);
+        decoding each run's settings each time — a Unigram run's hold its 200,000 scores — stalled
+        the window ~0.25 s per open. The decoded list is kept until another connection commits
+        (the store's data version: a training child's batch, a rename, a delete), and not at all
+        while a run is training, whose status depends on its process being alive. The settings
+        are read without a Unigram run's per-piece scores: the views that show scores read them
+        on a worker (``workbench.store.browse``).
+        """
+        cached = self._cached_runs()
+        return list(cached[1]) if cached is not None else []
 
     def run(self, run_id: int) -> RunInfo | None:
+        cached = self._cached_runs()
+        return cached[2].get(run_id) if cached is not None else None
+
+    def _cached_runs(self) -> tuple[int, list[RunInfo], dict[int, RunInfo]] | None:
         if self.store is None:
             return None
-        try:
-            return self.store.run(run_id)
-        except WorkbenchError:
-            return None
+        version = self.store.data_version()
+        if self._runs_cache is not None and self._runs_cache[0] == version:
+            return self._runs_cache
+        runs = self.store.runs(scores=False)  # a Unigram run's scores are read where they are shown
+        found = (version, runs, {r.id: r for r in runs})
+        self._runs_cache = None if any(r.status == "running" for r in runs) else found
+        return found
 
     def steps(self, run_id: int, since_step: int = 0, *, every: int = 1) -> list[StepRow]:
         return self.store.steps(run_id, since_step, every=every) if self.store else []
@@ -269,6 +290,7 @@ class ProjectSession(QObject):
             return
         with self._writer() as store:
             store.rename_run(run_id, name)
+        self._runs_cache = None
         self.runs_changed.emit()
 
     def delete_run(self, run_id: int) -> None:
@@ -276,10 +298,12 @@ class ProjectSession(QObject):
             return
         with self._writer() as store:
             store.delete_run(run_id)
+        self._runs_cache = None
         self.runs_changed.emit()
         self.modified_changed.emit(self.is_modified())
 
     def notify_runs_changed(self) -> None:
+        self._runs_cache = None
         self.runs_changed.emit()
         self.modified_changed.emit(self.is_modified())
 

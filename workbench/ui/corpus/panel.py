@@ -13,11 +13,12 @@ are kept in memory) and the project file (the training child records the corpus 
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Callable, Sequence
 
 from PySide6.QtCore import (
@@ -62,6 +63,7 @@ from workbench.tasks.corpus_fields import first_files, option_candidates
 from workbench.tasks.spec import CorpusFile
 from workbench.ui import style, text
 from workbench.ui.corpus.scan import CorpusScanWorker, ScanThread
+from workbench.ui.corpus.totals import CorpusTotals
 from workbench.ui.empty_state import EmptyState
 from workbench.ui.jobs import JobRunner, feed_in_batches
 from workbench.ui.settings import AppSettings
@@ -111,16 +113,53 @@ def lines_or_records(st: CorpusStats) -> str:
         return f"{text.count(st.records)} record{'s' if st.records != 1 else ''}"
     return f"{text.count(st.lines)} line{'s' if st.lines != 1 else ''}"
 NUMERIC = {2, 3, 4, 5}
+RECORD_AT = re.compile(r":\d+: ")  # a refusal naming a line: a bad record refused the file
 SAMPLE_FILES = 100  # sample_line looks at the first files only
 
 
 class CorpusTableModel(QAbstractTableModel):
-    """The loaded files; rows are appended and updated in place while scans report."""
+    """The loaded files; rows are appended and updated in place while scans report.
+
+    ``totals`` sums them as they come and go (:mod:`workbench.ui.corpus.totals`): statistics are
+    set through :meth:`set_stats` so that the sums follow."""
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self.entries: list[CorpusEntry] = []
         self._row_of: dict[str, int] = {}
+        self.totals = CorpusTotals()
+        self._stale: set[str] = set()  # keys of rows to redraw at the next flush_changes
+
+    def _count(self, entry: CorpusEntry, sign: int) -> None:
+        self.totals.count_file(entry.source.size, sign)
+        if entry.stats is not None:
+            self.totals.count_stats(entry.stats, sign)
+
+    def set_stats(self, key: str, stats: CorpusStats) -> CorpusEntry | None:
+        """The statistics of ``key``'s file arrived: kept on its entry and in the totals (its row
+        is redrawn at the next :meth:`flush_changes`)."""
+        row = self._row_of.get(key)
+        if row is None:
+            return None
+        entry = self.entries[row]
+        if entry.stats is not None:
+            self.totals.count_stats(entry.stats, -1)
+        entry.stats = stats
+        self.totals.count_stats(stats)
+        self._stale.add(key)
+        return entry
+
+    def touch(self, key: str) -> None:
+        """``key``'s row changed: redrawn at the next :meth:`flush_changes`, with the others."""
+        self._stale.add(key)
+
+    def flush_changes(self) -> None:
+        """One ``dataChanged`` for the rows touched since the last flush (a signal per file read,
+        each a redraw, cost the window more than the reading itself on 100,000 small files)."""
+        rows = [self._row_of[k] for k in self._stale if k in self._row_of]
+        self._stale.clear()
+        if rows:
+            self.dataChanged.emit(self.index(min(rows), 0), self.index(max(rows), len(COLUMNS) - 1))
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
         return 0 if parent.isValid() else len(self.entries)
@@ -197,13 +236,16 @@ class CorpusTableModel(QAbstractTableModel):
     def add(self, entry: CorpusEntry) -> bool:
         if entry.key in self._row_of:
             row = self._row_of[entry.key]
+            self._count(self.entries[row], -1)
             self.entries[row] = entry
+            self._count(entry, 1)
             self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
             return False
         row = len(self.entries)
         self.beginInsertRows(QModelIndex(), row, row)
         self.entries.append(entry)
         self._row_of[entry.key] = row
+        self._count(entry, 1)
         self.endInsertRows()
         return True
 
@@ -222,6 +264,7 @@ class CorpusTableModel(QAbstractTableModel):
         for offset, (key, entry) in enumerate(new.items()):
             self.entries.append(entry)
             self._row_of[key] = first + offset
+            self._count(entry, 1)
         self.endInsertRows()
 
     def insert(self, row: int, entry: CorpusEntry) -> None:
@@ -232,6 +275,7 @@ class CorpusTableModel(QAbstractTableModel):
         self.beginInsertRows(QModelIndex(), row, row)
         self.entries.insert(row, entry)
         self._row_of = {e.key: i for i, e in enumerate(self.entries)}
+        self._count(entry, 1)
         self.endInsertRows()
 
     def entry(self, key: str) -> CorpusEntry | None:
@@ -259,6 +303,8 @@ class CorpusTableModel(QAbstractTableModel):
                 i += 1
                 first = rows[i]
             self.beginRemoveRows(QModelIndex(), first, last)
+            for entry in self.entries[first:last + 1]:
+                self._count(entry, -1)
             del self.entries[first:last + 1]
             self.endRemoveRows()
             i += 1
@@ -268,6 +314,7 @@ class CorpusTableModel(QAbstractTableModel):
         self.beginResetModel()
         self.entries.clear()
         self._row_of.clear()
+        self.totals = CorpusTotals()
         self.endResetModel()
 
 
@@ -289,9 +336,22 @@ class CorpusPanel(QWidget):
         self.location_asker: Callable[[], str | None] = self._ask_location  # tests answer without a dialog
         self._jobs: set[int] = set()
         self._scan_keys: dict[str, int] = {}   # key → size, for the files of running jobs
+        self._scan_total = 0  # their bytes (the sum of _scan_keys), and of those the bytes read: a file
+        self._scan_read = 0   # removed meanwhile counts as read; kept up to date per event, not summed
         self._scan_started = 0.0
         self._scan_done_start = 0
         self._rejected: list[str] = []
+        self._record_level = 0  # how many of them a bad record refused (a message with a line number)
+        # Refused files reach their list in batches (ui/jobs.feed_in_batches), not one redraw each:
+        # (path, message, encoding, bad record) not listed yet, and the generation of the feed
+        # under way (0: none; clear() stops it).
+        self._rejected_queue: list[tuple[str, str, str, bool]] = []
+        self._rejected_feed = 0
+        self._rejected_feeds = 0
+        self._failed_keys: list[str] = []  # files refused while read, whose rows go at the next redraw
+        self._preview_key: str | None = None  # the file the preview shows, and whether it is to be
+        self._preview_due = False              # shown again (its statistics arrived)
+        self._keys_cache: dict[tuple[str, ...], frozenset[str]] = {}  # see _keys_of
         self.on_bad_record = "fail"       # for files added from now on (the "Bad records" choice)
         self._undo: list[list[tuple[int, CorpusEntry]]] = []  # removals, newest last
         # Per-file scan events only mark the totals stale; they are redrawn (and corpus_changed sent)
@@ -317,6 +377,8 @@ class CorpusPanel(QWidget):
         self._thread = ScanThread(self._worker)
 
         self.model = CorpusTableModel(self)
+        self.model.rowsAboutToBeRemoved.connect(self._on_rows_leaving)
+        self.model.modelAboutToBeReset.connect(self._on_all_rows_leaving)
         self._build()
         self._update_view()
 
@@ -523,20 +585,31 @@ class CorpusPanel(QWidget):
         return list(self._rejected)
 
     def total_chars(self, paths: Sequence[str] | None = None) -> int | None:
-        """Characters of the given files (all loaded files by default); None if one is unknown."""
-        wanted = None if paths is None else {stored_path(corpus_path(p)) for p in paths}
+        """Characters of the given files (all loaded files by default); None if one is unknown.
+
+        Asked for each plotted run after each scan report: all files is the model's running sum,
+        and a run's files are looked up by key (their keys kept per list of paths), stopping at the
+        first unread one — never a walk over 100,000 files, nor 100,000 paths parsed, per report."""
+        if paths is None:
+            return self.model.totals.complete_chars()
         total = 0
-        found = set()
-        for e in self.model.entries:
-            if wanted is not None and e.key not in wanted:
-                continue
-            if e.stats is None or not e.stats.complete:
+        for key in self._keys_of(paths):
+            e = self.model.entry(key)
+            if e is None or e.stats is None or not e.stats.complete:
                 return None
             total += e.stats.chars
-            found.add(e.key)
-        if wanted is not None and found != wanted:
-            return None
         return total
+
+    def _keys_of(self, paths: Sequence[str]) -> frozenset[str]:
+        """The table's keys of ``paths`` (a few lists kept: the same runs ask again and again)."""
+        wanted = tuple(paths)
+        keys = self._keys_cache.pop(wanted, None)
+        if keys is None:
+            keys = frozenset(stored_path(corpus_path(p)) for p in wanted)
+        self._keys_cache[wanted] = keys
+        while len(self._keys_cache) > 8:
+            del self._keys_cache[next(iter(self._keys_cache))]
+        return keys
 
     def sample_line(self) -> str:
         """A first non-blank line of the selected (or first) file, for the pre-tokenizer preview."""
@@ -549,8 +622,8 @@ class CorpusPanel(QWidget):
         return ""
 
     def is_scanning(self) -> bool:
-        """Files are being listed, checked or read."""
-        return bool(self._jobs) or self._listing != 0
+        """Files are being listed, checked or read (or the refused ones listed)."""
+        return bool(self._jobs) or self._listing != 0 or self._rejected_feed != 0 or bool(self._rejected_queue)
 
     def listing(self) -> bool:
         """Whether a project's corpus files are still being listed (:meth:`list_project`)."""
@@ -587,7 +660,7 @@ class CorpusPanel(QWidget):
         if not self._jobs:
             self._scan_started = time.monotonic()
             self._scan_done_start = 0
-            self._scan_keys.clear()
+            self._clear_scan_keys()
             self.scan_started.emit()
         self._jobs.add(job)
         self.remember_folder(paths[0])
@@ -611,9 +684,14 @@ class CorpusPanel(QWidget):
 
     def _add_project_files(self, items: Sequence[tuple[str, dict]]) -> None:
         groups: dict[tuple, list[str]] = {}
+        named: dict[str, str | None] = {}  # a name's endings → the kind they say (one look per ending)
         for path, options in items:
             # The kind is given again only where the name does not say it (sniffed or chosen).
-            kind = options.get("kind") if detect_kind(Path(path))[0] != options.get("kind") else None
+            name = os.path.basename(path)
+            ending = name[name.find("."):].lower() if "." in name else ""
+            if ending not in named:
+                named[ending] = detect_kind(PurePath("x" + ending))[0]
+            kind = options.get("kind") if named[ending] != options.get("kind") else None
             key = (options.get("field"), options.get("column"), options.get("encoding"), kind,
                    options.get("on_bad_record") or "fail")
             groups.setdefault(key, []).append(path)
@@ -650,8 +728,7 @@ class CorpusPanel(QWidget):
         if self._listing == generation:
             self._listing = 0
             self._update_view()
-            if not self._jobs:
-                self._scan_done()
+            self._scan_done_when_idle()
 
     def _stop_listing(self) -> None:
         self.lister.cancel()
@@ -698,11 +775,16 @@ class CorpusPanel(QWidget):
         self._stop_listing()
         if self.is_scanning():
             self._worker.cancel()
+        feeding = self._rejected_feed != 0 or bool(self._rejected_queue)
+        if self._failed_keys:  # refused files are not put back by Undo
+            keys, self._failed_keys = self._failed_keys, []
+            self.model.remove(keys)
         self._remove_rows(list(range(len(self.model.entries))))
-        self.rejected_list.clear()
-        self._rejected.clear()
+        self._clear_rejected()
         self.preview.clear()
         self._changed()
+        if feeding:  # a scan waiting for its refused files to be listed ends now
+            self._scan_done_when_idle()
 
     def set_kind(self, key: str, kind: str) -> int | None:
         """Read a loaded file as ``kind`` (the "Read as" menu): it is checked and scanned again."""
@@ -724,6 +806,7 @@ class CorpusPanel(QWidget):
         self.on_bad_record = policy
         for e in self.model.entries:
             e.source = e.source.with_policy(policy)
+        self._settle_rejected()
         retry = []
         for i in reversed(range(self.rejected_list.count())):
             item = self.rejected_list.item(i)
@@ -789,7 +872,11 @@ class CorpusPanel(QWidget):
             self.add_paths([path], encoding=encoding.strip())
 
     def dismiss_rejected(self) -> None:
-        for item in self.rejected_list.selectedItems() or [self.rejected_list.item(i) for i in range(self.rejected_list.count())]:
+        self._settle_rejected()
+        selected = self.rejected_list.selectedItems()
+        if not selected or len(selected) == self.rejected_list.count():
+            self._clear_rejected()
+        for item in selected:
             self._drop_rejected(item)
         self._update_view()
 
@@ -808,33 +895,80 @@ class CorpusPanel(QWidget):
     @Slot(int, object)
     def _on_files_added(self, job_id: int, added: object) -> None:
         assert isinstance(added, list)
+        for key, _src in added:
+            if key in self._scan_keys:  # read again (another kind, field or column): start it afresh
+                before = self.model.entry(key)
+                self._scan_total -= self._scan_keys[key]
+                self._scan_read -= before.done if before is not None else self._scan_keys[key]
         self.model.add_many([CorpusEntry(key, src, state="queued") for key, src in added])
         for key, src in added:
             self._scan_keys[key] = src.size
+            self._scan_total += src.size
         self._later()
 
     @Slot(int, str, str, str, bool)
     def _on_file_rejected(self, job_id: int, path: str, message: str, encoding: str = "",
                           bad_record: bool = False) -> None:
         self._rejected.append(message)
-        item = QListWidgetItem(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning), message)
-        item.setToolTip(message)
-        item.setData(Qt.ItemDataRole.UserRole, path)
-        if encoding:  # the reader's own suggestion (UnreadableText.encoding), offered by Retry
-            item.setData(Qt.ItemDataRole.UserRole + 1, encoding)
-        item.setData(Qt.ItemDataRole.UserRole + 2, bad_record)  # retried when bad records may be skipped
-        self.rejected_list.addItem(item)
+        self._record_level += bool(RECORD_AT.search(message))
+        self._rejected_queue.append((path, message, encoding, bad_record))
         self.file_rejected.emit(message)
-        self._update_view()
+        if self._jobs or self._listing:
+            self._later()  # listed with the others refused meanwhile, at the next redraw
+        else:
+            self._settle_rejected()
+            self._update_view()
+
+    def _feed_rejected(self) -> None:
+        """List the refused files queued so far, ``LIST_BATCH`` per turn of the event loop; when
+        more arrive meanwhile they follow, then a finished scan is announced."""
+        if self._rejected_feed or not self._rejected_queue:
+            return
+        items, self._rejected_queue = self._rejected_queue, []
+        self._rejected_feeds += 1
+        self._rejected_feed = generation = self._rejected_feeds
+
+        def fed() -> None:
+            self._rejected_feed = 0
+            self._update_view()
+            if self._rejected_queue:
+                self._feed_rejected()
+            else:
+                self._scan_done_when_idle()
+
+        feed_in_batches(items, self._list_rejected, lambda: self._rejected_feed == generation, fed)
+
+    def _list_rejected(self, batch: Sequence[tuple[str, str, str, bool]]) -> None:
+        """Append refused files to their list in one insertion (one redraw of the list)."""
+        first = self.rejected_list.count()
+        self.rejected_list.addItems([message for _path, message, _encoding, _bad in batch])
+        icon = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
+        for row, (path, message, encoding, bad_record) in enumerate(batch, first):
+            item = self.rejected_list.item(row)
+            item.setIcon(icon)
+            item.setToolTip(message)
+            item.setData(Qt.ItemDataRole.UserRole, path)
+            if encoding:  # the reader's own suggestion (UnreadableText.encoding), offered by Retry
+                item.setData(Qt.ItemDataRole.UserRole + 1, encoding)
+            item.setData(Qt.ItemDataRole.UserRole + 2, bad_record)  # retried when bad records may be skipped
+
+    def _settle_rejected(self) -> None:
+        """List every queued refused file now (before the list is read or changed by hand)."""
+        self._rejected_feed = 0
+        items, self._rejected_queue = self._rejected_queue, []
+        if items:
+            self._list_rejected(items)
 
     @Slot(str, int, int)
     def _on_file_progress(self, key: str, done: int, total: int) -> None:
         e = self.model.entry(key)
         if e is None:
             return
+        if key in self._scan_keys:
+            self._scan_read += done - e.done
         e.done = done
         e.state = "reading"
-        self.model.changed(key)
+        self.model.touch(key)
         self._later()
 
     @Slot(str, object)
@@ -843,22 +977,21 @@ class CorpusPanel(QWidget):
         if e is None:
             return
         assert isinstance(stats, CorpusStats)
-        e.stats = stats
+        if key in self._scan_keys:
+            self._scan_read += e.source.size - e.done
         e.done = e.source.size
         e.state = "done" if stats.complete else "cancelled"
-        self.model.changed(key)
+        self.model.set_stats(key, stats)
         self._later()
-        if self._selected_key() == key or (self._selected_key() is None and self.model.entries and
-                                           self.model.entries[0].key == key):
-            self._show_preview()
+        if key == self._preview_key or self._preview_key is None:
+            self._preview_due = True  # shown at the next redraw (not a look at the selection per file)
 
     @Slot(str, str, str, bool)
     def _on_file_failed(self, key: str, message: str, encoding: str = "", bad_record: bool = False) -> None:
         e = self.model.entry(key)
-        if e is not None:
-            self.model.remove([key])
+        if e is not None:  # its row goes at the next redraw, with the others that failed meanwhile
+            self._failed_keys.append(key)
         self._on_file_rejected(0, str(e.source.path) if e else key, message, encoding, bad_record)
-        self._changed()
 
     @Slot(int, bool)
     def _on_job_finished(self, job_id: int, cancelled: bool) -> None:
@@ -868,12 +1001,24 @@ class CorpusPanel(QWidget):
                 if e.stats is None and e.state in ("queued", "reading"):
                     e.state = "cancelled"
                     self.model.changed(e.key)
-        if not self._jobs and not self._listing:
-            self._scan_done()
+        self._scan_done_when_idle()
+
+    def _scan_done_when_idle(self) -> None:
+        """:meth:`_scan_done` once no job runs, no listing is under way and every refused file is listed."""
+        if self._jobs or self._listing:
+            return
+        if self._rejected_queue or self._rejected_feed:
+            self._feed_rejected()  # its end comes back here
+            return
+        self._scan_done()
 
     def _scan_done(self) -> None:
         """Every scan job has ended and no project listing is under way."""
-        self._scan_keys.clear()
+        self._pending.stop()
+        if self._failed_keys:
+            keys, self._failed_keys = self._failed_keys, []
+            self.model.remove(keys)
+        self._clear_scan_keys()
         if self._notice_kind == "removed":
             self._notice_kind = ""  # new files read: the next thing to say is what to do with them
         self._update_view()
@@ -886,6 +1031,14 @@ class CorpusPanel(QWidget):
     # ---- view updates ----------------------------------------------------------------------------
     def _changed(self) -> None:
         self._pending.stop()
+        if self._failed_keys:  # one removal for all the files that failed since the last redraw
+            keys, self._failed_keys = self._failed_keys, []
+            self.model.remove(keys)
+        self.model.flush_changes()
+        if self._preview_due:
+            self._preview_due = False
+            self._show_preview()
+        self._feed_rejected()
         self._update_progress()
         self._update_view()
         self.corpus_changed.emit()
@@ -899,14 +1052,27 @@ class CorpusPanel(QWidget):
     def _flush(self) -> None:
         self._changed()
 
+    def _clear_scan_keys(self) -> None:
+        self._scan_keys.clear()
+        self._scan_total = self._scan_read = 0
+
+    @Slot(QModelIndex, int, int)
+    def _on_rows_leaving(self, _parent: QModelIndex, first: int, last: int) -> None:
+        """Rows about to be removed: a file of the scan counts as read (its bytes are not awaited)."""
+        for e in self.model.entries[first:last + 1] if self._scan_keys else ():
+            size = self._scan_keys.get(e.key)
+            if size is not None:
+                self._scan_read += size - e.done
+
+    @Slot()
+    def _on_all_rows_leaving(self) -> None:
+        self._on_rows_leaving(QModelIndex(), 0, len(self.model.entries) - 1)
+
     def _update_progress(self) -> None:
         if not self._scan_keys:
             return
-        total = sum(self._scan_keys.values()) or 1
-        done = 0
-        for key in self._scan_keys:
-            e = self.model.entry(key)
-            done += e.done if e is not None else self._scan_keys[key]
+        total = self._scan_total or 1
+        done = self._scan_read
         self.progress.setValue(int(1000 * min(done, total) / total))
         self.progress.setFormat(f"{100 * done / total:.0f}%  of {text.human_bytes(total)}")
         elapsed = max(time.monotonic() - self._scan_started, 1e-3)
@@ -926,11 +1092,13 @@ class CorpusPanel(QWidget):
         self.clear_button.setEnabled(has_files)
         n_bad = self.rejected_list.count()
         self.rejected_box.setVisible(n_bad > 0)
-        record_level = self.on_bad_record == "fail" and any(re.search(r":\d+: ", m) for m in self._rejected)
+        record_level = self.on_bad_record == "fail" and self._record_level > 0
         hint = " · a bad record refused a file: choose <i>Bad records: Skip them and report</i> to load the rest" \
             if record_level else ""
         self.rejected_label.setText(f"<b>Not loaded ({n_bad})</b> — the other files are kept{hint}" if n_bad else "")
-        self.rejected_label.setStyleSheet(f"color: {style.error_colour(self.palette()).name()}")
+        sheet = f"color: {style.error_colour(self.palette()).name()}"
+        if self.rejected_label.styleSheet() != sheet:  # setting it again polishes the label again
+            self.rejected_label.setStyleSheet(sheet)
         self._update_totals()
         self._update_notice()
 
@@ -940,9 +1108,18 @@ class CorpusPanel(QWidget):
         self._update_notice()
 
     def skipped_records(self) -> tuple[int, list[str]]:
-        """Bad records skipped over the loaded files: how many, and the first few full messages."""
-        read = [e.stats for e in self.model.entries if e.stats is not None]
-        return sum(st.skipped for st in read), [m for st in read for m in st.skipped_at][:5]
+        """Bad records skipped over the loaded files: how many, and the first few full messages
+        (looked for in the files only when some were skipped)."""
+        skipped = self.model.totals.skipped
+        if not skipped:
+            return 0, []
+        first: list[str] = []
+        for e in self.model.entries:
+            if e.stats is not None and e.stats.skipped_at:
+                first += e.stats.skipped_at[:5 - len(first)]
+                if len(first) >= 5:
+                    break
+        return skipped, first
 
     def _update_notice(self) -> None:
         entries = self.model.entries
@@ -951,11 +1128,11 @@ class CorpusPanel(QWidget):
         if self._notice_kind == "removed" and self._undo:
             lines.append(self._notice_text)
         elif entries and not scanning:
-            size = text.human_bytes(sum(e.source.size for e in entries))
+            size = text.human_bytes(self.model.totals.size)
             lines.append(f"<b>Corpus ready:</b> {len(entries)} file{'s' if len(entries) != 1 else ''}, {size} — "
                          "press F5 or go to Train to train a tokenizer.")
-        skipped, first = self.skipped_records()
-        if skipped and not scanning:
+        skipped, first = self.skipped_records() if not scanning else (0, [])
+        if skipped:
             import html
 
             lines.append(f"<b>Skipped {skipped:,} bad record{'s' if skipped != 1 else ''}</b> (Bad records: "
@@ -970,24 +1147,16 @@ class CorpusPanel(QWidget):
         if not entries:
             self.totals.setText("No files loaded." if self.rejected_list.count() else "")
             return
-        read = [e.stats for e in entries if e.stats is not None]
-        size = sum(e.source.size for e in entries)
-        parts = [f"<b>{len(entries)} file{'s' if len(entries) != 1 else ''}</b>", text.human_bytes(size)]
-        if read:
-            scripts: dict[str, int] = {}
-            for st in read:
-                for k, v in st.scripts.items():
-                    scripts[k] = scripts.get(k, 0) + v
-            partial = len(read) < len(entries) or any(not st.complete for st in read)
-            prefix = "≥ " if partial else ""
-            lines = sum(st.lines for st in read if st.records is None)
-            records = sum(st.records for st in read if st.records is not None)
-            parts += [f"{prefix}{text.count(sum(st.chars for st in read))} characters"]
-            if any(st.records is None for st in read):
-                parts.append(f"{prefix}{text.count(lines)} lines")
-            if any(st.records is not None for st in read):
-                parts.append(f"{prefix}{text.count(records)} records")
-            parts.append(text.script_mix(scripts, limit=4))
+        t = self.model.totals  # kept up to date file by file: a redraw never walks the files
+        parts = [f"<b>{len(entries)} file{'s' if len(entries) != 1 else ''}</b>", text.human_bytes(t.size)]
+        if t.read:
+            prefix = "≥ " if t.partial() else ""
+            parts += [f"{prefix}{text.count(t.chars)} characters"]
+            if t.line_files:
+                parts.append(f"{prefix}{text.count(t.lines)} lines")
+            if t.record_files:
+                parts.append(f"{prefix}{text.count(t.records)} records")
+            parts.append(text.script_mix(dict(t.scripts), limit=4))
         self.totals.setText("Total: " + "  ·  ".join(parts))
 
     def _selected_key(self) -> str | None:
@@ -998,6 +1167,7 @@ class CorpusPanel(QWidget):
     def _show_preview(self, *_args) -> None:
         key = self._selected_key()
         e = self.model.entry(key) if key else (self.model.entries[0] if self.model.entries else None)
+        self._preview_key = e.key if e is not None else None
         if e is None:
             self.preview_label.setText("Preview")
             self.preview.clear()
@@ -1024,6 +1194,15 @@ class CorpusPanel(QWidget):
             self.rejected_list.takeItem(row)
             if message in self._rejected:
                 self._rejected.remove(message)
+                self._record_level -= bool(RECORD_AT.search(message))
+
+    def _clear_rejected(self) -> None:
+        """Empty the list of refused files (and stop listing them)."""
+        self._rejected_queue.clear()
+        self._rejected_feed = 0
+        self.rejected_list.clear()
+        self._rejected.clear()
+        self._record_level = 0
 
     def _table_menu(self, pos) -> None:
         menu = QMenu(self)

@@ -77,9 +77,10 @@ class InspectPanel(QWidget):
     MAX_WAIT_MS = 120
     MAX_PANES = 4
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None, *, session=None):
         super().__init__(parent)
         self.project: Path | None = None
+        self.session = session  # a ProjectSession (its decoded runs), or None: the file is read here
         self.sources: list[SourceInfo] = []
         self.panes: list[TokenPane] = []
         self.active: TokenPane | None = None
@@ -287,7 +288,7 @@ class InspectPanel(QWidget):
         error = None
         if self.project is not None:
             try:
-                self.sources = list_sources(self.project)
+                self.sources = list_sources(self.project, self.session)
             except WorkbenchError as exc:
                 error = str(exc)
         default = self._default_source()
@@ -819,17 +820,24 @@ class InspectPanel(QWidget):
         super().closeEvent(event)
 
 
-def list_sources(project: Path) -> list[SourceInfo]:
-    """The project's runs and references as the choosers list them (one short read-only open)."""
-    out = []
+def list_sources(project: Path, session=None) -> list[SourceInfo]:
+    """The project's runs and references as the choosers list them: the window's session's decoded
+    runs when it has this project open, else one short read-only open."""
+    if session is not None and session.store is not None and session.path == Path(project):
+        return _sources_of(session.runs(), session.store.references())
     with open_read(project) as store:
-        for run in store.runs():
-            status = "" if run.status == "finished" else f" ({run.status})"
-            out.append(SourceInfo(("run", run.id), f"Run {run.id} · {run.name}{status}", run.merge_count,
-                                  (run.status, run.merge_count, run.vocab_size)))
-        for ref in store.references():
-            out.append(SourceInfo(("ref", ref.id), f"{ref.name} · imported {ref.format}", ref.merge_count,
-                                  ("ref", ref.sha256, ref.vocab_size, ref.merge_count)))
+        return _sources_of(store.runs(), store.references())
+
+
+def _sources_of(runs, refs) -> list[SourceInfo]:
+    out = []
+    for run in runs:
+        status = "" if run.status == "finished" else f" ({run.status})"
+        out.append(SourceInfo(("run", run.id), f"Run {run.id} · {run.name}{status}", run.merge_count,
+                              (run.status, run.merge_count, run.vocab_size)))
+    for ref in refs:
+        out.append(SourceInfo(("ref", ref.id), f"{ref.name} · imported {ref.format}", ref.merge_count,
+                              ("ref", ref.sha256, ref.vocab_size, ref.merge_count)))
     return out
 
 

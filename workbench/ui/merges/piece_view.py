@@ -141,6 +141,7 @@ class PieceView(UsageView):
         self._load_tokenizer: Callable[[], Tokenizer] | None = None
         self._tokenizer: Tokenizer | None = None
         self._known_scores: Any = UNREAD
+        self._prepared: PieceSource | None = None
 
         self.summary.setToolTip(NEVER_USED_TIP)
         self.never_only.setToolTip(NEVER_USED_TIP)
@@ -176,22 +177,28 @@ class PieceView(UsageView):
 
     # ---- source -------------------------------------------------------------------------------------
     def set_source(self, conn, path: Path | None, source: Source | None, status: str = "",
-                   load_tokenizer: Callable[[], Tokenizer] | None = None, *, scores: Any = UNREAD) -> None:
+                   load_tokenizer: Callable[[], Tokenizer] | None = None, *, scores: Any = UNREAD,
+                   prepared: PieceSource | None = None) -> None:
         """Show ``source``'s pieces (None: nothing); ``load_tokenizer`` builds it for the detail;
-        ``scores``: the per-id scores when a worker has read them (``browse.UNREAD``: read here)."""
+        ``scores``: the per-id scores when a worker has read them (``browse.UNREAD``: read here);
+        ``prepared``: the piece source a worker set up on its own connection (moved onto ``conn``)."""
         self._close_source(conn, path, status)
         self._known_scores = scores
+        self._prepared = prepared
         self._load_tokenizer, self._tokenizer = load_tokenizer, None
         self.detail.clear()
         self._open_source(source, "No piece matches the filter.")
 
     def _make_source(self, conn, source: Source) -> PieceSource:
         scores, self._known_scores = self._known_scores, UNREAD
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared.source == source:
+            return prepared.on_connection(conn)
         return PieceSource(conn, source, scores=scores)
 
     def _usage_key(self) -> tuple | None:
         ps = self._source
-        return usage_cache_key(self._conn, self._path, ps.source, ps.count()) if ps is not None else None
+        return usage_cache_key(self._conn, self._path, ps.source, ps.pieces()) if ps is not None else None
 
     @property
     def source(self) -> PieceSource | None:

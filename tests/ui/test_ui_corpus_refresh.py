@@ -1,0 +1,104 @@
+"""The Corpus tab's redraws during a scan read running sums, and refused files arrive in batches.
+
+Every 100 ms of a scan the tab redrew its totals, notice and progress by summing all its files
+(100,000 files: ~0.9 s without a frame, each time), and each refused file was added to its list
+with a redraw of its own. Now the table model adds a file to the sums when it is listed or read
+and takes it out when it goes, and refused files are listed with ``feed_in_batches``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from PySide6.QtCore import Qt
+
+from workbench.ui.corpus.panel import CorpusPanel
+from workbench.ui.jobs import LIST_BATCH
+
+LINES = ("hello world, the quick brown fox\n", "Привет, мир! и снова\n", "世界 你好 hello\n")
+
+
+class Walks(list):
+    """The panel's list of entries, counting every walk over it (a loop or a sum over all files)."""
+
+    count = 0
+
+    def __iter__(self):
+        Walks.count += 1
+        return super().__iter__()
+
+
+@pytest.fixture
+def panel(qtbot):
+    p = CorpusPanel()
+    qtbot.addWidget(p)
+    p.resize(1000, 700)
+    p.show()
+    yield p
+    p.shutdown()
+
+
+def _folder(root, good: int, bad: int):
+    root.mkdir()
+    for i in range(good):
+        (root / f"part{i:04d}.txt").write_text(LINES[i % 3] * (1 + i % 4), encoding="utf-8")
+    for i in range(bad):
+        (root / f"bad{i:04d}.txt").write_bytes(b"caf\xe9 \xff\xfe not utf-8\n")
+    return root
+
+
+def _sums(panel) -> tuple[int, int, int]:
+    entries = list.__iter__(panel.model.entries)  # the test's own walk, not counted
+    read = [e.stats for e in entries if e.stats is not None]
+    return len(panel.model.entries), sum(st.chars for st in read), sum(st.lines for st in read)
+
+
+def test_a_scan_never_walks_all_files_to_redraw_and_its_totals_follow_removal_and_undo(panel, qtbot, tmp_path):
+    folder = _folder(tmp_path / "corpus", 240, 6)
+    panel.model.entries = Walks()
+    Walks.count = 0
+    with qtbot.waitSignal(panel.scan_finished, timeout=60000):
+        panel.add_paths([folder], prompt=False)
+    assert Walks.count == 0  # every redraw read the running sums
+    files, chars, lines = _sums(panel)
+    assert files == 240 and len(panel.rejected_messages()) == 6
+    totals = panel.model.totals
+    assert (totals.files, totals.read, totals.chars, totals.lines, totals.partial()) == (files, files, chars, lines,
+                                                                                         False)
+    assert panel.total_chars() == chars
+    assert "<b>240 files</b>" in panel.totals.text() and f"{chars:,} characters" in panel.totals.text()
+
+    panel._remove_rows(list(range(10, 30)))
+    files, chars, lines = _sums(panel)
+    assert (totals.files, totals.chars, totals.lines) == (files, chars, lines) == (220, chars, lines)
+    assert f"{chars:,} characters" in panel.totals.text()
+    assert panel.undo_remove()
+    files, chars, lines = _sums(panel)
+    assert (totals.files, totals.chars, totals.lines) == (240, chars, lines)
+    # a run's files are looked up by key: a subset's characters, and None for a file not loaded
+    some = [str(e.source.path) for e in list.__iter__(panel.model.entries)][:5]
+    assert panel.total_chars(some) == sum(e.stats.chars for e in panel.model.entries[:5])
+    assert panel.total_chars([*some, str(folder / "missing.txt")]) is None
+    panel.clear()
+    assert (panel.model.totals.files, panel.model.totals.chars) == (0, 0) and not panel.model.totals.scripts
+
+
+def test_refused_files_are_listed_in_batches_not_one_redraw_each(panel, qtbot, tmp_path):
+    bad = 60
+    folder = _folder(tmp_path / "corpus", 2, bad)
+    inserted: list[int] = []
+    panel.rejected_list.model().rowsInserted.connect(lambda _p, first, last: inserted.append(last - first + 1))
+    ended = threading.Event()  # set in the scan thread, so every report is queued before the window reads one
+    panel._worker.job_finished.connect(lambda *_: ended.set(), Qt.ConnectionType.DirectConnection)
+    with qtbot.waitSignal(panel.scan_finished, timeout=60000):
+        panel.add_paths([folder], prompt=False)
+        assert ended.wait(60)
+    assert bad <= LIST_BATCH and inserted == [bad]  # one insertion for all of them (it was one each)
+    assert panel.rejected_list.count() == bad == len(panel.rejected_messages())
+    assert len(panel.entries()) == 2 and not panel.is_scanning()
+    item = panel.rejected_list.item(bad - 1)
+    assert item.text() == item.toolTip() and str(folder) in item.data(Qt.ItemDataRole.UserRole)
+    assert "not loaded (60)" in panel.rejected_label.text().lower()
+    panel.dismiss_rejected()
+    assert panel.rejected_list.count() == 0 and panel.rejected_messages() == []

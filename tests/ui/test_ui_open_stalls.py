@@ -1,0 +1,110 @@
+"""Opening a project decodes each run once, and the window's lists follow changes made elsewhere.
+
+Each tab, the actions and the run history asked the store for the runs while a project opened —
+about ten listings, each decoding every run's settings (a Unigram run's hold a score per piece:
+~0.25 s of the window's time per open). The project session now keeps the decoded runs until
+another connection commits to the file, and reads them without the per-piece scores.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from ui_helpers import train_cli
+
+from workbench.store import validate
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory) -> Path:
+    """A project with a BPE run and a Unigram run (its settings keep a score per piece)."""
+    root = tmp_path_factory.mktemp("tworuns")
+    corpus = root / "c.txt"
+    corpus.write_text("hello world, low lower lowest newer wider\n" * 40, encoding="utf-8")
+    project = root / "p.tokproj"
+    train_cli([corpus], project, "--merges", "5")
+    train_cli([corpus], project, "--model", "unigram", "--vocab-size", "20")
+    return project
+
+
+def _settled(window) -> bool:
+    return (not window.corpus.is_scanning() and not window.merges.jobs.busy()
+            and not window.inspect.jobs.busy() and bool(window.training.history.run_ids()))
+
+
+def test_opening_a_project_decodes_each_run_once_on_the_gui_thread(make_window, two_runs, qtbot, monkeypatch):
+    decoded: Counter[int] = Counter()
+    real = validate.run_info  # how a listing decodes a run (the Merges tab's check of the run it
+    # shows decodes that run once more, with its scores: it checks every stored value before use)
+
+    def counting(row, owner_alive):
+        if threading.current_thread() is threading.main_thread():
+            decoded[row[0]] += 1
+        return real(row, owner_alive)
+
+    monkeypatch.setattr(validate, "run_info", counting)
+    window = make_window()
+    assert window.open_project(two_runs, ask_first=False)
+    qtbot.waitUntil(lambda: _settled(window), timeout=30000)
+    assert decoded == Counter({1: 1, 2: 1})  # every tab's listing came from the one decode
+    runs = window.session.runs()
+    assert [r.id for r in runs] == [1, 2] and runs[1].settings["model"] == "unigram"
+    assert "scores" not in runs[1].settings  # a listing never parses a score per piece
+    assert window.session.run(2) == runs[1] and window.session.run(3) is None
+
+
+def test_the_kept_runs_follow_a_change_committed_by_another_connection(make_window, two_runs, qtbot, tmp_path):
+    project = tmp_path / "copy.tokproj"
+    project.write_bytes(two_runs.read_bytes())
+    window = make_window(project)
+    session = window.session
+    assert [r.name for r in session.runs()] == [r.name for r in session.runs()]
+    before = session.runs()[0].name
+    raw = sqlite3.connect(project)  # another program renames a run: the window hears nothing of it
+    with raw:
+        raw.execute("UPDATE runs SET name = 'renamed elsewhere' WHERE id = 1")
+    raw.close()
+    assert session.run(1).name == "renamed elsewhere" != before
+    session.rename_run(2, "renamed here")
+    assert [r.name for r in session.runs()] == ["renamed elsewhere", "renamed here"]
+    history = window.training.history
+    qtbot.waitUntil(lambda: history.item_for(2) is not None and history.item_for(2).text(0) == "renamed here",
+                    timeout=10000)
+
+
+def test_a_long_unigram_runs_sources_are_set_up_off_the_gui_thread(make_window, two_runs, qtbot, monkeypatch):
+    """The settings, scores and count of a long piece table are read by the worker that checks
+    the run; the window only moves the sources it made onto its own connection."""
+    from workbench.store import browse
+
+    window = make_window(two_runs)
+    window.show_panel("merges")
+    panel = window.merges
+    qtbot.waitUntil(lambda: not panel.jobs.busy() and not panel.pieces.model.busy, timeout=30000)
+    panel._set_source(None)
+    panel.model.ASYNC_KEYS = panel.pieces.model.ASYNC_KEYS = 5  # a run of 20 pieces is opened as a long one
+    on_gui: list[str] = []
+    for cls, name in ((browse.MergeSource, "__init__"), (browse.PieceSource, "__init__"),
+                      (browse.VocabSource, "count"), (browse, "source_settings")):
+        real = getattr(cls, name)
+        what = f"{getattr(cls, '__name__', 'browse')}.{name}"
+
+        def watched(*args, _real=real, _what=what, **kwargs):
+            if threading.current_thread() is threading.main_thread():
+                on_gui.append(_what)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(cls, name, watched)
+    panel._set_source(("run", 2))
+    pieces = panel.pieces
+    qtbot.waitUntil(lambda: pieces.source is not None and not pieces.model.busy
+                    and pieces.model.rowCount() == pieces.model.total > 0, timeout=30000)
+    assert on_gui == []  # nothing of the run was read on the window's thread
+    source = pieces.source
+    assert source.conn is panel._conn and source.known_count == pieces.model.total
+    assert source.scores is not None and len(source.scores) == source.known_count
+    assert pieces.model.data(pieces.model.index(3, 2)) == f"{source.scores[3]:.4f}"

@@ -56,6 +56,20 @@ def full_run_for(run, runs, corpus=lambda ids: ids) -> int | None:
     return None
 
 
+def has_sampled_runs(runs) -> bool:
+    """Whether any run trained on a sample (only then is :func:`sample_overlaps` worth its reads)."""
+    return any(isinstance(run.settings.get("sample_lines"), int) for run in runs)
+
+
+def sample_overlaps_at(path) -> dict[int, SampleOverlap]:
+    """:func:`sample_overlaps` of the project at ``path``, read on a connection of its own (the
+    window calls it off its GUI thread: both vocabularies are loaded)."""
+    from workbench.store import ProjectStore
+
+    with ProjectStore.open(path, readonly=True) as store:
+        return sample_overlaps(store)
+
+
 def sample_overlaps(store) -> dict[int, SampleOverlap]:
     """Every sampled run of the project with a matching full run, by the sampled run's id."""
     from workbench.core.vocab_diff import diff_vocab

@@ -17,7 +17,9 @@ What it leaves out: training itself (the child does it) and the merge table (the
 from __future__ import annotations
 
 import html
+import logging
 import time
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
@@ -52,6 +54,7 @@ from workbench.errors import ConfigError, WorkbenchError
 from workbench.store import RunInfo
 from workbench.tasks import preflight
 from workbench.tasks.models import FAMILIES, ModelFamily, ProgressRule, family
+from workbench.tasks.sample_report import has_sampled_runs, sample_overlaps_at
 from workbench.tasks.spec import ModelOption, RunSpec, check_option_value
 from workbench.tasks.train import step_value
 from workbench.ui import style, text
@@ -88,6 +91,8 @@ POLL_MS = 100
 PLOT_POINTS = 20_000  # at most this many steps of a stored run are read for its curves
 MERGES_REFRESH_S = 0.5
 SETTLE_S = 30.0  # how long a finished run is read again for its last batches (the writer's own retry limit)
+
+log = logging.getLogger(__name__)
 
 
 def ask(parent: QWidget, title: str, message: str, buttons, default) -> QMessageBox.StandardButton:
@@ -1254,12 +1259,22 @@ class TrainingPanel(QWidget):
         used = {cid for run in runs for cid in run.corpus_ids}  # not every file of the project: it may list 100,000
         self._corpus_paths = {c.id: c.path for c in self.session.store.corpora(used)} if self.session.store else {}
         self.history.set_runs(runs, self.live_run)
+        self._read_sample_overlaps(runs)
         if select is not None:
             self.history.select(select)
         else:
             self._on_history_selection(self.history.selected_ids())
         if not runs:
             self.plot_stack.setCurrentIndex(0)
+
+    def _read_sample_overlaps(self, runs) -> None:
+        """A sampled run's overlap with its run on all lines needs both vocabularies: read off the GUI thread."""
+        path = self.session.path
+        if path is None or not has_sampled_runs(runs):
+            self.history.set_overlaps({})
+            return
+        self.curves.submit(partial(sample_overlaps_at, path), self.history.set_overlaps,
+                           lambda message: log.info("sample overlap not shown: %s", message), key="sample-overlap")
 
     @Slot(list)
     def _on_history_selection(self, run_ids: list) -> None:

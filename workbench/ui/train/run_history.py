@@ -28,13 +28,14 @@ from PySide6.QtWidgets import (
 from workbench.store import RunInfo
 from workbench.tasks.models import family_of
 from workbench.tasks.preflight import estimate_ratios
+from workbench.tasks.sample_report import SampleOverlap
 from workbench.ui import style, text
 
-COLUMNS = ("Run", "Status", "|V|", "Merges", "Started", "Took", "vs estimate")
+COLUMNS = ("Run", "Status", "|V|", "Merges", "Started", "Took", "vs estimate", "vs all lines")
 ID_ROLE = Qt.ItemDataRole.UserRole
 
 
-def describe(run: RunInfo) -> str:
+def describe(run: RunInfo, overlap: SampleOverlap | None = None) -> str:
     s = run.settings
     timings = run.timings or {}
     phases = " · ".join(f"{what} {text.duration(float(timings[key]))}" for key, what in
@@ -52,6 +53,8 @@ def describe(run: RunInfo) -> str:
         of = s.get("sampled_from_lines")
         lines.append(f"trained on a sample of {s['sample_lines']:,}" + (f" of {of:,}" if isinstance(of, int) else "")
                      + f" lines (seed {s.get('sample_seed', 0)})")
+        if overlap is not None:
+            lines.append(overlap.text())
     ratios = estimate_ratios(s, timings)
     if ratios is not None and ratios.text():
         est = s["estimate"]
@@ -80,6 +83,8 @@ class RunHistory(QWidget):
         self.setAccessibleName("Run history")
         self._updating = False
         self._runs: dict[int, RunInfo] = {}
+        # A sampled run beside the run on all its lines (read off the GUI thread by the panel).
+        self._overlaps: dict[int, SampleOverlap] = {}
         self._live: int | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -165,17 +170,28 @@ class RunHistory(QWidget):
         ratios = estimate_ratios(run.settings, run.timings or {})
         versus = " · ".join(f"{what} ×{value:.2f}" for what, value in
                             (("mem", ratios.memory), ("time", ratios.time)) if value is not None) if ratios else ""
+        overlap = self._overlaps.get(run.id)
+        sampled = f"{100 * overlap.share:.1f}% of run {overlap.full_run}" if overlap is not None else ""
         item = QTreeWidgetItem([run.name, status, text.count(run.vocab_size), merges,
-                                text.when(run.started), text.duration(took) if took is not None else "", versus])
+                                text.when(run.started), text.duration(took) if took is not None else "", versus,
+                                sampled])
         item.setData(0, ID_ROLE, run.id)
         item.setIcon(0, style.status_icon(status))
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
-        tip = describe(run)
+        tip = describe(run, overlap)
         for col in range(len(COLUMNS)):
             item.setToolTip(col, tip)
         for col in (2, 3, 5):
             item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return item
+
+    def set_overlaps(self, overlaps: dict[int, SampleOverlap]) -> None:
+        """Show how each sampled run's vocabulary overlaps its run on all lines (``vs all lines``)."""
+        if overlaps == self._overlaps:
+            return
+        self._overlaps = dict(overlaps)
+        for run in list(self._runs.values()):
+            self.update_run(run, self._live)
 
     def update_run(self, run: RunInfo, live_run: int | None = None) -> None:
         """Refresh one row (status, size) without rebuilding the list."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import regex
 
 from workbench.core.model import Tokenizer
-from workbench.core.native_bpe import NATIVE_AFTER_CHARS, NativeBPE, native_fits
+from workbench.core.native_bpe import NATIVE_AFTER_CHARS, NativeBPE, native_fits, whole_text_fits
 from workbench.core.pipeline import Piece, Segment
 from workbench.core.special_roles import with_template
 from workbench.core.unigram import UnigramModel, is_spm_model, model_of
@@ -119,8 +119,10 @@ class Encoder:
         self._special_re = _special_pattern(frozenset(tokenizer.special_tokens))
         # tiktoken's own core for what it computes exactly as we do (see :mod:`native_bpe`): built on
         # first use by a long text, so opening a file and encoding one line pays nothing for it.
-        self._native: NativeBPE | bool = native and ranks_only and not greedy and native_fits(
+        self._native: NativeBPE | bool = native and not greedy and native_fits(
             tokenizer, self._byte_ids, self._unk) and not self._missing_bytes
+        self._native_whole = whole_text_fits(tokenizer)
+        self._max_merges = max_merges
         self._encoded_chars = 0
 
     # ---- encoding ------------------------------------------------------------------------------
@@ -164,7 +166,7 @@ class Encoder:
             return []
         if self._spm is not None:
             return self._spm.encode(text)
-        if self._native:
+        if self._native and self._native_whole:
             native = self._native_core(len(text))
             if native is not None:
                 return native.encode(text)
@@ -185,13 +187,13 @@ class Encoder:
         return out
 
     def _native_core(self, length: int) -> NativeBPE | None:
-        """The native encoder once texts worth its set-up (~0.1 s for 100k ranks) have come."""
+        """The native encoder once texts (or new pre-tokens) worth its set-up have come."""
         if isinstance(self._native, NativeBPE):
             return self._native
         self._encoded_chars += length
         if self._encoded_chars < NATIVE_AFTER_CHARS:
             return None
-        built = NativeBPE.build(self.tok, self._usable)
+        built = NativeBPE.build(self.tok, self._usable, self._byte_ids, self._max_merges)
         self._native = built or False
         return built
 
@@ -498,6 +500,10 @@ class Encoder:
             data = self._pre.prepare(piece).encode("utf-8")
             if self._missing_bytes:
                 self._check_bytes(data, piece)
+            if self._native:
+                native = self._native_core(len(data))
+                if native is not None:
+                    return native.piece(data)
             if len(data) > _SPLIT_MIN:
                 out: list[int] = []
                 cache = self._segment_cache
@@ -525,6 +531,10 @@ class Encoder:
 
     def _bpe_bytes(self, data: bytes) -> tuple[int, ...]:
         """BPE over the bytes of one piece (or of a segment no token crosses), by the tokenizer's rule."""
+        if self._native:
+            native = self._native_core(len(data))
+            if native is not None:
+                return native.piece(data)
         if self.tok.merge_rule == "bytes":
             return tuple(self._bpe_by_bytes(data))
         byte_ids = self._byte_ids

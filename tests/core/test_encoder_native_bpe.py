@@ -173,23 +173,29 @@ def test_gpt2_files_encode_alike(texts, build_at_once, tmp_path):
     assert_same_ids(tok, texts)
 
 
-def test_tokenizers_trained_json_encodes_alike(texts, build_at_once, tmp_path):
+@pytest.mark.parametrize("prefix", [False, True], ids=["plain", "add_prefix_space"])
+def test_tokenizers_trained_json_encodes_alike(texts, build_at_once, tmp_path, prefix):
     """A byte-level BPE trained by ``tokenizers`` (its own tie rule and id order), read through our
-    tokenizer.json pipeline: the same ids as the Python path and as ``tokenizers`` itself."""
+    tokenizer.json pipeline: the same ids from tiktoken's core (whole stretches between added
+    tokens), from the Python pipeline and from ``tokenizers`` itself."""
     tokenizers = pytest.importorskip("tokenizers")
     from tokenizers import decoders, models, pre_tokenizers, trainers
 
     from workbench.formats.hf_json import read_hf_json
 
     hf = tokenizers.Tokenizer(models.BPE())
-    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=prefix)
     hf.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=1000, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   special_tokens=["<s>"], show_progress=False)
     hf.train_from_iterator([t for t, _ in texts], trainer)
     hf.save(str(tmp_path / "tokenizer.json"))
     tok = read_hf_json(tmp_path / "tokenizer.json")[0]
-    short = [(t, held_out[:10_000]) for t, held_out in texts]  # the Python pipeline is the slow side
-    encoder = assert_same_ids(tok, short)
-    for _train, held_out in short:
-        assert encoder.encode(held_out) == hf.encode(held_out).ids
+    held_out = [held[:8_000] for _t, held in texts]  # the Python pipeline is the slow side
+    held_out += ["<s>Hello<s> world  <s>\n\n  x", "  two spaces\r\n\tand a tab   ", "<s>", ""]
+    fast, python = Encoder(tok), Encoder(tok, native=False)
+    for text in held_out:
+        expected = hf.encode(text).ids
+        assert fast.encode(text) == expected, text[:40]
+        assert python.encode(text) == expected, text[:40]
+    assert isinstance(fast._native, NativeBPE)  # noqa: SLF001 - the fast path did run

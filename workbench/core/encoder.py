@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import regex
 
 from workbench.core.model import Tokenizer
-from workbench.core.native_bpe import NATIVE_AFTER_CHARS, NativeBPE, native_fits, whole_text_fits
+from workbench.core.native_bpe import NATIVE_AFTER_CHARS, NativeBPE, native_fits, plain_byte_level, whole_text_fits
 from workbench.core.pipeline import Piece, Segment
 from workbench.core.special_roles import with_template
 from workbench.core.unigram import UnigramModel, is_spm_model, model_of
@@ -122,6 +122,7 @@ class Encoder:
         self._native: NativeBPE | bool = native and not greedy and native_fits(
             tokenizer, self._byte_ids, self._unk) and not self._missing_bytes
         self._native_whole = whole_text_fits(tokenizer)
+        self._plain_prefix = plain_byte_level(self._pipe) if self._native else None
         self._max_merges = max_merges
         self._encoded_chars = 0
 
@@ -136,7 +137,9 @@ class Encoder:
         leaves the special ones outside it as text), and ``add_special_tokens`` adds what the
         post-processor wraps a text in (``[CLS] … [SEP]``)."""
         if self._pipe is not None:
-            found = [t.id for t in self.pipeline_tokens(text, _allowed(allow_special), exact=False)]
+            found = self._plain_pipeline(text, _allowed(allow_special))
+            if found is None:
+                found = [t.id for t in self.pipeline_tokens(text, _allowed(allow_special), exact=False)]
             return self._pipe.post_process(found) if add_special_tokens else found
         if self._normalize is not None:
             text = self._normalize(text)
@@ -184,6 +187,28 @@ class Encoder:
                 if len(cache) < 500_000:
                     cache[piece] = ids
             extend(ids)
+        return out
+
+    def _plain_pipeline(self, text: str, allowed: frozenset[str] | None) -> list[int] | None:
+        """A plain ``ByteLevel`` tokenizer.json's ids by tiktoken's core, stretch by stretch between
+        its added tokens (None: not such a pipeline, or the core not built yet)."""
+        prefix = self._plain_prefix
+        pipe = self._pipe
+        if prefix is None or pipe is None or not text:
+            return None
+        native = self._native_core(len(text))
+        if native is None:
+            return None
+        if not pipe.added_tokens or not any(found is not None and found.search(text) for found in (
+                pipe._raw_re, pipe._normalized_re)):  # noqa: SLF001 - no added token in this text
+            return native.encode(" " + text if prefix and not text.startswith(" ") else text)
+        out: list[int] = []
+        for segment in pipe.segments(text, allowed, exact=False):
+            if segment.token is not None:
+                out.append(segment.token.id)
+            elif segment.piece.text:
+                part = segment.piece.text
+                out.extend(native.encode(" " + part if prefix and not part.startswith(" ") else part))
         return out
 
     def _native_core(self, length: int) -> NativeBPE | None:

@@ -14,7 +14,9 @@ so we hand it the work for every byte-level BPE whose ids that rule gives:
 Two entry points: :meth:`NativeBPE.piece` encodes one pre-token's bytes (``encode_single_piece``:
 any pre-tokenizer, the encoder splits); :meth:`NativeBPE.encode` a whole text, only for a preset
 whose pattern is tiktoken's published one character for character (gpt2 = r50k/p50k, cl100k,
-o200k) — a custom pattern runs in Python's ``regex`` here and in fancy-regex there, which may differ.
+o200k), or for a tokenizer.json whose pipeline is plain ``ByteLevel`` (:func:`plain_byte_level`:
+the encoder cuts out its added tokens and hands over the text between them) — a custom pattern runs
+in Python's ``regex`` here and in fancy-regex there, which may differ.
 Special tokens never reach it (the encoder cuts them out first); normalizers run before.
 
 Left out: greedy encodings, and merge lists that fail the proof (they stay on the Python path).
@@ -29,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from workbench.core.model import Tokenizer
+from workbench.core.pipeline import Pipeline
 from workbench.core.pretokenize import GPT2_PATTERN, PRESET_PATTERNS
 from workbench.core.rank_equivalence import tiktoken_table
 
@@ -51,6 +54,25 @@ def native_fits(tok: Tokenizer, byte_ids: Sequence[int] | None, unknown: int | N
 def whole_text_fits(tok: Tokenizer) -> bool:
     """Whether tiktoken's own pattern splits ``tok``'s texts as ours does (a tiktoken preset)."""
     return tok.pre.name in NATIVE_PRESETS and tok.pipeline is None
+
+
+def plain_byte_level(pipeline: Pipeline | None) -> bool | None:
+    r"""For a tokenizer.json whose only stage before the model is ``ByteLevel`` with its regex (no
+    normalizer, no other pre-tokenizer, no model option): its ``add_prefix_space``; else None.
+
+    Such a pipeline cuts each stretch between added tokens with GPT-2's pattern (``tokenizers``'
+    spelling of it: ``\s+`` where tiktoken has ``\s`` last, which only ever matches one character
+    there, and no ``\s++$``, which ``\s+(?!\S)`` covers), so tiktoken's core can split it too."""
+    if pipeline is None or pipeline.normalizer is not None or pipeline.model_options:
+        return None
+    spec = pipeline.pre_tokenizer
+    if isinstance(spec, dict) and spec.get("type") == "Sequence":
+        items = spec.get("pretokenizers")
+        spec = items[0] if isinstance(items, list) and len(items) == 1 else None
+    if not isinstance(spec, dict) or spec.get("type") != "ByteLevel" or spec.get("use_regex", True) is not True:
+        return None
+    prefix = spec.get("add_prefix_space", True)
+    return prefix if isinstance(prefix, bool) else None
 
 
 class NativeBPE:
@@ -83,6 +105,7 @@ class NativeBPE:
             if max_merges is not None:
                 table = table.prefix(max(0, max_merges))
             ranks, ids = table.ranks, table.ids
+        # a tiktoken preset's own pattern; a plain ByteLevel tokenizer.json's is GPT-2's
         pattern = PRESET_PATTERNS.get(tok.pre.name) if whole_text_fits(tok) else None
         return cls(core_module.CoreBPE(ranks, {}, pattern or GPT2_PATTERN), ids)
 

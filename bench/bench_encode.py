@@ -4,7 +4,8 @@
                                  [--mb 0 (whole corpora)]
 
 Every case encodes the shared corpora (8.9 MB, five languages) with a fresh encoder (its cache cold,
-its set-up counted) and compares against the anchor the issue names, on the same text:
+its set-up counted; tiktoken's too: the ``Encoding`` is built from the loaded ranks inside the timed
+part) and compares against the anchor the issue names, on the same text:
 
 * ``run`` — our BPE run (byte level, GPT-2 split, V 8,192, trained here on the corpora);
   anchor: tiktoken's ``encode_ordinary`` over the same vocabulary (ranks = ids, GPT-2 pattern).
@@ -180,20 +181,17 @@ def load_ours(case: str):
     return pickle.loads(other_run(case).read_bytes())
 
 
-def tiktoken_anchor(case: str):
-    import tiktoken
-
+def tiktoken_ranks(case: str) -> tuple[dict[bytes, int], str]:
+    """The vocabulary as tiktoken's ranks (ids) and the pattern (the loading, not timed)."""
     from workbench.core.pretokenize import CL100K_PATTERN, GPT2_PATTERN
 
     if case == "cl100k":
         from tiktoken.load import load_tiktoken_bpe
 
-        return tiktoken.Encoding("cl100k", pat_str=CL100K_PATTERN, mergeable_ranks=load_tiktoken_bpe(str(cl100k_file())),
-                                 special_tokens={})
+        return load_tiktoken_bpe(str(cl100k_file())), CL100K_PATTERN
     tok = load_ours(case)
     specials = set(tok.special_tokens.values())
-    ranks = {piece: i for i, piece in enumerate(tok.vocab) if piece and i not in specials}
-    return tiktoken.Encoding(case, pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    return {piece: i for i, piece in enumerate(tok.vocab) if piece and i not in specials}, GPT2_PATTERN
 
 
 def child(case: str, side: str, mb: float) -> dict:
@@ -212,9 +210,11 @@ def child(case: str, side: str, mb: float) -> dict:
         else:
             per_line = [encoder.encode(line) for line in lines]
     elif lines is None:
-        enc = tiktoken_anchor(case)
-        start = cpu_s()
-        ids = enc.encode_ordinary(text)
+        import tiktoken
+
+        ranks, pattern = tiktoken_ranks(case)
+        start = cpu_s()  # from the loaded vocabulary on, as ours: building the encoder counts
+        ids = tiktoken.Encoding(case, pat_str=pattern, mergeable_ranks=ranks, special_tokens={}).encode_ordinary(text)
     else:
         from tokenizers import Tokenizer
 

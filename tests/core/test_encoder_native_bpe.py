@@ -199,3 +199,16 @@ def test_tokenizers_trained_json_encodes_alike(texts, build_at_once, tmp_path, p
         assert fast.encode(text) == expected, text[:40]
         assert python.encode(text) == expected, text[:40]
     assert isinstance(fast._native, NativeBPE)  # noqa: SLF001 - the fast path did run
+
+
+def test_sweep_counts_from_the_core_equal_the_continued_splits(texts):
+    """The sweep's points on tiktoken's core (a prefix per point) give the Python continuation's counts."""
+    from workbench.core.vocab_sweep import _continued_lengths, _native_lengths
+
+    tok = trained(texts, "gpt2")
+    pieces = sorted({p for _t, held in texts for p in tok.pre.split(held)})
+    steps = [0, 1, 30, 300, len(tok.merges)]
+    native = _native_lengths(tok, pieces, steps)
+    assert native is not None
+    for fast, slow in zip(native, _continued_lengths(tok, pieces, steps)):
+        assert fast(lambda _j: False) == slow(lambda _j: False)

@@ -211,6 +211,13 @@ class Encoder:
                 out.extend(native.encode(" " + part if prefix and not part.startswith(" ") else part))
         return out
 
+    def native_prefix(self, merges: int) -> NativeBPE | None:
+        """tiktoken's core for the first ``merges`` merges of this byte-level BPE (the sweep's points),
+        or None when tiktoken's rule is not provably this tokenizer's (see :mod:`native_bpe`)."""
+        if not self._native or self._pipe is not None:
+            return None
+        return NativeBPE.build(self.tok, self._usable, self._byte_ids, merges)
+
     def _native_core(self, length: int) -> NativeBPE | None:
         """The native encoder once texts (or new pre-tokens) worth its set-up have come."""
         if isinstance(self._native, NativeBPE):

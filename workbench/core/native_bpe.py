@@ -115,7 +115,13 @@ class NativeBPE:
         ids = self._ids
         return found if ids is None else [ids[r] for r in found]
 
+    def length(self, data: bytes) -> int:
+        """How many tokens one pre-token's bytes become."""
+        return len(self._single(data)) if data else 0
+
     def piece(self, data: bytes) -> tuple[int, ...]:
         """The ids of one pre-token's bytes."""
+        if not data:
+            return ()
         ids = self._ids
         return tuple(self._single(data)) if ids is None else tuple(ids[r] for r in self._single(data))

@@ -212,3 +212,4 @@ def test_sweep_counts_from_the_core_equal_the_continued_splits(texts):
     assert native is not None
     for fast, slow in zip(native, _continued_lengths(tok, pieces, steps)):
         assert fast(lambda _j: False) == slow(lambda _j: False)
+

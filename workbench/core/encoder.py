@@ -12,6 +12,11 @@ A ``model="wordpiece"`` tokenizer is encoded and decoded by
 :class:`~workbench.core.wordpiece.WordPieceModel` (BERT's rule, ``##`` pieces, whole-word ``[UNK]``).
 ``max_merges=N`` applies only the first N merges: how the text split "as of merge N".
 
+Byte-level BPE whose ids tiktoken's rule gives — ``.tiktoken`` files, and merge lists for which
+:mod:`~workbench.core.rank_equivalence` proves it (our runs, GPT-2 files, a byte-level
+tokenizer.json) — is encoded by tiktoken's own core (:mod:`~workbench.core.native_bpe`) once
+20,000 characters have come: whole texts for a tiktoken preset, else each new pre-token.
+
 Left out on purpose: batching and threads. Offsets are code points of the *normalized* text.
 """
 

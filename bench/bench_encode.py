@@ -21,7 +21,8 @@ Each side of each round runs in its own process (peak RSS is its own); rounds in
 sides. Printed per case: the medians of encode CPU seconds and MB/s, the throughput ratio
 ours/anchor (≥ 1 = faster), peak RSS of each whole process, and whether the ids are identical
 (a digest of all ids; for Unigram the number of lines where ``tokenizers`` differs — it sums scores
-in double, we as SentencePiece in float32). The load average is printed beside the numbers.
+in double, we as SentencePiece in float32 — and where ``sentencepiece`` itself differs, on the
+run's exported ``.model``). The load average is printed beside the numbers.
 Set-up (training, exports) is cached in ``$TMPDIR/workbench-bench/encode``. Not a test.
 """
 
@@ -246,6 +247,21 @@ def lines_differing(case: str) -> int:
     return sum(1 for a, b in zip(ours, theirs) if a != b)
 
 
+def spm_lines_differing() -> tuple[int, int]:
+    """(lines, of which sentencepiece's ids differ from ours) for the Unigram run's exported .model."""
+    import sentencepiece
+
+    from workbench.formats.spm_model import render_spm_model
+
+    model = CACHE / "run-unigram.model"
+    if not model.exists():
+        model.write_bytes(render_spm_model(pickle.loads(other_run("unigram").read_bytes()))[0])
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(model))
+    ours = pickle.loads((CACHE / "lines-unigram-ours.pkl").read_bytes())
+    lines = corpus_text(0).splitlines(keepends=True)
+    return len(lines), sum(1 for line, mine in zip(lines, ours) if sp.encode(line) != mine)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
@@ -282,6 +298,9 @@ def main() -> None:
               f"{max(r['peak_mb'] for r in ours):4.0f} MB) | {anchor_name.get(case, 'tiktoken'):10s} {theirs:6.2f} MB/s "
               f"({statistics.median(r['seconds'] for r in anchor):5.2f} s, {max(r['peak_mb'] for r in anchor):4.0f} MB) | "
               f"ratio {mine / theirs:4.2f} | {ids}", flush=True)
+    if "unigram" in args.cases and not args.mb:
+        lines, differ = spm_lines_differing()
+        print(f"unigram vs sentencepiece (the run's exported .model): ids differ on {differ} of {lines} lines")
     print(f"load {os.getloadavg()[0]:.1f} at the end ({time.strftime('%H:%M')})")
 
 

@@ -12,6 +12,11 @@ A ``model="wordpiece"`` tokenizer is encoded and decoded by
 :class:`~workbench.core.wordpiece.WordPieceModel` (BERT's rule, ``##`` pieces, whole-word ``[UNK]``).
 ``max_merges=N`` applies only the first N merges: how the text split "as of merge N".
 
+Byte-level BPE whose ids tiktoken's rule gives — ``.tiktoken`` files, and merge lists for which
+:mod:`~workbench.core.rank_equivalence` proves it (our runs, GPT-2 files, a byte-level
+tokenizer.json) — is encoded by tiktoken's own core (:mod:`~workbench.core.native_bpe`) once
+20,000 characters have come: whole texts for a tiktoken preset, else each new pre-token.
+
 Left out on purpose: batching and threads. Offsets are code points of the *normalized* text.
 """
 
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 import regex
 
 from workbench.core.model import Tokenizer
-from workbench.core.native_bpe import NATIVE_AFTER_CHARS, NativeBPE, native_fits
+from workbench.core.native_bpe import NATIVE_AFTER_CHARS, NativeBPE, native_fits, plain_byte_level, whole_text_fits
 from workbench.core.pipeline import Piece, Segment
 from workbench.core.special_roles import with_template
 from workbench.core.unigram import UnigramModel, is_spm_model, model_of
@@ -119,8 +124,11 @@ class Encoder:
         self._special_re = _special_pattern(frozenset(tokenizer.special_tokens))
         # tiktoken's own core for what it computes exactly as we do (see :mod:`native_bpe`): built on
         # first use by a long text, so opening a file and encoding one line pays nothing for it.
-        self._native: NativeBPE | bool = native and ranks_only and not greedy and native_fits(
+        self._native: NativeBPE | bool = native and not greedy and native_fits(
             tokenizer, self._byte_ids, self._unk) and not self._missing_bytes
+        self._native_whole = whole_text_fits(tokenizer)
+        self._plain_prefix = plain_byte_level(self._pipe) if self._native else None
+        self._max_merges = max_merges
         self._encoded_chars = 0
 
     # ---- encoding ------------------------------------------------------------------------------
@@ -134,7 +142,9 @@ class Encoder:
         leaves the special ones outside it as text), and ``add_special_tokens`` adds what the
         post-processor wraps a text in (``[CLS] … [SEP]``)."""
         if self._pipe is not None:
-            found = [t.id for t in self.pipeline_tokens(text, _allowed(allow_special), exact=False)]
+            found = self._plain_pipeline(text, _allowed(allow_special))
+            if found is None:
+                found = [t.id for t in self.pipeline_tokens(text, _allowed(allow_special), exact=False)]
             return self._pipe.post_process(found) if add_special_tokens else found
         if self._normalize is not None:
             text = self._normalize(text)
@@ -164,7 +174,7 @@ class Encoder:
             return []
         if self._spm is not None:
             return self._spm.encode(text)
-        if self._native:
+        if self._native and self._native_whole:
             native = self._native_core(len(text))
             if native is not None:
                 return native.encode(text)
@@ -184,14 +194,43 @@ class Encoder:
             extend(ids)
         return out
 
+    def _plain_pipeline(self, text: str, allowed: frozenset[str] | None) -> list[int] | None:
+        """A plain ``ByteLevel`` tokenizer.json's ids by tiktoken's core, stretch by stretch between
+        its added tokens (None: not such a pipeline, or the core not built yet)."""
+        prefix = self._plain_prefix
+        pipe = self._pipe
+        if prefix is None or pipe is None or not text:
+            return None
+        native = self._native_core(len(text))
+        if native is None:
+            return None
+        if not pipe.added_tokens or not any(found is not None and found.search(text) for found in (
+                pipe._raw_re, pipe._normalized_re)):  # noqa: SLF001 - no added token in this text
+            return native.encode(" " + text if prefix and not text.startswith(" ") else text)
+        out: list[int] = []
+        for segment in pipe.segments(text, allowed, exact=False):
+            if segment.token is not None:
+                out.append(segment.token.id)
+            elif segment.piece.text:
+                part = segment.piece.text
+                out.extend(native.encode(" " + part if prefix and not part.startswith(" ") else part))
+        return out
+
+    def native_prefix(self, merges: int) -> NativeBPE | None:
+        """tiktoken's core for the first ``merges`` merges of this byte-level BPE (the sweep's points),
+        or None when tiktoken's rule is not provably this tokenizer's (see :mod:`native_bpe`)."""
+        if not self._native or self._pipe is not None:
+            return None
+        return NativeBPE.build(self.tok, self._usable, self._byte_ids, merges)
+
     def _native_core(self, length: int) -> NativeBPE | None:
-        """The native encoder once texts worth its set-up (~0.1 s for 100k ranks) have come."""
+        """The native encoder once texts (or new pre-tokens) worth its set-up have come."""
         if isinstance(self._native, NativeBPE):
             return self._native
         self._encoded_chars += length
         if self._encoded_chars < NATIVE_AFTER_CHARS:
             return None
-        built = NativeBPE.build(self.tok, self._usable)
+        built = NativeBPE.build(self.tok, self._usable, self._byte_ids, self._max_merges)
         self._native = built or False
         return built
 
@@ -498,6 +537,10 @@ class Encoder:
             data = self._pre.prepare(piece).encode("utf-8")
             if self._missing_bytes:
                 self._check_bytes(data, piece)
+            if self._native:
+                native = self._native_core(len(data))
+                if native is not None:
+                    return native.piece(data)
             if len(data) > _SPLIT_MIN:
                 out: list[int] = []
                 cache = self._segment_cache
@@ -525,6 +568,10 @@ class Encoder:
 
     def _bpe_bytes(self, data: bytes) -> tuple[int, ...]:
         """BPE over the bytes of one piece (or of a segment no token crosses), by the tokenizer's rule."""
+        if self._native:
+            native = self._native_core(len(data))
+            if native is not None:
+                return native.piece(data)
         if self.tok.merge_rule == "bytes":
             return tuple(self._bpe_by_bytes(data))
         byte_ids = self._byte_ids

@@ -54,6 +54,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "wordpiece": ("wordpiece", ()),
     "wordpiece-lower": ("wordpiece", ("--normalize", "bert-lower")),
     "unigram": ("unigram", ()),
+    "pickybpe": ("pickybpe", ()),
 }
 SUFFIX = {"hf": "tokenizer.json", "hf-folder": "hf-folder", "gpt2": "gpt2", "tiktoken": "run.tiktoken", "wordpiece": "vocab.txt",
           "spm": "run.model", "spm-vocab": "run.vocab", "merges-csv": "merges.csv"}
@@ -65,6 +66,7 @@ EXPECTED = {
     "wordpiece": ("hf", "hf-folder", "merges-csv"),  # cased: BERT loaders lowercase by default
     "wordpiece-lower": ("hf", "hf-folder", "wordpiece", "merges-csv"),
     "unigram": ("hf", "hf-folder", "spm", "spm-vocab"),
+    "pickybpe": ("hf", "hf-folder", "gpt2", "merges-csv"),  # its removals break tiktoken's byte-rank rule
 }
 
 

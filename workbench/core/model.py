@@ -24,6 +24,9 @@ from workbench.core.pretokenize import PreTokenizer, make_pretokenizer
 Units = Literal["bytes", "chars"]
 ModelKind = Literal["bpe", "wordpiece", "unigram"]
 TokenKind = Literal["special", "base", "merge"]
+#: Training families whose tokenizers are another kind's at inference (a run's settings name the
+#: family; its Tokenizer, encoder and export formats are the kind's): PickyBPE trains a BPE.
+ENCODES_AS: dict[str, ModelKind] = {"pickybpe": "bpe"}
 
 
 @dataclass(frozen=True)

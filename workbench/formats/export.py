@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from workbench.core.atomic import Staging, refuse_existing
-from workbench.core.model import Tokenizer
+from workbench.core.model import ENCODES_AS, Tokenizer
 from workbench.core.special_roles import with_template
 from workbench.errors import WorkbenchError
 from workbench.formats.common import piece_to_text
@@ -87,6 +87,13 @@ _NOT_FOR_FAMILY: dict[str, dict[str, str]] = {
     },
 }
 
+# … and what a family that trains another kind's tokenizer cannot go to besides that kind's refusals.
+_NOT_FOR_TRAINED: dict[str, dict[str, str]] = {
+    "pickybpe": {
+        "tiktoken": "tiktoken joins the two pieces whose bytes form the lowest-ranked token, and a PickyBPE run's "
+                    "merges (made around its removed tokens) do not follow that rule: it gives other ids",
+    },
+}
 _BERT_NORMALIZERS = (("bert",), ("bert-lower",))
 _FOLDER_FORMATS = ("gpt2", "hf-folder")  # formats that write a folder of files
 _BERT_SPECIALS = ("[UNK]", "[CLS]", "[SEP]")
@@ -101,6 +108,11 @@ def why_not(model: str, fmt: str, settings: Mapping[str, Any] | None = None) -> 
     """
     if fmt not in FORMATS:
         return f"{fmt!r} is not an export format"
+    if model in ENCODES_AS:  # a family that trains another kind's tokenizer (PickyBPE: a BPE)
+        reason = _NOT_FOR_TRAINED.get(model, {}).get(fmt)
+        if reason:
+            return reason
+        model = ENCODES_AS[model]
     family = _NOT_FOR_FAMILY.get(model)
     if family is None:
         return f"{model!r} is not a model family the workbench exports"
@@ -159,12 +171,14 @@ def formats_for(model: str, settings: Mapping[str, Any] | None = None) -> tuple[
     return tuple(fmt for fmt in FORMATS if not why_not(model, fmt, settings))
 
 
-def refuse_unfit(tokenizer: Tokenizer, fmt: str) -> None:
-    """Raise the one-line refusal for a format that does not fit ``tokenizer``."""
-    reason = why_not(tokenizer.model, fmt, tokenizer.settings())
+def refuse_unfit(tokenizer: Tokenizer, fmt: str, trained_as: str | None = None) -> None:
+    """Raise the one-line refusal for a format that does not fit ``tokenizer``; ``trained_as``: the
+    family of the run it comes from, when that family refuses more than its kind (PickyBPE)."""
+    model = trained_as or tokenizer.model
+    reason = why_not(model, fmt, tokenizer.settings())
     if reason:
-        fitting = formats_for(tokenizer.model, tokenizer.settings())
-        family = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram"}.get(tokenizer.model, tokenizer.model)
+        fitting = formats_for(model, tokenizer.settings())
+        family = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram", "pickybpe": "PickyBPE"}.get(model, model)
         raise WorkbenchError(f"{fmt} is not offered for this {family} tokenizer: {reason}; "
                              f"formats that fit: {', '.join(fitting) or 'none'}")
 

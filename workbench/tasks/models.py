@@ -242,6 +242,19 @@ def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec,
         pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ()), **_option_config(UNIGRAM, spec)))
 
 
+def _pickybpe_trainer(counts: Mapping[str, int], spec: RunSpec,
+                      should_stop: Callable[[], bool] | None = None) -> Trainer:
+    from workbench.core.bpe import TrainConfig
+    from workbench.core.pickybpe import PickyBpeTrainer
+
+    return PickyBpeTrainer(counts, TrainConfig(
+        units=spec.units, vocab_size=spec.vocab_size, merges=spec.merges,  # type: ignore[arg-type]
+        min_frequency=spec.min_frequency or 1, special_tokens=tuple(spec.special_tokens or ()),
+        end_of_word=spec.end_of_word, tie_break=spec.tie_break,  # type: ignore[arg-type]
+        pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ())),
+        threshold=spec.options.get("picky_threshold", PICKYBPE.options[0].default))
+
+
 def _wordpiece_step_value(settings: Mapping[str, Any]) -> str:
     # Runs stored before the score had a default in the settings were trained on the likelihood score.
     return "score" if settings.get("wordpiece_score", "likelihood") == "likelihood" else "frequency"
@@ -309,8 +322,22 @@ UNIGRAM = ModelFamily(
     proposed_roles={"bos": "<s>", "eos": "</s>", "unk": "<unk>"}, proposed_template="llama",
 )
 
+# PickyBPE (Chizhov et al., EMNLP 2024): BPE's settings, plus the IoS threshold of its removals.
+PICKYBPE = ModelFamily(
+    name="pickybpe", label="PickyBPE", title="PickyBPE (BPE that removes used-up intermediate tokens)",
+    summary="merges the most frequent pair, then removes a parent the merge used up (IoS above the threshold)",
+    defaults=BPE.defaults, applies=BPE.applies, why_not={},
+    options=(
+        ModelOption("picky_threshold", float, 0.9, "remove a merged pair's parent when the share of its "
+                    "occurrences the merge took (Intersection over Self) is above this; 1: plain BPE",
+                    minimum=0.1, maximum=1.0, title="IoS threshold τ"),
+    ),
+    trainer=_pickybpe_trainer, progress=MERGES, step_value=lambda _settings: "frequency",
+    proposed_roles=BPE.proposed_roles,
+)
+
 #: Every family, in the order the form and the CLI list them.
-FAMILIES: dict[str, ModelFamily] = {f.name: f for f in (BPE, WORDPIECE, UNIGRAM)}
+FAMILIES: dict[str, ModelFamily] = {f.name: f for f in (BPE, WORDPIECE, UNIGRAM, PICKYBPE)}
 
 
 def family(name: str) -> ModelFamily:

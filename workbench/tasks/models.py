@@ -324,7 +324,7 @@ UNIGRAM = ModelFamily(
 
 # PickyBPE (Chizhov et al., EMNLP 2024): BPE's settings, plus the IoS threshold of its removals.
 PICKYBPE = ModelFamily(
-    name="pickybpe", label="PickyBPE", title="PickyBPE (BPE that removes used-up intermediate tokens)",
+    name="pickybpe", label="PickyBPE", title="PickyBPE (BPE, drops used-up tokens)",
     summary="merges the most frequent pair, then removes a parent the merge used up (IoS above the threshold)",
     defaults=BPE.defaults, applies=BPE.applies, why_not={},
     options=(

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 from workbench.formats.export import formats_for, why_not
 from workbench.store import RunInfo
 
-FAMILY_NAMES = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram"}
+FAMILY_NAMES = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram", "pickybpe": "PickyBPE"}
 EXPORT_FORMATS = {
     "hf": ("Hugging Face tokenizer.json", "tokenizer.json", "JSON (*.json)"),
     "hf-folder": ("Hugging Face folder (tokenizer.json + tokenizer_config.json, for AutoTokenizer)", "", ""),

@@ -92,8 +92,7 @@ class PickyBpeTrainer(BpeTrainer):
             base = w * _POS
             offset = 0
             for i, t in enumerate(sym):
-                tfreq[t] += f
-                twords[t].add(w)
+                tfreq[t] += f  # (which words hold a token is kept for merged ones only: base ones stay)
                 if i:
                     p = sym[i - 1] * S + t
                     counts[p] = counts.get(p, 0) + f
@@ -195,27 +194,57 @@ class PickyBpeTrainer(BpeTrainer):
                 present[new] = True  # made again: back under its old id
                 self.in_use += 1
             # ---- the merge ------------------------------------------------------------------------
+            # Only the occurrences are touched (bpe.py's scheme): each one moves the counts of its two
+            # neighbouring pairs; consecutive occurrences ("a b a b") see the new token on their left.
             delta: defaultdict[int, int] = defaultdict(int)
             made = 0
             for w in where.pop(best):
                 sym = words[w]
-                n = len(sym)
-                out: list[int] = []
-                i = 0
-                hits = 0
-                while i < n:
-                    if i + 1 < n and sym[i] == a and sym[i + 1] == b:
-                        out.append(new)
-                        i += 2
-                        hits += 1
-                    else:
-                        out.append(sym[i])
-                        i += 1
-                if not hits:
+                occurrences = sym.count(a)
+                if not occurrences:
                     continue
-                rewrite(w, out, delta)
+                f = freqs[w]
+                n = len(sym)
+                base = w * _POS
+                positions: list[int] = []
+                last_end = -1
+                i = -1
+                for _ in range(occurrences):
+                    i = sym.index(a, i + 1)
+                    if i < last_end or i + 1 >= n or sym[i + 1] != b:
+                        continue
+                    if i > 0:
+                        x = (new if i == last_end else sym[i - 1]) * S
+                        delta[x + a] -= f
+                        q = x + new
+                        delta[q] += f
+                        where[q].add(w)
+                        if first_seen and base < first.get(q, _NEVER):
+                            first[q] = base
+                            lowered.add(q)
+                    if i + 2 < n:
+                        y = sym[i + 2]
+                        delta[b * S + y] -= f
+                        q = new * S + y
+                        delta[q] += f
+                        where[q].add(w)
+                        if first_seen and base < first.get(q, _NEVER):
+                            first[q] = base
+                            lowered.add(q)
+                    positions.append(i)
+                    last_end = i + 2
+                if not positions:
+                    continue
+                out: list[int] = []
+                prev = 0
+                for i in positions:
+                    out.extend(sym[prev:i])
+                    out.append(new)
+                    prev = i + 2
+                out.extend(sym[prev:])
+                words[w] = out
                 twords[new].add(w)
-                made += hits * freqs[w]
+                made += len(positions) * f
             tfreq[new] += made
             tfreq[a] -= made
             tfreq[b] -= made
@@ -250,7 +279,8 @@ class PickyBpeTrainer(BpeTrainer):
                             out.append(t)
                     rewrite(w, out, delta)
                     for t in split:
-                        twords[t].add(w)
+                        if t >= initial:
+                            twords[t].add(w)
                 settle(delta)
                 self.removals.append((rank, parent, f_parent, tuple(split)))
                 removed.append([parent, f_parent, list(split)])

@@ -22,6 +22,7 @@ import copy
 import json
 import math
 import sqlite3
+import time
 from array import array
 from dataclasses import dataclass
 from itertools import count as _counter
@@ -456,10 +457,13 @@ class MergeSource:
         removed it, the ids it was split into)``; None otherwise. Read again while a run grows."""
         if self.model not in REMOVING_MODELS:
             return None
-        top = self.max_key()
-        if getattr(self, "_removals_to", -2) != top:
-            self._removals = merge_removals(self.conn, self.source)
-            self._removals_to = top
+        now = time.monotonic()
+        if now - getattr(self, "_removals_read", -10.0) > 1.0:  # a cell is painted often: look once a second
+            self._removals_read = now
+            top = self.max_key()
+            if getattr(self, "_removals_to", -2) != top:
+                self._removals = merge_removals(self.conn, self.source)
+                self._removals_to = top
         return self._removals.get(rank)
 
     def on_connection(self, conn: sqlite3.Connection) -> MergeSource:

@@ -182,6 +182,9 @@ class ModelFamily:
         for option in self.options:
             if option.name in settings and settings[option.name] != option.default:
                 parts.append(f"{option.name.replace('_', ' ')} {settings[option.name]}")
+        if isinstance(settings.get("vocab_in_use"), int) and isinstance(settings.get("picky_removals"), int):
+            # PickyBPE: its ids outnumber the vocabulary in use by the tokens it removed
+            parts.append(f"{settings['vocab_in_use']:,} in use after {settings['picky_removals']:,} removals")
         return ", ".join(parts)
 
 

@@ -25,8 +25,9 @@ Units = Literal["bytes", "chars"]
 ModelKind = Literal["bpe", "wordpiece", "unigram"]
 TokenKind = Literal["special", "base", "merge"]
 #: Training families whose tokenizers are another kind's at inference (a run's settings name the
-#: family; its Tokenizer, encoder and export formats are the kind's): PickyBPE trains a BPE.
-ENCODES_AS: dict[str, ModelKind] = {"pickybpe": "bpe"}
+#: family; its Tokenizer, encoder and export formats are the kind's): PickyBPE and parity-aware
+#: BPE train a BPE.
+ENCODES_AS: dict[str, ModelKind] = {"pickybpe": "bpe", "parity-bpe": "bpe"}
 
 
 @dataclass(frozen=True)

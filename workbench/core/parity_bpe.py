@@ -218,3 +218,9 @@ class ParityBpeTrainer(BpeTrainer):
             self.frequencies.append(frequency)
             self.token_counts.append(self.token_count)
             yield MergeEvent(step, a, b, new, frequency, len(vocab), self.token_count)
+
+    def extra_settings(self) -> dict:
+        """The run's family, its languages and how each is compressed on the development set."""
+        return {"model": "parity-bpe", "parity_languages": list(self.languages),
+                "parity_chars_per_token": dict(zip(self.languages, (round(x, 6) for x in self.chars_per_token()))),
+                "parity_served": {name: self.chosen.count(i) for i, name in enumerate(self.languages)}}

@@ -178,7 +178,8 @@ def refuse_unfit(tokenizer: Tokenizer, fmt: str, trained_as: str | None = None) 
     reason = why_not(model, fmt, tokenizer.settings())
     if reason:
         fitting = formats_for(model, tokenizer.settings())
-        family = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram", "pickybpe": "PickyBPE"}.get(model, model)
+        family = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram", "pickybpe": "PickyBPE",
+                  "parity-bpe": "parity-aware BPE"}.get(model, model)
         raise WorkbenchError(f"{fmt} is not offered for this {family} tokenizer: {reason}; "
                              f"formats that fit: {', '.join(fitting) or 'none'}")
 

@@ -165,38 +165,53 @@ class ParityBpeTrainer(BpeTrainer):
                 vocab.append(piece)
                 rank.append(len(rank))
                 self._piece_id[piece] = new
+            total.pop(best, None)  # the merged pair is gone from every language (bpe.py pops it too)
+            for table in counts:
+                table.pop(best, None)
             delta: defaultdict[tuple[int, int], int] = defaultdict(int)  # (language or -1 for dev, pair)
             for w in where.pop(best, ()):
                 sym = words[w]
-                if sym.count(a) == 0:
-                    continue
-                out: list[int] = []
-                i, n, hits = 0, len(sym), 0
-                while i < n:
-                    if i + 1 < n and sym[i] == a and sym[i + 1] == b:
-                        out.append(new)
-                        i += 2
-                        hits += 1
-                    else:
-                        out.append(sym[i])
-                        i += 1
-                if not hits:
+                occurrences = sym.count(a)
+                if not occurrences:
                     continue
                 f = freqs[w]
                 li = -1 if is_dev[w] else lang[w]
-                for i in range(len(sym) - 1):
-                    delta[li, sym[i] * S + sym[i + 1]] -= f
-                for i in range(len(out) - 1):
-                    q = out[i] * S + out[i + 1]
-                    delta[li, q] += f
-                    where[q].add(w)
+                n = len(sym)
+                positions: list[int] = []
+                last_end = -1
+                i = -1
+                for _ in range(occurrences):  # only the occurrences are touched (bpe.py's scheme)
+                    i = sym.index(a, i + 1)
+                    if i < last_end or i + 1 >= n or sym[i + 1] != b:
+                        continue
+                    if i > 0:
+                        x = (new if i == last_end else sym[i - 1]) * S
+                        delta[li, x + a] -= f
+                        delta[li, x + new] += f
+                        where[x + new].add(w)
+                    if i + 2 < n:
+                        y = sym[i + 2]
+                        delta[li, b * S + y] -= f
+                        delta[li, new * S + y] += f
+                        where[new * S + y].add(w)
+                    positions.append(i)
+                    last_end = i + 2
+                if not positions:
+                    continue
+                out: list[int] = []
+                prev = 0
+                for i in positions:
+                    out.extend(sym[prev:i])
+                    out.append(new)
+                    prev = i + 2
+                out.extend(sym[prev:])
                 words[w] = out
                 if is_dev[w]:
-                    self.dev_tokens[lang[w]] -= hits * f
+                    self.dev_tokens[lang[w]] -= len(positions) * f
                 else:
-                    self.token_count -= hits * f
+                    self.token_count -= len(positions) * f
             for (li, q), d in delta.items():
-                if li < 0 or not d:
+                if li < 0 or not d or q == best:
                     continue
                 c = counts[li].get(q, 0) + d
                 t = total.get(q, 0) + d

@@ -55,6 +55,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "wordpiece-lower": ("wordpiece", ("--normalize", "bert-lower")),
     "unigram": ("unigram", ()),
     "superbpe": ("superbpe", ("--transition", "0.5")),
+    "pickybpe": ("pickybpe", ()),
 }
 SUFFIX = {"hf": "tokenizer.json", "hf-folder": "hf-folder", "gpt2": "gpt2", "tiktoken": "run.tiktoken", "wordpiece": "vocab.txt",
           "spm": "run.model", "spm-vocab": "run.vocab", "merges-csv": "merges.csv"}
@@ -67,6 +68,7 @@ EXPECTED = {
     "wordpiece-lower": ("hf", "hf-folder", "wordpiece", "merges-csv"),
     "unigram": ("hf", "hf-folder", "spm", "spm-vocab"),
     "superbpe": ("hf", "hf-folder", "merges-csv"),  # GPT-2 files and tiktoken cannot hold its superwords
+    "pickybpe": ("hf", "hf-folder", "gpt2", "merges-csv"),  # its removals break tiktoken's byte-rank rule
 }
 
 

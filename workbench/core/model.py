@@ -23,10 +23,11 @@ from workbench.core.pretokenize import PreTokenizer, make_pretokenizer
 
 Units = Literal["bytes", "chars"]
 ModelKind = Literal["bpe", "wordpiece", "unigram"]
-#: Training families whose tokenizers encode as one of the kinds above: a run's settings keep the
-#: family (``"model": "superbpe"``), its :class:`Tokenizer` the kind it encodes as.
-FAMILY_KINDS: dict[str, ModelKind] = {"superbpe": "bpe"}
 TokenKind = Literal["special", "base", "merge"]
+#: Training families whose tokenizers are another kind's at inference (a run's settings name the
+#: family; its Tokenizer, encoder and export formats are the kind's): PickyBPE and parity-aware
+#: BPE train a BPE, and so does SuperBPE (whose split, not its kind, holds its superwords).
+ENCODES_AS: dict[str, ModelKind] = {"superbpe": "bpe", "pickybpe": "bpe", "parity-bpe": "bpe"}
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ become a trainer (:mod:`workbench.tasks.train`), and the SQL (:mod:`workbench.st
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import (
     Callable,
@@ -88,6 +89,7 @@ class LogSlice(NamedTuple):
     token_counts: Sequence[int]
     pieces: Sequence[bytes]  # the piece of each entry's new id
     values: Sequence[float] = ()  # each entry's TrainLog.values, or () when the log keeps none
+    extras: Sequence[tuple[int, str]] = ()  # (rank, JSON object text) of the entries that carry one
 
 
 class StepRecord(NamedTuple):
@@ -136,6 +138,9 @@ class TrainLog:
     token_counts: list[int] = field(default_factory=list)
     values: list[float] | None = None
     steps: list[StepRecord] = field(default_factory=list)
+    # ``extras``: (rank, JSON object text) for the rare merge whose row carries more (PickyBPE's
+    # removals: the store's ``merges.extra``), appended in rank order before the merge's token count.
+    extras: list[tuple[int, str]] | None = None
 
     def __len__(self) -> int:
         return len(self.token_counts)
@@ -151,9 +156,13 @@ class TrainLog:
         end = len(self)
         new = self.merges[start:end]
         vocab = self.vocab
+        extras: Sequence[tuple[int, str]] = ()
+        if self.extras:
+            at = bisect.bisect_left(self.extras, (start, ""))
+            extras = [e for e in self.extras[at:] if e[0] < end]
         return LogSlice(start, end, new, self.frequencies[start:end], self.token_counts[start:end],
                         [vocab[n] for _, _, n in new],
-                        self.values[start:end] if self.values is not None else ())
+                        self.values[start:end] if self.values is not None else (), extras)
 
     def steps_since(self, start: int) -> list[StepRecord]:
         """The non-merge steps recorded after the first ``start`` (empty when nothing is new)."""

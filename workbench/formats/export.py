@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from workbench.core.atomic import Staging, refuse_existing
-from workbench.core.model import Tokenizer
+from workbench.core.model import ENCODES_AS, Tokenizer
 from workbench.core.special_roles import with_template
 from workbench.errors import WorkbenchError
 from workbench.formats.common import piece_to_text
@@ -87,15 +87,21 @@ _NOT_FOR_FAMILY: dict[str, dict[str, str]] = {
     },
 }
 
-# SuperBPE's tokenizers are BPE whose split no longer cuts at spaces: what holds the split holds them.
 _SUPERWORDS = ("this SuperBPE run's superwords (tokens across spaces) come from its stage-2 split, which does not cut "
                "at spaces; ")
-_NOT_FOR_FAMILY["superbpe"] = {
-    **_NOT_FOR_FAMILY["bpe"],
-    "gpt2": _SUPERWORDS + "vocab.json + merges.txt cannot hold that split, and a GPT-2 loader cuts text at spaces "
-                          "with GPT-2's pattern, so no superword merge would ever apply (tokenizer.json holds it)",
-    "tiktoken": _SUPERWORDS + "tiktoken drops the text between its pattern's matches, where superwords live, and "
-                              "merges by byte rank, not by merge rank (tokenizer.json holds it)",
+# … and what a family that trains another kind's tokenizer cannot go to besides that kind's refusals.
+_NOT_FOR_TRAINED: dict[str, dict[str, str]] = {
+    # SuperBPE's tokenizers are BPE whose split no longer cuts at spaces: what holds the split holds them.
+    "superbpe": {
+        "gpt2": _SUPERWORDS + "vocab.json + merges.txt cannot hold that split, and a GPT-2 loader cuts text at spaces "
+                              "with GPT-2's pattern, so no superword merge would ever apply (tokenizer.json holds it)",
+        "tiktoken": _SUPERWORDS + "tiktoken drops the text between its pattern's matches, where superwords live, and "
+                                  "merges by byte rank, not by merge rank (tokenizer.json holds it)",
+    },
+    "pickybpe": {
+        "tiktoken": "tiktoken joins the two pieces whose bytes form the lowest-ranked token, and a PickyBPE run's "
+                    "merges (made around its removed tokens) do not follow that rule: it gives other ids",
+    },
 }
 _BERT_NORMALIZERS = (("bert",), ("bert-lower",))
 _FOLDER_FORMATS = ("gpt2", "hf-folder")  # formats that write a folder of files
@@ -111,6 +117,11 @@ def why_not(model: str, fmt: str, settings: Mapping[str, Any] | None = None) -> 
     """
     if fmt not in FORMATS:
         return f"{fmt!r} is not an export format"
+    if model in ENCODES_AS:  # a family that trains another kind's tokenizer (PickyBPE: a BPE)
+        reason = _NOT_FOR_TRAINED.get(model, {}).get(fmt)
+        if reason:
+            return reason
+        model = ENCODES_AS[model]
     family = _NOT_FOR_FAMILY.get(model)
     if family is None:
         return f"{model!r} is not a model family the workbench exports"
@@ -177,13 +188,15 @@ def _family_of(tokenizer: Tokenizer) -> str:
     return "superbpe" if tokenizer.model == "bpe" and tokenizer.pretokenizer == STAGE2_PATTERN else tokenizer.model
 
 
-def refuse_unfit(tokenizer: Tokenizer, fmt: str) -> None:
-    """Raise the one-line refusal for a format that does not fit ``tokenizer``."""
-    reason = why_not(_family_of(tokenizer), fmt, tokenizer.settings())
+def refuse_unfit(tokenizer: Tokenizer, fmt: str, trained_as: str | None = None) -> None:
+    """Raise the one-line refusal for a format that does not fit ``tokenizer``; ``trained_as``: the
+    family of the run it comes from, when that family refuses more than its kind (PickyBPE)."""
+    model = trained_as or _family_of(tokenizer)
+    reason = why_not(model, fmt, tokenizer.settings())
     if reason:
-        model = _family_of(tokenizer)
         fitting = formats_for(model, tokenizer.settings())
-        family = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram", "superbpe": "SuperBPE"}.get(model, model)
+        family = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram", "superbpe": "SuperBPE",
+                  "pickybpe": "PickyBPE", "parity-bpe": "parity-aware BPE"}.get(model, model)
         raise WorkbenchError(f"{fmt} is not offered for this {family} tokenizer: {reason}; "
                              f"formats that fit: {', '.join(fitting) or 'none'}")
 

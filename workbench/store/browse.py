@@ -22,6 +22,7 @@ import copy
 import json
 import math
 import sqlite3
+import time
 from array import array
 from dataclasses import dataclass
 from itertools import count as _counter
@@ -379,6 +380,42 @@ def _merge_entry(row: Sequence) -> MergeEntry:
                       shown_piece(piece))
 
 
+#: Families whose merges rows say, in ``extra``, which tokens each merge removed (PickyBPE).
+REMOVING_MODELS = frozenset({"pickybpe"})
+
+
+def merge_removals(conn: sqlite3.Connection, source: Source) -> dict[int, tuple[int, list[int]]]:
+    """Creating merge rank → (rank of the merge that removed its product, the ids it was split
+    into), from the ``{"removed": [[id, frequency, [split ids]], …]}`` extras a PickyBPE run writes.
+    A token made again after its removal is struck only on the merge that made it before."""
+    t = _Tables(source)
+    if not t.is_run:
+        return {}
+    removals: list[tuple[int, int, list[int]]] = []
+    for rank, extra in conn.execute(f"SELECT rank, extra FROM {t.merges} WHERE {t.owner} = ? AND extra IS NOT NULL "
+                                    "ORDER BY rank", (t.id,)):
+        try:
+            removed = json.loads(extra).get("removed") or []
+            removals.extend((int(rank), int(item[0]), [int(x) for x in item[2]]) for item in removed)
+        except (ValueError, TypeError, AttributeError, IndexError):
+            continue  # a damaged extra strikes nothing (the store's check names it)
+    if not removals:
+        return {}
+    ids = sorted({tid for _r, tid, _s in removals})
+    made: dict[int, list[int]] = {}
+    for at in range(0, len(ids), 500):
+        chunk = ids[at:at + 500]
+        for rank, new in conn.execute(f"SELECT rank, new_id FROM {t.merges} WHERE {t.owner} = ? AND new_id IN "
+                                      f"({','.join('?' * len(chunk))}) ORDER BY rank", (t.id, *chunk)):
+            made.setdefault(int(new), []).append(int(rank))
+    out: dict[int, tuple[int, list[int]]] = {}
+    for removing, tid, split in removals:
+        before = [r for r in made.get(tid, ()) if r <= removing]
+        if before:
+            out[before[-1]] = (removing, split)
+    return out
+
+
 class MergeSource:
     """The merges of one run or reference, queried page by page. GUI thread only."""
 
@@ -414,6 +451,20 @@ class MergeSource:
                     f"WHERE {t.owner} = ? GROUP BY new_id HAVING count(*) > 1) d ON d.new_id = m.new_id "
                     f"WHERE m.{t.owner} = ? AND m.rank > d.first", (t.id, t.id)) if type(r[0]) is int)
         return self.scores is not None
+
+    def removed_by(self, rank: int) -> tuple[int, list[int]] | None:
+        """For a merge whose product a later step removed (a PickyBPE run), ``(rank of the merge that
+        removed it, the ids it was split into)``; None otherwise. Read again while a run grows."""
+        if self.model not in REMOVING_MODELS:
+            return None
+        now = time.monotonic()
+        if now - getattr(self, "_removals_read", -10.0) > 1.0:  # a cell is painted often: look once a second
+            self._removals_read = now
+            top = self.max_key()
+            if getattr(self, "_removals_to", -2) != top:
+                self._removals = merge_removals(self.conn, self.source)
+                self._removals_to = top
+        return self._removals.get(rank)
 
     def on_connection(self, conn: sqlite3.Connection) -> MergeSource:
         """This source on another connection (a worker thread's own): the same run, scores and

@@ -32,7 +32,7 @@ import sqlite3
 import threading
 from typing import Any, Callable, Mapping, Sequence, get_args
 
-from workbench.core.model import FAMILY_KINDS, ModelKind, Tokenizer
+from workbench.core.model import ENCODES_AS, ModelKind, Tokenizer
 from workbench.core.normalize import NORMALIZERS
 from workbench.core.pipeline import Pipeline
 from workbench.core.pretokenize import make_pretokenizer
@@ -41,7 +41,7 @@ from workbench.core.unigram import PruningCheckpoint
 from workbench.errors import DamagedValue, WorkbenchError
 from workbench.store.rows import RUN_STATUSES, CorpusRef, MergeRow, ReferenceInfo, RunInfo, StepRow
 
-MODELS: tuple[str, ...] = get_args(ModelKind) + tuple(FAMILY_KINDS)
+MODELS: tuple[str, ...] = get_args(ModelKind) + tuple(ENCODES_AS)  # kinds, and families that train one
 KINDS = ("special", "base", "merge")
 #: The deepest JSON the workbench writes is 2 levels (settings → scores list); a little room for
 #: settings added later, and far below where Python's JSON reader and writer recurse too deep.
@@ -524,6 +524,12 @@ def build_tokenizer(owner: str, name: str, settings_: Mapping[str, Any], pieces:
     # WordPiece joins a continuation piece without its prefix: "##C" + "##A" makes "##CA".
     prefix = settings_.get("continuing_prefix", "") if settings_.get("model") == "wordpiece" else ""
     drop = prefix.encode("utf-8") if isinstance(prefix, str) else b""
+    # Ids a run left unused at the end (PickyBPE's removed tokens that no kept token is made from):
+    # no merge makes them and their piece is empty, so the tokenizer never produces them.
+    unused = {whole(i, owner, "settings", high=size) for i in settings_.get("unused_ids") or ()}
+    # A PickyBPE run merges a pair again when it makes a removed token anew: listed once, at its first rank.
+    once = settings_.get("model") in ENCODES_AS
+    seen: set[tuple[int, int]] = set()
     checked = []
     for rank, (left, right, new) in enumerate(merges):
         a = whole(left, owner, "merges.left_id", high=size)
@@ -532,15 +538,21 @@ def build_tokenizer(owner: str, name: str, settings_: Mapping[str, Any], pieces:
         if vocab[n] != vocab[a] + vocab[b].removeprefix(drop):
             raise DamagedValue(owner, "merges.new_id", f"of merge rank {rank} names id {n}, whose piece is not "
                                                        f"the pieces of ids {a} and {b} joined")
+        if n in unused or (a, b) in seen:
+            continue
+        if once:
+            seen.add((a, b))
         checked.append((a, b, n))
+    for i in unused:
+        vocab[i] = b""
     kwargs: dict[str, Any] = {}
     for f in dataclasses.fields(Tokenizer):
         if f.name in ("vocab", "merges", "name") or f.name not in settings_:
             continue
         value = settings_[f.name]
         kwargs[f.name] = tuple(value) if isinstance(value, list) else value
-    if kwargs.get("model") in FAMILY_KINDS:
-        kwargs["model"] = FAMILY_KINDS[kwargs["model"]]
+    if kwargs.get("model") in ENCODES_AS:  # the run's family (PickyBPE) → the kind its tokenizer is
+        kwargs["model"] = ENCODES_AS[kwargs["model"]]
     if specials is not None:
         kwargs["special_tokens"] = specials
     elif not isinstance(kwargs.get("special_tokens", {}), dict):

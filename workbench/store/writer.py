@@ -256,7 +256,7 @@ class RunWriter:
         new = log.since(self._log_taken)
         steps = log.steps_since(steps_taken)
         self._send(Batch(range(new.start, new.end), list(itertools.chain.from_iterable(new.merges)),
-                         new.frequencies, new.token_counts, new.pieces, [], new.values, steps))
+                         new.frequencies, new.token_counts, new.pieces, list(new.extras), new.values, steps))
         self._log_taken = new.end
         self._steps_taken = steps_taken + len(steps)
 

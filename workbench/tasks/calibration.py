@@ -39,6 +39,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from workbench.core.model import ENCODES_AS
+
 CAL_VOCAB = 2000
 CALIBRATION_ENV = "WORKBENCH_CALIBRATION"
 FORMAT = 1
@@ -69,8 +71,10 @@ class Rates:
     measured: bool = True   # False: the development machine's constants (no calibration here yet)
 
     def trainer(self, model: str) -> TrainerRates:
-        # A family without rates of its own merges as BPE does (SuperBPE: BPE in two stages).
-        return self.trainers.get(model) or DEFAULT_RATES.trainers.get(model) or self.trainer("bpe")
+        found = self.trainers.get(model) or DEFAULT_RATES.trainers.get(model)
+        if found is None and model in ENCODES_AS:  # SuperBPE, PickyBPE, parity-aware BPE: BPE's rates
+            return self.trainer(ENCODES_AS[model])
+        return found or DEFAULT_RATES.trainers[model]
 
 
 #: Measured on the development machine (2 cores, Linux x86-64, CPython 3.12) by :func:`calibrate`.

@@ -171,7 +171,8 @@ def check_run(project: str | Path, run_id: int | None, fmt: str, *,
         if rid is None:
             raise WorkbenchError(f"{project}: the project has no trained run yet: train one first")
         tokenizer = store.load_tokenizer(rid)
-        refuse_unfit(tokenizer, fmt)  # a format that does not fit is refused before any warning
+        # a format that does not fit is refused before any warning
+        refuse_unfit(tokenizer, fmt, str(store.run(rid).settings.get("model") or tokenizer.model))
         wanted = set(store.run(rid).corpus_ids)
         refs = [c for c in store.corpora() if c.id in wanted]
     if unreachable is None and len(tokenizer.vocab) <= REACHABILITY_UP_TO:

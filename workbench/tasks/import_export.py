@@ -108,6 +108,7 @@ def export_run(project: str | Path, run_id: int | None, fmt: str, out: str | Pat
                before_write=None):
     """Export a run (default: the latest usable one); returns the formats' ExportResult."""
     from workbench.formats import export_tokenizer
+    from workbench.formats.export import refuse_unfit
     from workbench.store import ProjectStore
 
     refuse_project_as_output(project, fmt, out)
@@ -117,9 +118,15 @@ def export_run(project: str | Path, run_id: int | None, fmt: str, out: str | Pat
             raise WorkbenchError(f"{project}: the project has no trained run yet: train one first")
         tokenizer = store.load_tokenizer(rid)
         run = store.run(rid)
+        refuse_unfit(tokenizer, fmt, str(run.settings.get("model") or tokenizer.model))  # its family's refusals
         frequencies = None
         if fmt == "merges-csv":
-            frequencies = [row.frequency for row in store.merges(rid, 0, store.merge_count(rid))]
+            # each merge of the tokenizer with its frequency when first made (a PickyBPE run's
+            # tokenizer keeps fewer merges than it made: :func:`workbench.core.pickybpe.final_merges`)
+            made: dict[tuple[int, int, int], int] = {}
+            for row in store.merges(rid, 0, store.merge_count(rid)):
+                made.setdefault((row.left, row.right, row.new_id), row.frequency)
+            frequencies = [made.get(m, 0) for m in tokenizer.merges]
     result = export_tokenizer(tokenizer, fmt, out, force=force, frequencies=frequencies, legacy_merges=legacy_merges,
                               chat_template=chat_template, model_max_length=model_max_length,
                               before_write=before_write)

@@ -186,6 +186,9 @@ class ModelFamily:
         for option in self.options:
             if option.name in settings and settings[option.name] != option.default:
                 parts.append(f"{option.name.replace('_', ' ')} {settings[option.name]}")
+        if isinstance(settings.get("vocab_in_use"), int) and isinstance(settings.get("picky_removals"), int):
+            # PickyBPE: its ids outnumber the vocabulary in use by the tokens it removed
+            parts.append(f"{settings['vocab_in_use']:,} in use after {settings['picky_removals']:,} removals")
         return ", ".join(parts)
 
 
@@ -287,6 +290,60 @@ def _superbpe_trainer(counts: Mapping[str, int], spec: RunSpec,
     return SuperBpeTrainer(counts, stage2, config)
 
 
+def _pickybpe_trainer(counts: Mapping[str, int], spec: RunSpec,
+                      should_stop: Callable[[], bool] | None = None) -> Trainer:
+    from workbench.core.bpe import TrainConfig
+    from workbench.core.pickybpe import PickyBpeTrainer
+
+    return PickyBpeTrainer(counts, TrainConfig(
+        units=spec.units, vocab_size=spec.vocab_size, merges=spec.merges,  # type: ignore[arg-type]
+        min_frequency=spec.min_frequency or 1, special_tokens=tuple(spec.special_tokens or ()),
+        end_of_word=spec.end_of_word, tie_break=spec.tie_break,  # type: ignore[arg-type]
+        pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ())),
+        threshold=spec.options.get("picky_threshold", PICKYBPE.options[0].default))
+
+
+def _parity_trainer(counts: Mapping[str, int], spec: RunSpec,
+                    should_stop: Callable[[], bool] | None = None) -> Trainer:
+    """The run's files and the development files grouped by the language their names give
+    (``en_…``, ``….de.txt``: :func:`~workbench.corpus.language.language_from_name`, as Compare labels
+    them) and counted per language; ``counts`` (all languages together) is not used."""
+    from workbench.core.bpe import TrainConfig
+    from workbench.core.parity_bpe import ParityBpeTrainer
+    from workbench.corpus.language import language_from_name
+    from workbench.tasks.spec import CorpusFile
+    from workbench.tasks.train import count_words, open_sources
+
+    dev_paths = [p.strip() for p in str(spec.options.get("parity_dev") or "").split(",") if p.strip()]
+    if not dev_paths:
+        raise ConfigError("options.parity_dev", "give the parallel development files, one per language, "
+                          "comma-separated (named by language: en_dev.txt, dev.de.txt …)")
+
+    def by_language(files, where: str) -> dict[str, dict[str, int]]:
+        groups: dict[str, list] = {}
+        for f in files:
+            lang = language_from_name(f.path)
+            if lang is None:
+                raise ConfigError(where, f"{f.path}: its name says no language (en_…, ….de.txt, de/…): "
+                                  "name each file by its language")
+            groups.setdefault(lang, []).append(f)
+        return {lang: dict(count_words(open_sources(group), spec.pretokenizer, spec.normalizer or (),
+                                       sequences=spec.sequences, should_stop=should_stop)[0])
+                for lang, group in groups.items()}
+
+    train = by_language(spec.files, "files")
+    dev = by_language([CorpusFile(p) for p in dev_paths], "options.parity_dev")
+    missing = sorted(set(train) - set(dev))
+    if missing:
+        raise ConfigError("options.parity_dev", f"no development file for {', '.join(missing)}: give one per "
+                          "language of the training files")
+    return ParityBpeTrainer(train, {lang: dev[lang] for lang in train}, TrainConfig(
+        units=spec.units, vocab_size=spec.vocab_size, merges=spec.merges,  # type: ignore[arg-type]
+        min_frequency=spec.min_frequency or 1, special_tokens=tuple(spec.special_tokens or ()),
+        end_of_word=spec.end_of_word, tie_break="hf", pretokenizer=spec.pretokenizer,
+        normalizer=tuple(spec.normalizer or ())), global_merges=spec.options.get("parity_global_merges", 0))
+
+
 def _wordpiece_step_value(settings: Mapping[str, Any]) -> str:
     # Runs stored before the score had a default in the settings were trained on the likelihood score.
     return "score" if settings.get("wordpiece_score", "likelihood") == "likelihood" else "frequency"
@@ -374,8 +431,40 @@ SUPERBPE = ModelFamily(
     proposed_roles={"bos": "<|endoftext|>", "eos": "<|endoftext|>"}, check=_check_superbpe,
 )
 
+
+# PickyBPE (Chizhov et al., EMNLP 2024): BPE's settings, plus the IoS threshold of its removals.
+PICKYBPE = ModelFamily(
+    name="pickybpe", label="PickyBPE", title="PickyBPE (BPE, drops used-up tokens)",
+    summary="merges the most frequent pair, then removes a parent the merge used up (IoS above the threshold)",
+    defaults=BPE.defaults, applies=BPE.applies, why_not={},
+    options=(
+        ModelOption("picky_threshold", float, 0.9, "remove a merged pair's parent when the share of its "
+                    "occurrences the merge took (Intersection over Self) is above this; 1: plain BPE",
+                    minimum=0.1, maximum=1.0, title="IoS threshold τ"),
+    ),
+    trainer=_pickybpe_trainer, progress=MERGES, step_value=lambda _settings: "frequency",
+    proposed_roles=BPE.proposed_roles,
+)
+
+# Parity-aware BPE (Foroutan et al., 2025): language-labelled files and a parallel development set.
+PARITY_BPE = ModelFamily(
+    name="parity-bpe", label="Parity-aware BPE", title="Parity-aware BPE (serves the worst-compressed language)",
+    summary="merges the most frequent pair of the language its development text compresses worst",
+    defaults={**BPE.defaults, "tie_break": "hf"}, applies=BPE.applies - {"tie_break"},
+    why_not={"tie_break": "parity-aware BPE breaks ties by the Hugging Face rule only (first-seen has no "
+                          "single order over several languages)"},
+    options=(
+        ModelOption("parity_dev", str, "", "the parallel development files, one per language, comma-separated "
+                    "(each named by its language, as the training files)", title="Development files"),
+        ModelOption("parity_global_merges", int, 0, "merges made by plain BPE's rule (over all languages) "
+                    "before the parity-driven ones: the paper's hybrid", minimum=0, title="Global merges first"),
+    ),
+    trainer=_parity_trainer, progress=MERGES, step_value=lambda _settings: "frequency",
+    proposed_roles=BPE.proposed_roles,
+)
+
 #: Every family, in the order the form and the CLI list them.
-FAMILIES: dict[str, ModelFamily] = {f.name: f for f in (BPE, WORDPIECE, UNIGRAM, SUPERBPE)}
+FAMILIES: dict[str, ModelFamily] = {f.name: f for f in (BPE, WORDPIECE, UNIGRAM, SUPERBPE, PICKYBPE, PARITY_BPE)}
 
 
 def family(name: str) -> ModelFamily:

@@ -37,8 +37,9 @@ from PySide6.QtWidgets import (
 
 from workbench.formats.export import formats_for, why_not
 from workbench.store import RunInfo
+from workbench.tasks.models import FAMILIES
 
-FAMILY_NAMES = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram", "superbpe": "SuperBPE"}
+FAMILY_NAMES = {name: f.label for name, f in FAMILIES.items()}
 EXPORT_FORMATS = {
     "hf": ("Hugging Face tokenizer.json", "tokenizer.json", "JSON (*.json)"),
     "hf-folder": ("Hugging Face folder (tokenizer.json + tokenizer_config.json, for AutoTokenizer)", "", ""),

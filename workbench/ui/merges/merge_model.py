@@ -622,7 +622,9 @@ class MergeTableModel(LazyKeyedModel):
                 return str(e.rank)
             if column in self.PIECE_COLUMNS:
                 piece = (e.left_piece, e.right_piece, e.piece)[column - 1]
-                return "?" if piece is None else browser_piece(piece)
+                shown = "?" if piece is None else browser_piece(piece)
+                removal = self._removal(e, column)
+                return shown if removal is None else f"{shown}   ✗ merge {removal[0]}"
             if column == 4:
                 return "—" if e.frequency is None else f"{e.frequency:,}"
             if column == 5:
@@ -643,6 +645,10 @@ class MergeTableModel(LazyKeyedModel):
                     heading += f" = {browser_piece(e.left_piece or b'')} + {browser_piece(e.right_piece or b'')}"
                 if piece is not None and is_superword(piece):
                     heading += f"\n{SUPERWORD_TIP}"
+                removal = self._removal(e, column)
+                if removal is not None:
+                    heading += (f" — removed by merge {removal[0]} (PickyBPE: that merge used up most of it) and "
+                                f"split into {len(removal[1])} tokens")
                 return piece_tooltip(piece, heading)
             if column == 4 and e.frequency is None:
                 return "Imported tokenizers do not record merge frequencies"
@@ -650,14 +656,28 @@ class MergeTableModel(LazyKeyedModel):
                 return "No scores recorded: only WordPiece runs trained by this version keep them"
             return None
         if role == Qt.ItemDataRole.FontRole:
+            if column in self.PIECE_COLUMNS and self._removal(e, column) is not None:
+                return self._struck_font()
             return self._font if column in self.PIECE_COLUMNS else None
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _LEFT if column in self.PIECE_COLUMNS else _RIGHT
         if role == Qt.ItemDataRole.ForegroundRole:
-            if column == 4 and e.frequency is None:
+            if column == 4 and e.frequency is None or self._removal(e, column) is not None:
                 return muted_brush()
             if column in self.PIECE_COLUMNS:
                 piece = (e.left_piece, e.right_piece, e.piece)[column - 1]
                 return superword_brush() if piece is not None and is_superword(piece) else None
             return None
         return None
+
+    def _removal(self, e: MergeEntry, column: int) -> tuple[int, list[int]] | None:
+        """A removed result (PickyBPE): the merge that removed it and its split; else None."""
+        if column != 3 or self._source is None:
+            return None
+        removed_by = getattr(self._source, "removed_by", None)
+        return removed_by(e.rank) if removed_by is not None else None
+
+    def _struck_font(self) -> QFont:
+        font = QFont(self._font)
+        font.setStrikeOut(True)
+        return font

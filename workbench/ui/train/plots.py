@@ -53,8 +53,8 @@ NO_CHARS_NOTE = "characters per token appear\nonce the Corpus tab has read the f
 LEFT_OUT_TIP = ("Runs of another model are left out of this plot: a frequency, a score and a log-likelihood "
                 "share no axis. The other three plots show every selected run.")
 #: Where a step comes from: a merge, or a Unigram EM round, pruning step or final cut.
-PHASES = {"merge": 0, "em": 1, "prune": 2, "final": 3}
-_PHASE_NAMES = {0: "merge", 1: "EM round", 2: "pruning step", 3: "final cut"}
+PHASES = {"merge": 0, "em": 1, "prune": 2, "final": 3, "remove": 4}
+_PHASE_NAMES = {0: "merge", 1: "EM round", 2: "pruning step", 3: "final cut", 4: "merge and removal"}
 
 
 # Which way each curve usually goes, so a live range keeps its headroom on that side.
@@ -96,6 +96,8 @@ class RunCurves:
     marks: pg.ScatterPlotItem | None = None  # pruning steps and the final cut, on the vocabulary plot
     transition: int | None = None  # SuperBPE: the merge step after which stage 2 (superwords) began
     transition_lines: dict = field(default_factory=dict)  # plot name → its marker line at that step
+    # A PickyBPE run: ids made minus the vocabulary in use, as its last removal said (× marks it).
+    removed: int = 0
 
     @property
     def last_step(self) -> int:
@@ -230,11 +232,30 @@ class TrainingPlots(QWidget):
         if curves is None or not rows:
             return
         nan = np.nan
-        arr = np.array([(r.step, r.vocab_size, r.frequency, r.token_count, 0) if isinstance(r, StepRow) else
+        if isinstance(rows[0], StepRow) and any(r.extra for r in rows):  # type: ignore[union-attr]
+            before = curves.removed
+            arr = np.array([self._removal_row(curves, r) for r in rows], dtype=np.float64)  # type: ignore[arg-type]
+            curves.points.extend(arr)
+            curves.dirty = True
+            if not before and curves.removed and hasattr(self, "_fg"):
+                self._set_titles()  # the vocabulary plot now says what × marks
+            return
+        arr = np.array([(r.step, r.vocab_size - curves.removed, r.frequency, r.token_count, 0)
+                        if isinstance(r, StepRow) else
                         (r.step, r.vocab_size, nan if r.value is None else r.value, r.token_count,
                          PHASES.get(r.phase, 0)) for r in rows], dtype=np.float64)
         curves.points.extend(arr)
         curves.dirty = True
+
+    @staticmethod
+    def _removal_row(curves: RunCurves, r: StepRow) -> tuple:
+        """A merges row of a PickyBPE run: the vocabulary in use (its removals' ``in_use``), and a
+        removal mark when the merge removed a token."""
+        removed = r.extra.get("removed") if r.extra else None
+        if removed and isinstance(r.extra.get("in_use"), int):
+            curves.removed = r.vocab_size - r.extra["in_use"]
+        return (r.step, r.vocab_size - curves.removed, r.frequency, r.token_count,
+                PHASES["remove"] if removed else 0)
 
     def set_kind(self, run_id: int, kind: str) -> None:
         """What the run's step value is (``workbench.tasks.train.step_value``): titles and scales follow."""
@@ -258,6 +279,8 @@ class TrainingPlots(QWidget):
             titles["frequency"] += LEFT_OUT
         if "log_likelihood" in kinds:
             titles["vocab"] = "Vocabulary size |V| (▼ pruning · ★ final cut)"
+        elif any(c.removed for c in self.runs.values()):
+            titles["vocab"] = "Vocabulary in use |V| (× below: a merge that removed a token)"
         return titles
 
     def title_tips(self) -> dict[str, str]:
@@ -351,9 +374,15 @@ class TrainingPlots(QWidget):
             marked = v[:, 4] >= PHASES["prune"]
             if curves.marks is not None:
                 if marked.any():
-                    final = v[marked, 4] == PHASES["final"]
-                    curves.marks.setData(x[marked], v[marked, 1], symbol=["star" if f else "t" for f in final],
-                                         size=[13 if f else 8 for f in final])
+                    phase = v[marked, 4]
+                    # Removals are many and come at every height: a rug along the foot of the plot
+                    # shows where they crowd; pruning steps sit on the curve.
+                    y = np.where(phase == PHASES["remove"], v[0, 1], v[marked, 1])
+                    curves.marks.setData(x[marked], y,
+                                         symbol=["star" if p == PHASES["final"] else "x" if p == PHASES["remove"]
+                                                 else "t" for p in phase],
+                                         size=[13 if p == PHASES["final"] else 6 if p == PHASES["remove"] else 8
+                                               for p in phase])
                 else:
                     curves.marks.setData([], [])
             curves.items["tokens"].setData(x, v[:, 3], skipFiniteCheck=True)

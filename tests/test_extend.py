@@ -209,15 +209,18 @@ def test_bad_bases_and_settings_are_refused_in_one_line(tmp_path):
     with pytest.raises(ConfigError) as excinfo:
         ExtendRequest(base="x", add=10, scripts=("Klingon",)).validate()
     assert excinfo.value.field == "scripts"
-    vocab = tmp_path / "vocab.txt"
-    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\na\nb\n##b\n", encoding="utf-8")
+    spm = pytest.importorskip("sentencepiece")
     corpus = tmp_path / "c.txt"
-    corpus.write_text("ab ab\n", encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "workbench", "extend", str(corpus), "--base", str(vocab),
-                             "--add", "5", "--project", str(tmp_path / "p.tokproj")],
+    corpus.write_text("ab ab abc bca cab\n" * 50, encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "spbpe"), vocab_size=12,
+                                   model_type="bpe", hard_vocab_limit=False, minloglevel=2)
+    result = subprocess.run([sys.executable, "-m", "workbench", "extend", str(corpus), "--base",
+                             str(tmp_path / "spbpe.model"), "--add", "5", "--project", str(tmp_path / "p.tokproj")],
                             cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip().splitlines()[-1].startswith("workbench extend: error: --base: the base is a wordpiece")
+    last = result.stderr.strip().splitlines()[-1]  # a SentencePiece BPE model: no merge list to continue
+    assert last.startswith("workbench extend: error: ") and "spbpe.model" in last or "SentencePiece BPE" in last
+    assert not (tmp_path / "p.tokproj").exists()
     assert not (tmp_path / "p.tokproj").exists()
 
 

@@ -24,8 +24,8 @@ without those scripts encodes exactly as with the base. Partial UTF-8 at a token
 BPE splits CJK characters) is allowed; whole characters other than the chosen scripts must be
 Common or Inherited (spaces, punctuation, digits, marks).
 
-Left out: WordPiece and Unigram bases (other families' meaning of "extend"), and changing any
-base token — that is trimming's job.
+WordPiece and Unigram bases have their own meaning of "extend": :mod:`workbench.core.extend_pieces`.
+Left out: changing any base token — that is trimming's job.
 """
 
 from __future__ import annotations

@@ -6,21 +6,22 @@ that the paper's test (decode, encode again) no longer finds reachable. :func:`a
 the trimmed tokenizer as a new run of a project (its settings record the source, the ids asked
 for, the cascade and, renumbered, the old id of every new id) and/or exports it, verified in the
 real library by :func:`~workbench.formats.export_tokenizer`; the ``old_id,new_id`` map is written
-as CSV beside the export. Left out: WordPiece and Unigram (see :mod:`workbench.core.trim`).
+as CSV beside the export. BPE, WordPiece and Unigram (see :mod:`workbench.core.trim`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
 
 from workbench.core.audit import CONTEXT, REACHABLE, reachability
 from workbench.core.display import parse_ids
 from workbench.core.encoder import Encoder
-from workbench.core.metrics import encode_pretoken
+from workbench.core.metrics import encode_pretoken, usage_pretokenizer
 from workbench.core.model import MergeEvent, Tokenizer
-from workbench.core.trim import TrimPlan, plan_trim, removable
+from workbench.core.trim import TrimPlan, pieces, plan_trim, removable
 from workbench.errors import WorkbenchError
 from workbench.formats.common import MAX_UNUSED_IDS
 
@@ -38,6 +39,8 @@ class TrimResult:
     tokens_after: int | None = None
     lines_checked: int = 0
     lines_round_trip: int = 0
+    lines_round_trip_before: int = 0  # the original's own (a lowercasing WordPiece's is not all)
+    lines_same_decode: int = 0  # lines the trimmed tokenizer decodes as the original does
     newly_unreachable: list[int] = field(default_factory=list)
     filters: dict[str, int] = field(default_factory=dict)  # filter → ids it selected
     run_id: int | None = None
@@ -55,6 +58,7 @@ class TrimResult:
                 "vocab_after": sum(1 for x in p.tokenizer.vocab if x),
                 "filters": self.filters, "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
                 "measured_on": self.measured_on, "lines_checked": self.lines_checked, "lines_round_trip": self.lines_round_trip,
+                "lines_round_trip_before": self.lines_round_trip_before, "lines_same_decode": self.lines_same_decode,
                 "newly_unreachable": self.newly_unreachable, "run_id": self.run_id, "project": self.project,
                 "exported": self.exported, "checks": self.checks, "notes": self.notes}
 
@@ -85,8 +89,8 @@ def select_ids(tok: Tokenizer, remove: str | Sequence[int] | None, filters: Sequ
             chosen = report.audit.ids(name)
             kept = removable(tok, chosen)
             if len(kept) < len(chosen):
-                notes.append(f"--filter {name}: {len(chosen) - len(kept)} base symbols or specials kept "
-                             "(every text may need them)")
+                what = "single characters, byte pieces or specials" if pieces(tok) else "base symbols or specials"
+                notes.append(f"--filter {name}: {len(chosen) - len(kept)} {what} kept (every text may need them)")
             picked[name] = len(kept)
             ids.extend(kept)
     if not ids:
@@ -120,11 +124,19 @@ def measure(result: TrimResult, held_out: Sequence, *, progress: Callable[[int, 
         counts = corpus_counts(before_tok, held_out)
         assert counts is not None
         enc_before, enc_after = Encoder(before_tok), Encoder(after_tok)
-        result.tokens_before = sum(n * len(encode_pretoken(enc_before, w)) for w, n in counts.items())
-        result.tokens_after = sum(n * len(encode_pretoken(enc_after, w)) for w, n in counts.items())
+        # keys are lines for a Unigram model (its lattice spans one): encoded as texts, as vocab_usage does
+        by_line = usage_pretokenizer(before_tok)[0] == "none"
+        step_before = enc_before.encode if by_line else partial(encode_pretoken, enc_before)
+        step_after = enc_after.encode if by_line else partial(encode_pretoken, enc_after)
+        result.tokens_before = sum(n * len(step_before(w)) for w, n in counts.items())
+        result.tokens_after = sum(n * len(step_after(w)) for w, n in counts.items())
         lines = held_out_texts(held_out)[:ROUND_TRIP_LINES]
         result.lines_checked = len(lines)
-        result.lines_round_trip = sum(1 for line in lines if enc_after.decode(enc_after.encode(line)) == line)
+        for line in lines:
+            old, new = enc_before.decode(enc_before.encode(line)), enc_after.decode(enc_after.encode(line))
+            result.lines_round_trip += new == line
+            result.lines_round_trip_before += old == line
+            result.lines_same_decode += new == old
     reach_before = reachability(before_tok)
     reach_after = reachability(after_tok)
     assert reach_before is not None and reach_after is not None
@@ -152,6 +164,10 @@ def default_format(tok: Tokenizer, out: str | Path | None = None) -> str:
         return "tiktoken"
     if name.endswith(".json"):
         return "hf"
+    if name.endswith(".model") and tok.model == "unigram":
+        return "spm"
+    if name.endswith(".txt") and tok.model == "wordpiece":
+        return "wordpiece"
     return "tiktoken" if tok.merge_rule == "bytes" else "hf"
 
 
@@ -192,6 +208,8 @@ def store_trimmed_run(project: str | Path, result: TrimResult, *, name: str = ""
     settings = {k: v for k, v in tok.settings().items() if k != "special_tokens"}
     settings["model"] = tok.model
     settings["vocab_size"] = len(tok.vocab)
+    if tok.scores:  # a Unigram model's scores (WordPiece's describe its training): kept per id
+        settings["scores"] = list(tok.scores)
     settings["trim"] = {"source": result.source, "requested": list(plan.requested), "cascade": list(plan.cascade),
                         "compact": plan.compact,
                         # index = new id; only kept when renumbered (else every kept id is its own)
@@ -277,7 +295,10 @@ def describe_trim(result: TrimResult) -> list[str]:
         lines.append(f"  tokens on {result.measured_on}: {result.tokens_before:,} → {result.tokens_after:,} "
                      f"({100 * change:+.3f}%)")
         lines.append(f"  round trip: {result.lines_round_trip:,} of {result.lines_checked:,} lines decode back to "
-                     "themselves")
+                     "themselves" + ("" if result.lines_round_trip_before == result.lines_checked else
+                                     f" (the original: {result.lines_round_trip_before:,}; it normalizes the text)"))
+        if result.lines_round_trip_before < result.lines_checked:
+            lines.append(f"  decoded as the original decodes: {result.lines_same_decode:,} of {result.lines_checked:,} lines")
     lines.append(f"  newly unreachable (decode, encode again): {len(result.newly_unreachable):,}")
     if gaps_too_wide(p):
         lines.append("  note: with its ids kept, the gaps are wider than tokenizer files may hold "

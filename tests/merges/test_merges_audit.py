@@ -95,3 +95,40 @@ def _ascending():
     from PySide6.QtCore import Qt
 
     return Qt.SortOrder.AscendingOrder
+
+
+def test_the_audit_marks_the_merge_and_vocabulary_tables(qtbot, panel, trained_project, tmp_path):
+    """Once the Audit tab has audited the shown run, the Merges and Vocabulary tables get an audit
+    column and an "audit:" filter (in SQL) whose rows are the audit's residues / never-used entries."""
+    import os
+    from pathlib import Path
+
+    project, _run_id = trained_project
+    panel.set_project(project)
+    view = panel.audit
+    qtbot.waitUntil(lambda: view.audit_button.isEnabled(), timeout=5000)
+    assert not panel.audit_filter.isEnabled() and panel.model.index(0, 9).data() in ("—", "…")
+    view.audit_button.click()
+    qtbot.waitUntil(lambda: view.report is not None and panel.audit_filter.isEnabled(), timeout=30_000)
+    audit = view.report.audit
+    residues = audit.ids("residue")
+    assert residues
+    panel.tabs.setCurrentIndex(0)
+    panel.audit_filter.setCurrentIndex(panel.audit_filter.findData("residue"))
+    qtbot.waitUntil(lambda: panel.model.rowCount() == len(residues), timeout=10_000)
+    qtbot.waitUntil(lambda: "residue" in (panel.model.index(0, 9).data() or ""), timeout=5000)
+    assert sorted(panel.model.index(r, 7).data() for r in range(len(residues))) == sorted(map(str, residues))
+    if os.environ.get("WORKBENCH_SCREENSHOTS"):
+        panel.resize(1300, 700)
+        qtbot.wait(200)
+        panel.grab().save(str(Path(os.environ["WORKBENCH_SCREENSHOTS"]) / "merges-audit-column.png"))
+    vocab = panel.vocab
+    panel.tabs.setCurrentWidget(vocab)
+    never = [i for i in audit.ids("never-used")]
+    assert vocab.audit_filter.isEnabled() and never
+    vocab.audit_filter.setCurrentIndex(vocab.audit_filter.findData("never-used"))
+    qtbot.waitUntil(lambda: vocab.model.rowCount() == len(never), timeout=10_000)
+    qtbot.waitUntil(lambda: "never used" in (vocab.model.index(0, 6).data() or ""), timeout=5000)
+    if os.environ.get("WORKBENCH_SCREENSHOTS"):
+        qtbot.wait(200)
+        panel.grab().save(str(Path(os.environ["WORKBENCH_SCREENSHOTS"]) / "vocabulary-audit-column.png"))

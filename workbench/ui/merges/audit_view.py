@@ -284,6 +284,11 @@ class AuditView(QWidget):
         self._update_buttons()
 
     # ---- source ---------------------------------------------------------------------------------------
+    @property
+    def source(self) -> Source | None:
+        """The tokenizer this tab audits (the Merges pane's current one)."""
+        return self._source
+
     def set_source(self, path: Path | None, source: Source | None) -> None:
         self.job.cancel()
         self._path, self._source = path, source

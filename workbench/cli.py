@@ -628,7 +628,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
             summary += f"; cancelled at |V| {stopped.get('vocab_size')}, cut to {r.vocab_size}"
         merges = "—" if r.merges_nothing else r.merge_count
         status = "damaged" if damage[r.id] else r.status
-        print(f"{r.id:>4}  {_clip(status, 11):<11} {r.vocab_size:>7} {merges:>7}  {_when(r.started):<19}  "
+        from workbench.tasks.trim import vocab_entries
+
+        entries = vocab_entries(r.settings, r.vocab_size)
+        if entries != r.vocab_size:  # a trim that kept its ids: entries, and the id range beside them
+            summary += f"; ids kept: {entries:,} entries in ids 0–{r.vocab_size - 1:,}"
+        print(f"{r.id:>4}  {_clip(status, 11):<11} {entries:>7} {merges:>7}  {_when(r.started):<19}  "
               f"{_clip(r.name, 60)} ({_clip(summary, 120)})")
         if damage[r.id]:
             print(f"{'':>6}{_clip(damage[r.id], 400)}")

@@ -52,7 +52,7 @@ def test_a_trimmed_sentencepiece_model_keeps_its_ids_and_matches_sentencepiece(t
     out = folder / "trimmed.model"
     project = folder / "u.tokproj"
     result = _trim(capsys, str(base), "--filter", "never-used", "--corpus", str(corpus), "--project", str(project),
-                   "--out", str(out))
+                   "--out", str(out), "--yes")
     removed = result["requested"]
     assert len(removed) > 50 and result["cascade"] == [] and result["vocab_after"] == result["vocab_before"] - len(removed)
     before = spm.SentencePieceProcessor(model_file=str(base))

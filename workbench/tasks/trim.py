@@ -26,6 +26,9 @@ from workbench.errors import WorkbenchError
 from workbench.formats.common import MAX_UNUSED_IDS
 
 ROUND_TRIP_LINES = 20_000  # held-out lines checked one by one (the token counts use every pre-token)
+#: A trim removing more than this share of the vocabulary (the cascade included) is only done when
+#: confirmed (``--yes``; the window asks): a residue filter's cascade can take most of a small one.
+LARGE_SHARE = 0.10
 
 
 @dataclass
@@ -49,11 +52,38 @@ class TrimResult:
     checks: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     measured_on: str = "held-out text"  # or "the corpus" when no held-out text was given
+    dry_run: bool = False
+    counts: dict[str, int] | None = field(default=None, repr=False)  # the measured text, as encoded
+
+    @property
+    def entries_before(self) -> int:
+        return sum(1 for x in self.original.vocab if x)
+
+    @property
+    def removed_share(self) -> float:
+        return len(self.plan.removed) / self.entries_before if self.entries_before else 0.0
+
+    @property
+    def needs_confirmation(self) -> bool:
+        """A large trim (see :data:`LARGE_SHARE`): shown, and done only when confirmed."""
+        return self.removed_share > LARGE_SHARE
+
+    def scale(self) -> str:
+        """What the trim removes, for the confirmation: count, share, cascade and token cost."""
+        p = self.plan
+        text = (f"this trim removes {len(p.removed):,} of {self.entries_before:,} entries "
+                f"({100 * self.removed_share:.1f} % of the vocabulary)")
+        if p.cascade:
+            text += f", {len(p.cascade):,} of them by the cascade (tokens built on the {len(p.requested):,} asked for)"
+        if self.token_change is not None:
+            text += f"; tokens on {self.measured_on} {100 * self.token_change:+.1f} %"
+        return text
 
     def as_dict(self) -> dict:
         p = self.plan
         return {"source": self.source, "requested": list(p.requested), "cascade": list(p.cascade),
-                "removed": len(p.removed), "dropped_merges": p.dropped_merges, "compact": p.compact,
+                "removed": len(p.removed), "removed_share": round(self.removed_share, 6), "dry_run": self.dry_run,
+                "dropped_merges": p.dropped_merges, "compact": p.compact,
                 "vocab_before": sum(1 for x in self.original.vocab if x),
                 "vocab_after": sum(1 for x in p.tokenizer.vocab if x),
                 "filters": self.filters, "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
@@ -123,6 +153,7 @@ def measure(result: TrimResult, held_out: Sequence, *, progress: Callable[[int, 
     if held_out:
         counts = corpus_counts(before_tok, held_out)
         assert counts is not None
+        result.counts = counts
         enc_before, enc_after = Encoder(before_tok), Encoder(after_tok)
         # keys are lines for a Unigram model (its lattice spans one): encoded as texts, as vocab_usage does
         by_line = usage_pretokenizer(before_tok)[0] == "none"
@@ -210,8 +241,9 @@ def store_trimmed_run(project: str | Path, result: TrimResult, *, name: str = ""
     settings["vocab_size"] = len(tok.vocab)
     if tok.scores:  # a Unigram model's scores (WordPiece's describe its training): kept per id
         settings["scores"] = list(tok.scores)
+    entries = sum(1 for piece in tok.vocab if piece)
     settings["trim"] = {"source": result.source, "requested": list(plan.requested), "cascade": list(plan.cascade),
-                        "compact": plan.compact,
+                        "compact": plan.compact, "entries": entries,
                         # index = new id; only kept when renumbered (else every kept id is its own)
                         "old_ids": [old for old, _new in plan.id_map] if plan.compact else None}
     specials = tok.special_ids
@@ -236,9 +268,10 @@ def store_trimmed_run(project: str | Path, result: TrimResult, *, name: str = ""
             corpus_ids = list(base.corpus_ids)
         run_id = store.create_run(label, settings, corpus_ids, list(tok.vocab), kinds)
         try:
+            curve = trimmed_curve(tok, result.counts)
             with store.run_writer(run_id, background=False) as writer:
-                for rank, (a, b, n) in enumerate(tok.merges):
-                    writer.add(MergeEvent(rank + 1, a, b, n, 0, 0, 0), tok.vocab[n])
+                for rank, ((a, b, n), (frequency, size, tokens)) in enumerate(zip(tok.merges, curve)):
+                    writer.add(MergeEvent(rank + 1, a, b, n, frequency, size, tokens), tok.vocab[n])
             store.record_final_model(run_id, {})
         except BaseException:
             store.finish_run(run_id, "failed", error="the trimmed tokenizer could not be stored")
@@ -247,15 +280,67 @@ def store_trimmed_run(project: str | Path, result: TrimResult, *, name: str = ""
     return run_id
 
 
+def vocab_entries(settings: dict, vocab_size: int) -> int:
+    """The entries of a stored run: a trim that kept its ids leaves empty slots below its largest
+    id, so its size as the runs list shows it is ``trim.entries``, not ``largest id + 1``."""
+    trim = settings.get("trim")
+    entries = trim.get("entries") if isinstance(trim, dict) else None
+    return entries if isinstance(entries, int) and 0 <= entries <= vocab_size else vocab_size
+
+
+def trimmed_curve(tok: Tokenizer, counts: dict[str, int] | None) -> list[tuple[int, int, int]]:
+    """Per merge of the trimmed tokenizer, what its run stores: ``(frequency, vocabulary size, corpus
+    tokens)`` — the plots of the new run. The vocabulary size counts entries (not the empty slots of
+    kept ids). On the measured text (``counts``), a BPE merge's frequency is how often it fires when
+    the text is encoded (F1 + F2 of the token it makes, :mod:`workbench.core.audit`) and the tokens
+    after it are the start minus every firing so far — exact for merges applied in rank order. A
+    WordPiece history records the pieces' F1 and the final token count. Without a text: zeros."""
+    from workbench.core.audit import consumed_counts, supports_residues
+    from workbench.core.metrics import vocab_usage
+
+    made_ids = {n for _a, _b, n in tok.merges}
+    size = sum(1 for i, piece in enumerate(tok.vocab) if (piece or i in tok.special_ids) and i not in made_ids)
+    sizes = []
+    seen: set[int] = set()
+    for _a, _b, n in tok.merges:
+        if n not in seen:
+            seen.add(n)
+            size += 1
+        sizes.append(size)
+    if not counts:
+        return [(0, s, 0) for s in sizes]
+    usage = vocab_usage(tok, counts)
+    assert usage is not None  # nothing asks it to stop
+    f1 = list(usage.frequencies)
+    if not supports_residues(tok):
+        return [(f1[n], s, usage.total_tokens) for (_a, _b, n), s in zip(tok.merges, sizes)]
+    derivation: dict[int, tuple[int, int]] = {}
+    for a, b, n in tok.merges:
+        derivation.setdefault(n, (a, b))
+    f2 = consumed_counts(tok, f1, derivation)
+    fired = {n: f1[n] + f2[n] for n in derivation}
+    tokens = usage.total_tokens + sum(fired.values())
+    out = []
+    counted: set[int] = set()
+    for (_a, _b, n), s in zip(tok.merges, sizes):
+        frequency = fired[n] if n not in counted else 0  # a re-made piece fires under its first merge
+        counted.add(n)
+        tokens -= frequency
+        out.append((frequency, s, tokens))
+    return out
+
+
 def trim_source(src: str, *, remove: str | None = None, filters: Sequence[str] = (), corpus: Sequence = (),
                 held_out: Sequence = (), threshold: float = 0.1, compact: bool = False,
                 project: str | None = None, out: str | None = None, fmt: str | None = None, name: str = "",
-                pattern: str | None = None) -> TrimResult:
-    """``workbench trim``: select, plan, measure, store and/or export."""
+                pattern: str | None = None, dry_run: bool = False, yes: bool = True) -> TrimResult:
+    """``workbench trim``: select, plan, measure, store and/or export. ``dry_run``: only the plan
+    and its measures (nothing stored or written); ``yes=False``: a large trim
+    (:attr:`TrimResult.needs_confirmation`) is refused with its scale instead of done."""
     from workbench.tasks.audit import project_run_corpus
     from workbench.tasks.sources import load_tokenizer
 
-    if project is None and out is None:
+    if project is None and out is None and not dry_run:
         raise WorkbenchError("say where the trimmed tokenizer goes: --project P (a new run) and/or --out FILE")
     tok = load_tokenizer(src, pattern=pattern)
     notes: list[str] = []
@@ -265,6 +350,11 @@ def trim_source(src: str, *, remove: str | None = None, filters: Sequence[str] =
     result = preview_trim(src, tok, ids, compact=compact, held_out=held_out or corpus, filters=picked,
                           measured_on="held-out text" if held_out else "the corpus (no --held-out given)")
     result.notes = notes + more
+    if dry_run:
+        result.dry_run = True
+        return result
+    if not yes and result.needs_confirmation:
+        raise WorkbenchError(f"{result.scale()}: look at it with --dry-run, then pass --yes to trim")
     apply_trim(result, project=project, out=out, fmt=fmt, name=name, held_out=held_out or corpus)
     return result
 
@@ -282,9 +372,13 @@ def describe_trim(result: TrimResult) -> list[str]:
     """The trim's report as lines for a person."""
     p = result.plan
     d = result.as_dict()
-    lines = [f"{result.source}: removed {len(p.requested):,} requested + {len(p.cascade):,} by the cascade "
-             f"(tokens that depended on them); {p.dropped_merges:,} merges dropped; vocabulary "
+    verb = "would remove" if result.dry_run or (result.run_id is None and not result.exported) else "removed"
+    lines = [f"{result.source}: {verb} {len(p.requested):,} requested + {len(p.cascade):,} by the cascade "
+             f"(tokens that depended on them) = {100 * result.removed_share:.1f} % of the vocabulary; "
+             f"{p.dropped_merges:,} merges dropped; vocabulary "
              f"{d['vocab_before']:,} → {d['vocab_after']:,}, ids {'renumbered' if p.compact else 'kept'}"]
+    if result.dry_run:
+        lines.append("  dry run: nothing stored or written")
     for name, count in result.filters.items():
         lines.append(f"  --filter {name}: {count:,} entries")
     if p.cascade:

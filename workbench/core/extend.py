@@ -110,6 +110,20 @@ class TokenFilter:
         return None
 
 
+def with_added(pipeline, specials: Mapping[str, int]):
+    """A ``tokenizer.json`` base's pipeline (kept whole: its added tokens keep their ids and flags)
+    with the specials it does not know yet (an extension's reserved ones) added as plain special
+    tokens, so the encoder and the exported file match them alike. None stays None."""
+    if pipeline is None:
+        return None
+    from workbench.core.pipeline import AddedToken
+
+    known = {t.content for t in pipeline.added_tokens}
+    extra = tuple(AddedToken(i, t, special=True) for t, i in sorted(specials.items(), key=lambda kv: kv[1])
+                  if t not in known)
+    return dataclasses.replace(pipeline, added_tokens=pipeline.added_tokens + extra) if extra else pipeline
+
+
 def whole_characters(piece: bytes) -> str:
     """The characters whose every byte is in ``piece`` (partial ones at either edge left out)."""
     start = 0
@@ -237,7 +251,7 @@ class ExtendTrainer(BpeTrainer):
             specials[token] = len(vocab)
             vocab.append(token.encode("utf-8"))
         return dataclasses.replace(base, vocab=tuple(vocab), merges=tuple(self.merges), special_tokens=specials,
-                                   name=name or base.name)
+                                   name=name or base.name, pipeline=with_added(base.pipeline, specials))
 
     def extra_settings(self) -> dict:
         """What the run records beside the usual settings: the extension and what it skipped."""

@@ -38,7 +38,7 @@ import dataclasses
 import math
 from typing import Callable, Iterator, Mapping, Sequence
 
-from workbench.core.extend import PAD_CHOICES, RESERVED, ExtendConfig, TokenFilter
+from workbench.core.extend import PAD_CHOICES, RESERVED, ExtendConfig, TokenFilter, with_added
 from workbench.core.model import MergeEvent, Tokenizer
 from workbench.core.trainer import StepEvent, StepRecord, TrainingCancelled, TrainLog
 from workbench.errors import ConfigError
@@ -68,7 +68,8 @@ def _with_reserved(tok: Tokenizer, reserved: Sequence[str], scores: bool) -> Tok
         specials[token] = len(vocab)
         vocab.append(token.encode("utf-8"))
     kept = tuple(tok.scores) + (0.0,) * len(reserved) if scores and tok.scores else tok.scores
-    return dataclasses.replace(tok, vocab=tuple(vocab), special_tokens=specials, scores=kept)
+    return dataclasses.replace(tok, vocab=tuple(vocab), special_tokens=specials, scores=kept,
+                               pipeline=with_added(tok.pipeline, specials))
 
 
 def _padding(size: int, pad_to: int) -> list[str]:

@@ -97,15 +97,6 @@ def base_problem(base: Tokenizer) -> str | None:
     if base.model == "bpe" and base.merge_rule == "scores":
         return ("the base is a SentencePiece BPE model (pieces merge by score): extension continues merge lists "
                 "(byte-level or character BPE), WordPiece vocabularies and Unigram models")
-    flagged = [t.content for t in (base.pipeline.added_tokens if base.pipeline is not None else ())
-               if not t.special or t.lstrip or t.rstrip or t.single_word]
-    if flagged:
-        # the extended run keeps the base's special tokens, not added tokens that match by their flags:
-        # its exports would encode otherwise than the workbench (found on a real tokenizer.json)
-        shown = ", ".join(repr(t) for t in flagged[:3]) + (f" and {len(flagged) - 3} more" if len(flagged) > 3 else "")
-        return (f"the base's tokenizer.json has added tokens that are not plain special tokens ({shown}: "
-                "non-special, or matched with lstrip/rstrip/single_word); extending such a pipeline is not "
-                "supported yet: remove them from the base's added_tokens, or extend its model without them")
     return None
 
 

@@ -925,6 +925,7 @@ class PieceEntry:
     score: float | None
     frequency: int | None  # None until corpus frequencies are counted
     never_used: bool | None
+    audit: str | None = None  # the Audit tab's marks for this id (None: no audit shown)
 
     @property
     def probability(self) -> float | None:
@@ -947,7 +948,7 @@ class PieceSource(VocabSource):
     Left out: merges and ancestry (Unigram has none) and segmentations (``tasks.inspection``).
     """
 
-    ORDER_KEYS = ("id", "piece", "score", "chars", "kind", "frequency", "never_used")
+    ORDER_KEYS = ("id", "piece", "score", "chars", "kind", "frequency", "never_used", "audit")
 
     def __init__(self, conn: sqlite3.Connection, source: Source, *, scores: Any = UNREAD):
         """``scores``: what :func:`source_scores` gives for ``source``, when a worker read them."""
@@ -1017,7 +1018,8 @@ class PieceSource(VocabSource):
         out = {}
         for i, piece, f, n in self.conn.execute(sql, (t.id, *params)):
             piece = shown_piece(piece) or b""
-            out[i] = PieceEntry(i, piece, self._kind_of(i, piece), self.score(i), f, None if n is None else bool(n))
+            out[i] = PieceEntry(i, piece, self._kind_of(i, piece), self.score(i), f, None if n is None else bool(n),
+                                audit_mark(self.audit_key, i))
         return out
 
 

@@ -531,6 +531,8 @@ class MergePanel(QWidget):
             self._merge_source.audit_key = register_audit(marks)
             self.audit_filter.setEnabled(True)
             self.model.reload()
+        if self._pieces_mode and self._source is not None:  # a Unigram run: the piece table
+            self.pieces.set_audit(self._source, marks)
         if self._source is not None:
             self.vocab.set_audit(self._source, marks)
 
@@ -615,7 +617,8 @@ class MergePanel(QWidget):
             return
         if self._pieces_mode:
             text = TextFilter(self.filter.text(), self.filter.is_regex())
-            apply_filter_query(lambda: self.pieces.set_text_filter(text), self.filter, self.error)
+            audit = self.audit_filter.currentData() or ""
+            apply_filter_query(lambda: self.pieces.set_text_filter(text, audit), self.filter, self.error)
             return
         selected = self.detail.token_id
         if not apply_filter_query(lambda: self.model.set_query(self._query()), self.filter, self.error):

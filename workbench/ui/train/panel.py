@@ -1114,7 +1114,11 @@ class TrainingPanel(QWidget):
                 new = info.vocab_size - int(extension.get("base_vocab_size") or 0) - int(extension.get("reserved") or 0)
                 done = f"{new:,} new pieces after the base's {int(extension.get('base_vocab_size') or 0):,} ids, " \
                        f"|V| {info.vocab_size:,}"
-            elif isinstance(extension, dict):  # an extension: its new merges (pieces), after the base's
+            elif isinstance(extension, dict) and extension.get("family") == "wordpiece":  # pieces appended
+                made = f"{info.merge_count - int(extension.get('base_merges') or 0):,} new pieces"
+                done = f"{made} after the base's {int(extension.get('base_vocab_size') or 0):,} ids, " \
+                       f"|V| {info.vocab_size:,}"
+            elif isinstance(extension, dict):  # an extension: its new merges, after the base's
                 made = f"{info.merge_count - int(extension.get('base_merges') or 0):,} new merges"
                 done = f"{made} after the base's {int(extension.get('base_merges') or 0):,}, |V| {info.vocab_size:,}"
             self.state_label.setText(f"Run {run_id} {outcome.status}: {done}"

@@ -383,9 +383,10 @@ class UnigramExtendTrainer:
                 break
             self.rank_dead += len(dead)
             chosen = [c for c, n in zip(chosen, used) if n]
-            if round_ < DEAD_ROUNDS:
-                chosen.extend(rest[:add - len(chosen)])
-                rest = rest[add - len(chosen):] if len(chosen) < add else rest
+            if round_ < DEAD_ROUNDS:  # the next candidates, best score first, take the dropped ones' places
+                room = add - len(chosen)
+                chosen.extend(rest[:room])
+                rest = rest[room:]
         else:
             tok, used = self._estimate(chosen)
         self.new_pieces = [p for p, _s in chosen]

@@ -421,8 +421,9 @@ class UnigramExtendTrainer:
             start[k] += math.log(0.5)
         tok = dataclasses.replace(base, vocab=vocab, scores=tuple(start))
         ids = base_ids + list(range(first, len(vocab)))
+        lattices = _lattices(UnigramModel(tok), self.words)  # the pieces stay: only their scores change
         for _ in range(EM_ROUNDS):
-            expected = _expected_counts(UnigramModel(tok), self.words, len(vocab))
+            expected = _expected_counts(lattices, tok.scores, len(vocab))
             total = sum(expected[i] for i in ids) or 1.0
             q = {i: expected[i] / total for i in range(first, len(vocab))}
             new_mass = min(sum(q.values()), 1 - 1e-6)
@@ -462,28 +463,32 @@ def _logsumexp(values: Sequence[float]) -> float:
     return top + math.log(sum(math.exp(v - top) for v in values))
 
 
-def _expected_counts(model, words: Mapping[str, int], size: int) -> list[float]:
-    """Expected piece counts over all segmentations of ``words`` (forward-backward, log space per
-    word only where the plain sums leave the float range)."""
+def _lattices(model, words: Mapping[str, int]) -> list[tuple[int, int, list[tuple[int, int, int]]]]:
+    """``(count, length, [(start, end, piece id)])`` of every word: its pieces, sorted by start
+    (unknown characters left out: a word needing one adds nothing to the expected counts)."""
+    return [(count, len(word), [(s, e, p) for s, e, p, _score in model.edges(word) if p >= 0])
+            for word, count in words.items()]
+
+
+def _expected_counts(lattices: Sequence[tuple[int, int, list[tuple[int, int, int]]]], scores: Sequence[float],
+                     size: int) -> list[float]:
+    """Expected piece counts over all segmentations of every word (forward-backward in log space)."""
     expected = [0.0] * size
     exp = math.exp
-    for word, count in words.items():
-        edges = [e for e in model.edges(word) if e[2] >= 0]
-        n = len(word)
-        # scale each edge by its length so a word's total stays near 1
+    for count, n, edges in lattices:
         alpha = [-math.inf] * (n + 1)
         alpha[0] = 0.0
-        for s, e, _p, score in edges:
-            alpha[e] = _lae(alpha[e], alpha[s] + score)
+        for s, e, p in edges:
+            alpha[e] = _lae(alpha[e], alpha[s] + scores[p])
         z = alpha[n]
         if z == -math.inf:
             continue
         beta = [-math.inf] * (n + 1)
         beta[n] = 0.0
-        for s, e, _p, score in reversed(edges):
-            beta[s] = _lae(beta[s], score + beta[e])
-        for s, e, p, score in edges:
-            expected[p] += count * exp(alpha[s] + score + beta[e] - z)
+        for s, e, p in reversed(edges):
+            beta[s] = _lae(beta[s], scores[p] + beta[e])
+        for s, e, p in edges:
+            expected[p] += count * exp(alpha[s] + scores[p] + beta[e] - z)
     return expected
 
 

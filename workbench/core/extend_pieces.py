@@ -40,7 +40,8 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 from workbench.core.extend import PAD_CHOICES, RESERVED, ExtendConfig, TokenFilter, with_added
 from workbench.core.model import MergeEvent, Tokenizer
-from workbench.core.trainer import StepEvent, StepRecord, TrainingCancelled, TrainLog
+from workbench.core.trainer import StepEvent, StepRecord, TrainLog
+from workbench.core.unigram import _logaddexp as _lae  # the trainer's own log-space sum
 from workbench.errors import ConfigError
 
 #: Rounds of "drop the unused new pieces, take the next candidates" before the last drop.
@@ -299,7 +300,7 @@ class UnigramExtendTrainer:
     value_name = "log_likelihood"
 
     def __init__(self, base: Tokenizer, word_counts: Mapping[str, int], config: ExtendConfig,
-                 base_source: Mapping | None = None, should_stop: Callable[[], bool] | None = None):
+                 base_source: Mapping | None = None):
         from workbench.core.unigram import UnigramModel
 
         _check(base, "unigram", config)
@@ -325,7 +326,6 @@ class UnigramExtendTrainer:
         self.new_pieces: list[str] = []
         self.new_mass = 0.0
         self._final: Tokenizer | None = None
-        self._stop_building = should_stop
 
     def _normal_ids(self, tok: Tokenizer) -> list[int]:
         from workbench.core.unigram import UnigramModel
@@ -491,15 +491,3 @@ def _expected_counts(lattices: Sequence[tuple[int, int, list[tuple[int, int, int
             expected[p] += count * exp(alpha[s] + scores[p] + beta[e] - z)
     return expected
 
-
-def _lae(a: float, b: float) -> float:
-    if a == -math.inf:
-        return b
-    if b == -math.inf:
-        return a
-    if a > b:
-        return a + math.log1p(math.exp(b - a))
-    return b + math.log1p(math.exp(a - b))
-
-
-__all__ = ["WordPieceExtendTrainer", "UnigramExtendTrainer", "TrainingCancelled"]

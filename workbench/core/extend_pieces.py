@@ -360,6 +360,7 @@ class UnigramExtendTrainer:
         except ConfigError:
             pairs = sorted(inner.piece_probabilities().items(), key=lambda kv: (-kv[1], kv[0]))
             pairs = [(p, math.log(v)) for p, v in pairs]
+        del inner  # its lattices are the largest thing alive: gone before the scores are re-estimated
         known = self.base_model.piece_id
         candidates: list[tuple[str, float]] = []
         for piece, score in sorted(pairs, key=lambda kv: (-kv[1], kv[0])):

@@ -209,15 +209,18 @@ def test_bad_bases_and_settings_are_refused_in_one_line(tmp_path):
     with pytest.raises(ConfigError) as excinfo:
         ExtendRequest(base="x", add=10, scripts=("Klingon",)).validate()
     assert excinfo.value.field == "scripts"
-    vocab = tmp_path / "vocab.txt"
-    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\na\nb\n##b\n", encoding="utf-8")
+    spm = pytest.importorskip("sentencepiece")
     corpus = tmp_path / "c.txt"
-    corpus.write_text("ab ab\n", encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "workbench", "extend", str(corpus), "--base", str(vocab),
-                             "--add", "5", "--project", str(tmp_path / "p.tokproj")],
+    corpus.write_text("ab ab abc bca cab\n" * 50, encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "spbpe"), vocab_size=12,
+                                   model_type="bpe", hard_vocab_limit=False, minloglevel=2)
+    result = subprocess.run([sys.executable, "-m", "workbench", "extend", str(corpus), "--base",
+                             str(tmp_path / "spbpe.model"), "--add", "5", "--project", str(tmp_path / "p.tokproj")],
                             cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip().splitlines()[-1].startswith("workbench extend: error: --base: the base is a wordpiece")
+    last = result.stderr.strip().splitlines()[-1]  # a SentencePiece BPE model: no merge list to continue
+    assert last.startswith("workbench extend: error: ") and "spbpe.model" in last or "SentencePiece BPE" in last
+    assert not (tmp_path / "p.tokproj").exists()
     assert not (tmp_path / "p.tokproj").exists()
 
 
@@ -260,21 +263,41 @@ def test_the_script_filter_needs_a_whole_character_of_the_chosen_scripts():
     assert TokenFilter(chars="code").reason(b"):\n") is None and TokenFilter(chars="code").reason("é".encode()) == "chars"
 
 
-def test_a_pipeline_base_with_flagged_added_tokens_is_refused_before_anything_is_stored(tmp_path, capsys):
-    """A real tokenizer.json with added tokens that match by their flags (RoBERTa's lstrip <mask>, a
-    non-special token) stored a run no format could export (the new-user check): refused instead."""
+def test_a_pipeline_base_keeps_its_flagged_added_tokens_and_loads_in_tokenizers(tmp_path, capsys):
+    """A real tokenizer.json with added tokens that match by their flags (RoBERTa's lstrip <mask>,
+    non-special [ROW] with rstrip, a single_word one, a normalized one) and a post-processor: the
+    extension keeps each with its id and flags; the export loads in tokenizers with our ids, the
+    added tokens matched alike, the reserved padding tokens after the new ones."""
     require_corpora()
+    tokenizers = pytest.importorskip("tokenizers")
     from hf_pipelines import roberta
 
     from workbench.cli import run_cli
 
     lines = (CORPORA / "en_shakespeare.txt").read_text(encoding="utf-8").splitlines()[:1500]
     base = tmp_path / "roberta.json"
-    roberta(lines).save(str(base))
+    original = roberta(lines)
+    original.save(str(base))
     corpus = tmp_path / "ru.txt"
     corpus.write_text("\n".join((CORPORA / "ru_fortunes.txt").read_text(encoding="utf-8").splitlines()[:300]),
                       encoding="utf-8")
     project = tmp_path / "p.tokproj"
-    assert run_cli(["extend", "--base", str(base), str(corpus), "--add", "20", "--project", str(project),
-                    "--progress", "none"]) == 2
-    assert "not plain special tokens ('<mask>'" in capsys.readouterr().err and not project.exists()
+    assert run_cli(["extend", "--base", str(base), str(corpus), "--add", "40", "--project", str(project),
+                    "--pad-to", "64", "--progress", "none", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["report"]["rank_dead"] == 0 and result["vocab_size"] % 64 == 0
+    out = tmp_path / "extended.json"
+    assert run_cli(["export", str(project), "--format", "hf", "--out", str(out)]) == 0
+    loaded = tokenizers.Tokenizer.from_file(str(out))
+    size = original.get_vocab_size()
+    assert all(loaded.id_to_token(i) == original.id_to_token(i) for i in range(size))
+    flags = {t["content"]: t for t in json.loads(out.read_text(encoding="utf-8"))["added_tokens"]}
+    for token in json.loads(base.read_text(encoding="utf-8"))["added_tokens"]:
+        assert flags[token["content"]] == token  # id and every flag kept
+    assert "<|reserved_0|>" in flags and flags["<|reserved_0|>"]["id"] >= size + 40
+    ours = Encoder(load_tokenizer(f"{project}#{result['run_id']}"))
+    held = [line.rstrip("\n") for line in _lines("ru_fortunes.txt", 20_000, 100) + _lines("en_shakespeare.txt", 20_000, 100)]
+    held += ["a [ROW]  row and  <mask> here", "the end of the end", "so ﬁne @@ ok", "x<mask>y the endings [ROW]z",
+             "Привет <|reserved_0|> мир"]
+    assert [loaded.encode(line, add_special_tokens=False).ids for line in held] == [ours.encode(line) for line in held]
+    assert [loaded.encode(line).ids for line in held[:20]] == [[0, *ours.encode(line), 2] for line in held[:20]]

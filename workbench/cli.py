@@ -413,13 +413,14 @@ def _dry_run(spec, as_json: bool) -> int:
 
 def add_extend_parser(sub) -> None:
     """``workbench extend``: continue a base tokenizer's merges on a corpus (a run that records its base)."""
-    ext = sub.add_parser("extend", help="add N tokens to an existing BPE tokenizer, every base id and merge kept",
-                         description="New merges continue the base's merge list with its pre-tokenizer and "
-                         "normalizer; candidates that already are a token, or fall outside --scripts/--chars, "
-                         "are skipped and counted. The result is a run in the project.")
+    ext = sub.add_parser("extend", help="add N tokens to an existing tokenizer, every base id (and BPE merge) kept",
+                         description="BPE: new merges continue the base's merge list with its pre-tokenizer and "
+                         "normalizer; WordPiece: new pieces appended; Unigram: new pieces from the Unigram "
+                         "trainer, scores re-estimated. Candidates that already are a token, or fall outside "
+                         "--scripts/--chars, are skipped and counted. The result is a run in the project.")
     ext.add_argument("files", nargs="*", metavar="CORPUS", help="extension corpus files or folders")
     ext.add_argument("--base", metavar="SRC", help="the tokenizer to extend: P.tokproj[#RUN|#ref:ID], a .tiktoken, "
-                     "tokenizer.json or GPT-2 vocab.json (anything --tokenizer takes)")
+                     "tokenizer.json, GPT-2 vocab.json, vocab.txt or Unigram .model (anything --tokenizer takes)")
     ext.add_argument("--add", type=int, metavar="N", help="number of new tokens (merges)")
     ext.add_argument("--project", help="project file (*.tokproj), created if missing")
     ext.add_argument("--spec", metavar="EXTEND.json", help="an extension spec (JSON) as the window writes it")
@@ -532,7 +533,8 @@ def cmd_extend(args: argparse.Namespace) -> int:
         print(f"  candidates skipped: {skipped}; rank-dead new tokens: {len(report.dead)}; intermediate only "
               f"(made while encoding, always merged further, so never emitted): {report.intermediate_only}")
         for f in report.files:
-            print(f"  {f.language:>4}  tokens/char {f.before:.4f} → {f.after:.4f}  {f.path}")
+            unknown = f" (unknown tokens {f.unknown_before:,} → {f.unknown_after:,})" if f.unknown_before else ""
+            print(f"  {f.language:>4}  tokens/char {f.before:.4f} → {f.after:.4f}{unknown}  {f.path}")
         if report.reference:
             print(f"  reference lines changed: {report.changed_lines} of {report.reference_lines} "
                   f"({100 * report.changed_share:.2f} %)")
@@ -626,7 +628,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
             summary += f"; cancelled at |V| {stopped.get('vocab_size')}, cut to {r.vocab_size}"
         merges = "—" if r.merges_nothing else r.merge_count
         status = "damaged" if damage[r.id] else r.status
-        print(f"{r.id:>4}  {_clip(status, 11):<11} {r.vocab_size:>7} {merges:>7}  {_when(r.started):<19}  "
+        from workbench.tasks.trim import vocab_entries
+
+        entries = vocab_entries(r.settings, r.vocab_size)
+        if entries != r.vocab_size:  # a trim that kept its ids: entries, and the id range beside them
+            summary += f"; ids kept: {entries:,} entries in ids 0–{r.vocab_size - 1:,}"
+        print(f"{r.id:>4}  {_clip(status, 11):<11} {entries:>7} {merges:>7}  {_when(r.started):<19}  "
               f"{_clip(r.name, 60)} ({_clip(summary, 120)})")
         if damage[r.id]:
             print(f"{'':>6}{_clip(damage[r.id], 400)}")

@@ -46,6 +46,10 @@ def add_audit_parsers(sub) -> None:
     trim.add_argument("--format", default=None, help="export format for --out (default: the source's family's first)")
     trim.add_argument("--name", default="", help="the new run's name")
     trim.add_argument("--pattern", help=argparse.SUPPRESS)
+    trim.add_argument("--dry-run", action="store_true", help="show what would be removed (count, share of the "
+                      "vocabulary, cascade, token change); store and write nothing")
+    trim.add_argument("--yes", action="store_true", help="do a large trim (more than 10 %% of the vocabulary, the "
+                      "cascade included), which is otherwise refused with its scale")
     trim.add_argument("--json", action="store_true")
 
 
@@ -93,7 +97,7 @@ def cmd_trim(args: argparse.Namespace) -> int:
     held = _corpus_sources(args.held_out, "trim") if args.held_out else []
     result = trim_source(args.tokenizer, remove=args.remove, filters=args.filter, corpus=corpus, held_out=held,
                          threshold=args.threshold, compact=args.compact, project=args.project, out=args.out,
-                         fmt=args.format, name=args.name, pattern=args.pattern)
+                         fmt=args.format, name=args.name, pattern=args.pattern, dry_run=args.dry_run, yes=args.yes)
     if args.json:
         print(json.dumps(result.as_dict(), ensure_ascii=False))
     else:

@@ -123,6 +123,39 @@ def test_cli_refuses_out_of_range_ids_in_one_line(trained, capsys):
     assert capsys.readouterr().err == "workbench trim: error: id 70000 is out of range: this tokenizer's ids are 0 to 699\n"
 
 
+def test_a_large_trim_is_shown_and_done_only_with_yes(trained, capsys):
+    """--filter residue cascades through most of a small vocabulary: without --yes the CLI says how
+    much (count, share, cascade, token change) and stores nothing; --dry-run shows the same plan;
+    with --yes the stored run lists its entries (not the kept ids' range) and its curves are not flat."""
+    import json
+
+    from workbench.cli import run_cli
+
+    project = str(trained / "p.tokproj")
+    with ProjectStore.open(trained / "p.tokproj", readonly=True) as store:
+        runs_before = len(store.runs())
+    assert run_cli(["trim", project + "#1", "--filter", "residue", "--project", project]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "% of the vocabulary" in err and "by the cascade" in err
+    assert "--dry-run" in err and "--yes" in err
+    assert run_cli(["trim", project + "#1", "--filter", "residue", "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["dry_run"] and plan["removed_share"] > 0.1 and plan["run_id"] is None and not plan["exported"]
+    with ProjectStore.open(trained / "p.tokproj", readonly=True) as store:
+        assert len(store.runs()) == runs_before
+    assert run_cli(["trim", project + "#1", "--filter", "residue", "--project", project, "--yes", "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done["removed"] == plan["removed"] and done["vocab_after"] == plan["vocab_after"]
+    assert run_cli(["runs", project]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.split()[:1] == [str(done["run_id"])])
+    assert row.split()[2] == str(done["vocab_after"]) and "ids kept" in row
+    with ProjectStore.open(trained / "p.tokproj", readonly=True) as store:
+        steps = store.steps(done["run_id"], 0)
+    tokens = [s.token_count for s in steps]
+    assert tokens == sorted(tokens, reverse=True) and tokens[0] > tokens[-1] > 0
+    assert sum(1 for s in steps if s.frequency) > len(steps) // 2
+
+
 def test_tiktokens_rule_derives_a_token_again_where_a_merge_list_cannot():
     """ab (256), bc (257), abc (258). With a merge list abc = ab + c dies with ab; with tiktoken's
     rule abc is whatever its bytes merge into, so without ab it is made from a + bc and stays."""

@@ -8,6 +8,11 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from PySide6.QtWidgets import QMessageBox  # noqa: E402
+
 from workbench.core.bpe import TrainConfig  # noqa: E402
 from workbench.store import ProjectStore  # noqa: E402
 from workbench.tasks.train import train_into_project  # noqa: E402
@@ -64,13 +69,23 @@ def test_audit_columns_filter_and_trim_preview(qtbot, panel, trained_project, tm
     view.grab().save(str(tmp_path / "trim-preview.png"))
 
     before = panel.chooser.count()
-    view.trim_button.click()
+    view.trim_button.click()  # more than 10 % of the vocabulary goes (the cascade included): the window asks first
+    qtbot.waitUntil(lambda: view.confirm is not None and view.confirm.isVisible(), timeout=5000)
+    assert f"{len(plan.cascade):,} of them by the cascade" in view.confirm.text()
+    assert "% of the vocabulary" in view.confirm.text() and panel.chooser.count() == before
+    if os.environ.get("WORKBENCH_SCREENSHOTS"):
+        view.confirm.grab().save(str(Path(os.environ["WORKBENCH_SCREENSHOTS"]) / "trim-confirm.png"))
+    view.confirm.button(QMessageBox.StandardButton.Yes).click()
     qtbot.waitUntil(lambda: panel.chooser.count() == before + 1, timeout=30_000)
     with ProjectStore.open(project, readonly=True) as store:
         newest = max(r.id for r in store.runs())
         trimmed = store.load_tokenizer(newest)
         assert store.run(newest).settings["trim"]["requested"] == list(residues)
+        steps = store.steps(newest, 0)
     assert all(trimmed.vocab[i] == b"" for i in plan.removed)
+    # the new run's curves are not flat: corpus tokens fall merge by merge, each merge has its count
+    tokens, counts = [s.token_count for s in steps], [s.frequency for s in steps]
+    assert tokens == sorted(tokens, reverse=True) and tokens[0] > tokens[-1] > 0 and max(counts) > 0
 
 
 def _horizontal():
@@ -95,3 +110,37 @@ def _ascending():
     from PySide6.QtCore import Qt
 
     return Qt.SortOrder.AscendingOrder
+
+
+def test_the_audit_marks_the_merge_and_vocabulary_tables(qtbot, panel, trained_project, tmp_path):
+    """Once the Audit tab has audited the shown run, the Merges and Vocabulary tables get an audit
+    column and an "audit:" filter (in SQL) whose rows are the audit's residues / never-used entries."""
+    project, _run_id = trained_project
+    panel.set_project(project)
+    view = panel.audit
+    qtbot.waitUntil(lambda: view.audit_button.isEnabled(), timeout=5000)
+    assert not panel.audit_filter.isEnabled() and panel.model.index(0, 9).data() in ("—", "…")
+    view.audit_button.click()
+    qtbot.waitUntil(lambda: view.report is not None and panel.audit_filter.isEnabled(), timeout=30_000)
+    audit = view.report.audit
+    residues = audit.ids("residue")
+    assert residues
+    panel.tabs.setCurrentIndex(0)
+    panel.audit_filter.setCurrentIndex(panel.audit_filter.findData("residue"))
+    qtbot.waitUntil(lambda: panel.model.rowCount() == len(residues), timeout=10_000)
+    qtbot.waitUntil(lambda: "residue" in (panel.model.index(0, 9).data() or ""), timeout=5000)
+    assert sorted(panel.model.index(r, 7).data() for r in range(len(residues))) == sorted(map(str, residues))
+    if os.environ.get("WORKBENCH_SCREENSHOTS"):
+        panel.resize(1300, 700)
+        qtbot.wait(200)
+        panel.grab().save(str(Path(os.environ["WORKBENCH_SCREENSHOTS"]) / "merges-audit-column.png"))
+    vocab = panel.vocab
+    panel.tabs.setCurrentWidget(vocab)
+    never = [i for i in audit.ids("never-used")]
+    assert vocab.audit_filter.isEnabled() and never
+    vocab.audit_filter.setCurrentIndex(vocab.audit_filter.findData("never-used"))
+    qtbot.waitUntil(lambda: vocab.model.rowCount() == len(never), timeout=10_000)
+    qtbot.waitUntil(lambda: "never used" in (vocab.model.index(0, 6).data() or ""), timeout=5000)
+    if os.environ.get("WORKBENCH_SCREENSHOTS"):
+        qtbot.wait(200)
+        panel.grab().save(str(Path(os.environ["WORKBENCH_SCREENSHOTS"]) / "vocabulary-audit-column.png"))

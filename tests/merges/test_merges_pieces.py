@@ -153,6 +153,27 @@ def test_never_used_flag_matches_encoding_the_corpus(panel, demo_project, qtbot)
     assert f"Never used: {len(direct):,} of" in panel.pieces.summary.text()
 
 
+def test_the_audit_marks_the_unigram_piece_table(panel, demo_project, qtbot):
+    """The Audit tab's findings on a Unigram run: an audit column in the piece table (which stands in
+    for the merge table) and the panel's "audit:" filter narrowing it to one category."""
+    path, runs = demo_project
+    panel.set_project(path)
+    _choose(panel, runs["unigram"])
+    view = panel.audit
+    qtbot.waitUntil(view.audit_button.isEnabled, timeout=5000)
+    view.audit_button.click()
+    qtbot.waitUntil(lambda: view.report is not None and panel.audit_filter.isEnabled(), timeout=60_000)
+    never = view.report.audit.ids("never-used")
+    assert never
+    panel.audit_filter.setCurrentIndex(panel.audit_filter.findData("never-used"))
+    model = panel.pieces.model
+    qtbot.waitUntil(lambda: model.rowCount() == len(never), timeout=10_000)
+    assert [e.id for e in model.iter_all()] == sorted(never)
+    assert "never used" in model.data(model.index(0, 8))
+    panel.audit_filter.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: model.rowCount() == SIZES["unigram"], timeout=10_000)
+
+
 def test_piece_detail_lists_other_spellings(panel, demo_project, qtbot):
     path, runs = demo_project
     panel.set_project(path)

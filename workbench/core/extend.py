@@ -24,8 +24,8 @@ without those scripts encodes exactly as with the base. Partial UTF-8 at a token
 BPE splits CJK characters) is allowed; whole characters other than the chosen scripts must be
 Common or Inherited (spaces, punctuation, digits, marks).
 
-Left out: WordPiece and Unigram bases (other families' meaning of "extend"), and changing any
-base token — that is trimming's job.
+WordPiece and Unigram bases have their own meaning of "extend": :mod:`workbench.core.extend_pieces`.
+Left out: changing any base token — that is trimming's job.
 """
 
 from __future__ import annotations
@@ -108,6 +108,20 @@ class TokenFilter:
             if not ok:
                 return "chars"
         return None
+
+
+def with_added(pipeline, specials: Mapping[str, int]):
+    """A ``tokenizer.json`` base's pipeline (kept whole: its added tokens keep their ids and flags)
+    with the specials it does not know yet (an extension's reserved ones) added as plain special
+    tokens, so the encoder and the exported file match them alike. None stays None."""
+    if pipeline is None:
+        return None
+    from workbench.core.pipeline import AddedToken
+
+    known = {t.content for t in pipeline.added_tokens}
+    extra = tuple(AddedToken(i, t, special=True) for t, i in sorted(specials.items(), key=lambda kv: kv[1])
+                  if t not in known)
+    return dataclasses.replace(pipeline, added_tokens=pipeline.added_tokens + extra) if extra else pipeline
 
 
 def whole_characters(piece: bytes) -> str:
@@ -237,7 +251,7 @@ class ExtendTrainer(BpeTrainer):
             specials[token] = len(vocab)
             vocab.append(token.encode("utf-8"))
         return dataclasses.replace(base, vocab=tuple(vocab), merges=tuple(self.merges), special_tokens=specials,
-                                   name=name or base.name)
+                                   name=name or base.name, pipeline=with_added(base.pipeline, specials))
 
     def extra_settings(self) -> dict:
         """What the run records beside the usual settings: the extension and what it skipped."""

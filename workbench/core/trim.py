@@ -14,8 +14,15 @@ After either, every remaining merge-made token is checked to still be producible
 bytes (nothing unreachable is kept). Base symbols (bytes, a character alphabet) and special tokens
 are never removed: every text needs the first, and the second are not vocabulary the corpus
 produces. Ids are kept by default (a removed id becomes an empty slot, as imported vocabularies
-with gaps have); ``compact`` renumbers the kept ids densely in their old order. Left out:
-WordPiece and Unigram (no merges to cascade through; their exporters need dense ids).
+with gaps have); ``compact`` renumbers the kept ids densely in their old order.
+
+**WordPiece and Unigram** encode by longest match and by Viterbi over the pieces, not by merges:
+removing a piece never leaves another unproducible, so there is no cascade (a run's merge records
+that name a removed piece are dropped: they are history, inference does not read them). Their
+spelling symbols stay — single characters (WordPiece ``x`` and ``##x``, a Unigram character),
+byte pieces and specials — so every text still encodes. Ids are kept here too by default: the
+exporters write an empty slot as a placeholder no text produces (``[unusedN]`` in ``vocab.txt``,
+an UNUSED piece in a ``.model``); a Unigram model's other scores are left as they are.
 """
 
 from __future__ import annotations
@@ -57,21 +64,62 @@ def check_ids(tok: Tokenizer, ids: Iterable[int]) -> list[int]:
             raise WorkbenchError(f"id {token_id} is a special token: trim removes vocabulary entries, not specials")
         if not tok.vocab[token_id]:
             raise WorkbenchError(f"id {token_id} is an empty slot already: nothing to remove")
-        if token_kind(tok, token_id) == "base":
+        if pieces(tok) and spelling_symbol(tok, token_id):
+            raise WorkbenchError(f"id {token_id} is a single character or byte piece: every text may need it to "
+                                 "be spelled, so it stays (remove longer pieces)")
+        if not pieces(tok) and token_kind(tok, token_id) == "base":
             raise WorkbenchError(f"id {token_id} is a base symbol: every text may need it, so it stays "
                                  "(remove merge-made tokens)")
         out.append(token_id)
     return sorted(set(out))
 
 
+def pieces(tok: Tokenizer) -> bool:
+    """Whether ``tok`` encodes by its pieces alone (WordPiece, Unigram): no cascade to follow."""
+    return tok.model in ("wordpiece", "unigram")
+
+
+def spelling_symbol(tok: Tokenizer, token_id: int) -> bool:
+    """A WordPiece/Unigram piece every text may need: one character (``x``, ``##x``) or a byte piece."""
+    from workbench.core.unigram import byte_block
+
+    if tok.model == "unigram" and tok.byte_fallback and token_id in set(byte_block(tok) or ()):
+        return True
+    text = tok.vocab[token_id].decode("utf-8", "replace")
+    if tok.model == "wordpiece":
+        prefix = tok.continuing_prefix or "##"
+        if text.startswith(prefix) and len(text) > len(prefix):
+            text = text[len(prefix):]
+    return len(text) <= 1
+
+
 def removable(tok: Tokenizer, ids: Iterable[int]) -> list[int]:
-    """The merge-made, non-special ids among ``ids`` (what a filter may remove)."""
+    """The merge-made (WordPiece/Unigram: longer than a character), non-special ids among ``ids``
+    (what a filter may remove)."""
+    if pieces(tok):
+        return [i for i in ids if 0 <= i < len(tok.vocab) and tok.vocab[i] and i not in tok.special_ids
+                and not spelling_symbol(tok, i)]
     return [i for i in ids if 0 <= i < len(tok.vocab) and tok.vocab[i] and i not in tok.special_ids
             and token_kind(tok, i) == "merge"]
 
 
+def _plan_pieces(tok: Tokenizer, ids: Sequence[int], compact: bool) -> TrimPlan:
+    """WordPiece / Unigram: the pieces asked for become empty slots; no cascade (module docstring)."""
+    requested = check_ids(tok, ids)
+    gone = set(requested)
+    vocab = [b"" if i in gone else piece for i, piece in enumerate(tok.vocab)]
+    merges = tuple(m for m in tok.merges if not gone.intersection(m))
+    trimmed = replace(tok, vocab=tuple(vocab), merges=merges)
+    id_map = tuple((i, i) for i in range(len(vocab)) if vocab[i] or i in tok.special_ids)
+    if compact:
+        trimmed, id_map = _compacted(trimmed, id_map)
+    return TrimPlan(tuple(requested), (), len(tok.merges) - len(merges), trimmed, id_map, compact)
+
+
 def plan_trim(tok: Tokenizer, ids: Sequence[int], *, compact: bool = False) -> TrimPlan:
     """Remove ``ids`` and their cascade; raises :class:`WorkbenchError` for ids trim cannot take."""
+    if pieces(tok):
+        return _plan_pieces(tok, ids, compact)
     if not supports_residues(tok):
         raise WorkbenchError(f"trim works on BPE tokenizers with merges applied while encoding; this one is "
                              f"{tok.model}" + (" (SentencePiece BPE)" if tok.model == "bpe" else ""))

@@ -403,6 +403,12 @@ def _verify_hf(tokenizer: Tokenizer, staged: list[Path], texts: list[str], notes
                                lambda text: hf.encode(text, add_special_tokens=False).ids))
         hf_cases = [(text, with_template(ids, tokenizer.special_roles, tokenizer.template, tokenizer.special_tokens))
                     for text, ids in hf_cases]
+    elif tokenizer.pipeline is not None and tokenizer.pipeline.post_processor:
+        # a tokenizer.json's own post-processor (kept as the file had it) wraps the text's ids
+        checks.append(_compare(f"tokenizers {lib.__version__} (add_special_tokens=False)", "hf", hf_cases,
+                               lambda text: hf.encode(text, add_special_tokens=False).ids))
+        before, after = tokenizer.pipeline.post_additions()
+        hf_cases = [(text, [i for _t, i in before] + list(ids) + [i for _t, i in after]) for text, ids in hf_cases]
     checks.append(_compare(f"tokenizers {lib.__version__}", "hf", hf_cases,
                            lambda text: hf.encode(text).ids))  # default options, as a user calls it
     return checks

@@ -183,7 +183,30 @@ def render_hf_json(tokenizer: Tokenizer, *, legacy_merges: bool = False) -> tupl
         "decoder": decoder,
         "model": model,
     }
+    if tokenizer.pipeline is not None:
+        _keep_pipeline(document, tokenizer)
     return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), notes
+
+
+def _keep_pipeline(document: dict, tokenizer: Tokenizer) -> None:
+    """A tokenizer read from a ``tokenizer.json`` (an extension of one) keeps that file's stages as
+    the file has them: normalizer, pre-tokenizer, post-processor, decoder, its BPE options, and its
+    added tokens with their ids and flags (lstrip, rstrip, single_word, normalized, special) — what
+    our encoder ran. Specials the pipeline does not know (an extension's reserved ones) are added
+    as plain special tokens after them."""
+    pipeline = tokenizer.pipeline
+    assert pipeline is not None
+    for stage in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
+        document[stage] = getattr(pipeline, stage)
+    document["model"].update(pipeline.model_options)
+    known = {t.content for t in pipeline.added_tokens}
+    added = [t.spec() for t in pipeline.added_tokens]
+    added += [entry for entry in document["added_tokens"] if entry["content"] not in known]
+    document["added_tokens"] = sorted(added, key=lambda entry: entry["id"])
+    vocab = document["model"]["vocab"]
+    for t in pipeline.added_tokens:  # a non-special added token that is no vocab entry stays out of it
+        if not t.special and vocab.get(t.content) == t.id and tokenizer.vocab[t.id] != t.content.encode("utf-8"):
+            del vocab[t.content]
 
 
 def _split(pattern: str) -> dict:

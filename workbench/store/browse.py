@@ -126,6 +126,42 @@ def _score_sql(owner, column: str) -> str:
     return f"wb_score({owner._scores_key}, {column})"
 
 
+# Per-id audit marks (comma-joined categories: "unreachable,residue"), computed by the Audit tab and
+# shown as a column and a filter of the merge and vocabulary tables (sorting and filtering in SQL).
+_AUDIT: dict[int, Sequence[str]] = {}
+
+
+def _sql_audit(key: int, token_id: int) -> str | None:
+    marks = _AUDIT.get(key)
+    if marks is None or not 0 <= token_id < len(marks):
+        return None
+    return marks[token_id]
+
+
+def register_audit(marks: Sequence[str] | None) -> int | None:
+    """Make per-id audit marks visible to SQL as ``wb_audit(key, id)``; the key (None: no marks)."""
+    if marks is None:
+        return None
+    key = next(_usage_keys)
+    _AUDIT[key] = tuple(marks)
+    while len(_AUDIT) > _SCORES_KEPT:
+        _AUDIT.pop(next(iter(_AUDIT)))
+    return key
+
+
+def audit_mark(key: int | None, token_id: int) -> str | None:
+    """The marks of one id (None: no audit shown)."""
+    return None if key is None else _sql_audit(key, token_id)
+
+
+def _audit_where(key: int | None, column: str, category: str, params: list) -> str:
+    """SQL keeping the rows whose ``column`` id carries the audit mark ``category``."""
+    if key is None:
+        return "0"
+    params.append(f",{category},")
+    return f"instr(',' || coalesce(wb_audit({key}, {column}), '') || ',', ?) > 0"
+
+
 def _specials_cte(ctes: list, params: list, specials: Sequence[int]) -> None:
     """``specials(id)``: the special ids, one bound JSON parameter (never pasted into the SQL)."""
     ctes.append("specials(id) AS (SELECT value FROM json_each(?))")
@@ -143,6 +179,7 @@ def register_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("wb_usage_freq", 2, _sql_usage_freq)
     conn.create_function("wb_usage_never", 2, _sql_usage_never)
     conn.create_function("wb_score", 2, _sql_score)
+    conn.create_function("wb_audit", 2, _sql_audit)
 
 
 def _on_connection(source, conn: sqlite3.Connection):
@@ -243,9 +280,10 @@ class MergeQuery:
     min_length: int | None = None
     max_length: int | None = None
     length_unit: str = "bytes"  # or "chars"
+    audit: str = ""  # only merges whose result carries this audit mark (see register_audit)
 
     def is_empty(self) -> bool:
-        return not self.text and all(v is None for v in (
+        return not self.text and not self.audit and all(v is None for v in (
             self.min_frequency, self.max_frequency, self.min_length, self.max_length))
 
 
@@ -276,9 +314,10 @@ class VocabQuery:
     text: TextFilter = TextFilter()
     kind: str = ""  # "" = any | special | base | merge
     never_used_only: bool = False
+    audit: str = ""  # only entries carrying this audit mark (see register_audit)
 
     def is_empty(self) -> bool:
-        return not self.text and not self.kind and not self.never_used_only
+        return not self.text and not self.kind and not self.never_used_only and not self.audit
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +327,7 @@ class VocabEntry:
     kind: str
     frequency: int | None  # None until corpus frequencies are counted
     never_used: bool | None
+    audit: str | None = None  # the Audit tab's marks for this id (None: no audit shown)
 
 
 class _Tables:
@@ -419,7 +459,8 @@ def merge_removals(conn: sqlite3.Connection, source: Source) -> dict[int, tuple[
 class MergeSource:
     """The merges of one run or reference, queried page by page. GUI thread only."""
 
-    ORDER_KEYS = ("rank", "left", "right", "result", "frequency", "bytes", "chars", "id", "score")
+    ORDER_KEYS = ("rank", "left", "right", "result", "frequency", "bytes", "chars", "id", "score", "audit")
+    audit_key: int | None = None  # register_audit's key of the marks shown (None: none)
 
     def __init__(self, conn: sqlite3.Connection, source: Source, *, scores: Any = UNREAD):
         """``scores``: what :func:`source_scores` gives for ``source``, when a worker read them."""
@@ -543,6 +584,8 @@ class MergeSource:
                     if value is not None:
                         where.append(f"{column} {op} ?")
                         where_params.append(int(value))
+        if query is not None and query.audit:
+            where.append(_audit_where(self.audit_key, "m.new_id", query.audit, where_params))
         if after is not None:
             where.append("m.rank > ?")
             where_params.append(int(after))
@@ -566,6 +609,8 @@ class MergeSource:
             return t.frequency
         if order == "id":
             return "m.new_id"
+        if order == "audit":
+            return f"wb_audit({self.audit_key}, m.new_id)" if self.audit_key is not None else "NULL"
         if order == "score":
             score = _score_sql(self, "m.new_id")
             if self._remade:  # the ranks are a bound parameter (a CTE of :meth:`_select`)
@@ -743,7 +788,7 @@ class MergeSource:
 class VocabSource:
     """The vocabulary of one run or reference, with optional corpus frequencies (see set_usage)."""
 
-    ORDER_KEYS: tuple[str, ...] = ("id", "piece", "bytes", "kind", "frequency", "never_used")
+    ORDER_KEYS: tuple[str, ...] = ("id", "piece", "bytes", "kind", "frequency", "never_used", "audit")
 
     def __init__(self, conn: sqlite3.Connection, source: Source):
         register_functions(conn)
@@ -751,6 +796,7 @@ class VocabSource:
         self.t = _Tables(source)
         self.source = self.t.source
         self.usage_key: int | None = None
+        self.audit_key: int | None = None
         self._specials: tuple[int, ...] = ()
         if not self.t.is_run:
             specials = source_settings(conn, self.source).get("special_tokens", {})
@@ -835,6 +881,8 @@ class VocabSource:
                 wparams.append(query.kind)
             if query.never_used_only:
                 where.append(f"wb_usage_never({self.usage_key}, v.id) = 1" if self.usage_key else "0")
+            if query.audit:
+                where.append(_audit_where(self.audit_key, "v.id", query.audit, wparams))
         if after is not None:
             where.append("v.id > ?")
             wparams.append(int(after))
@@ -854,8 +902,9 @@ class VocabSource:
 
     def _order_keys(self, kind: str, freq: str, never: str) -> dict[str, str]:
         """Order key → SQL expression (``PieceSource`` adds its own)."""
+        audit = f"wb_audit({self.audit_key}, v.id)" if self.audit_key is not None else "NULL"
         return {"id": "v.id", "piece": "v.piece", "bytes": "length(v.piece)", "kind": kind,
-                "frequency": freq, "never_used": never}
+                "frequency": freq, "never_used": never, "audit": audit}
 
     # ---- queries ----------------------------------------------------------------------------------
     def keys(self, query: VocabQuery | None, order: str = "id", descending: bool = False, *,
@@ -889,7 +938,7 @@ class VocabSource:
             if kind_ is None:
                 kind_ = ("special" if i in specials else "merge" if i in made else
                          "unused" if not piece else "base")
-            out[i] = VocabEntry(i, piece, kind_, f, None if n is None else bool(n))
+            out[i] = VocabEntry(i, piece, kind_, f, None if n is None else bool(n), audit_mark(self.audit_key, i))
         return out
 
     def rows_range(self, first: int, last: int) -> dict[int, VocabEntry]:
@@ -927,6 +976,7 @@ class PieceEntry:
     score: float | None
     frequency: int | None  # None until corpus frequencies are counted
     never_used: bool | None
+    audit: str | None = None  # the Audit tab's marks for this id (None: no audit shown)
 
     @property
     def probability(self) -> float | None:
@@ -949,7 +999,7 @@ class PieceSource(VocabSource):
     Left out: merges and ancestry (Unigram has none) and segmentations (``tasks.inspection``).
     """
 
-    ORDER_KEYS = ("id", "piece", "score", "chars", "kind", "frequency", "never_used")
+    ORDER_KEYS = ("id", "piece", "score", "chars", "kind", "frequency", "never_used", "audit")
 
     def __init__(self, conn: sqlite3.Connection, source: Source, *, scores: Any = UNREAD):
         """``scores``: what :func:`source_scores` gives for ``source``, when a worker read them."""
@@ -1028,7 +1078,8 @@ class PieceSource(VocabSource):
         out = {}
         for i, piece, f, n in self.conn.execute(sql, (t.id, *params)):
             piece = shown_piece(piece) or b""
-            out[i] = PieceEntry(i, piece, self._kind_of(i, piece), self.score(i), f, None if n is None else bool(n))
+            out[i] = PieceEntry(i, piece, self._kind_of(i, piece), self.score(i), f, None if n is None else bool(n),
+                                audit_mark(self.audit_key, i))
         return out
 
 

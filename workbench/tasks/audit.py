@@ -86,6 +86,22 @@ class AuditReport:
         return out
 
 
+#: The audit marks the Merges and Vocabulary tables show and filter by (``register_audit``), with
+#: their label: the categories a trim would look at.
+MARKS = (("unreachable", "unreachable"), ("undecodable", "undecodable"), ("residue", "residue"),
+         ("never-used", "never used"))
+
+
+def audit_marks(audit) -> list[str]:
+    """Per id, the comma-joined :data:`MARKS` categories it is in ("" for none): what the Merges and
+    Vocabulary tables show beside each entry once the Audit tab has audited their source."""
+    marks: list[list[str]] = [[] for _ in range(len(audit.reach))]
+    for category, _label in MARKS:
+        for token_id in audit.ids(category):
+            marks[token_id].append(category)
+    return [",".join(m) for m in marks]
+
+
 def corpus_counts(tok: Tokenizer, sources: Sequence, *, should_stop: Callable[[], bool] | None = None,
                   progress: Progress | None = None) -> dict[str, int] | None:
     """The corpus as the audit counts it (the tokenizer's own pre-tokenizer; lines for Unigram)."""

@@ -73,8 +73,9 @@ def _visible(piece: str) -> str:
 
 
 def check_tokenizer(tokenizer: Tokenizer, fmt: str = "hf", *, corpus_texts: Iterable[str] | None = None,
-                    unreachable: Sequence[int] | None = None) -> list[Finding]:
-    """The warnings for exporting ``tokenizer`` as ``fmt`` (see the module docstring)."""
+                    unreachable: Sequence[int] | None = None, extension: bool = False) -> list[Finding]:
+    """The warnings for exporting ``tokenizer`` as ``fmt`` (see the module docstring); ``extension``:
+    the run extends a base (its size remedy is ``extend --pad-to``, not training again)."""
     findings: list[Finding] = []
     vocab, specials = tokenizer.vocab, tokenizer.special_ids
     if tokenizer.model == "bpe" and tokenizer.units == "chars" and fmt in _MERGE_LINE_FORMATS:
@@ -111,7 +112,8 @@ def check_tokenizer(tokenizer: Tokenizer, fmt: str = "hf", *, corpus_texts: Iter
     if size % 64:
         findings.append(Finding("vocab-multiple", f"the vocabulary size {size:,} is not a multiple of 64: model "
                                 f"embeddings are padded to one ({(size + 63) // 64 * 64:,}), so the gap is dead rows; "
-                                "train to a multiple of 64"))
+                                + ("extend again with --pad-to 64 (reserved special tokens <|reserved_N|> fill the "
+                                   "gap; Pad vocabulary in the window)" if extension else "train to a multiple of 64")))
     if tokenizer.model == "bpe" and fmt in _LLAMA_CPP_FORMATS and tokenizer.pretokenizer not in LLAMA_CPP_PRESETS:
         pre = tokenizer.pretokenizer if len(tokenizer.pretokenizer) <= 40 else tokenizer.pretokenizer[:39] + "…"
         findings.append(Finding("llama-cpp", f"the pre-tokenizer “{pre}” is none of the regexes llama.cpp implements "
@@ -173,6 +175,7 @@ def check_run(project: str | Path, run_id: int | None, fmt: str, *,
         tokenizer = store.load_tokenizer(rid)
         # a format that does not fit is refused before any warning
         refuse_unfit(tokenizer, fmt, str(store.run(rid).settings.get("model") or tokenizer.model))
+        extension = isinstance(store.run(rid).settings.get("extend"), dict)
         wanted = set(store.run(rid).corpus_ids)
         refs = [c for c in store.corpora() if c.id in wanted]
     if unreachable is None and len(tokenizer.vocab) <= REACHABILITY_UP_TO:
@@ -185,7 +188,7 @@ def check_run(project: str | Path, run_id: int | None, fmt: str, *,
         except WorkbenchError as exc:
             _log.info("pre-export check: special tokens not searched in the corpus (%s)", exc)
     try:
-        return rid, check_tokenizer(tokenizer, fmt, corpus_texts=texts, unreachable=unreachable)
+        return rid, check_tokenizer(tokenizer, fmt, corpus_texts=texts, unreachable=unreachable, extension=extension)
     except WorkbenchError as exc:  # a corpus file that cannot be read any more mid-way
         _log.info("pre-export check: special tokens not searched in the corpus (%s)", exc)
-        return rid, check_tokenizer(tokenizer, fmt, unreachable=unreachable)
+        return rid, check_tokenizer(tokenizer, fmt, unreachable=unreachable, extension=extension)

@@ -1,7 +1,8 @@
 """Extend an existing tokenizer (``workbench extend``, the Train tab's "Extend an existing tokenizer").
 
 An :class:`ExtendRequest` names the base (anything ``--tokenizer`` takes: a run, a ``.tiktoken``,
-GPT-2 files, a BPE ``tokenizer.json``), the corpus and how many tokens to add; :func:`extend_run`
+GPT-2 files, a ``tokenizer.json``, a ``vocab.txt``, a Unigram ``.model``), the corpus and how many
+tokens to add; :func:`extend_run`
 stores it as an ordinary run (the merges rows hold the base's merges, ranks kept, then the new
 ones; the settings record the base under ``extend``), through the same
 :func:`~workbench.tasks.train.train_run` as training — progress, cancel and the writer included.
@@ -13,7 +14,8 @@ reference (base-domain) file's lines whose ids change with the new merge respons
 the rank-dead check. :func:`new_tokens_csv` writes ``new_id,token,bytes,parent_left,parent_right``
 for initialising the new embeddings.
 
-Left out: WordPiece and Unigram bases (refused with the reason), trimming.
+WordPiece and Unigram bases go through :mod:`workbench.core.extend_pieces` (no merges to continue).
+Left out: SentencePiece BPE bases (refused with the reason), trimming.
 """
 
 from __future__ import annotations
@@ -92,18 +94,9 @@ class ExtendRequest:
 
 def base_problem(base: Tokenizer) -> str | None:
     """Why ``base`` cannot be extended (None: it can)."""
-    if base.model != "bpe":
-        return (f"the base is a {base.model} tokenizer: extension continues BPE merges; WordPiece and Unigram "
-                "bases are not supported yet")
-    flagged = [t.content for t in (base.pipeline.added_tokens if base.pipeline is not None else ())
-               if not t.special or t.lstrip or t.rstrip or t.single_word]
-    if flagged:
-        # the extended run keeps the base's special tokens, not added tokens that match by their flags:
-        # its exports would encode otherwise than the workbench (found on a real tokenizer.json)
-        shown = ", ".join(repr(t) for t in flagged[:3]) + (f" and {len(flagged) - 3} more" if len(flagged) > 3 else "")
-        return (f"the base's tokenizer.json has added tokens that are not plain special tokens ({shown}: "
-                "non-special, or matched with lstrip/rstrip/single_word); extending such a pipeline is not "
-                "supported yet: remove them from the base's added_tokens, or extend its model without them")
+    if base.model == "bpe" and base.merge_rule == "scores":
+        return ("the base is a SentencePiece BPE model (pieces merge by score): extension continues merge lists "
+                "(byte-level or character BPE), WordPiece vocabularies and Unigram models")
     return None
 
 
@@ -118,6 +111,9 @@ def extend_run(request: ExtendRequest, project: str | os.PathLike | None = None,
     if problem := base_problem(base):
         raise ConfigError("base", problem)
     config = request.config()
+    if base.model != "bpe":
+        return _extend_pieces(request, base, project, report=report, should_stop=should_stop,
+                              count_cache=count_cache)
     spec = RunSpec(files=request.files, model="bpe", merges=request.add, units=base.units,
                    end_of_word=base.end_of_word, pretokenizer=base.pretokenizer,
                    normalizer=tuple(base.normalizer), min_frequency=request.min_frequency,
@@ -133,6 +129,38 @@ def extend_run(request: ExtendRequest, project: str | os.PathLike | None = None,
                      make_trainer=make)
 
 
+def _extend_pieces(request: ExtendRequest, base: Tokenizer, project, *, report, should_stop,
+                   count_cache: bool) -> tuple[int | None, str]:
+    """A WordPiece or Unigram base (:mod:`workbench.core.extend_pieces`): counted as its family
+    counts (pre-tokens; Unigram: whole lines, cut into SentencePiece words here)."""
+    from workbench.core.extend_pieces import UnigramExtendTrainer, WordPieceExtendTrainer
+    from workbench.tasks.models import unigram_words
+
+    config = request.config()
+    unigram = base.model == "unigram"
+    spec = RunSpec(files=request.files, model=base.model, vocab_size=len(base.vocab) + request.add,
+                   pretokenizer=base.pretokenizer, normalizer=tuple(base.normalizer),
+                   min_frequency=None if unigram else request.min_frequency, special_tokens=(),
+                   name=request.name or f"{base.name or 'base'} + {request.add}",
+                   project=str(project or request.project))
+    source = {"source": request.base, "name": base.name, "vocab_size": len(base.vocab), "merge_rule": base.merge_rule}
+
+    def make(counts: Mapping[str, int], _spec: RunSpec, stop: Callable[[], bool] | None = None):
+        if not unigram:
+            return WordPieceExtendTrainer(base, counts, config, base_source=source)
+        from workbench.core.normalize import make_normalizer
+
+        normalize = make_normalizer(tuple(base.normalizer)) if base.normalizer else None
+        words: dict[str, int] = {}
+        for line, count in counts.items():
+            for word in unigram_words(line, normalize):
+                words[word] = words.get(word, 0) + count
+        return UnigramExtendTrainer(base, words, config, base_source=source)
+
+    return train_run(spec, project, report=report, should_stop=should_stop, count_cache=count_cache,
+                     make_trainer=make)
+
+
 # ---- the report --------------------------------------------------------------------------------------
 @dataclass
 class FileChange:
@@ -141,6 +169,8 @@ class FileChange:
     chars: int
     tokens_before: int
     tokens_after: int
+    unknown_before: int = 0  # tokens that are the unknown token (a base that cannot spell the file)
+    unknown_after: int = 0
 
     @property
     def before(self) -> float:
@@ -153,7 +183,8 @@ class FileChange:
     def as_dict(self) -> dict:
         return {"path": self.path, "language": self.language, "chars": self.chars,
                 "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
-                "tokens_per_char_before": round(self.before, 5), "tokens_per_char_after": round(self.after, 5)}
+                "tokens_per_char_before": round(self.before, 5), "tokens_per_char_after": round(self.after, 5),
+                "unknown_before": self.unknown_before, "unknown_after": self.unknown_after}
 
 
 @dataclass
@@ -204,8 +235,12 @@ def load_extension(project: str | os.PathLike, run_id: int) -> tuple[Tokenizer, 
     base_size = int(meta["base_vocab_size"]) + int(meta.get("alphabet_added") or 0)
     base_merges = int(meta["base_merges"])
     reserved = {t for t, i in extended.special_tokens.items() if i >= base_size}
+    # A Unigram extension re-estimated the base's scores: the base's own are kept in the settings.
+    scores = tuple(meta["base_scores"]) if "base_scores" in meta else \
+        tuple(extended.scores[:base_size]) if extended.scores else ()
     base = replace(extended, vocab=extended.vocab[:base_size], merges=extended.merges[:base_merges],
-                   special_tokens={t: i for t, i in extended.special_tokens.items() if t not in reserved})
+                   special_tokens={t: i for t, i in extended.special_tokens.items() if t not in reserved},
+                   scores=scores)
     return base, extended, meta
 
 
@@ -215,7 +250,7 @@ def extension_report(base: Tokenizer, extended: Tokenizer, files: Sequence[Corpu
     """Tokens per character per file of the extension corpus ``files`` and of ``reference`` before and
     after, the reference's changed lines, and the rank-dead check on ``files``."""
     from workbench.core.encoder import Encoder
-    from workbench.core.metrics import encode_pretoken
+    from workbench.core.metrics import encode_pretoken, usage_pretokenizer
     from workbench.corpus.language import language_from_name
 
     first_new = len(base.vocab)
@@ -224,18 +259,34 @@ def extension_report(base: Tokenizer, extended: Tokenizer, files: Sequence[Corpu
     out = ExtensionReport(first_new, len(new_ids), [], skipped=dict(skipped or {}))
     combined: dict[str, int] = {}  # the extension corpus as one table: the rank-dead check's input
     tables = [(cf, True) for cf in files] + ([(CorpusFile(reference), False)] if reference is not None else [])
+    # A Unigram lattice spans a line: such a model counts and encodes whole lines (as vocab_usage)
+    pretokenizer, normalizer = usage_pretokenizer(extended)
+    by_line = pretokenizer == "none"
+    unk = extended.special_tokens.get(extended.unk_token) if extended.unk_token else None
+    emitted = [0] * (len(extended.vocab) - first_new)
     for cf, extension in tables:
-        counts, _ = count_words(open_sources([cf]), extended.pretokenizer, tuple(extended.normalizer))
-        chars = tokens_before = tokens_after = 0
+        counts, _ = count_words(open_sources([cf]), pretokenizer, normalizer)
+        chars = tokens_before = tokens_after = unknown_before = unknown_after = 0
         for word, n in counts.items():
             chars += n * len(word)
-            tokens_before += n * len(encode_pretoken(before, word))
-            tokens_after += n * len(encode_pretoken(after, word))
+            old = before.encode(word) if by_line else encode_pretoken(before, word)
+            tokens_before += n * len(old)
+            ids = after.encode(word) if by_line else encode_pretoken(after, word)
+            tokens_after += n * len(ids)
+            if unk is not None:
+                unknown_before += n * old.count(unk)
+                unknown_after += n * ids.count(unk)
             if extension:
                 combined[word] = combined.get(word, 0) + n
+                if extended.model != "bpe":
+                    for token_id in ids:
+                        if token_id >= first_new:
+                            emitted[token_id - first_new] += n
         out.files.append(FileChange(cf.path, language_from_name(cf.path) or Path(cf.path).stem, chars,
-                                    tokens_before, tokens_after))
-    if combined:
+                                    tokens_before, tokens_after, unknown_before, unknown_after))
+    if combined and extended.model != "bpe":  # no merges: a new piece is made only when emitted
+        out.dead = [i for i in new_ids if not emitted[i - first_new]]
+    elif combined:
         made, emitted = fired_tokens(extended, combined, first_new, encoder=after)
         out.dead = [i for i in new_ids if not made[i - first_new]]
         out.intermediate_only = sum(1 for i in new_ids if made[i - first_new] and not emitted[i - first_new])

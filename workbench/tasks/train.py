@@ -361,7 +361,8 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     # Only a merging model's size is asked for here: a pruning one (Unigram) seeds when asked, and
     # seeding inside run() can be cancelled.
     initial = trainer.initial_size if rule.measure == "merges" else 0
-    if rule.measure == "merges" and spec.vocab_size is not None and initial >= spec.vocab_size:
+    extends = hasattr(trainer, "extend_config")  # an extension's size is its base's plus N: no such note
+    if rule.measure == "merges" and spec.vocab_size is not None and initial >= spec.vocab_size and not extends:
         # As tokenizers' trainers do, every symbol of the corpus is kept: say why nothing will merge.
         note = (f"the corpus has {initial:,} initial symbols and specials, not fewer than the vocabulary size "
                 f"{spec.vocab_size:,}: no merge will be made; raise the vocabulary size above {initial:,}")

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -207,6 +208,7 @@ class AuditView(QWidget):
         self._source: Source | None = None
         self.report: Any = None
         self.preview: Any = None
+        self.confirm: QMessageBox | None = None  # the question before a large trim (tests answer it)
         self._corpus: list = []
         self.job = JobRunner(self)
 
@@ -284,6 +286,11 @@ class AuditView(QWidget):
         self._update_buttons()
 
     # ---- source ---------------------------------------------------------------------------------------
+    @property
+    def source(self) -> Source | None:
+        """The tokenizer this tab audits (the Merges pane's current one)."""
+        return self._source
+
     def set_source(self, path: Path | None, source: Source | None) -> None:
         self.job.cancel()
         self._path, self._source = path, source
@@ -352,6 +359,27 @@ class AuditView(QWidget):
         self.job.submit(job, self._on_preview, self._on_failed, key="audit", on_progress=self._on_progress, hooks=True)
 
     def run_trim(self) -> None:
+        """Store the previewed trim; a large one (``TrimResult.needs_confirmation``) asks first."""
+        if self.preview is None or self._path is None:
+            return
+        if self.preview.needs_confirmation:
+            scale = self.preview.scale()
+            box = QMessageBox(QMessageBox.Icon.Warning, "Trim a large part of the vocabulary?",
+                              scale[0].upper() + scale[1:] + ".", QMessageBox.StandardButton.Yes |
+                              QMessageBox.StandardButton.Cancel, self)
+            box.setInformativeText("The removed entries are listed under the preview. Store the trimmed "
+                                   "tokenizer as a new run anyway?")
+            box.button(QMessageBox.StandardButton.Yes).setText("Trim → new run")
+            box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+            box.finished.connect(lambda answer: self._store_trim() if answer == QMessageBox.StandardButton.Yes
+                                 else None)
+            self.confirm = box
+            box.open()
+            return
+        self._store_trim()
+
+    def _store_trim(self) -> None:
+        self.confirm = None
         if self.preview is None or self._path is None:
             return
         preview, path = self.preview, self._path

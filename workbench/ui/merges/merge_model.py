@@ -42,7 +42,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication
 from workbench.core.display import piece_chars, piece_hex, piece_text
 from workbench.core.superbpe import is_superword
 from workbench.errors import WorkbenchError
-from workbench.store.browse import MergeEntry, sql_error, store_connection
+from workbench.store.browse import MergeEntry, audit_mark, sql_error, store_connection
 from workbench.ui.project_session import QUERY_LIMIT_S, open_read
 from workbench.ui.style import is_dark, muted
 
@@ -593,8 +593,12 @@ class MergeTableModel(LazyKeyedModel):
         ("chars", "chars", "Length of the result in characters (a stray byte counts as one)"),
         ("token id", "id", "Id of the result in the vocabulary"),
         ("score", "score", "The pair's score when training merged it (WordPiece): the highest score is merged next"),
+        ("audit", "audit", "What the Audit tab found for the result (run the audit there to fill this column): "
+                           "unreachable, undecodable (partial UTF-8), residue (LiteToken's R below the "
+                           "threshold), never used on the corpus"),
     )
     NATURAL = "rank"
+    AUDIT_COLUMN = 9
     PIECE_COLUMNS = (1, 2, 3)
     SCORE_COLUMN = 8
     SCORE_TIPS = {
@@ -635,6 +639,8 @@ class MergeTableModel(LazyKeyedModel):
                 score = (self._source.score(e.new_id, e.rank)
                          if self._source is not None and self.has_scores() else None)
                 return "—" if score is None else f"{score:.6g}"
+            if column == self.AUDIT_COLUMN:
+                return audit_label(self._audit_mark(e.new_id))
             return str(e.new_id)
         if role == Qt.ItemDataRole.ToolTipRole:
             if column in self.PIECE_COLUMNS:
@@ -654,19 +660,24 @@ class MergeTableModel(LazyKeyedModel):
                 return "Imported tokenizers do not record merge frequencies"
             if column == self.SCORE_COLUMN and not self.has_scores():
                 return "No scores recorded: only WordPiece runs trained by this version keep them"
+            if column == self.AUDIT_COLUMN:
+                mark = self._audit_mark(e.new_id)
+                return "Not audited: press Audit in the Audit tab" if mark is None else audit_label(mark) or None
             return None
         if role == Qt.ItemDataRole.FontRole:
             if column in self.PIECE_COLUMNS and self._removal(e, column) is not None:
                 return self._struck_font()
             return self._font if column in self.PIECE_COLUMNS else None
         if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _LEFT if column in self.PIECE_COLUMNS else _RIGHT
+            return _LEFT if column in self.PIECE_COLUMNS or column == self.AUDIT_COLUMN else _RIGHT
         if role == Qt.ItemDataRole.ForegroundRole:
             if column == 4 and e.frequency is None or self._removal(e, column) is not None:
                 return muted_brush()
             if column in self.PIECE_COLUMNS:
                 piece = (e.left_piece, e.right_piece, e.piece)[column - 1]
                 return superword_brush() if piece is not None and is_superword(piece) else None
+            if column == self.AUDIT_COLUMN:
+                return _audit_brush(self._audit_mark(e.new_id))
             return None
         return None
 
@@ -681,3 +692,26 @@ class MergeTableModel(LazyKeyedModel):
         font = QFont(self._font)
         font.setStrikeOut(True)
         return font
+
+    def _audit_mark(self, token_id: int) -> str | None:
+        return audit_mark(getattr(self._source, "audit_key", None), token_id)
+
+
+def audit_label(mark: str | None) -> str:
+    """The Audit tab's marks of one id as the tables show them ("—": not audited)."""
+    from workbench.tasks.audit import MARKS
+
+    if mark is None:
+        return "—"
+    labels = dict(MARKS)
+    return " · ".join(labels.get(m, m) for m in mark.split(",") if m)
+
+
+def _audit_brush(mark: str | None) -> QBrush | None:
+    if mark is None:
+        return muted_brush()
+    if mark:
+        from workbench.ui.merges.vocab_model import warning_brush
+
+        return warning_brush()
+    return None

@@ -63,6 +63,7 @@ from workbench.store.browse import (
     TextFilter,
     list_sources,
     prepare_source,
+    register_audit,
     source_key_end,
     source_scores,
     sql_error,
@@ -82,10 +83,12 @@ from workbench.ui.merges.widgets import (
     PlaceholderTableView,
     apply_filter_query,
     ask_and_export_csv,
+    audit_filter_combo,
     beside_detail,
     configure_table,
     export_button,
     find_source,
+    reset_audit_filter,
     select_row,
     shown_entries,
     sync_sort_indicator,
@@ -167,6 +170,8 @@ class MergePanel(QWidget):
         self.len_unit.addItem("bytes", "bytes")
         self.len_unit.addItem("chars", "chars")
         self.len_unit.currentIndexChanged.connect(self._apply_filter)
+        self.audit_filter = audit_filter_combo()
+        self.audit_filter.currentIndexChanged.connect(self._apply_filter)
         self.clear_button = QPushButton("Clear")
         self.clear_button.setToolTip("Show every merge again")
         self.clear_button.clicked.connect(self._on_clear_clicked)
@@ -191,6 +196,7 @@ class MergePanel(QWidget):
         row2.addWidget(self.len_max)
         row2.addWidget(self.len_unit)
         row2.addSpacing(12)
+        row2.addWidget(self.audit_filter)
         row2.addWidget(self.clear_button)
         row2.addStretch(1)
         self.count_label = QLabel()
@@ -201,7 +207,9 @@ class MergePanel(QWidget):
         self.model = MergeTableModel(self)
         self.table = PlaceholderTableView()
         self.table.setModel(self.model)
-        configure_table(self.table, {0: 64, 1: 130, 2: 130, 3: 170, 4: 100, 5: 48, 6: 48, 7: 72, 8: 90}, stretch=3)
+        # the audit column (filled once the Audit tab has run) takes the spare width, not the result
+        configure_table(self.table, {0: 64, 1: 110, 2: 110, 3: 150, 4: 90, 5: 48, 6: 48, 7: 72, 8: 80, 9: 150},
+                        stretch=9)
         self.table.horizontalHeader().moveSection(MergeTableModel.SCORE_COLUMN, 5)  # beside the frequency
         self.table.setColumnHidden(MergeTableModel.SCORE_COLUMN, True)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
@@ -242,6 +250,7 @@ class MergePanel(QWidget):
         self.audit = AuditView()
         self.audit.run_created.connect(self._on_run_created)
         self.audit.token_selected.connect(self._on_vocab_token)
+        self.audit.audited.connect(self._on_audited)
         self.tabs.addTab(self.audit, "Audit")
         self.tabs.currentChanged.connect(self._on_tab)
 
@@ -445,6 +454,7 @@ class MergePanel(QWidget):
             return
         self._merge_source = prepared.merges.on_connection(self._conn) if prepared is not None \
             else MergeSource(self._conn, source, scores=scores)
+        reset_audit_filter(self.audit_filter)
         # max_key reads the key's end; count() would walk every merge of a long run
         self._set_pieces_mode(self._merge_source.model == "unigram" and self._merge_source.max_key() < 0)
         if self._pieces_mode:
@@ -517,6 +527,25 @@ class MergePanel(QWidget):
             self.pieces.auto_count()
 
     @Slot(int)
+    @Slot()
+    def _on_audited(self) -> None:
+        """The Audit tab audited the shown tokenizer: its marks become a column and a filter of the
+        Merges and Vocabulary tables (sorted and filtered in SQL, as their other columns)."""
+        from workbench.tasks.audit import audit_marks
+
+        report = self.audit.report
+        if report is None or self.audit.source != self._source:  # an older source's audit
+            return
+        marks = audit_marks(report.audit)
+        if self._merge_source is not None:
+            self._merge_source.audit_key = register_audit(marks)
+            self.audit_filter.setEnabled(True)
+            self.model.reload()
+        if self._pieces_mode and self._source is not None:  # a Unigram run: the piece table
+            self.pieces.set_audit(self._source, marks)
+        if self._source is not None:
+            self.vocab.set_audit(self._source, marks)
+
     def _on_run_created(self, _run_id: int) -> None:
         """A trim stored a new run: list it in the chooser."""
         self._sync_sources(force=True)
@@ -590,7 +619,7 @@ class MergePanel(QWidget):
         lo, hi = self.len_min.value() or None, self.len_max.value() or None
         return MergeQuery(TextFilter(self.filter.text(), self.filter.is_regex()), self.field.currentData() or "any",
                           _optional_int(self.freq_min), _optional_int(self.freq_max), lo, hi,
-                          self.len_unit.currentData() or "bytes")
+                          self.len_unit.currentData() or "bytes", self.audit_filter.currentData() or "")
 
     @Slot()
     def _apply_filter(self) -> None:
@@ -598,7 +627,8 @@ class MergePanel(QWidget):
             return
         if self._pieces_mode:
             text = TextFilter(self.filter.text(), self.filter.is_regex())
-            apply_filter_query(lambda: self.pieces.set_text_filter(text), self.filter, self.error)
+            audit = self.audit_filter.currentData() or ""
+            apply_filter_query(lambda: self.pieces.set_text_filter(text, audit), self.filter, self.error)
             return
         selected = self.detail.token_id
         if not apply_filter_query(lambda: self.model.set_query(self._query()), self.filter, self.error):

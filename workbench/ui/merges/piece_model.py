@@ -40,13 +40,23 @@ class PieceTableModel(UsageTableModel):
         ("kind", "kind", "special: added by the pipeline; byte: a byte-fallback piece <0xNN>; normal: learned"),
         ("frequency", "frequency", "Occurrences when the training corpus is encoded with this tokenizer"),
         ("never used", "never_used", NEVER_USED_TIP),
+        ("audit", "audit", "What the Audit tab found for this piece (run the audit there to fill this column): "
+                           "unreachable, undecodable, never used on the corpus"),
     )
     PIECE_COLUMN = 1
     MONO = frozenset({1})
-    LEFT = frozenset({1, 5, 7})
+    LEFT = frozenset({1, 5, 7, 8})
     NOT_COUNTED_TIP = "Not counted yet: the count runs when the piece table is shown"
 
     def own_cell(self, e: PieceEntry, column: int, role: int) -> Any:
+        if column == 8:
+            from workbench.ui.merges.merge_model import audit_label
+
+            if role == Qt.ItemDataRole.DisplayRole:
+                return audit_label(e.audit)
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return "Not audited: press Audit in the Audit tab" if e.audit is None else audit_label(e.audit) or None
+            return None
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 2:
                 return "—" if e.score is None else f"{e.score:.4f}"
@@ -63,4 +73,11 @@ class PieceTableModel(UsageTableModel):
         return None
 
     def own_muted(self, e: PieceEntry, column: int) -> bool:
-        return column == 5 or (column in (2, 3) and e.score is None)
+        return column == 5 or (column in (2, 3) and e.score is None) or (column == 8 and e.audit is None)
+
+    def cell(self, e: PieceEntry, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.ForegroundRole and column == 8 and e.audit:
+            from workbench.ui.merges.vocab_model import warning_brush
+
+            return warning_brush()
+        return super().cell(e, column, role)

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 from workbench.core.display import piece_hex
 from workbench.core.model import Tokenizer
 from workbench.errors import WorkbenchError
-from workbench.store.browse import UNREAD, PieceEntry, PieceSource, Source, TextFilter, VocabQuery
+from workbench.store.browse import UNREAD, PieceEntry, PieceSource, Source, TextFilter, VocabQuery, register_audit
 from workbench.tasks.inspection import piece_segmentations
 from workbench.tasks.usage import usage_cache_key
 from workbench.ui.merges.detail import DetailPane, _short
@@ -138,6 +138,7 @@ class PieceView(UsageView):
         self.setAccessibleName("Unigram pieces")
         self._source: PieceSource | None = None
         self._text = TextFilter()
+        self._audit_only = ""  # the panel's "audit:" filter (a tasks.audit.MARKS category)
         self._load_tokenizer: Callable[[], Tokenizer] | None = None
         self._tokenizer: Tokenizer | None = None
         self._known_scores: Any = UNREAD
@@ -161,7 +162,7 @@ class PieceView(UsageView):
         self.table = PlaceholderTableView()
         self.table.setAccessibleName("Pieces of the unigram model")
         self.table.setModel(self.model)
-        configure_table(self.table, {0: 64, 1: 190, 2: 92, 3: 96, 4: 52, 5: 70, 6: 90, 7: 90}, stretch=1)
+        configure_table(self.table, {0: 64, 1: 190, 2: 92, 3: 96, 4: 52, 5: 70, 6: 90, 7: 90, 8: 130}, stretch=1)
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.table.horizontalHeader().sortIndicatorChanged.connect(self._sync_sort_indicator)
         self.detail = PieceDetail()
@@ -183,6 +184,7 @@ class PieceView(UsageView):
         ``scores``: the per-id scores when a worker has read them (``browse.UNREAD``: read here);
         ``prepared``: the piece source a worker set up on its own connection (moved onto ``conn``)."""
         self._close_source(conn, path, status)
+        self._audit_only = ""  # a new source has no audit yet (the panel's filter is reset too)
         self._known_scores = scores
         self._prepared = prepared
         self._load_tokenizer, self._tokenizer = load_tokenizer, None
@@ -206,15 +208,23 @@ class PieceView(UsageView):
 
     # ---- filter ---------------------------------------------------------------------------------------
     def _query(self) -> VocabQuery:
-        return VocabQuery(self._text, "", self.never_only.isChecked() and self._usage is not None)
+        return VocabQuery(self._text, "", self.never_only.isChecked() and self._usage is not None, self._audit_only)
 
-    def set_text_filter(self, text: TextFilter) -> None:
-        """The panel's filter box; raises WorkbenchError (a bad regex) and then changes nothing."""
-        query = VocabQuery(text, "", self.never_only.isChecked() and self._usage is not None)
+    def set_text_filter(self, text: TextFilter, audit: str = "") -> None:
+        """The panel's filter box and its "audit:" filter; raises WorkbenchError (a bad regex) and
+        then changes nothing."""
+        query = VocabQuery(text, "", self.never_only.isChecked() and self._usage is not None, audit)
         if self._source is not None:
             self.model.set_query(query)
             self._drop_hidden_detail()
-        self._text = text
+        self._text, self._audit_only = text, audit
+
+    def set_audit(self, source: Source, marks: list[str]) -> None:
+        """Show the Audit tab's marks of ``source`` (``tasks.audit.audit_marks``) as a column."""
+        if self._source is None or self._source.source != source:
+            return
+        self._source.audit_key = register_audit(marks)
+        self.model.reload()
 
     @Slot(bool)
     def _on_never_only(self, _checked: bool) -> None:

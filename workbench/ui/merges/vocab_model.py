@@ -114,12 +114,23 @@ class VocabTableModel(UsageTableModel):
         ("frequency", "frequency", "Occurrences when the training corpus is encoded with this tokenizer"),
         ("never used", "never_used", "Entries the encoded corpus never contains: stepping stones of later "
                                      "merges or bytes the corpus lacks — candidates for under-trained tokens"),
+        ("audit", "audit", "What the Audit tab found for this entry (run the audit there to fill this column): "
+                           "unreachable, undecodable (partial UTF-8), residue (LiteToken's R below the "
+                           "threshold), never used on the corpus"),
     )
     MONO = frozenset({1, 2})
-    LEFT = frozenset({1, 2, 3, 5})
+    LEFT = frozenset({1, 2, 3, 5, 6})
     NOT_COUNTED_TIP = "Not counted yet: press “Count in corpus”"
 
     def own_cell(self, e: VocabEntry, column: int, role: int) -> Any:
+        if column == 6:
+            from workbench.ui.merges.merge_model import audit_label
+
+            if role == Qt.ItemDataRole.DisplayRole:
+                return audit_label(e.audit)
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return "Not audited: press Audit in the Audit tab" if e.audit is None else audit_label(e.audit) or None
+            return None
         if column != 2:
             return None
         if role == Qt.ItemDataRole.DisplayRole:
@@ -130,4 +141,9 @@ class VocabTableModel(UsageTableModel):
         return None
 
     def own_muted(self, e: VocabEntry, column: int) -> bool:
-        return column in (2, 3)
+        return column in (2, 3) or (column == 6 and e.audit is None)
+
+    def cell(self, e: VocabEntry, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.ForegroundRole and column == 6 and e.audit:
+            return warning_brush()  # an audit finding stands out, as a never-used entry does
+        return super().cell(e, column, role)

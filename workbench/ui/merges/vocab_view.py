@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.formats.tables import write_vocab_csv
-from workbench.store.browse import Source, TextFilter, VocabQuery, VocabSource
+from workbench.store.browse import Source, TextFilter, VocabQuery, VocabSource, register_audit
 from workbench.tasks.usage import usage_cache_key
 from workbench.ui.merges.usage import USAGE_KEY, UsageView
 from workbench.ui.merges.vocab_model import VocabTableModel
@@ -32,8 +32,10 @@ from workbench.ui.merges.widgets import (
     PlaceholderTableView,
     apply_filter_query,
     ask_and_export_csv,
+    audit_filter_combo,
     configure_table,
     export_button,
+    reset_audit_filter,
     select_row,
     shown_entries,
 )
@@ -48,6 +50,7 @@ class VocabView(UsageView):
         super().__init__("Encode the training corpus with this tokenizer and count every entry", 260, parent)
         self.setAccessibleName("Vocabulary browser")
         self._source: VocabSource | None = None
+        self._audit: tuple[Source, list[str]] | None = None  # the Audit tab's marks and their source
 
         self.filter = FilterEdit("Filter pieces (substring; tick regex for a pattern)")
         self.filter.changed.connect(self._apply_filter)
@@ -56,12 +59,15 @@ class VocabView(UsageView):
             self.kind.addItem(label, value)
         self.kind.currentIndexChanged.connect(self._apply_filter)
         self.never_only.toggled.connect(self._apply_filter)
+        self.audit_filter = audit_filter_combo()
+        self.audit_filter.currentIndexChanged.connect(self._apply_filter)
         self.export, self.export_selected_action, self.export_all_action = export_button(
             lambda: self._export_dialog(True), lambda: self._export_dialog(False))
         bar = QHBoxLayout()
         bar.addWidget(self.filter, 1)
         bar.addWidget(self.kind)
         bar.addWidget(self.never_only)
+        bar.addWidget(self.audit_filter)
         bar.addWidget(self.export)
 
         usage_row = QHBoxLayout()
@@ -75,7 +81,7 @@ class VocabView(UsageView):
         self.table = PlaceholderTableView()
         self.table.setAccessibleName("Vocabulary")
         self.table.setModel(self.model)
-        configure_table(self.table, {0: 70, 1: 260, 2: 220, 3: 70, 4: 110, 5: 90}, stretch=2)
+        configure_table(self.table, {0: 70, 1: 260, 2: 220, 3: 70, 4: 110, 5: 90, 6: 150}, stretch=2)
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.model.rows_changed.connect(self._update_count)
         self.model.busy_changed.connect(self._update_count)
@@ -92,7 +98,22 @@ class VocabView(UsageView):
     # ---- source -------------------------------------------------------------------------------------
     def set_source(self, conn, path: Path | None, source: Source | None, status: str = "") -> None:
         self._close_source(conn, path, status)
+        reset_audit_filter(self.audit_filter)
+        audit = self._audit if self._audit is not None and self._audit[0] == source else None
+        self._audit = None
         self._open_source(source, "No vocabulary entry matches the filter.")
+        if audit is not None:  # audited while this tab was not loaded
+            self.set_audit(*audit)
+
+    def set_audit(self, source: Source, marks: list[str]) -> None:
+        """Show the Audit tab's marks of ``source`` (``tasks.audit.audit_marks``) as a column and a
+        filter; kept for when the tab loads ``source``, if it shows another now."""
+        self._audit = (source, marks)
+        if self._source is None or self._source.source != source:
+            return
+        self._source.audit_key = register_audit(marks)
+        self.audit_filter.setEnabled(True)
+        self.model.reload()
 
     def _make_source(self, conn, source: Source) -> VocabSource:
         return VocabSource(conn, source)
@@ -149,7 +170,8 @@ class VocabView(UsageView):
     # ---- filter, selection, export -------------------------------------------------------------------
     def _query(self) -> VocabQuery:
         return VocabQuery(TextFilter(self.filter.text(), self.filter.is_regex()),
-                          self.kind.currentData() or "", self.never_only.isChecked() and self._usage is not None)
+                          self.kind.currentData() or "", self.never_only.isChecked() and self._usage is not None,
+                          self.audit_filter.currentData() or "")
 
     @Slot()
     def _apply_filter(self) -> None:

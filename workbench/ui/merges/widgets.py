@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -274,3 +275,25 @@ def apply_filter_query(apply: Callable[[], object], edit: FilterEdit, error: Err
     edit.set_error("")
     error.show_message("")
     return True
+
+
+def audit_filter_combo() -> QComboBox:
+    """The "audit:" filter of the merge and vocabulary tables: one of the Audit tab's marks
+    (``tasks.audit.MARKS``); disabled until that tab has audited the shown tokenizer."""
+    from workbench.tasks.audit import MARKS
+
+    combo = QComboBox()
+    combo.addItem("audit: any", "")
+    for category, label in MARKS:
+        combo.addItem(f"audit: {label}", category)
+    combo.setToolTip("Show only the entries the Audit tab marked so (run the audit there first)")
+    combo.setEnabled(False)
+    return combo
+
+
+def reset_audit_filter(combo: QComboBox) -> None:
+    """A new source has no audit yet: the filter goes back to any, disabled (no signal sent)."""
+    combo.blockSignals(True)
+    combo.setCurrentIndex(0)
+    combo.setEnabled(False)
+    combo.blockSignals(False)

@@ -1,7 +1,8 @@
 """The Train tab's "Extend an existing tokenizer": the form, and the report of a finished extension.
 
 :class:`ExtendBox` picks the base (a run or reference of the project, or a ``.tiktoken`` /
-``tokenizer.json`` / GPT-2 ``vocab.json`` file — the sources ``--tokenizer`` takes), how many tokens
+``tokenizer.json`` / GPT-2 ``vocab.json`` / ``vocab.txt`` / ``.model`` file — the sources
+``--tokenizer`` takes; BPE, WordPiece and Unigram), how many tokens
 to add and what they may hold, and builds the :class:`~workbench.tasks.extend.ExtendRequest` the
 child process runs (``workbench extend --spec``). :class:`ExtensionReport` shows the report that
 child prints at the end (computed there, never here): tokens per character per file before and
@@ -36,7 +37,7 @@ from PySide6.QtWidgets import (
 from workbench.tasks.extend import ExtendRequest
 from workbench.tasks.spec import CorpusFile
 
-BASE_FILTER = "Tokenizers (*.tiktoken *.json vocab.json);;All files (*)"
+BASE_FILTER = "Tokenizers (*.tiktoken *.json *.model vocab.txt);;All files (*)"
 
 
 class ExtendBox(QGroupBox):
@@ -52,7 +53,8 @@ class ExtendBox(QGroupBox):
         self.base_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.base_combo.setMinimumContentsLength(10)
         self.base_combo.setToolTip("The tokenizer to extend: a run or reference of this project, or a .tiktoken, "
-                                   "tokenizer.json or GPT-2 vocab.json file. Every id and merge of it is kept.")
+                                   "tokenizer.json, GPT-2 vocab.json, WordPiece vocab.txt or SentencePiece .model "
+                                   "file. Every id of it (and every BPE merge) is kept.")
         self.browse_button = QPushButton("Browse…")
         self.browse_button.clicked.connect(lambda _c=False: self._browse())
         row = QHBoxLayout()
@@ -63,12 +65,14 @@ class ExtendBox(QGroupBox):
         self.add_spin.setRange(1, 1_000_000)
         self.add_spin.setValue(2000)
         self.add_spin.setGroupSeparatorShown(True)
-        self.add_spin.setToolTip("New tokens: merges after the base's last one, ids after its largest")
+        self.add_spin.setToolTip("New tokens, ids after the base's largest: BPE merges after its last one; "
+                                 "WordPiece pieces appended; Unigram pieces from the Unigram trainer, scores "
+                                 "re-estimated")
         form.addRow("Tokens to add", self.add_spin)
         self.min_freq = QSpinBox()
         self.min_freq.setRange(1, 1_000_000_000)
         self.min_freq.setValue(2)
-        self.min_freq.setToolTip("Stop early when no pair occurs this often")
+        self.min_freq.setToolTip("Stop early when no pair occurs this often (BPE, WordPiece; Unigram prunes by EM)")
         form.addRow("Min frequency", self.min_freq)
         self.scripts_edit = QLineEdit()
         self.scripts_edit.setPlaceholderText("any (e.g. Cyrillic,Han)")
@@ -148,8 +152,11 @@ class ExtensionReport(QDialog):
         for row, f in enumerate(files):
             before, after = f.get("tokens_per_char_before", 0.0), f.get("tokens_per_char_after", 0.0)
             change = f" ({100 * (after - before) / before:+.1f} %)" if before else ""
+            # a base that cannot spell the file emits few, unknown tokens: say so beside its number
+            unknown = int(f.get("unknown_before") or 0)
+            unknown_note = f" ({unknown:,} unknown)" if unknown else ""
             path = str(f.get("path", ""))
-            for col, value in enumerate((f.get("language", ""), f"{before:.4f}", f"{after:.4f}{change}",
+            for col, value in enumerate((f.get("language", ""), f"{before:.4f}{unknown_note}", f"{after:.4f}{change}",
                                          Path(path).name)):
                 item = QTableWidgetItem(value)
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)

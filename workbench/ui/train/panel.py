@@ -212,8 +212,8 @@ class TrainingPanel(QWidget):
         mode_row = QHBoxLayout()
         self.scratch_radio = QRadioButton("Train from scratch")
         self.extend_radio = QRadioButton("Extend an existing tokenizer")
-        self.extend_radio.setToolTip("Add tokens to a tokenizer you already use (cl100k, a tokenizer.json, a run): "
-                                     "every id and merge of it is kept")
+        self.extend_radio.setToolTip("Add tokens to a tokenizer you already use (cl100k, a tokenizer.json, a BERT "
+                                     "vocab.txt, a SentencePiece .model, a run): every id of it is kept")
         self.mode_group = QButtonGroup(self)
         self.mode_group.addButton(self.scratch_radio)
         self.mode_group.addButton(self.extend_radio)
@@ -1116,7 +1116,15 @@ class TrainingPanel(QWidget):
                 return
             extension = info.settings.get("extend")
             made = f"{info.merge_count:,} merges"
-            if isinstance(extension, dict):  # an extension: its new merges, after the base's
+            if isinstance(extension, dict) and extension.get("family") == "unigram":  # new pieces, no merges
+                new = info.vocab_size - int(extension.get("base_vocab_size") or 0) - int(extension.get("reserved") or 0)
+                done = f"{new:,} new pieces after the base's {int(extension.get('base_vocab_size') or 0):,} ids, " \
+                       f"|V| {info.vocab_size:,}"
+            elif isinstance(extension, dict) and extension.get("family") == "wordpiece":  # pieces appended
+                made = f"{info.merge_count - int(extension.get('base_merges') or 0):,} new pieces"
+                done = f"{made} after the base's {int(extension.get('base_vocab_size') or 0):,} ids, " \
+                       f"|V| {info.vocab_size:,}"
+            elif isinstance(extension, dict):  # an extension: its new merges, after the base's
                 made = f"{info.merge_count - int(extension.get('base_merges') or 0):,} new merges"
                 done = f"{made} after the base's {int(extension.get('base_merges') or 0):,}, |V| {info.vocab_size:,}"
             self.state_label.setText(f"Run {run_id} {outcome.status}: {done}"

@@ -49,6 +49,14 @@ def describe(run: RunInfo, overlap: SampleOverlap | None = None) -> str:
              f"cancelled at |V| {stopped.get('vocab_size')}: the kept model is cut to {run.vocab_size}"
              if isinstance(stopped, dict) else "",
              f"took {phases}" if phases else ""]
+    trim = s.get("trim")
+    if isinstance(trim, dict):
+        from workbench.tasks.trim import vocab_entries
+
+        entries = vocab_entries(s, run.vocab_size)
+        lines.append(f"trim of {trim.get('source')}: {len(trim.get('requested') or []):,} asked for + "
+                     f"{len(trim.get('cascade') or []):,} by the cascade; {entries:,} entries"
+                     + ("" if entries == run.vocab_size else f" in ids 0–{run.vocab_size - 1:,} (ids kept)"))
     if isinstance(s.get("sample_lines"), int):
         of = s.get("sampled_from_lines")
         lines.append(f"trained on a sample of {s['sample_lines']:,}" + (f" of {of:,}" if isinstance(of, int) else "")
@@ -170,9 +178,12 @@ class RunHistory(QWidget):
         ratios = estimate_ratios(run.settings, run.timings or {})
         versus = " · ".join(f"{what} ×{value:.2f}" for what, value in
                             (("mem", ratios.memory), ("time", ratios.time)) if value is not None) if ratios else ""
+        from workbench.tasks.trim import vocab_entries
+
+        entries = vocab_entries(run.settings, run.vocab_size)  # a trim that kept its ids: its entries
         overlap = self._overlaps.get(run.id)
         sampled = f"{100 * overlap.share:.1f}% of run {overlap.full_run}" if overlap is not None else ""
-        item = QTreeWidgetItem([run.name, status, text.count(run.vocab_size), merges,
+        item = QTreeWidgetItem([run.name, status, text.count(entries), merges,
                                 text.when(run.started), text.duration(took) if took is not None else "", versus,
                                 sampled])
         item.setData(0, ID_ROLE, run.id)

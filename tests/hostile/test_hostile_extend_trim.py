@@ -96,16 +96,29 @@ def test_a_rank_of_a_billion_in_an_extend_base_is_refused_before_allocating(expo
 
 
 @pytest.mark.parametrize("run, model", [(2, "wordpiece"), (3, "unigram")])
-def test_a_base_that_is_not_bpe_is_refused_in_one_line(three_runs, corpus, tmp_path, run, model):
+def test_a_wordpiece_or_unigram_base_is_only_read(three_runs, corpus, tmp_path, run, model):
+    """Extend and trim take WordPiece and Unigram bases now: the base project stays byte for byte what
+    it was, a trim that would take a single character (which any text may need) or an id out of range
+    is refused in one line, and an audit reads any model."""
+    from workbench.tasks.sources import load_tokenizer
+
     project = tmp_path / "three.tokproj"
     shutil.copy(three_runs, project)
     before = digest(project)
     base = f"{project}#{run}"
-    _refused(["extend", str(corpus), "--base", base, "--add", "5", "--project", str(tmp_path / "e.tokproj"),
-              "--progress", "none"], "--base", model)
-    _refused(["trim", base, "--remove", "50", "--project", str(project)], model)
-    assert digest(project) == before and not (tmp_path / "e.tokproj").exists()
-    code, out, err = run_inproc(["audit", base, "--json"], timeout_s=30)  # an audit reads any model
+    tok = load_tokenizer(base)
+    assert tok.model == model
+    specials = set(tok.special_tokens.values()) if isinstance(tok.special_tokens, dict) else set()
+    single = next(i for i, piece in enumerate(tok.vocab)
+                  if i not in specials and len(piece.decode("utf-8", "replace").removeprefix("##")) == 1)
+    _refused(["trim", base, "--remove", str(single), "--project", str(project)], "single character")
+    _refused(["trim", base, "--remove", str(len(tok.vocab) + 7), "--project", str(project)], "out of range")
+    assert digest(project) == before
+    code, _out, err = run_inproc(["extend", str(corpus), "--base", base, "--add", "5", "--project",
+                                  str(tmp_path / "e.tokproj"), "--progress", "none"], timeout_s=60)
+    assert code == 0, err[-800:]
+    assert digest(project) == before and (tmp_path / "e.tokproj").exists()
+    code, out, err = run_inproc(["audit", base, "--json"], timeout_s=30)
     assert code == 0, err
     assert json.loads(out)["counts"]["tokenizer"]
 

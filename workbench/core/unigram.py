@@ -54,7 +54,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, wraps
-from itertools import accumulate, islice, pairwise
+from itertools import accumulate, islice, pairwise, repeat
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import regex
@@ -990,17 +990,16 @@ class UnigramTrainer:
         from workbench.core.unigram_lattice import LatticeBuilder
 
         builder = LatticeBuilder()
+        words = self._words
         for a, b in word_blocks:
             check()
-            block: list[tuple[int, int, int]] = []
-            per_word: list[int] = []
-            for word, lim in zip(self._words[a:b], limits[a:b]):
-                edges = [(i, j, pid) for i in range(len(word)) for j in range(i + 1, max(lim[i], i + 1) + 1)
-                         if (pid := get(word[i:j])) is not None]
-                per_word.append(len(edges))
-                block.extend(edges)
-            builder.add_block(block, per_word)
-        del limits, block
+            # Every valid substring of the block's words in lattice order (start, then end), looked
+            # up in C; the builder keeps the pieces and works out where each one sits.
+            lims = limits[a:b]
+            subs = [word[i:j] for word, lim in zip(words[a:b], lims)
+                    for i in range(len(word)) for j in range(i + 1, max(lim[i], i + 1) + 1)]
+            builder.add_block(list(map(get, subs, repeat(-1))), lims)
+        del limits, subs
         check()
         self._lattice: FlatLattice = builder.finish(self._word_lens, self._counts)
         # Each piece's own lattice, for pruning: found when first needed (see _own_lattice).

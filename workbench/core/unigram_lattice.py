@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -59,8 +60,10 @@ class FlatLattice:
         base = self.node_off[word]
         gs = base + starts
         ge = base + ends
-        # Layer order: by start inside the word, then word order (a stable sort keeps it).
-        order = np.argsort(starts, kind="stable")
+        # Layer order: by start inside the word, then word order (a stable sort keeps it; a radix
+        # sort when starts fit in 16 bits).
+        key = starts.astype(np.int16) if n_edges and int(starts.max()) < (1 << 15) else starts
+        order = np.argsort(key, kind="stable")
         self.layer_order = order
         self.gs, self.ge = gs[order], ge[order]
         sorted_starts = starts[order]
@@ -71,9 +74,12 @@ class FlatLattice:
         # each the index of its start node among the layer's distinct starts.
         self.back: list[tuple[np.ndarray, np.ndarray]] = []
         for a, b in self.layers:
+            # In a layer the start nodes never decrease (words in order): equal ones are neighbours.
             rev = self.gs[a:b][::-1]
-            targets, inverse = np.unique(rev, return_inverse=True)
-            self.back.append((targets, inverse.astype(np.int64)))
+            new_group = np.empty(b - a, dtype=bool)
+            new_group[:1] = True
+            np.not_equal(rev[1:], rev[:-1], out=new_group[1:])
+            self.back.append((rev[new_group], np.cumsum(new_group) - 1))
         # The expected-count order of the edge-by-edge loop: words in order, each word's edges reversed.
         flat = np.arange(n_edges, dtype=np.int64)
         first = self.edge_off[:-1][word]
@@ -198,9 +204,23 @@ class LatticeBuilder:
         self.chunks: list[np.ndarray] = []
         self.per_word: list[int] = []
 
-    def add_block(self, edges: list[tuple[int, int, int]], per_word: list[int]) -> None:
-        self.chunks.append(np.array(edges, dtype=np.int32).reshape(-1, 3))
-        self.per_word.extend(per_word)
+    def add_block(self, pieces: list[int], limits: Sequence[Sequence[int]]) -> None:
+        """One block of words: ``limits[w][i]`` is the last end of a substring from start ``i`` of word
+        ``w`` (at least ``i + 1``) and ``pieces`` the piece id of each such substring (−1: none),
+        word by word, by start then end."""
+        lens = np.fromiter(map(len, limits), dtype=np.int64, count=len(limits))
+        lim = np.fromiter(chain.from_iterable(limits), dtype=np.int64, count=int(lens.sum()))
+        word_first = np.cumsum(lens) - lens
+        local = np.arange(len(lim), dtype=np.int64) - np.repeat(word_first, lens)
+        spans = np.maximum(lim, local + 1) - local  # substrings from each start
+        starts = np.repeat(local, spans)
+        span_first = np.cumsum(spans) - spans
+        ends = starts + 1 + (np.arange(len(starts), dtype=np.int64) - np.repeat(span_first, spans))
+        word = np.repeat(np.repeat(np.arange(len(lens), dtype=np.int64), lens), spans)
+        ids = np.array(pieces, dtype=np.int64)
+        hit = ids >= 0
+        self.chunks.append(np.stack([starts[hit], ends[hit], ids[hit]], axis=1).astype(np.int32))
+        self.per_word.extend(np.bincount(word[hit], minlength=len(lens)).tolist())
 
     def finish(self, lens: Sequence[int], counts: Sequence[int]) -> FlatLattice:
         flat = np.concatenate(self.chunks) if self.chunks else np.zeros((0, 3), dtype=np.int32)

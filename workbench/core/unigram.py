@@ -821,13 +821,17 @@ class UnigramTrainer:
             reserved = f"<unk> <s> </s>{', specials' if user else ''}{', 256 bytes' if config.byte_fallback else ''}"
             raise ConfigError("vocab_size", f"the vocabulary size {config.vocab_size} leaves no room for pieces after "
                               f"the {self._n_meta} reserved ids ({reserved}): choose more than {self._n_meta}")
-        words: Counter = Counter()
         check = stop_checker(should_stop)
-        for i, (word, count) in enumerate(word_counts.items()):
-            check(i)
-            if count > 0:
-                for w in split_words(word.replace(" ", METASPACE)):
-                    words[w] += count
+        words: Counter = Counter()
+        if all(count > 0 for count in word_counts.values()) and not any(
+                not w or " " in w or w.find(METASPACE, 1) >= 0 for w in word_counts):
+            words.update(word_counts)  # already one word each (count_spm_words, unigram_words): copied in C
+        else:
+            for i, (word, count) in enumerate(word_counts.items()):
+                check(i)
+                if count > 0:
+                    for w in split_words(word.replace(" ", METASPACE)):
+                        words[w] += count
         chars: Counter = Counter("".join(w for w, c in words.items() if c == 1))  # counted in C
         for i, (word, count) in enumerate(words.items()):
             check(i)

@@ -52,26 +52,32 @@ class FlatLattice:
 
     # ---- layout --------------------------------------------------------------------------------
     def _set_edges(self, starts: np.ndarray, ends: np.ndarray, pieces: np.ndarray, per_word: np.ndarray) -> None:
+        # Index arrays are int32 while every node and edge number fits (a corpus of ~2 billion
+        # characters would not): ~4 bytes per edge and array, and the temporaries go at once.
         self.local_s, self.local_e, self.pieces, self.per_word = starts, ends, pieces, per_word
         self.edge_off = np.zeros(len(per_word) + 1, dtype=np.int64)
         np.cumsum(per_word, out=self.edge_off[1:])
         n_edges = len(pieces)
-        word = np.repeat(np.arange(len(per_word), dtype=np.int64), per_word)
-        base = self.node_off[word]
-        gs = base + starts
-        ge = base + ends
+        itype = np.int32 if max(self.n_nodes, n_edges) < (1 << 31) - 1 else np.int64
+        word = np.repeat(np.arange(len(per_word), dtype=itype), per_word)
         # Layer order: by start inside the word, then word order (a stable sort keeps it; a radix
         # sort when starts fit in 16 bits).
         key = starts.astype(np.int16) if n_edges and int(starts.max()) < (1 << 15) else starts
-        order = np.argsort(key, kind="stable")
-        self.layer_order = order
-        self.gs, self.ge = gs[order], ge[order]
+        order = np.argsort(key, kind="stable").astype(itype)
+        del key
+        self.layer_pieces = pieces[order]
+        word_in_layers = word[order]
+        base = self.node_off.astype(itype)
+        self.gs = base[word_in_layers] + starts[order]
+        self.ge = base[word_in_layers] + ends[order]
+        del word_in_layers
         sorted_starts = starts[order]
         bounds = np.flatnonzero(np.diff(sorted_starts)) + 1
+        del sorted_starts
         cuts = [0, *bounds.tolist(), n_edges] if n_edges else [0]
         self.layers = list(zip(cuts[:-1], cuts[1:]))
-        # Backward sums, per layer: the layer's edges reversed (decreasing word, then end), and for
-        # each the index of its start node among the layer's distinct starts.
+        # Backward sums, per layer: for the layer's edges reversed (decreasing word, then end), the
+        # distinct start nodes and each edge's index among them.
         self.back: list[tuple[np.ndarray, np.ndarray]] = []
         for a, b in self.layers:
             # In a layer the start nodes never decrease (words in order): equal ones are neighbours.
@@ -79,14 +85,16 @@ class FlatLattice:
             new_group = np.empty(b - a, dtype=bool)
             new_group[:1] = True
             np.not_equal(rev[1:], rev[:-1], out=new_group[1:])
-            self.back.append((rev[new_group], np.cumsum(new_group) - 1))
-        # The expected-count order of the edge-by-edge loop: words in order, each word's edges reversed.
-        flat = np.arange(n_edges, dtype=np.int64)
-        first = self.edge_off[:-1][word]
-        last = self.edge_off[1:][word] - 1
-        visit_of_flat = first + (last - flat)  # the slot of flat edge i in that order
+            self.back.append((rev[new_group], (np.cumsum(new_group, dtype=itype) - 1)))
+        # The expected-count order of the edge-by-edge loop: words in order, each word's edges
+        # reversed — flat edge i of word w goes to slot edge_off[w] + edge_off[w + 1] - 1 - i.
+        mirror = (self.edge_off[:-1] + self.edge_off[1:] - 1).astype(itype)
+        visit_of_flat = mirror[word]
+        del word, mirror
+        visit_of_flat -= np.arange(n_edges, dtype=itype)
         self.visit_of_layer = visit_of_flat[order]
-        self.visit_pieces = np.empty(n_edges, dtype=np.int64)
+        del order
+        self.visit_pieces = np.empty(n_edges, dtype=np.int32)
         self.visit_pieces[visit_of_flat] = pieces
 
     def word_edges(self, w: int) -> tuple[list[int], list[int], list[int]]:
@@ -106,9 +114,16 @@ class FlatLattice:
         mask = np.array(kept_piece, dtype=bool)[self.pieces]
         if mask.all():
             return
-        word = np.repeat(np.arange(len(self.per_word), dtype=np.int64), self.per_word)
+        word = np.repeat(np.arange(len(self.per_word), dtype=np.int32), self.per_word)
         per_word = np.bincount(word[mask], minlength=len(self.per_word)).astype(np.int64)
-        self._set_edges(self.local_s[mask], self.local_e[mask], self.pieces[mask], per_word)
+        del word
+        starts, ends, pieces = self.local_s[mask], self.local_e[mask], self.pieces[mask]
+        del mask
+        # The old layout goes before the new one is made: the two never coexist.
+        self.local_s = self.local_e = self.pieces = self.layer_pieces = self.gs = self.ge = np.zeros(0, np.int32)
+        self.visit_of_layer = self.visit_pieces = self.local_s
+        self.back = []
+        self._set_edges(starts, ends, pieces, per_word)
 
     def last_occurrence(self, n_pieces: int) -> tuple[list[int], list[int]]:
         """For each piece, the word of its last edge (−1: none) and that edge's start."""
@@ -129,7 +144,7 @@ class FlatLattice:
         within (1e-250, 1e250) — their contributions are garbage, for the caller to replace;
         ``contributions`` are ``alpha[s] * w * beta[e]`` of every edge in the expected-count order,
         whose pieces are ``visit_pieces``."""
-        wp = np.asarray(weights, dtype=np.float64)[self.pieces[self.layer_order]]
+        wp = np.asarray(weights, dtype=np.float64)[self.layer_pieces]
         alpha = np.zeros(self.n_nodes, dtype=np.float64)
         alpha[self.node_off] = 1.0
         gs, ge = self.gs, self.ge
@@ -144,28 +159,27 @@ class FlatLattice:
             bad = ~((z > 1e-250) & (z < 1e250))
             beta = np.zeros(self.n_nodes, dtype=np.float64)
             beta[end_nodes] = np.where(bad, 0.0, self.counts / np.where(bad, 1.0, z))
-            contrib = np.empty(len(wp), dtype=np.float64)
+            visit = np.empty(len(wp), dtype=np.float64)  # each edge's term, in the expected-count order
+            slot = self.visit_of_layer
             for k in range(len(self.layers) - 1, -1, -1):
                 if not k & 31:
                     check()
                 a, b = self.layers[k]
                 t = wp[a:b] * beta[ge[a:b]]
-                contrib[a:b] = alpha[gs[a:b]] * t
+                visit[slot[a:b]] = alpha[gs[a:b]] * t
                 targets, inverse = self.back[k]
                 beta[targets] = np.bincount(inverse, weights=t[::-1], minlength=len(targets))
-        visit = np.empty(len(wp), dtype=np.float64)
-        visit[self.visit_of_layer] = contrib
         return z, bad, self.visit_pieces, visit
 
     def viterbi(self, logs: Sequence[float], check: Callable[[], None]) -> tuple[np.ndarray, np.ndarray]:
         """The best path of every word (strictly better wins, first found kept): the piece of each
         token, and the word it belongs to."""
-        lp = np.asarray(logs, dtype=np.float64)[self.pieces[self.layer_order]]
+        lp = np.asarray(logs, dtype=np.float64)[self.layer_pieces]
         best = np.full(self.n_nodes, -math.inf, dtype=np.float64)
         best[self.node_off] = 0.0
         back_s = np.zeros(self.n_nodes, dtype=np.int64)
         back_p = np.zeros(self.n_nodes, dtype=np.int64)
-        layer_pieces = self.pieces[self.layer_order]
+        layer_pieces = self.layer_pieces
         gs, ge = self.gs, self.ge
         with np.errstate(invalid="ignore"):
             for k, (a, b) in enumerate(self.layers):

@@ -74,6 +74,7 @@ UNK_PENALTY = 10.0  # unknown score = min piece score − 10 (SentencePiece's kU
 SPM_REBASE = 1e5
 META_PIECES = ("<unk>", "<s>", "</s>")  # SentencePiece's defaults: unk=0, bos=1, eos=2
 _EXPECTED_THRESHOLD = 0.5  # the M step drops pieces expected fewer times than this
+_LISTED_COUNT = 4  # seeding lists a word's substrings this many times or fewer (else adds its count)
 
 
 def float32_step(magnitude: float) -> float:
@@ -910,42 +911,53 @@ class UnigramTrainer:
         for a, b in word_blocks:
             check()
             limits.extend([valid_limits(word, maxlen) for word in self._words[a:b]])
-        # The hot loop. Substrings of words seen once (most of the distinct text) are listed and
-        # counted by Counter in C; the other words add theirs with their weight.
+        # The hot loop. Substrings of words seen a few times (most of the distinct text) are listed,
+        # as often as the word is seen, and counted by Counter in C; the other words add theirs with
+        # their weight. The same for each start's substring one character longer than valid (for
+        # branching) and for valid substrings that end a word (followed by "end"). No order of
+        # these tables matters: the seeds are sorted by a total order.
         occ: Counter = Counter()
+        ext: Counter = Counter()
+        at_end: Counter = Counter()
         weighted: list[tuple[str, int, list[int]]] = []
-        ext: dict[str, int] = {}  # one character beyond a valid substring (only for branching)
-        at_end: dict[str, int] = {}  # valid substrings that end a word (followed by "end")
-        eget, aget = ext.get, at_end.get
-        once: list[str] = []
         for a, b in word_blocks:
             check()
-            once = []
+            once: list[str] = []
+            ext_once: list[str] = []
+            end_once: list[str] = []
             for word, c, lim in zip(self._words[a:b], self._counts[a:b], limits[a:b]):
-                n = len(word)
-                if c == 1:
-                    once.extend([word[i:j] for i in range(n) for j in range(i + 2, lim[i] + 1)])
-                else:
+                if c > _LISTED_COUNT:
                     weighted.append((word, c, lim))
-                for i in range(n):
-                    top = lim[i]
-                    if top - i >= 2:
-                        if top < n:
-                            s = word[i:top + 1]
-                            ext[s] = eget(s, 0) + c
-                        else:
-                            s = word[i:]
-                            at_end[s] = aget(s, 0) + c
-            occ.update(once)  # in C; block by block gives Counter(all) in the same order
-        del once
-        oget = occ.get
+                    continue
+                n = len(word)
+                subs = [word[i:j] for i in range(n) for j in range(i + 2, lim[i] + 1)]
+                exts = [word[i:top + 1] for i, top in enumerate(lim) if top - i >= 2 and top < n]
+                ends = [word[i:] for i, top in enumerate(lim) if top - i >= 2 and top >= n]
+                for _ in range(c):
+                    once.extend(subs)
+                    ext_once.extend(exts)
+                    end_once.extend(ends)
+            occ.update(once)
+            ext.update(ext_once)
+            at_end.update(end_once)
+        del once, ext_once, end_once
+        oget, eget, aget = occ.get, ext.get, at_end.get
         for k, (word, c, lim) in enumerate(weighted):
             if not k & 255:
                 check()
-            for i in range(len(word)):
-                for j in range(i + 2, lim[i] + 1):
+            n = len(word)
+            for i in range(n):
+                top = lim[i]
+                for j in range(i + 2, top + 1):
                     s = word[i:j]
                     occ[s] = oget(s, 0) + c
+                if top - i >= 2:
+                    if top < n:
+                        s = word[i:top + 1]
+                        ext[s] = eget(s, 0) + c
+                    else:
+                        s = word[i:]
+                        at_end[s] = aget(s, 0) + c
         # A substring always followed by the same character (or always ending its word) is not a
         # suffix-tree node: SentencePiece never sees it as a seed. Extensions seen once cannot
         # equal a count of two or more, so they are skipped.

@@ -47,8 +47,10 @@ class FlatLattice:
         if len(lens):
             np.cumsum(self.lens[:-1] + 1, out=self.node_off[1:])
         self.n_nodes = int(self.node_off[-1] + self.lens[-1] + 1) if len(lens) else 0
-        self._set_edges(starts.astype(np.int32), ends.astype(np.int32), pieces.astype(np.int32),
-                        edges_per_word.astype(np.int64))
+        # Positions inside a word in 16 bits when every word is shorter than 32,767 characters.
+        ptype = np.int16 if not len(lens) or int(lens.max()) < (1 << 15) - 1 else np.int32
+        self._set_edges(np.ascontiguousarray(starts, dtype=ptype), np.ascontiguousarray(ends, dtype=ptype),
+                        np.ascontiguousarray(pieces, dtype=np.int32), np.ascontiguousarray(edges_per_word, dtype=np.int64))
 
     # ---- layout --------------------------------------------------------------------------------
     def _set_edges(self, starts: np.ndarray, ends: np.ndarray, pieces: np.ndarray, per_word: np.ndarray) -> None:
@@ -60,16 +62,14 @@ class FlatLattice:
         n_edges = len(pieces)
         itype = np.int32 if max(self.n_nodes, n_edges) < (1 << 31) - 1 else np.int64
         word = np.repeat(np.arange(len(per_word), dtype=itype), per_word)
-        # Layer order: by start inside the word, then word order (a stable sort keeps it; a radix
-        # sort when starts fit in 16 bits).
-        key = starts.astype(np.int16) if n_edges and int(starts.max()) < (1 << 15) else starts
-        order = np.argsort(key, kind="stable").astype(itype)
-        del key
+        # Layer order: by start inside the word, then word order (a stable sort keeps it: a radix
+        # sort for 16-bit starts).
+        order = np.argsort(starts, kind="stable").astype(itype)
         self.layer_pieces = pieces[order]
         word_in_layers = word[order]
         base = self.node_off.astype(itype)
-        self.gs = base[word_in_layers] + starts[order]
-        self.ge = base[word_in_layers] + ends[order]
+        self.gs = base[word_in_layers] + starts[order].astype(itype)
+        self.ge = base[word_in_layers] + ends[order].astype(itype)
         del word_in_layers
         sorted_starts = starts[order]
         bounds = np.flatnonzero(np.diff(sorted_starts)) + 1
@@ -237,9 +237,12 @@ class LatticeBuilder:
         self.per_word.extend(np.bincount(word[hit], minlength=len(lens)).tolist())
 
     def finish(self, lens: Sequence[int], counts: Sequence[int]) -> FlatLattice:
-        flat = np.concatenate(self.chunks) if self.chunks else np.zeros((0, 3), dtype=np.int32)
+        columns = []
+        for k in range(3):  # column by column: no copy of all edges × 3 beside the blocks
+            columns.append(np.concatenate([c[:, k] for c in self.chunks]) if self.chunks
+                           else np.zeros(0, dtype=np.int32))
         self.chunks = []
-        return FlatLattice(flat[:, 0], flat[:, 1], flat[:, 2], np.array(self.per_word, dtype=np.int64),
+        return FlatLattice(columns[0], columns[1], columns[2], np.array(self.per_word, dtype=np.int64),
                            np.array(lens, dtype=np.int64), np.array(counts, dtype=np.int64))
 
 

@@ -239,6 +239,9 @@ def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec,
         check(i)
         if count == 1:
             once.extend(unigram_words(line, normalize))
+            if len(once) >= 1 << 16:  # a bounded list: the corpus' words never all wait here at once
+                words.update(once)
+                once.clear()
             continue
         words.update(once)
         once.clear()

@@ -658,9 +658,9 @@ def _pausing_gc(method: Callable[_Args, _Result]) -> Callable[_Args, _Result]:
 
 
 # ---- stopping inside long loops ---------------------------------------------------------------------------
-#: Work (lattice edges, or characters × piece length while seeding) between two looks at the stop
-#: flag: about 0.1 s of pure-Python work (the E step does ~0.4 M edges/s), so a cancel lands within
-#: a fraction of a second in every phase.
+#: Work (characters × piece length while seeding) between two looks at the stop flag: about 0.1 s
+#: of pure-Python work, so a cancel lands within a fraction of a second in every phase (the lattice
+#: passes of unigram_lattice look at it every 32 layers).
 _BLOCK_WORK = 50_000
 
 

@@ -154,11 +154,12 @@ def _two_pass_paths(trainer: UnigramTrainer, p: int, logs: list[float]) -> tuple
     that holds it, searched twice — the best path, then the best one without the piece's own edge."""
     last = getattr(trainer, "last_seen", None)
     if last is None:  # a live piece's edges stay, so its last occurrence never changes
-        last = trainer.last_seen = {q: (w, s) for w, (S, P) in enumerate(zip(trainer._S, trainer._P))
-                                    for s, q in zip(S, P)}
+        lattice = trainer._lattice
+        last = trainer.last_seen = {q: (w, s) for w in range(len(lattice.lens))
+                                    for s, _e, q in zip(*lattice.word_edges(w))}
     w, i = last[p]
     n = len(trainer._pieces[p])
-    sub = [(s - i, e - i, q) for s, e, q in zip(trainer._S[w], trainer._E[w], trainer._P[w]) if s >= i and e <= i + n]
+    sub = [(s - i, e - i, q) for s, e, q in zip(*trainer._lattice.word_edges(w)) if s >= i and e <= i + n]
 
     def best_path(skip_whole: bool) -> list[int]:
         best = [-math.inf] * (n + 1)

@@ -54,14 +54,17 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, wraps
-from itertools import accumulate, compress, islice, pairwise
-from typing import ParamSpec, TypeVar
+from itertools import accumulate, islice, pairwise, repeat
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import regex
 
 from workbench.core.model import Tokenizer
 from workbench.core.trainer import StepRecord, TrainLog, stop_checker
 from workbench.errors import ConfigError, WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.core.unigram_lattice import FlatLattice
 
 METASPACE = "\u2581"  # ▁
 UNK_CHAR = "\u2585"  # what SentencePiece puts in place of characters outside the coverage
@@ -71,6 +74,7 @@ UNK_PENALTY = 10.0  # unknown score = min piece score − 10 (SentencePiece's kU
 SPM_REBASE = 1e5
 META_PIECES = ("<unk>", "<s>", "</s>")  # SentencePiece's defaults: unk=0, bos=1, eos=2
 _EXPECTED_THRESHOLD = 0.5  # the M step drops pieces expected fewer times than this
+_LISTED_COUNT = 4  # seeding lists a word's substrings this many times or fewer (else adds its count)
 
 
 def float32_step(magnitude: float) -> float:
@@ -654,9 +658,9 @@ def _pausing_gc(method: Callable[_Args, _Result]) -> Callable[_Args, _Result]:
 
 
 # ---- stopping inside long loops ---------------------------------------------------------------------------
-#: Work (lattice edges, or characters × piece length while seeding) between two looks at the stop
-#: flag: about 0.1 s of pure-Python work (the E step does ~0.4 M edges/s), so a cancel lands within
-#: a fraction of a second in every phase.
+#: Work (characters × piece length while seeding) between two looks at the stop flag: about 0.1 s
+#: of pure-Python work, so a cancel lands within a fraction of a second in every phase (the lattice
+#: passes of unigram_lattice look at it every 32 layers).
 _BLOCK_WORK = 50_000
 
 
@@ -818,13 +822,17 @@ class UnigramTrainer:
             reserved = f"<unk> <s> </s>{', specials' if user else ''}{', 256 bytes' if config.byte_fallback else ''}"
             raise ConfigError("vocab_size", f"the vocabulary size {config.vocab_size} leaves no room for pieces after "
                               f"the {self._n_meta} reserved ids ({reserved}): choose more than {self._n_meta}")
-        words: Counter = Counter()
         check = stop_checker(should_stop)
-        for i, (word, count) in enumerate(word_counts.items()):
-            check(i)
-            if count > 0:
-                for w in split_words(word.replace(" ", METASPACE)):
-                    words[w] += count
+        words: Counter = Counter()
+        if all(count > 0 for count in word_counts.values()) and not any(
+                not w or " " in w or w.find(METASPACE, 1) >= 0 for w in word_counts):
+            words.update(word_counts)  # already one word each (count_spm_words, unigram_words): copied in C
+        else:
+            for i, (word, count) in enumerate(word_counts.items()):
+                check(i)
+                if count > 0:
+                    for w in split_words(word.replace(" ", METASPACE)):
+                        words[w] += count
         chars: Counter = Counter("".join(w for w, c in words.items() if c == 1))  # counted in C
         for i, (word, count) in enumerate(words.items()):
             check(i)
@@ -903,42 +911,53 @@ class UnigramTrainer:
         for a, b in word_blocks:
             check()
             limits.extend([valid_limits(word, maxlen) for word in self._words[a:b]])
-        # The hot loop. Substrings of words seen once (most of the distinct text) are listed and
-        # counted by Counter in C; the other words add theirs with their weight.
+        # The hot loop. Substrings of words seen a few times (most of the distinct text) are listed,
+        # as often as the word is seen, and counted by Counter in C; the other words add theirs with
+        # their weight. The same for each start's substring one character longer than valid (for
+        # branching) and for valid substrings that end a word (followed by "end"). No order of
+        # these tables matters: the seeds are sorted by a total order.
         occ: Counter = Counter()
+        ext: Counter = Counter()
+        at_end: Counter = Counter()
         weighted: list[tuple[str, int, list[int]]] = []
-        ext: dict[str, int] = {}  # one character beyond a valid substring (only for branching)
-        at_end: dict[str, int] = {}  # valid substrings that end a word (followed by "end")
-        eget, aget = ext.get, at_end.get
-        once: list[str] = []
         for a, b in word_blocks:
             check()
-            once = []
+            once: list[str] = []
+            ext_once: list[str] = []
+            end_once: list[str] = []
             for word, c, lim in zip(self._words[a:b], self._counts[a:b], limits[a:b]):
-                n = len(word)
-                if c == 1:
-                    once.extend([word[i:j] for i in range(n) for j in range(i + 2, lim[i] + 1)])
-                else:
+                if c > _LISTED_COUNT:
                     weighted.append((word, c, lim))
-                for i in range(n):
-                    top = lim[i]
-                    if top - i >= 2:
-                        if top < n:
-                            s = word[i:top + 1]
-                            ext[s] = eget(s, 0) + c
-                        else:
-                            s = word[i:]
-                            at_end[s] = aget(s, 0) + c
-            occ.update(once)  # in C; block by block gives Counter(all) in the same order
-        del once
-        oget = occ.get
+                    continue
+                n = len(word)
+                subs = [word[i:j] for i in range(n) for j in range(i + 2, lim[i] + 1)]
+                exts = [word[i:top + 1] for i, top in enumerate(lim) if top - i >= 2 and top < n]
+                ends = [word[i:] for i, top in enumerate(lim) if top - i >= 2 and top >= n]
+                for _ in range(c):
+                    once.extend(subs)
+                    ext_once.extend(exts)
+                    end_once.extend(ends)
+            occ.update(once)
+            ext.update(ext_once)
+            at_end.update(end_once)
+        del once, ext_once, end_once
+        oget, eget, aget = occ.get, ext.get, at_end.get
         for k, (word, c, lim) in enumerate(weighted):
             if not k & 255:
                 check()
-            for i in range(len(word)):
-                for j in range(i + 2, lim[i] + 1):
+            n = len(word)
+            for i in range(n):
+                top = lim[i]
+                for j in range(i + 2, top + 1):
                     s = word[i:j]
                     occ[s] = oget(s, 0) + c
+                if top - i >= 2:
+                    if top < n:
+                        s = word[i:top + 1]
+                        ext[s] = eget(s, 0) + c
+                    else:
+                        s = word[i:]
+                        at_end[s] = aget(s, 0) + c
         # A substring always followed by the same character (or always ending its word) is not a
         # suffix-tree node: SentencePiece never sees it as a seed. Extensions seen once cannot
         # equal a count of two or more, so they are skipped.
@@ -980,26 +999,27 @@ class UnigramTrainer:
         lookup = {s: i for i, s in enumerate(self._pieces)}
         lookup[UNK_CHAR] = self._unk_pid
         get = lookup.get
-        self._S: list[list[int]] = []
-        self._E: list[list[int]] = []
-        self._P: list[list[int]] = []
         # Each word's lattice, edges sorted by (start, end): every character (its piece, or the
-        # unknown character's slot) and every seed inside the word. One comprehension per word:
-        # this is the second-hottest loop of training.
+        # unknown character's slot) and every seed inside the word, made block by block into flat
+        # arrays (see workbench.core.unigram_lattice). One comprehension per word: this is the
+        # second-hottest loop of training.
+        from workbench.core.unigram_lattice import LatticeBuilder
+
+        builder = LatticeBuilder()
+        words = self._words
         for a, b in word_blocks:
             check()
-            for word, lim in zip(self._words[a:b], limits[a:b]):
-                edges = [(i, j, pid) for i in range(len(word)) for j in range(i + 1, max(lim[i], i + 1) + 1)
-                         if (pid := get(word[i:j])) is not None]
-                S, E, P = map(list, zip(*edges))
-                self._S.append(S)
-                self._E.append(E)
-                self._P.append(P)
-        # Runs of words of about _BLOCK_WORK lattice edges: the E step, Viterbi and edge filtering
-        # look at the stop flag between two (removed edges only make a block lighter).
-        self._blocks = blocks(list(map(len, self._S)))
+            # Every valid substring of the block's words in lattice order (start, then end), looked
+            # up in C; the builder keeps the pieces and works out where each one sits.
+            lims = limits[a:b]
+            subs = [word[i:j] for word, lim in zip(words[a:b], lims)
+                    for i in range(len(word)) for j in range(i + 1, max(lim[i], i + 1) + 1)]
+            builder.add_block(list(map(get, subs, repeat(-1))), lims)
+        del limits, subs
+        check()
+        self._lattice: FlatLattice = builder.finish(self._word_lens, self._counts)
         # Each piece's own lattice, for pruning: found when first needed (see _own_lattice).
-        self._where: dict[int, tuple[int, int]] | None = None
+        self._where: tuple[list[int], list[int]] | None = None
         self._own: dict[int, tuple[list[int], list[int], list[int], list[int], list[int]]] = {}
         self._dirty = False
         self._initial_pieces = len(self._order)
@@ -1008,20 +1028,8 @@ class UnigramTrainer:
     @_pausing_gc
     def _filter_edges(self) -> None:
         """Drop the edges of removed multi-character pieces (characters stay: they turn unknown)."""
-        keep = [a or c for a, c in zip(self._alive, self._is_char)]
-        dropped = {p for p, k in enumerate(keep) if not k}
-        untouched = dropped.isdisjoint  # most words after a light M step: one C-level test each
-        kept = keep.__getitem__
-        for a, b in self._blocks:
-            self._check_stop()  # stopping here leaves some lattices filtered: harmless, as below
-            for w in range(a, b):
-                P = self._P[w]
-                if untouched(P):
-                    continue
-                mask = list(map(kept, P))
-                self._S[w] = list(compress(self._S[w], mask))
-                self._E[w] = list(compress(self._E[w], mask))
-                self._P[w] = list(compress(P, mask))
+        self._check_stop()
+        self._lattice.keep([a or c for a, c in zip(self._alive, self._is_char)])
         self._dirty = False
 
     def _log_scores(self) -> list[float]:
@@ -1036,47 +1044,27 @@ class UnigramTrainer:
     # -- EM
     @_pausing_gc
     def _e_step(self) -> tuple[list[float], float, float]:
+        from workbench.core.unigram_lattice import e_step
+
         if self._dirty:
             self._filter_edges()
         logs = self._log_scores()
         total_chars = sum(len(w) * c for w, c in zip(self._words, self._counts))
         # Forward-backward in probabilities, not logs (no exp/log per edge): each piece's weight is
         # scaled by K**length, K the corpus' mean probability per character, so a word's sum stays
-        # near 1; words where it still over- or underflows are redone in log space.
+        # near 1; words where it still over- or underflows are redone in log space. All words at
+        # once, layer by layer (unigram_lattice), with the floats of an edge-by-edge loop.
         log_k = self._log_k
         W = [math.exp(s + log_k * n) if s > -math.inf else 0.0 for s, n in zip(logs, self._lens)]
-        expected = [0.0] * len(W)
-        log_lik = 0.0
-        log = math.log
-        check = self._check_stop
-        for a, b in self._blocks:
-            check()
-            for S, E, P, n, c in zip(self._S[a:b], self._E[a:b], self._P[a:b], self._word_lens[a:b],
-                                     self._counts[a:b]):
-                Wp = list(map(W.__getitem__, P))  # one lookup per edge instead of three
-                alpha = [0.0] * (n + 1)
-                alpha[0] = 1.0
-                for s, e, x in zip(S, E, Wp):
-                    alpha[e] += alpha[s] * x
-                z = alpha[n]
-                if not 1e-250 < z < 1e250:
-                    log_lik += c * self._e_word_log(S, E, P, n, c, logs, expected)
-                    continue
-                # Backward pass and expected counts together: going right to left, beta[e] is final
-                # when an edge (s, e) is reached, and alpha[s] is known from the forward pass.
-                beta = [0.0] * (n + 1)
-                beta[n] = c / z
-                for s, e, x, p in zip(reversed(S), reversed(E), reversed(Wp), reversed(P)):
-                    t = x * beta[e]
-                    beta[s] += t
-                    expected[p] += alpha[s] * t
-                log_lik += c * (log(z) - n * log_k)
+        expected, log_lik = e_step(self._lattice, W, log_k, lambda S, E, P, n, c: self._e_word_log(S, E, P, n, c, logs),
+                                   self._check_stop)
         self._log_k = -log_lik / total_chars if total_chars else 0.0
         return expected, log_lik, sum(expected)
 
     @staticmethod
-    def _e_word_log(S, E, P, n, c, logs, expected) -> float:
-        """The same forward-backward in log space, for words whose scaled sum over- or underflows."""
+    def _e_word_log(S, E, P, n, c, logs) -> tuple[float, list[float]]:
+        """The same forward-backward in log space, for words whose scaled sum over- or underflows:
+        the log of the word's sum and each edge's expected count, in edge order."""
         alpha = [-math.inf] * (n + 1)
         alpha[0] = 0.0
         for s, e, p in zip(S, E, P):
@@ -1086,9 +1074,7 @@ class UnigramTrainer:
         for s, e, p in zip(reversed(S), reversed(E), reversed(P)):
             beta[s] = _logaddexp(beta[s], logs[p] + beta[e])
         z = alpha[n]
-        for s, e, p in zip(S, E, P):
-            expected[p] += c * math.exp(alpha[s] + logs[p] + beta[e] - z)
-        return z
+        return z, [c * math.exp(alpha[s] + logs[p] + beta[e] - z) for s, e, p in zip(S, E, P)]
 
     def _m_step(self, expected: list[float]) -> None:
         kept = [p for p in self._order if expected[p] >= _EXPECTED_THRESHOLD]
@@ -1124,33 +1110,9 @@ class UnigramTrainer:
         if self._dirty:
             self._filter_edges()
         logs = self._log_scores()
-        alive = self._alive
-        freq = [0.0] * len(logs)
-        tokens = 0
-        ninf = -math.inf
-        check = self._check_stop
-        for a, b in self._blocks:
-            check()
-            for S, E, P, n, c in zip(self._S[a:b], self._E[a:b], self._P[a:b], self._word_lens[a:b],
-                                     self._counts[a:b]):
-                best = [ninf] * (n + 1)
-                best[0] = 0.0
-                back_s = [0] * (n + 1)
-                back_p = [0] * (n + 1)
-                for s, e, p in zip(S, E, P):
-                    cand = best[s] + logs[p]
-                    if cand > best[e]:
-                        best[e] = cand
-                        back_s[e] = s
-                        back_p[e] = p
-                e = n
-                while e > 0:
-                    p = back_p[e]
-                    if alive[p]:
-                        freq[p] += c
-                    tokens += c
-                    e = back_s[e]
-        return freq, tokens
+        from workbench.core.unigram_lattice import viterbi_counts
+
+        return viterbi_counts(self._lattice, logs, self._alive, self._check_stop)
 
     def _own_lattice(self, p: int) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
         """The piece's own lattice, a slice of the lattice of a word it occurs in (the last such
@@ -1169,25 +1131,17 @@ class UnigramTrainer:
         if self._where is None:
             if self._dirty:
                 self._filter_edges()
-            word_of: dict[int, int] = {}
-            start_of: dict[int, int] = {}
-            for a, b in self._blocks:
-                self._check_stop()
-                for w in range(a, b):
-                    P = self._P[w]
-                    word_of.update(dict.fromkeys(P, w))
-                    start_of.update(zip(P, self._S[w]))
-            self._where = {q: (w, start_of[q]) for q, w in word_of.items()}
-        w, i = self._where[p]
+            self._check_stop()
+            self._where = self._lattice.last_occurrence(len(self._lens))
+        w, i = self._where[0][p], self._where[1][p]
         n = self._lens[p]
-        S = self._S[w]
-        lo, hi = bisect_left(S, i), bisect_left(S, i + n)
+        S, E, P = self._lattice.word_window(w, i, i + n)
         inner_s: list[int] = []
         inner_e: list[int] = []
         inner_p: list[int] = []
         end_s: list[int] = []
         end_p: list[int] = []
-        for s, e, q in zip(S[lo:hi], self._E[w][lo:hi], self._P[w][lo:hi]):
+        for s, e, q in zip(S, E, P):
             s -= i
             e -= i
             if e < n:

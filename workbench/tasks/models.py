@@ -18,6 +18,7 @@ Left out: validation of values (:meth:`RunSpec.validate`), how each front end la
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
@@ -239,11 +240,21 @@ def _unigram_trainer(counts: Mapping[str, int], spec: RunSpec,
 
     normalize = make_normalizer(tuple(spec.normalizer)) if spec.normalizer else None
     check = stop_checker(should_stop)
-    words: dict[str, int] = {}
+    words: Counter[str] = Counter()
+    once: list[str] = []  # words of lines seen once, counted in C (in order: first-seen order is kept)
     for i, (line, count) in enumerate(counts.items()):
         check(i)
+        if count == 1:
+            once.extend(unigram_words(line, normalize))
+            if len(once) >= 1 << 16:  # a bounded list: the corpus' words never all wait here at once
+                words.update(once)
+                once.clear()
+            continue
+        words.update(once)
+        once.clear()
         for word in unigram_words(line, normalize):
-            words[word] = words.get(word, 0) + count
+            words[word] += count
+    words.update(once)
     return UnigramTrainer(words, should_stop=should_stop, config=UnigramConfig(
         vocab_size=spec.vocab_size or 8000, special_tokens=tuple(spec.special_tokens or ()),
         pretokenizer=spec.pretokenizer, normalizer=tuple(spec.normalizer or ()), **_option_config(UNIGRAM, spec)))

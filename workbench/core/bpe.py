@@ -206,9 +206,9 @@ class BpeTrainer:
                     first[p] = base + i
                 else:
                     counts[p] = c + f
-                    ws = where[p]
-                    if ws[-1] != w:
-                        ws.append(w)
+                    listed = where[p]
+                    if listed[-1] != w:
+                        listed.append(w)
         hf_rank = self._hf_rank() if not first_seen else []
         # Heap entries are single ints — (count, tie key, pair) packed so that the smallest int is
         # the most frequent pair with the smallest tie key; int comparison is far cheaper than tuples.

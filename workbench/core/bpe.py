@@ -30,6 +30,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Callable, Iterator, Literal, Mapping
 
 from workbench.core.byte_level import byte_encoder
@@ -151,7 +152,13 @@ class BpeTrainer:
         offset = len(specials)
         self.words: list[list[int]] = []
         self.freqs: list[int] = []
-        if config.units == "bytes":
+        if config.units == "bytes" and not offset:
+            # Byte ids are the bytes themselves: list(bytes) builds each word in C.
+            for word, count in word_counts.items():
+                if count > 0 and word:
+                    self.words.append(list(word.encode("utf-8")))
+                    self.freqs.append(count)
+        elif config.units == "bytes":
             for word, count in word_counts.items():
                 if count > 0 and word:
                     self.words.append([b + offset for b in word.encode("utf-8")])
@@ -194,16 +201,18 @@ class BpeTrainer:
         # piece): both are harmless, as applying a merge to a word without the pair changes nothing.
         where: dict[int, list[int]] = {}
         first: dict[int, int] = {}
+        get = counts.get
         for w, sym in enumerate(words):
             f = freqs[w]
-            base = w * _POS
-            for i in range(len(sym) - 1):
-                p = sym[i] * S + sym[i + 1]
-                c = counts.get(p)
+            # i: the first-seen key of the pair at each position (word index, then offset).
+            for i, (x, y) in enumerate(zip(sym, islice(sym, 1, None)), w * _POS):
+                p = x * S + y
+                c = get(p)
                 if c is None:
                     counts[p] = f
                     where[p] = [w]
-                    first[p] = base + i
+                    if first_seen:
+                        first[p] = i
                 else:
                     counts[p] = c + f
                     listed = where[p]
@@ -285,6 +294,7 @@ class BpeTrainer:
                 if not occurrences:
                     continue  # stale index entry: an earlier merge took the pair away
                 f = freqs[w]
+                wpos = w * _POS  # the first-seen key's lower bound for a pair formed in this word
                 n = len(sym)
                 positions: list[int] = []
                 last_end = -1
@@ -303,8 +313,8 @@ class BpeTrainer:
                             where[q] = [w]
                         elif ws[-1] != w:
                             ws.append(w)
-                        if first_seen and w * _POS < first.get(q, _NEVER):
-                            first[q] = w * _POS
+                        if first_seen and wpos < first.get(q, _NEVER):
+                            first[q] = wpos
                     if i + 2 < n:
                         y = sym[i + 2]
                         delta[b * S + y] -= f
@@ -315,8 +325,8 @@ class BpeTrainer:
                             where[q] = [w]
                         elif ws[-1] != w:
                             ws.append(w)
-                        if first_seen and w * _POS < first.get(q, _NEVER):
-                            first[q] = w * _POS
+                        if first_seen and wpos < first.get(q, _NEVER):
+                            first[q] = wpos
                     positions.append(i)
                     last_end = i + 2
                 if not positions:

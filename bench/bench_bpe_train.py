@@ -66,13 +66,13 @@ def corpus(scale: int) -> Path:
     return out
 
 
-def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+def measure(cmd: list[str], env: dict[str, str], cwd: str | Path = ROOT) -> tuple[float, float, float]:
     """``(wall s, CPU s of the process tree, peak summed RSS MB)`` of one command."""
     import psutil
 
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **env},
-                            cwd=ROOT)
+                            cwd=cwd)
     ps = psutil.Process(proc.pid)
     peak = 0
     while True:
@@ -99,8 +99,10 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, nargs="+", default=[8192, 32768])
     parser.add_argument("--scale", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--ours", default=str(ROOT),
+                        help="the source tree of the workbench to time (default: this one; e.g. an older commit's)")
     args = parser.parse_args()
-    env_py = {"PYTHONPATH": str(ROOT)}
+    env_py = {"PYTHONPATH": args.ours}
     hf_env = {"RAYON_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start; "
           f"medians of {args.rounds} interleaved rounds")
@@ -116,7 +118,7 @@ def main() -> None:
                 with tempfile.TemporaryDirectory() as tmp:
                     ours.append(measure([sys.executable, "-m", "workbench", "train", str(path), "--vocab-size",
                                          str(vocab), "--project", str(Path(tmp) / "b.tokproj"),
-                                         "--no-count-cache", "--progress", "none"], env_py))
+                                         "--no-count-cache", "--progress", "none"], env_py, cwd=args.ours))
                 theirs.append(measure([sys.executable, "-c", HF_SCRIPT, str(path), str(vocab)], hf_env))
             o = [statistics.median(m[i] for m in ours) for i in range(3)]
             t = [statistics.median(m[i] for m in theirs) for i in range(3)]

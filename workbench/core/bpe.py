@@ -30,6 +30,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Callable, Iterator, Literal, Mapping
 
 from workbench.core.byte_level import byte_encoder
@@ -151,7 +152,13 @@ class BpeTrainer:
         offset = len(specials)
         self.words: list[list[int]] = []
         self.freqs: list[int] = []
-        if config.units == "bytes":
+        if config.units == "bytes" and not offset:
+            # Byte ids are the bytes themselves: list(bytes) builds each word in C.
+            for word, count in word_counts.items():
+                if count > 0 and word:
+                    self.words.append(list(word.encode("utf-8")))
+                    self.freqs.append(count)
+        elif config.units == "bytes":
             for word, count in word_counts.items():
                 if count > 0 and word:
                     self.words.append([b + offset for b in word.encode("utf-8")])
@@ -188,21 +195,29 @@ class BpeTrainer:
         first_seen = cfg.tie_break == "first-seen"
         S = _SHIFT
         counts: dict[int, int] = {}
-        where: defaultdict[int, set[int]] = defaultdict(set)
+        # Pair → the words it occurs in, as a list (8 bytes an entry; a set costs 3–4 times that, and
+        # this index is the trainer's largest structure). An entry goes stale when a merge takes the
+        # pair out of the word, and a word may be listed twice (a merge that rebuilds an existing
+        # piece): both are harmless, as applying a merge to a word without the pair changes nothing.
+        where: dict[int, list[int]] = {}
         first: dict[int, int] = {}
+        get = counts.get
         for w, sym in enumerate(words):
             f = freqs[w]
-            base = w * _POS
-            for i in range(len(sym) - 1):
-                p = sym[i] * S + sym[i + 1]
-                c = counts.get(p)
+            # i: the first-seen key of the pair at each position (word index, then offset).
+            for i, (x, y) in enumerate(zip(sym, islice(sym, 1, None)), w * _POS):
+                p = x * S + y
+                c = get(p)
                 if c is None:
                     counts[p] = f
-                    where[p].add(w)
-                    first[p] = base + i
+                    where[p] = [w]
+                    if first_seen:
+                        first[p] = i
                 else:
                     counts[p] = c + f
-                    where[p].add(w)
+                    listed = where[p]
+                    if listed[-1] != w:
+                        listed.append(w)
         hf_rank = self._hf_rank() if not first_seen else []
         # Heap entries are single ints — (count, tie key, pair) packed so that the smallest int is
         # the most frequent pair with the smallest tie key; int comparison is far cheaper than tuples.
@@ -273,12 +288,13 @@ class BpeTrainer:
                 self._piece_id[piece] = new
             # ---- apply it where it occurs ------------------------------------------------------------
             delta: defaultdict[int, int] = defaultdict(int)
-            for w in where.pop(best):
+            for w in where.pop(best, ()):
                 sym = words[w]
                 occurrences = sym.count(a)  # C loops find the matches; Python touches only them
                 if not occurrences:
                     continue  # stale index entry: an earlier merge took the pair away
                 f = freqs[w]
+                wpos = w * _POS  # the first-seen key's lower bound for a pair formed in this word
                 n = len(sym)
                 positions: list[int] = []
                 last_end = -1
@@ -292,17 +308,25 @@ class BpeTrainer:
                         delta[x + a] -= f
                         q = x + new
                         delta[q] += f
-                        where[q].add(w)
-                        if first_seen and w * _POS < first.get(q, _NEVER):
-                            first[q] = w * _POS
+                        ws = where.get(q)
+                        if ws is None:
+                            where[q] = [w]
+                        elif ws[-1] != w:
+                            ws.append(w)
+                        if first_seen and wpos < first.get(q, _NEVER):
+                            first[q] = wpos
                     if i + 2 < n:
                         y = sym[i + 2]
                         delta[b * S + y] -= f
                         q = new * S + y
                         delta[q] += f
-                        where[q].add(w)
-                        if first_seen and w * _POS < first.get(q, _NEVER):
-                            first[q] = w * _POS
+                        ws = where.get(q)
+                        if ws is None:
+                            where[q] = [w]
+                        elif ws[-1] != w:
+                            ws.append(w)
+                        if first_seen and wpos < first.get(q, _NEVER):
+                            first[q] = wpos
                     positions.append(i)
                     last_end = i + 2
                 if not positions:
@@ -350,7 +374,7 @@ class BpeTrainer:
             yield MergeEvent(step, a, b, new, frequency, len(vocab), token_count)
 
     def _refit(self, w: int, f: int, refit: Callable[[list[int]], list[int] | None], delta: defaultdict[int, int],
-               where: defaultdict[int, set[int]], first: dict[int, int] | None) -> int:
+               where: dict[int, list[int]], first: dict[int, int] | None) -> int:
         """Replace word ``w`` by what ``refit`` makes of it, moving its pair counts into ``delta``;
         returns how many tokens fewer the corpus has."""
         sym = self.words[w]
@@ -363,26 +387,41 @@ class BpeTrainer:
         for i in range(len(fixed) - 1):
             q = fixed[i] * S + fixed[i + 1]
             delta[q] += f
-            where[q].add(w)
+            ws = where.get(q)
+            if ws is None:
+                where[q] = [w]
+            elif ws[-1] != w:
+                ws.append(w)
             if first is not None and w * _POS < first.get(q, _NEVER):
                 first[q] = w * _POS
         self.words[w] = fixed
         return (len(sym) - len(fixed)) * f
 
-    def _first_position(self, p: int, where: dict[int, set[int]], unit_len: list[int]) -> int | None:
-        """Exact first-seen key of pair ``p``: smallest word index, then unit offset inside it."""
+    def _first_position(self, p: int, where: dict[int, list[int]], unit_len: list[int]) -> int | None:
+        """Exact first-seen key of pair ``p``: smallest word index, then unit offset inside it.
+
+        The pair's word list is sorted in place (appends since the last call form a sorted tail,
+        which the sort merges in linear time) and the stale words before the first true one are
+        dropped from it."""
         ws = where.get(p)
+        if not ws:
+            return None
         a, b = divmod(p, _SHIFT)
         words = self.words
-        while ws:
-            w = min(ws)
+        ws.sort()
+        stale = 0
+        for w in ws:
             sym = words[w]
-            offset = 0
-            for i in range(len(sym) - 1):
-                if sym[i] == a and sym[i + 1] == b:
-                    return w * _POS + offset
-                offset += unit_len[sym[i]]
-            ws.discard(w)
+            if a in sym:
+                offset = 0
+                for i in range(len(sym) - 1):
+                    if sym[i] == a and sym[i + 1] == b:
+                        if stale:
+                            del ws[:stale]
+                        return w * _POS + offset
+                    offset += unit_len[sym[i]]
+            stale += 1
+        ws.clear()
         return None
 
     # ------------------------------------------------------------------------------------------------

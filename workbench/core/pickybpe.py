@@ -162,7 +162,9 @@ class PickyBpeTrainer(BpeTrainer):
                     heapq.heapreplace(heap, (-c, key_of(p), p))
                     continue
                 if first_seen:
-                    exact = self._first_position(p, where, unit_len)
+                    # BpeTrainer keeps a pair's words in a list it sorts and prunes in place; here they
+                    # are a set, so it gets a sorted copy of this pair's words.
+                    exact = self._first_position(p, {p: sorted(where.get(p, ()))}, unit_len)
                     if exact is None:
                         heappop(heap)
                         counts.pop(p, None)

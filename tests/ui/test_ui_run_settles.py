@@ -29,8 +29,11 @@ def test_a_batch_committed_after_the_child_exits_reaches_the_runs_table_plots_an
     run_id, status = finished.args
     assert status == "finished"
 
-    qtbot.waitUntil(lambda: panel.plots.last_step(run_id) == 30, timeout=20000)
-    qtbot.waitUntil(lambda: panel.history.item_for(run_id).text(1) == "finished", timeout=20000)
+    # The late writer is a fresh process (imports, SQLite): on a loaded machine it can take many
+    # seconds to commit. The window keeps reading for SETTLE_S; the test waits as long (and a bit).
+    settle_ms = int(train_panel.SETTLE_S * 1000) + 5000
+    qtbot.waitUntil(lambda: panel.plots.last_step(run_id) == 30, timeout=settle_ms)
+    qtbot.waitUntil(lambda: panel.history.item_for(run_id).text(1) == "finished", timeout=settle_ms)
     assert "30 merges" in panel.state_label.text()
     assert window.session.run(run_id).merge_count == 30
     assert len(panel.plots.curve_data(run_id, "vocab")[0]) == 30

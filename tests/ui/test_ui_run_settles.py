@@ -37,7 +37,8 @@ def test_a_batch_committed_after_the_child_exits_reaches_the_runs_table_plots_an
     assert "30 merges" in panel.state_label.text()
     assert window.session.run(run_id).merge_count == 30
     assert len(panel.plots.curve_data(run_id, "vocab")[0]) == 30
-    assert not panel.settle_timer.isActive()
+    # The data may arrive through the live poll first; the settle timer stops at its next tick.
+    qtbot.waitUntil(lambda: not panel.settle_timer.isActive(), timeout=5000)
     # The Merges tab heard of it too (runs_changed after the last read), without a reopen.
     merges = window.merges
     qtbot.waitUntil(lambda: merges.current_source() == ("run", run_id) and merges.model.rowCount() == 30,

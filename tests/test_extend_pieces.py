@@ -116,3 +116,23 @@ def test_an_extended_unigram_model_loads_in_sentencepiece_and_stays_a_distributi
     new_ids = {i for i in range(size, after.get_piece_size()) if not after.is_control(i)}
     used = {i for line in ru.read_text(encoding="utf-8").splitlines() for i in after.encode(line) if i >= size}
     assert len(new_ids) == 150 and used == new_ids  # every new piece is used on the extension corpus
+
+
+def test_the_report_counts_the_characters_lost_to_unknown_not_only_unknown_tokens(tmp_path, capsys):
+    """A Unigram base that cannot spell Chinese keeps a run of unknown characters as one ``<unk>``;
+    an extension that learns some of them splits those runs, so it can emit more unknown tokens
+    while it loses far fewer characters: the report says both, characters first."""
+    require_corpora()
+    english = _slice(tmp_path, "en_shakespeare.txt", 1500)
+    project = tmp_path / "p.tokproj"
+    assert run_cli(["train", str(english), "--project", str(project), "--model", "unigram", "--vocab-size", "600",
+                    "--progress", "none"]) == 0
+    capsys.readouterr()
+    chinese = _slice(tmp_path, "zh_fortunes.txt", 400)
+    args = [str(chinese), "--base", f"{project}#1", "--add", "120", "--project", str(tmp_path / "e.tokproj")]
+    (change,) = _extend(capsys, *args)["report"]["files"]
+    assert change["chars_lost_before"] > 0 and change["chars_lost_after"] < change["chars_lost_before"] / 2
+    assert change["chars_lost_before"] <= change["chars"]
+    assert run_cli(["extend", *args[:-1], str(tmp_path / "e2.tokproj"), "--progress", "none"]) == 0
+    assert (f"characters lost to unknown {change['chars_lost_before']:,} → {change['chars_lost_after']:,}"
+            in capsys.readouterr().out)

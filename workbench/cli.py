@@ -527,13 +527,22 @@ def cmd_extend(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
-        print(f"run {run_id} {status}: {report.new_tokens} new tokens after id {first_new - 1}, vocabulary "
+        alphabet = int(meta.get("alphabet_added") or 0)  # WordPiece: characters the base could not spell
+        spelled = (f"{alphabet:,} characters the base could not spell (ids {first_new - alphabet}–{first_new - 1}), "
+                   "then " if alphabet else "")
+        print(f"run {run_id} {status}: {spelled}{report.new_tokens} new tokens after id {first_new - 1}, vocabulary "
               f"{len(extended.vocab)} ({result['seconds']:.1f} s) in {project}")
+        asked = meta.get("add")
+        if isinstance(asked, int) and report.new_tokens < asked:
+            print(f"  asked for {asked:,}: the extension corpus offered no more candidates that pass the settings "
+                  f"(min frequency {meta.get('min_frequency', 1)}, scripts, characters) and are produced when it "
+                  "is encoded; a larger corpus gives more")
         skipped = ", ".join(f"{v} {k}" for k, v in report.skipped.items() if v) or "none"
         print(f"  candidates skipped: {skipped}; rank-dead new tokens: {len(report.dead)}; intermediate only "
               f"(made while encoding, always merged further, so never emitted): {report.intermediate_only}")
         for f in report.files:
-            unknown = f" (unknown tokens {f.unknown_before:,} → {f.unknown_after:,})" if f.unknown_before else ""
+            unknown = (f" (characters lost to unknown {f.lost_before:,} → {f.lost_after:,}; unknown tokens "
+                       f"{f.unknown_before:,} → {f.unknown_after:,})" if f.unknown_before else "")
             print(f"  {f.language:>4}  tokens/char {f.before:.4f} → {f.after:.4f}{unknown}  {f.path}")
         if report.reference:
             print(f"  reference lines changed: {report.changed_lines} of {report.reference_lines} "

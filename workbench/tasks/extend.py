@@ -171,6 +171,11 @@ class FileChange:
     tokens_after: int
     unknown_before: int = 0  # tokens that are the unknown token (a base that cannot spell the file)
     unknown_after: int = 0
+    # characters those unknown tokens stand for: what the tokenizer cannot spell (an extension that
+    # spells more of a script can emit *more* unknown tokens — one unknown run split by new pieces —
+    # while it loses fewer characters, so the report leads with this)
+    lost_before: int = 0
+    lost_after: int = 0
 
     @property
     def before(self) -> float:
@@ -184,7 +189,8 @@ class FileChange:
         return {"path": self.path, "language": self.language, "chars": self.chars,
                 "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
                 "tokens_per_char_before": round(self.before, 5), "tokens_per_char_after": round(self.after, 5),
-                "unknown_before": self.unknown_before, "unknown_after": self.unknown_after}
+                "unknown_before": self.unknown_before, "unknown_after": self.unknown_after,
+                "chars_lost_before": self.lost_before, "chars_lost_after": self.lost_after}
 
 
 @dataclass
@@ -262,11 +268,11 @@ def extension_report(base: Tokenizer, extended: Tokenizer, files: Sequence[Corpu
     # A Unigram lattice spans a line: such a model counts and encodes whole lines (as vocab_usage)
     pretokenizer, normalizer = usage_pretokenizer(extended)
     by_line = pretokenizer == "none"
-    unk = extended.special_tokens.get(extended.unk_token) if extended.unk_token else None
+    unk = after.unknown_id  # the encoder knows it for every family (WordPiece keeps its own)
     emitted = [0] * (len(extended.vocab) - first_new)
     for cf, extension in tables:
         counts, _ = count_words(open_sources([cf]), pretokenizer, normalizer)
-        chars = tokens_before = tokens_after = unknown_before = unknown_after = 0
+        chars = tokens_before = tokens_after = unknown_before = unknown_after = lost_before = lost_after = 0
         for word, n in counts.items():
             chars += n * len(word)
             old = before.encode(word) if by_line else encode_pretoken(before, word)
@@ -276,6 +282,8 @@ def extension_report(base: Tokenizer, extended: Tokenizer, files: Sequence[Corpu
             if unk is not None:
                 unknown_before += n * old.count(unk)
                 unknown_after += n * ids.count(unk)
+                lost_before += n * before.chars_lost(word, old, pretoken=not by_line)
+                lost_after += n * after.chars_lost(word, ids, pretoken=not by_line)
             if extension:
                 combined[word] = combined.get(word, 0) + n
                 if extended.model != "bpe":
@@ -283,7 +291,8 @@ def extension_report(base: Tokenizer, extended: Tokenizer, files: Sequence[Corpu
                         if token_id >= first_new:
                             emitted[token_id - first_new] += n
         out.files.append(FileChange(cf.path, language_from_name(cf.path) or Path(cf.path).stem, chars,
-                                    tokens_before, tokens_after, unknown_before, unknown_after))
+                                    tokens_before, tokens_after, unknown_before, unknown_after,
+                                    lost_before, lost_after))
     if combined and extended.model != "bpe":  # no merges: a new piece is made only when emitted
         out.dead = [i for i in new_ids if not emitted[i - first_new]]
     elif combined:

@@ -16,7 +16,13 @@ Two scores pick the pair to merge:
   the library's piece for piece: a merged pair's count is never reset, and a queue entry merges
   only the words it was pushed with (when the same piece can be made by two different pairs, a
   pair's occurrences can then be merged in two steps). Where no merge re-makes an existing piece
-  this is exactly the textbook loop (:mod:`workbench.core.wordpiece_reference`).
+  this is exactly the textbook loop (:mod:`workbench.core.wordpiece_reference`). One thing cannot
+  be replayed: two queue entries for the same pair with the same count (an old one and one pushed
+  after the pair was made again) that hold different words. The library's heap pops them in an order
+  set by its hash maps' random seeds, so its vocabulary differs run to run from there (measured:
+  half and half over 200 runs on one table). The trainer pops the older one first and records the
+  vocabulary size at that point in ``undetermined_from``; that only happens when some words contain
+  the prefix's characters (a ``#`` that the ``bert`` pre-tokenizer would have split off).
 
 Hugging Face iterates a hash map when it numbers the ``##x`` pieces, so its ids for them change
 from run to run (and with them the id tie-break); ``continuation_order`` replays a given order. The
@@ -185,6 +191,9 @@ class WordPieceTrainer:
                 self.words.append(symbols)
                 self.freqs.append(count)
         self.initial_size = len(self.pieces)
+        # score = frequency: where tokenizers' own result stops being a function of its input (see
+        # ``_check_tie``); ``pieces[:undetermined_from + 1]`` are the library's whatever its seed.
+        self.undetermined_from: int | None = None
         self.token_count = sum(f * len(w) for w, f in zip(self.words, self.freqs))
         # The merge log, one entry per applied merge (what a run writer stores).
         self.merges: list[tuple[int, int, int]] = []
@@ -342,6 +351,8 @@ class WordPieceTrainer:
             if c < 1 or min_freq > c:
                 return
             a, b = divmod(p, S)
+            if heap and heap[0] >> _I_BITS == entry >> _I_BITS and self.undetermined_from is None:
+                self._check_tie(heap, entry, entries, a, b)
             new = self._merged_piece(a, b)
             pos = entries[index]
             entries[index] = None
@@ -357,6 +368,26 @@ class WordPieceTrainer:
                     entries.append(qws)
             if made:  # an entry whose words hold the pair no more merges nothing: not a step
                 yield self._log(a, b, new, c, float(c), made)
+
+    def _check_tie(self, heap: list[int], entry: int, entries: list[set[int] | None], a: int, b: int) -> None:
+        """Set :attr:`undetermined_from` when ``entry`` ties with other queue entries (same count and
+        pair) and two of them would merge different words: which one tokenizers pops first depends
+        on its hash maps' random seeds, and so does the rest of its vocabulary."""
+        key, imask = entry >> _I_BITS, (1 << _I_BITS) - 1
+        tied = [entry]
+        todo = [0]
+        while todo:  # the equal keys form a subtree at the heap's root (nothing sorts before them)
+            i = todo.pop()
+            if i < len(heap) and heap[i] >> _I_BITS == key:
+                tied.append(heap[i])
+                todo += (2 * i + 1, 2 * i + 2)
+        live: set[frozenset[int]] = set()
+        for e in tied:
+            ws = frozenset(w for w in entries[e & imask] or () if _holds(self.words[w], a, b))
+            if ws:
+                live.add(ws)
+        if len(live) > 1:
+            self.undetermined_from = len(self.pieces)
 
     # ---- score = likelihood ------------------------------------------------------------------------
     def _run_likelihood(self, should_stop: Callable[[], bool] | None) -> Iterator[MergeEvent]:
@@ -477,6 +508,11 @@ class WordPieceTrainer:
                 made.add(new)
                 out[new] = score
         return tuple(out)
+
+
+def _holds(sym: list[int], a: int, b: int) -> bool:
+    """Whether ``a`` is directly followed by ``b`` somewhere in ``sym``."""
+    return any(sym[i] == a and sym[i + 1] == b for i in range(len(sym) - 1))
 
 
 def train(word_counts: Mapping[str, int], config: WordPieceConfig,

@@ -1,15 +1,13 @@
-"""A parity-aware BPE run shows each language's characters per token on its development text, one
-curve per language in the Train tab's compression plot, named in a legend; the curves come from the
-stored run (reopened), have a point per merge, and end at the run's ``parity_chars_per_token`` —
-which equals the development text encoded by the finished tokenizer. With WORKBENCH_SCREENSHOTS set
+"""A parity-aware BPE run trained from the Train tab shows each language's characters per token on
+its development text, one curve per language in the compression plot, named in a legend — live, and
+again from the stored run when the project is opened again; a point per merge, ending at the run's
+``parity_chars_per_token`` — which equals the development text encoded by the finished tokenizer. With WORKBENCH_SCREENSHOTS set
 to a folder, the test leaves its grabs there (light and dark theme)."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,15 +19,16 @@ from workbench.store import ProjectStore
 SHOTS = os.environ.get("WORKBENCH_SCREENSHOTS")  # a folder: the test leaves its grabs there
 
 
-def _slices(folder: Path) -> dict[str, Path]:
+def _slices(folder: Path) -> tuple[list[Path], dict[str, Path]]:
     """Training (300 lines) and development (100 other lines) files of English and German."""
-    dev = {}
+    train, dev = [], {}
     for lang, name in (("en", "en_shakespeare.txt"), ("de", "de_zitate.txt")):
         lines = (CORPORA / name).read_text(encoding="utf-8").splitlines()
-        (folder / f"{lang}_train.txt").write_text("\n".join(lines[:300]) + "\n", encoding="utf-8")
+        train.append(folder / f"{lang}_train.txt")
+        train[-1].write_text("\n".join(lines[:300]) + "\n", encoding="utf-8")
         dev[lang] = folder / f"{lang}_dev.txt"
         dev[lang].write_text("\n".join(lines[1000:1100]) + "\n", encoding="utf-8")
-    return dev
+    return train, dev
 
 
 def _chars_per_token(tokenizer, path: Path) -> float:
@@ -41,15 +40,25 @@ def _chars_per_token(tokenizer, path: Path) -> float:
 def test_a_parity_run_draws_one_curve_per_language_ending_at_its_stored_numbers(make_window, qtbot, tmp_path,
                                                                                  project):
     require_corpora()
-    dev = _slices(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "workbench", "train", "en_train.txt", "de_train.txt",
-                           "--model", "parity-bpe", "--parity-dev", "en_dev.txt,de_dev.txt",
-                           "--parity-global-merges", "20", "--vocab-size", "420", "--project", str(project)],
-                          capture_output=True, text=True, cwd=tmp_path, env=dict(os.environ), timeout=300)
-    assert done.returncode == 0, done.stderr
+    train, dev = _slices(tmp_path)
+    window = make_window(project, train)
+    window.resize(1400, 860)
+    window.show_panel("train")
+    panel = window.training
+    index = panel.model_combo.findData("parity-bpe")
+    assert index >= 0
+    panel.model_combo.setCurrentIndex(index)
+    assert panel.option_widgets["parity_dev"].isVisibleTo(panel)
+    panel.option_widgets["parity_dev"].setText(f"{dev['en']},{dev['de']}")
+    panel.option_widgets["parity_global_merges"].setValue(20)
+    panel.set_options(vocab_size=420, pretokenizer="gpt2")
+    with qtbot.waitSignal(panel.run_finished, timeout=120_000) as finished:
+        assert panel.start()
+    run_id, status = finished.args
+    assert status == "finished", panel.error_text()
     with ProjectStore.open(project, readonly=True) as store:
-        (run,) = store.runs()
-        tokenizer = store.load_tokenizer(run.id)
+        run = store.run(run_id)
+        tokenizer = store.load_tokenizer(run_id)
     settings = run.settings
     stored = settings["parity_chars_per_token"]
     assert list(stored) == ["en", "de"]
@@ -59,6 +68,15 @@ def test_a_parity_run_draws_one_curve_per_language_ending_at_its_stored_numbers(
     for lang, path in dev.items():
         assert abs(stored[lang] - _chars_per_token(tokenizer, path)) < 1e-5, lang
 
+    # Live: the curves drawn while it trained.
+    plots = panel.plots
+    qtbot.waitUntil(lambda: plots.last_step(run.id) == steps and plots.runs[run.id].parity is not None
+                    and plots.runs[run.id].parity.n == steps, timeout=15_000)
+    plots.redraw()
+    live = plots.parity_data(run.id)
+
+    # Reopened: the same curves, read from the stored run.
+    window.shutdown()
     window = make_window(project)
     window.resize(1400, 860)
     window.show_panel("train")
@@ -68,6 +86,7 @@ def test_a_parity_run_draws_one_curve_per_language_ending_at_its_stored_numbers(
                     timeout=15_000)
     plots.redraw()
     curves = plots.parity_data(run.id)
+    assert list(live) == list(curves) and all(np.array_equal(live[k][1], curves[k][1]) for k in curves)
     assert list(curves) == ["en", "de"]
     for lang, (x, y) in curves.items():
         assert len(x) == len(y) == steps

@@ -62,7 +62,7 @@ _PHASE_NAMES = {0: "merge", 1: "EM round", 2: "pruning step", 3: "final cut", 4:
 #: A parity-aware BPE run's languages on the compression plot: colours apart from the first runs'
 #: (blue, orange), in an order that keeps neighbours distinct in both themes.
 LANGUAGE_COLOURS = tuple(style.RUN_COLOURS[i] for i in (5, 2, 3, 4, 1, 7, 6))
-PARITY_TITLE = "Characters per token (training text · dev set per language)"
+PARITY_TITLE = "Characters per token · dev set per language"
 PARITY_TIP = ("Thin line: the run's training text. Thick lines: parity-aware BPE's development text of each "
               "language, after each merge; each merge serves the language lowest here (after the global merges).")
 
@@ -182,9 +182,9 @@ class TrainingPlots(QWidget):
         self.no_chars_note.setParentItem(compression)
         self.no_chars_note.setVisible(False)
         compression.sigResized.connect(lambda vb: self.no_chars_note.setPos(vb.width() / 2, vb.height() / 2))
-        # A parity-aware run's languages, named in the compression plot's top left (the curves rise
-        # from the bottom left, so that corner stays clear of them).
-        self.parity_legend = pg.LegendItem(offset=(6, 4), labelTextSize="8pt")
+        # A parity-aware run's languages, named in the compression plot's bottom right: the curves
+        # rise, and end high on the right; in the top left a language that climbs fast went under it.
+        self.parity_legend = pg.LegendItem(offset=(-6, -4), labelTextSize="8pt")
         self.parity_legend.setParentItem(compression)
         self.parity_legend.setVisible(False)
         self.label = pg.TextItem(anchor=(0, 0))
@@ -324,6 +324,8 @@ class TrainingPlots(QWidget):
             for lang, item in c.parity_items.items():
                 label = f"{lang} (dev)" if len(self.runs) == 1 else f"{lang} (dev) · {c.name}"
                 self.parity_legend.addItem(item, label)
+        # two columns from three entries on: half as tall, so it stays below the curves' ends
+        self.parity_legend.setColumnCount(2 if len(self.parity_legend.items) > 2 else 1)
         self.parity_legend.setVisible(bool(parity_runs))
         if hasattr(self, "_fg"):
             style.recolour_legend(self.parity_legend, self._fg)

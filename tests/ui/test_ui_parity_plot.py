@@ -115,3 +115,28 @@ def test_a_parity_run_draws_one_curve_per_language_ending_at_its_stored_numbers(
     hover = plots.hover_at(steps // 2, "compression")
     half = curves["en"][1][steps // 2 - 1], curves["de"][1][steps // 2 - 1]
     assert f"dev chars/tok: en {half[0]:.2f} · de {half[1]:.2f}" in hover
+
+
+def test_two_parity_runs_share_language_colours_and_differ_in_line_style(qtbot):
+    from workbench.store import StepRow
+    from workbench.ui.train.plots import TrainingPlots
+
+    plots = TrainingPlots()
+    qtbot.addWidget(plots)
+    plots.resize(900, 560)
+    plots.show()
+    plots.show_runs([(1, "first"), (2, "second")])
+    for rid, base in ((1, 1.0), (2, 1.5)):
+        plots.append(rid, [StepRow(s, 256 + s, 1000 - s, 50,
+                                   {"parity_cpt": {"en": base + s / 100, "de": base + s / 90}}) for s in range(1, 41)])
+    qtbot.waitUntil(lambda: (plots.redraw(), plots.parity_data(2)["de"][0].size == 40)[1], timeout=5_000)
+    assert plots.parity_data(2)["de"][1][-1] == 1.5 + 40 / 90
+    pens = {(rid, lang): item.opts["pen"] for rid in (1, 2) for lang, item in plots.runs[rid].parity_items.items()}
+    assert pens[1, "en"].color() == pens[2, "en"].color() != pens[1, "de"].color()
+    assert pens[1, "en"].style() == pens[1, "de"].style() != pens[2, "en"].style()  # the runs' line styles
+    assert [item.text for _sample, item in plots.parity_legend.items] == ["en (dev)", "de (dev)"]
+    assert not plots.no_chars_note.isVisible()  # the plot is not empty: the languages' curves are there
+    plots.show_runs([(2, "second")])  # one run left: a line style per language, and its training text
+    pens2 = [item.opts["pen"].style() for item in plots.runs[2].parity_items.values()]
+    assert pens2[0] != pens2[1]
+    assert [item.text for _sample, item in plots.parity_legend.items] == ["training text", "en (dev)", "de (dev)"]

@@ -220,6 +220,7 @@ class TrainingPlots(QWidget):
         self.runs = {rid: self.runs[rid] for rid, _ in specs}  # in the order asked for: the first sets the value plot
         self.legend.setVisible(len(self.runs) > 1)
         self._fill_legend()
+        self._style_parity()  # one parity run or several: line styles and legend entries differ
         self._hide_hover()
         self._update_value_axis()
         return new
@@ -302,28 +303,40 @@ class TrainingPlots(QWidget):
             item.setZValue(5)
             self.plots["compression"].addItem(item)
             curves.parity_items[lang] = item
-        self._style_parity(curves)
+        self._style_parity()
         if hasattr(self, "_fg"):
             self._set_titles()
 
-    def _style_parity(self, curves: RunCurves) -> None:
-        # Colour and line style per language: the curves of a balanced run lie on one another, and a
-        # dashed line over a solid one still shows both.
-        for j, item in enumerate(curves.parity_items.values()):
-            item.setPen(pg.mkPen(LANGUAGE_COLOURS[j % len(LANGUAGE_COLOURS)], width=2,
-                                 style=style.RUN_LINE_STYLES[j % len(style.RUN_LINE_STYLES)]))
+    def _style_parity(self) -> None:
+        """Each language its colour (the same in every run). One parity run: a line style per
+        language too — the curves of a balanced run lie on one another, and a dashed line over a
+        solid one still shows both. Several: the run's line style, as in the runs' legend below."""
+        parity_runs = [c for c in self.runs.values() if c.parity_items]
+        overlay = len(parity_runs) > 1
+        order: dict[str, int] = {}
+        for c in parity_runs:
+            for lang in c.parity_items:
+                order.setdefault(lang, len(order))
+        for c in parity_runs:
+            for lang, item in c.parity_items.items():
+                j = order[lang]
+                dash = style.run_line_style(c.colour) if overlay else style.RUN_LINE_STYLES[j % len(style.RUN_LINE_STYLES)]
+                item.setPen(pg.mkPen(LANGUAGE_COLOURS[j % len(LANGUAGE_COLOURS)], width=2, style=dash))
         self._fill_parity_legend()
 
     def _fill_parity_legend(self) -> None:
-        """Each shown parity run's languages (with the run's name when several runs are shown)."""
+        """The languages of the shown parity runs, each once (and the training text's curve when
+        one run is shown: with several, the runs' legend below names the line styles)."""
         self.parity_legend.clear()
         parity_runs = [c for c in self.runs.values() if c.parity_items]
         if len(self.runs) == 1 and parity_runs and "compression" in parity_runs[0].items:
             self.parity_legend.addItem(parity_runs[0].items["compression"], "training text")
+        named: set[str] = set()
         for c in parity_runs:
             for lang, item in c.parity_items.items():
-                label = f"{lang} (dev)" if len(self.runs) == 1 else f"{lang} (dev) · {c.name}"
-                self.parity_legend.addItem(item, label)
+                if lang not in named:
+                    named.add(lang)
+                    self.parity_legend.addItem(item, f"{lang} (dev)")
         # two columns from three entries on: half as tall, so it stays below the curves' ends
         self.parity_legend.setColumnCount(2 if len(self.parity_legend.items) > 2 else 1)
         self.parity_legend.setVisible(bool(parity_runs))
@@ -485,7 +498,8 @@ class TrainingPlots(QWidget):
                     item.setData(p[:, 0], p[:, 1 + j], connect="finite")
         if changed:
             self._fit_ranges()
-            self.no_chars_note.setVisible(self.point_count() > 0 and not any(c.chars for c in self.runs.values()))
+            self.no_chars_note.setVisible(self.point_count() > 0 and not any(c.chars or c.parity_items
+                                                                             for c in self.runs.values()))
             self.redrawn.emit(self.point_count())
         return changed
 
@@ -626,7 +640,7 @@ class TrainingPlots(QWidget):
             if name == "vocab":
                 item.opts["name"] = curves.name
         if curves.parity_items:
-            self._style_parity(curves)
+            self._style_parity()
         if curves.marks is not None:
             curves.marks.setPen(pg.mkPen(curves.colour, width=1.5))
             curves.marks.setBrush(pg.mkBrush(curves.colour))
@@ -653,7 +667,7 @@ class TrainingPlots(QWidget):
             self.plots["compression"].removeItem(item)
         if curves.parity_items:
             curves.parity_items = {}
-            self._fill_parity_legend()
+            self._style_parity()
         if self.legend is not None:
             self.legend.removeItem(curves.items.get("vocab"))
 

@@ -4,6 +4,8 @@ the language whose development text is compressed worst, and that language gains
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shared_corpora import CORPORA, require_corpora
@@ -61,6 +63,12 @@ def test_each_merge_serves_the_worst_compressed_language():
         served = parity.chosen[step]
         previous = before[step]
         assert previous[served] == min(previous)  # the language served was the worst compressed
+    # Each merge's point of the curves goes to the store with it (merges.extra), rounded as the settings.
+    assert parity.log.extras is parity.extras
+    assert [rank for rank, _text in parity.extras] == list(range(len(parity.merges)))
+    assert [json.loads(text)["parity_cpt"] for _rank, text in parity.extras] == \
+        [{lang: round(x, 6) for lang, x in zip(("en", "ru", "zh"), point)} for point in parity.curves]
+    assert json.loads(parity.extras[-1][1])["parity_cpt"] == parity.extra_settings()["parity_chars_per_token"]
     # Plain BPE at the same size, measured the same way (every merge global), leaves the languages
     # further apart: a higher Gini of the per-language token cost (tokens per character).
     plain = ParityBpeTrainer(train, dev, config, global_merges=10**9)

@@ -17,15 +17,17 @@ the first-seen rule of one ordered text has no single meaning over several langu
 equally compressed languages go to the one named first.
 
 ``chars_per_token`` after each merge (per language, on the development set) is
-:attr:`ParityBpeTrainer.curves` — what a live plot of the run shows.
+:attr:`ParityBpeTrainer.curves`; the log's ``extras`` carry it to the store with every merge
+(``{"parity_cpt": {language: characters per token}}`` in ``merges.extra``, rounded as the run's
+``parity_chars_per_token``), so the Train tab draws one curve per language, live and reopened.
 
-Left out (not yet): the window and the CLI (a run of several language-labelled files with a
-development set), and the Compare tab's Gini of per-language token cost against classic BPE.
+Left out (not yet): the Compare tab's Gini of per-language token cost against classic BPE.
 """
 
 from __future__ import annotations
 
 import heapq
+import json
 from collections import defaultdict
 from typing import Callable, Iterator, Mapping
 
@@ -84,6 +86,8 @@ class ParityBpeTrainer(BpeTrainer):
         self.word_types = sum(1 for d in self.is_dev if not d)
         self.curves: list[tuple[float, ...]] = []  # characters per token of each language, per merge
         self.chosen: list[int] = []  # the language each merge served (-1: a global merge)
+        self.extras: list[tuple[int, str]] = []  # (rank, JSON text): each merge's parity_cpt, for the store
+        self.log.extras = self.extras
 
     def _symbols(self, word: str) -> list[int]:
         offset = len(self.special_tokens)
@@ -228,14 +232,20 @@ class ParityBpeTrainer(BpeTrainer):
                     heapq.heappush(glob, (-t, key(q), q))
             step += 1
             self.chosen.append(serve)
-            self.curves.append(self.chars_per_token())
+            cpt = self.chars_per_token()
+            self.curves.append(cpt)
+            self.extras.append((step - 1, json.dumps({"parity_cpt": self._rounded(cpt)}, separators=(",", ":"))))
             self.merges.append((a, b, new))
             self.frequencies.append(frequency)
             self.token_counts.append(self.token_count)
             yield MergeEvent(step, a, b, new, frequency, len(vocab), self.token_count)
 
+    def _rounded(self, cpt: tuple[float, ...]) -> dict[str, float]:
+        """Each language's characters per token as the store keeps it (6 decimals)."""
+        return dict(zip(self.languages, (round(x, 6) for x in cpt)))
+
     def extra_settings(self) -> dict:
         """The run's family, its languages and how each is compressed on the development set."""
         return {"model": "parity-bpe", "parity_languages": list(self.languages),
-                "parity_chars_per_token": dict(zip(self.languages, (round(x, 6) for x in self.chars_per_token()))),
+                "parity_chars_per_token": self._rounded(self.chars_per_token()),
                 "parity_served": {name: self.chosen.count(i) for i, name in enumerate(self.languages)}}

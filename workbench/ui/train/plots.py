@@ -9,6 +9,8 @@ and a log-likelihood share no axis. Points are appended to growing
 numpy buffers by :meth:`TrainingPlots.append` and drawn only by :meth:`TrainingPlots.redraw`, which
 the training panel calls from a ~100 ms timer — never once per merge (STYLE.md trap 11). Several
 runs can be shown at once (overlay); hovering shows the merge made at the step under the mouse.
+A parity-aware BPE run adds to the compression plot one curve per language: its development
+text's characters per token after each merge (the merges rows' ``parity_cpt``), named in a legend.
 
 What it leaves out: where the points come from (the training panel reads them from the project
 file) and what a merge's pieces are (a lookup function is passed in).
@@ -57,6 +59,14 @@ PHASES = {"merge": 0, "em": 1, "prune": 2, "final": 3, "remove": 4}
 _PHASE_NAMES = {0: "merge", 1: "EM round", 2: "pruning step", 3: "final cut", 4: "merge and removal"}
 
 
+#: A parity-aware BPE run's languages on the compression plot: colours apart from the first runs'
+#: (blue, orange), in an order that keeps neighbours distinct in both themes.
+LANGUAGE_COLOURS = tuple(style.RUN_COLOURS[i] for i in (5, 2, 3, 4, 1, 7, 6))
+PARITY_TITLE = "Characters per token · dev set per language"
+PARITY_TIP = ("Thin line: the run's training text. Thick lines: parity-aware BPE's development text of each "
+              "language, after each merge; each merge serves the language lowest here (after the global merges).")
+
+
 # Which way each curve usually goes, so a live range keeps its headroom on that side.
 GROWS_UP = {"vocab": True, "frequency": False, "tokens": False, "compression": True}
 
@@ -98,6 +108,11 @@ class RunCurves:
     transition_lines: dict = field(default_factory=dict)  # plot name → its marker line at that step
     # A PickyBPE run: ids made minus the vocabulary in use, as its last removal said (× marks it).
     removed: int = 0
+    # A parity-aware BPE run: each language's characters per token on its development text after
+    # each merge (the merges rows' ``parity_cpt``): columns step, then one per language.
+    languages: list[str] = field(default_factory=list)
+    parity: _Growing | None = None
+    parity_items: dict = field(default_factory=dict)  # language → its curve on the compression plot
 
     @property
     def last_step(self) -> int:
@@ -167,6 +182,11 @@ class TrainingPlots(QWidget):
         self.no_chars_note.setParentItem(compression)
         self.no_chars_note.setVisible(False)
         compression.sigResized.connect(lambda vb: self.no_chars_note.setPos(vb.width() / 2, vb.height() / 2))
+        # A parity-aware run's languages, named in the compression plot's bottom right: the curves
+        # rise, and end high on the right; in the top left a language that climbs fast went under it.
+        self.parity_legend = pg.LegendItem(offset=(-6, -4), labelTextSize="8pt")
+        self.parity_legend.setParentItem(compression)
+        self.parity_legend.setVisible(False)
         self.label = pg.TextItem(anchor=(0, 0))
         self.label.setVisible(False)
         self.label.setZValue(100)
@@ -200,6 +220,7 @@ class TrainingPlots(QWidget):
         self.runs = {rid: self.runs[rid] for rid, _ in specs}  # in the order asked for: the first sets the value plot
         self.legend.setVisible(len(self.runs) > 1)
         self._fill_legend()
+        self._style_parity()  # one parity run or several: line styles and legend entries differ
         self._hide_hover()
         self._update_value_axis()
         return new
@@ -217,6 +238,8 @@ class TrainingPlots(QWidget):
         curves = self.runs.get(run_id)
         if curves is not None:
             curves.points = _Growing(5)
+            if curves.parity is not None:
+                curves.parity = _Growing(1 + len(curves.languages))
             curves.dirty = True
 
     def has_run(self, run_id: int) -> bool:
@@ -233,6 +256,7 @@ class TrainingPlots(QWidget):
             return
         nan = np.nan
         if isinstance(rows[0], StepRow) and any(r.extra for r in rows):  # type: ignore[union-attr]
+            self._append_parity(curves, rows)  # type: ignore[arg-type]
             before = curves.removed
             arr = np.array([self._removal_row(curves, r) for r in rows], dtype=np.float64)  # type: ignore[arg-type]
             curves.points.extend(arr)
@@ -246,6 +270,78 @@ class TrainingPlots(QWidget):
                          PHASES.get(r.phase, 0)) for r in rows], dtype=np.float64)
         curves.points.extend(arr)
         curves.dirty = True
+
+    def _append_parity(self, curves: RunCurves, rows: Sequence[StepRow]) -> None:
+        """Buffer the ``parity_cpt`` of a parity-aware BPE run's merges rows (one column per language,
+        in the order the first row names them)."""
+        found = [(r.step, r.extra["parity_cpt"]) for r in rows
+                 if r.extra and isinstance(r.extra.get("parity_cpt"), dict)]
+        if not found:
+            return
+        if curves.parity is None:
+            curves.languages = [str(lang) for lang in found[0][1]]
+            curves.parity = _Growing(1 + len(curves.languages))
+            self._make_parity_items(curves)
+        arr = np.array([(step, *(_number(cpt.get(lang)) for lang in curves.languages)) for step, cpt in found],
+                       dtype=np.float64)
+        curves.parity.extend(arr)
+
+    def parity_data(self, run_id: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """A parity-aware run's curve of each language (x, y) as drawn — for tests and export."""
+        curves = self.runs[run_id]
+        out = {}
+        for lang, item in curves.parity_items.items():
+            out[lang] = (np.array([]), np.array([])) if item.xData is None else \
+                (np.asarray(item.xData), np.asarray(item.yData))
+        return out
+
+    def _make_parity_items(self, curves: RunCurves) -> None:
+        for lang in curves.languages:
+            item = pg.PlotDataItem()
+            item.setDownsampling(auto=True, method="peak")
+            item.setClipToView(True)
+            item.setZValue(5)
+            self.plots["compression"].addItem(item)
+            curves.parity_items[lang] = item
+        self._style_parity()
+        if hasattr(self, "_fg"):
+            self._set_titles()
+
+    def _style_parity(self) -> None:
+        """Each language its colour (the same in every run). One parity run: a line style per
+        language too — the curves of a balanced run lie on one another, and a dashed line over a
+        solid one still shows both. Several: the run's line style, as in the runs' legend below."""
+        parity_runs = [c for c in self.runs.values() if c.parity_items]
+        overlay = len(parity_runs) > 1
+        order: dict[str, int] = {}
+        for c in parity_runs:
+            for lang in c.parity_items:
+                order.setdefault(lang, len(order))
+        for c in parity_runs:
+            for lang, item in c.parity_items.items():
+                j = order[lang]
+                dash = style.run_line_style(c.colour) if overlay else style.RUN_LINE_STYLES[j % len(style.RUN_LINE_STYLES)]
+                item.setPen(pg.mkPen(LANGUAGE_COLOURS[j % len(LANGUAGE_COLOURS)], width=2, style=dash))
+        self._fill_parity_legend()
+
+    def _fill_parity_legend(self) -> None:
+        """The languages of the shown parity runs, each once (and the training text's curve when
+        one run is shown: with several, the runs' legend below names the line styles)."""
+        self.parity_legend.clear()
+        parity_runs = [c for c in self.runs.values() if c.parity_items]
+        if len(self.runs) == 1 and parity_runs and "compression" in parity_runs[0].items:
+            self.parity_legend.addItem(parity_runs[0].items["compression"], "training text")
+        named: set[str] = set()
+        for c in parity_runs:
+            for lang, item in c.parity_items.items():
+                if lang not in named:
+                    named.add(lang)
+                    self.parity_legend.addItem(item, f"{lang} (dev)")
+        # two columns from three entries on: half as tall, so it stays below the curves' ends
+        self.parity_legend.setColumnCount(2 if len(self.parity_legend.items) > 2 else 1)
+        self.parity_legend.setVisible(bool(parity_runs))
+        if hasattr(self, "_fg"):
+            style.recolour_legend(self.parity_legend, self._fg)
 
     @staticmethod
     def _removal_row(curves: RunCurves, r: StepRow) -> tuple:
@@ -281,6 +377,8 @@ class TrainingPlots(QWidget):
             titles["vocab"] = "Vocabulary size |V| (▼ pruning · ★ final cut)"
         elif any(c.removed for c in self.runs.values()):
             titles["vocab"] = "Vocabulary in use |V| (× below: a merge that removed a token)"
+        if any(c.parity_items for c in self.runs.values()):
+            titles["compression"] = PARITY_TITLE
         return titles
 
     def title_tips(self) -> dict[str, str]:
@@ -292,6 +390,8 @@ class TrainingPlots(QWidget):
         tips = {"frequency": tip}
         if "log_likelihood" in kinds:
             tips["vocab"] = "▼ a Unigram pruning step, ★ its final cut to the target size"
+        if any(c.parity_items for c in self.runs.values()):
+            tips["compression"] = PARITY_TIP
         return tips
 
     def _update_value_axis(self) -> None:
@@ -392,9 +492,14 @@ class TrainingPlots(QWidget):
                 curves.items["compression"].setData(x, ratio)
             else:
                 curves.items["compression"].setData([], [])
+            if curves.parity is not None:
+                p = curves.parity.view
+                for j, item in enumerate(curves.parity_items.values()):
+                    item.setData(p[:, 0], p[:, 1 + j], connect="finite")
         if changed:
             self._fit_ranges()
-            self.no_chars_note.setVisible(self.point_count() > 0 and not any(c.chars for c in self.runs.values()))
+            self.no_chars_note.setVisible(self.point_count() > 0 and not any(c.chars or c.parity_items
+                                                                             for c in self.runs.values()))
             self.redrawn.emit(self.point_count())
         return changed
 
@@ -442,6 +547,10 @@ class TrainingPlots(QWidget):
                 col = value
             elif name == "tokens":
                 col = v[:, 3]
+            elif curves.parity is not None and curves.parity.n:
+                col = curves.parity.view[:, 1:].ravel()
+                if curves.chars:
+                    col = np.concatenate([col, curves.chars / np.maximum(v[:, 3], 1.0)])
             elif curves.chars:
                 col = curves.chars / np.maximum(v[:, 3], 1.0)
             else:
@@ -530,6 +639,8 @@ class TrainingPlots(QWidget):
             item.setPen(pg.mkPen(curves.colour, width=1, style=style.run_line_style(curves.colour)))
             if name == "vocab":
                 item.opts["name"] = curves.name
+        if curves.parity_items:
+            self._style_parity()
         if curves.marks is not None:
             curves.marks.setPen(pg.mkPen(curves.colour, width=1.5))
             curves.marks.setBrush(pg.mkBrush(curves.colour))
@@ -552,6 +663,11 @@ class TrainingPlots(QWidget):
         if curves.marks is not None:
             self.plots["vocab"].removeItem(curves.marks)
         self._remove_transition(curves)
+        for item in curves.parity_items.values():
+            self.plots["compression"].removeItem(item)
+        if curves.parity_items:
+            curves.parity_items = {}
+            self._style_parity()
         if self.legend is not None:
             self.legend.removeItem(curves.items.get("vocab"))
 
@@ -585,6 +701,7 @@ class TrainingPlots(QWidget):
                 continue
             _s, vocab, value, tokens, phase = v[i]
             ratio = f" · {curves.chars / tokens:.2f} chars/tok" if curves.chars and tokens else ""
+            ratio += self._parity_hover(curves, step)
             who = f"<span style='color:{curves.colour}'>■</span> {_html(curves.name)} · " if len(self.runs) > 1 else ""
             if phase:  # a Unigram step: no merge to show
                 what = _PHASE_NAMES.get(int(phase), "step")
@@ -645,6 +762,18 @@ class TrainingPlots(QWidget):
         self.label.setVisible(True)
         self.hovered.emit(curves.run_id, step)
 
+    @staticmethod
+    def _parity_hover(curves: RunCurves, step: int) -> str:
+        """A parity-aware run's languages at ``step``: their characters per token on the dev set."""
+        if curves.parity is None or not curves.parity.n:
+            return ""
+        p = curves.parity.view
+        i = int(np.searchsorted(p[:, 0], step))
+        if i >= len(p) or int(p[i, 0]) != step:
+            return ""
+        parts = [f"{lang} {p[i, 1 + j]:.2f}" for j, lang in enumerate(curves.languages) if np.isfinite(p[i, 1 + j])]
+        return "<br>dev chars/tok: " + " · ".join(_html(x) for x in parts)
+
     def _hide_hover(self) -> None:
         if self._hover_text or self.label.isVisible():
             self._hover_text = ""
@@ -699,6 +828,9 @@ class TrainingPlots(QWidget):
             lb = QColor(bg)
             lb.setAlpha(200)
             self.legend.setBrush(pg.mkBrush(lb))
+            style.recolour_legend(self.parity_legend, fg)
+            self.parity_legend.setBrush(pg.mkBrush(lb))
+            self.parity_legend.setPen(pg.mkPen(border))
 
 
     def _set_titles(self) -> None:
@@ -710,6 +842,11 @@ class TrainingPlots(QWidget):
         """Each plot's (full title, text shown, tooltip): a title too wide for its plot is elided."""
         return {name: (title_text(plot), plot.titleLabel.shown_text, plot.titleLabel.toolTip())
                 for name, plot in self.plots.items()}
+
+
+def _number(value: object) -> float:
+    """A stored number as a float; NaN (a gap in the curve) for anything else."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else np.nan
 
 
 def _html(text: str) -> str:

@@ -51,8 +51,8 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "bpe": ("bpe", ()),
     "bpe-chars-metaspace": ("bpe", ("--units", "chars", "--pretokenizer", "metaspace")),
     "bpe-end-of-word": ("bpe", ("--units", "chars", "--end-of-word", "</w>", "--pretokenizer", "whitespace")),
-    "wordpiece": ("wordpiece", ()),
-    "wordpiece-lower": ("wordpiece", ("--normalize", "bert-lower")),
+    "wordpiece": ("wordpiece", ()),  # lowercased, as BERT loaders read vocab.txt by default
+    "wordpiece-cased": ("wordpiece", ("--normalize", "bert")),
     "unigram": ("unigram", ()),
     "superbpe": ("superbpe", ("--transition", "0.5")),
     "pickybpe": ("pickybpe", ()),
@@ -64,8 +64,8 @@ EXPECTED = {
     "bpe": ("hf", "hf-folder", "gpt2", "tiktoken", "merges-csv"),
     "bpe-chars-metaspace": ("hf", "hf-folder", "merges-csv"),
     "bpe-end-of-word": ("merges-csv",),  # tokenizers' end_of_word_suffix is only an approximation
-    "wordpiece": ("hf", "hf-folder", "merges-csv"),  # cased: BERT loaders lowercase by default
-    "wordpiece-lower": ("hf", "hf-folder", "wordpiece", "merges-csv"),
+    "wordpiece": ("hf", "hf-folder", "wordpiece", "merges-csv"),
+    "wordpiece-cased": ("hf", "hf-folder", "merges-csv"),  # cased: BERT loaders lowercase vocab.txt by default
     "unigram": ("hf", "hf-folder", "spm", "spm-vocab"),
     "superbpe": ("hf", "hf-folder", "merges-csv"),  # GPT-2 files and tiktoken cannot hold its superwords
     "pickybpe": ("hf", "hf-folder", "gpt2", "merges-csv"),  # its removals break tiktoken's byte-rank rule

@@ -56,7 +56,7 @@ def test_a_json_spec_gets_its_familys_defaults_not_bpes(model, corpus, tmp_path)
         assert settings[name] == fam.defaults[name], name
     assert settings["special_tokens"] == list(fam.defaults["special_tokens"])
     if model == "wordpiece":
-        assert settings["normalizer"] == ["bert"] and settings["wordpiece_score"] == "frequency"
+        assert settings["normalizer"] == ["bert-lower"] and settings["wordpiece_score"] == "frequency"
 
 
 def test_unigram_progress_counts_down_the_vocabulary_not_merges(corpus, tmp_path) -> None:

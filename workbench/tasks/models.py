@@ -377,7 +377,7 @@ WORDPIECE = ModelFamily(
     summary="merges the pair with the best score (the most frequent, as tokenizers' WordPieceTrainer, by default)",
     # The frequency score by default: on held-out text the likelihood score at minimum frequency 1
     # gives ~1.2-1.6 characters per token against ~2.2-3.6 (bench/bench_wordpiece_defaults.py).
-    defaults={"units": "chars", "end_of_word": "", "pretokenizer": "bert", "normalizer": ("bert",),
+    defaults={"units": "chars", "end_of_word": "", "pretokenizer": "bert", "normalizer": ("bert-lower",),
               "tie_break": "hf", "special_tokens": ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"),
               "min_frequency": 1, "sequences": "lines", "vocab_size": 2000},
     applies=frozenset({"min_frequency", "sequences", "pretokenizer"}),

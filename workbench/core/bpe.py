@@ -81,6 +81,19 @@ class TrainConfig:
         }
 
 
+
+def merged_word(sym: list[int], positions: list[int], new: int) -> list[int]:
+    """``sym`` with the pair at each of ``positions`` (ascending, not overlapping) replaced by ``new``:
+    the one word rebuild every merging trainer (BPE, PickyBPE, parity-aware BPE, WordPiece) shares."""
+    out: list[int] = []
+    prev = 0
+    for i in positions:
+        out.extend(sym[prev:i])
+        out.append(new)
+        prev = i + 2
+    out.extend(sym[prev:])
+    return out
+
 class BpeTrainer:
     """Train byte- or character-level BPE on an ordered ``{pre-token: count}`` table.
 
@@ -335,14 +348,7 @@ class BpeTrainer:
                     i = positions[0]
                     sym[i : i + 2] = [new]
                 else:
-                    out: list[int] = []
-                    prev = 0
-                    for i in positions:
-                        out.extend(sym[prev:i])
-                        out.append(new)
-                        prev = i + 2
-                    out.extend(sym[prev:])
-                    words[w] = out
+                    words[w] = merged_word(sym, positions, new)
                 token_count -= len(positions) * f
                 if refit is not None:
                     token_count -= self._refit(w, f, refit, delta, where, first if first_seen else None)

@@ -31,7 +31,7 @@ import json
 from collections import defaultdict
 from typing import Callable, Iterator, Mapping
 
-from workbench.core.bpe import _SHIFT, BpeTrainer, TrainConfig
+from workbench.core.bpe import _SHIFT, BpeTrainer, TrainConfig, merged_word
 from workbench.core.model import MergeEvent
 from workbench.errors import ConfigError
 
@@ -202,14 +202,7 @@ class ParityBpeTrainer(BpeTrainer):
                     last_end = i + 2
                 if not positions:
                     continue
-                out: list[int] = []
-                prev = 0
-                for i in positions:
-                    out.extend(sym[prev:i])
-                    out.append(new)
-                    prev = i + 2
-                out.extend(sym[prev:])
-                words[w] = out
+                words[w] = merged_word(sym, positions, new)
                 if is_dev[w]:
                     self.dev_tokens[lang[w]] -= len(positions) * f
                 else:

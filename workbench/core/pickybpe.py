@@ -43,7 +43,7 @@ import json
 from collections import defaultdict
 from typing import Callable, Iterator, Mapping, Sequence
 
-from workbench.core.bpe import _SHIFT, BpeTrainer, TrainConfig
+from workbench.core.bpe import _SHIFT, BpeTrainer, TrainConfig, merged_word
 from workbench.core.model import MergeEvent, Tokenizer
 from workbench.errors import ConfigError
 
@@ -237,14 +237,7 @@ class PickyBpeTrainer(BpeTrainer):
                     last_end = i + 2
                 if not positions:
                     continue
-                out: list[int] = []
-                prev = 0
-                for i in positions:
-                    out.extend(sym[prev:i])
-                    out.append(new)
-                    prev = i + 2
-                out.extend(sym[prev:])
-                words[w] = out
+                words[w] = merged_word(sym, positions, new)
                 twords[new].add(w)
                 made += len(positions) * f
             tfreq[new] += made

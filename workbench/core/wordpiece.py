@@ -55,6 +55,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from workbench.core.bpe import merged_word
 from workbench.core.model import MergeEvent, Tokenizer
 from workbench.core.trainer import TrainLog
 from workbench.errors import ConfigError, WorkbenchError
@@ -297,14 +298,7 @@ class WordPieceTrainer:
                 last_end = i + 2
             if not positions:
                 continue
-            out: list[int] = []
-            prev = 0
-            for i in positions:
-                out.extend(sym[prev:i])
-                out.append(new)
-                prev = i + 2
-            out.extend(sym[prev:])
-            words[w] = out
+            words[w] = merged_word(sym, positions, new)
             made += len(positions) * f
         return made
 

@@ -132,6 +132,8 @@ def test_sampled_run_records_sample_estimate_and_overlap(corpora, tmp_path, monk
     with ProjectStore.open(project, readonly=True) as store:
         sampled, full = sorted(store.runs(), key=lambda r: r.id)
     assert sampled.settings["sample_lines"] == 2000 and sampled.settings["sample_seed"] == 3
+    # the automatic name says it is a sample; the full run's does not
+    assert sampled.name.endswith("· sample of 2,000 lines") and "sample" not in full.name
     assert sampled.settings["sampled_from_lines"] > 2000
     assert sampled.settings["distinct_pretokens"] < full.settings["distinct_pretokens"]
     for run in (sampled, full):

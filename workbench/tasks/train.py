@@ -643,4 +643,6 @@ def _default_name(spec: RunSpec) -> str:
     size = f"V{spec.vocab_size}" if spec.vocab_size else f"{spec.merges} merges"
     fam = family(spec.model)
     units = f"{spec.units} " if fam.uses("units") else ""
-    return f"{units}{fam.label} {size} · {spec.pretokenizer if len(spec.pretokenizer) < 16 else 'custom'}"
+    name = f"{units}{fam.label} {size} · {spec.pretokenizer if len(spec.pretokenizer) < 16 else 'custom'}"
+    # A sampled run must not pass for a run on the whole corpus in the run history or `runs`.
+    return f"{name} · sample of {spec.sample_lines:,} lines" if spec.sample_lines else name

@@ -32,6 +32,7 @@ def test_extending_cl100k_in_the_window_plots_the_new_merges_and_shows_the_repor
     panel = window.training
     panel.extend_radio.setChecked(True)
     assert panel.extend_box.isVisibleTo(panel) and not panel.model_box.isVisibleTo(panel)
+    assert not panel.roles_box.isVisibleTo(panel) and not panel.preflight.isVisibleTo(panel)
     assert panel.start_button.text() == "Extend"
     box = panel.extend_box
     box.base_combo.setEditText(str(cl100k_file))

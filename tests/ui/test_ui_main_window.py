@@ -202,3 +202,25 @@ def test_window_layout_and_recent_files_survive_a_restart(make_window, qtbot, pr
         assert again.height() != 820  # not the default size
     finally:
         again.shutdown()
+
+
+def test_every_empty_state_symbol_is_drawn_by_the_window_font(make_window, qtbot, project):
+    """An empty state's symbol in a font the machine lacks (an emoji without an emoji font: the bundle on a
+    bare Linux) shows as a box; each one the window builds must be in the font it is drawn with.
+    The train pane's button and text follow the mode (Train / Extend)."""
+    from PySide6.QtGui import QFontMetrics
+
+    from workbench.ui.empty_state import EmptyState
+
+    window = make_window(project)
+    states = window.findChildren(EmptyState)
+    assert len(states) >= 3
+    for state in states:
+        symbol = state.symbol.text()
+        metrics = QFontMetrics(state.symbol.font())
+        assert all(metrics.inFontUcs4(ord(c)) for c in symbol), (state.title.text(), symbol)
+    panel = window.training
+    panel.extend_radio.setChecked(True)
+    assert panel.plot_empty_train.text() == "Extend" and "Extend" in panel.plot_empty.body.text()
+    panel.scratch_radio.setChecked(True)
+    assert panel.plot_empty_train.text() == "Train" and "Train" in panel.plot_empty.body.text()

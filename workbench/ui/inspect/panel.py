@@ -245,7 +245,7 @@ class InspectPanel(QWidget):
         box.addWidget(splitter, 1)
         box.addWidget(self.status)
 
-        self.empty = EmptyState("No project is open", symbol="🔍")
+        self.empty = EmptyState("No project is open", symbol="¶")
         self.empty_import = self.empty.add_button("Import a tokenizer file…", self._on_import_clicked)
 
         self.stack = QStackedWidget()

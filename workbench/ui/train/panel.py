@@ -124,6 +124,15 @@ def _legacy_model(saved: dict) -> str:
     return "bpe"
 
 
+#: What the empty plot area says in each mode (its button starts that mode's run).
+_EMPTY_BODY = {
+    "train": "Set up the run on the left and press Train. The curves fill in while it trains; select finished "
+             "runs below to compare them.",
+    "extend": "Pick the tokenizer to extend on the left and press Extend. The new merges are plotted after the "
+              "base's as they are made.",
+}
+
+
 class TrainingPanel(QWidget):
     """Settings, controls, live plots and history for the project the session has open."""
 
@@ -408,9 +417,7 @@ class TrainingPanel(QWidget):
         right.setChildrenCollapsible(False)
         self.right_splitter = right
         self.plot_stack = QStackedWidget()
-        self.plot_empty = EmptyState("No run to show yet",
-                                     "Set up the run on the left and press Train. The curves fill in while it "
-                                     "trains; select finished runs below to compare them.", symbol="📈")
+        self.plot_empty = EmptyState("No run to show yet", _EMPTY_BODY["train"], symbol="↗")
         self.plot_empty_train = self.plot_empty.add_button("Train", self.start, primary=True)
         self.plots = TrainingPlots(self._merge_lookup)
         self.curves = JobRunner(self, max_threads=1)  # a long stored run's curves, read off the GUI thread
@@ -914,11 +921,14 @@ class TrainingPanel(QWidget):
         """Extension takes its model, split and size from the base: its own box replaces theirs."""
         extend = self.extending()
         self.extend_box.setVisible(extend)
-        for box in (self.model_box, self.split_box, self.size_box):
+        # The special roles are the base's own, and the pre-flight estimate is of the hidden form's model.
+        for box in (self.model_box, self.split_box, self.size_box, self.roles_box, self.preflight):
             box.setVisible(not extend)
         if extend:
             self._fill_base_sources()
         self.start_button.setText("Extend" if extend else "Train")
+        self.plot_empty_train.setText(self.start_button.text())
+        self.plot_empty.set_text("No run to show yet", _EMPTY_BODY["extend" if extend else "train"])
 
     def _fill_base_sources(self) -> None:
         """The project's finished runs and its references, as sources the base picker offers."""

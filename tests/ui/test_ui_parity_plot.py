@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from parallel_text import write_parallel
 from shared_corpora import CORPORA, require_corpora
 
 from workbench.core.encoder import Encoder
@@ -20,15 +21,13 @@ SHOTS = os.environ.get("WORKBENCH_SCREENSHOTS")  # a folder: the test leaves its
 
 
 def _slices(folder: Path) -> tuple[list[Path], dict[str, Path]]:
-    """Training (300 lines) and development (100 other lines) files of English and German."""
-    train, dev = [], {}
+    """Training files (300 lines) of English and German; the parallel development set (UDHR 1-5)."""
+    train = []
     for lang, name in (("en", "en_shakespeare.txt"), ("de", "de_zitate.txt")):
         lines = (CORPORA / name).read_text(encoding="utf-8").splitlines()
         train.append(folder / f"{lang}_train.txt")
         train[-1].write_text("\n".join(lines[:300]) + "\n", encoding="utf-8")
-        dev[lang] = folder / f"{lang}_dev.txt"
-        dev[lang].write_text("\n".join(lines[1000:1100]) + "\n", encoding="utf-8")
-    return train, dev
+    return train, dict(zip(("en", "de"), write_parallel(folder, ("en", "de"))))
 
 
 def _chars_per_token(tokenizer, path: Path) -> float:

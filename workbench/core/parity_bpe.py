@@ -5,23 +5,26 @@ Encoding: Improving Cross-lingual Fairness in Tokenization", 2025 (arXiv 2508.04
 
 The training text comes in languages (``{language: {pre-token: count}}``), with a *parallel*
 development set (the same content in every language, ``{language: {pre-token: count}}``). Each
-step finds the language whose development text is compressed worst — the fewest characters per
-token under the merges so far — and makes the most frequent pair *of that language's* training
-text; the merge applies to every language (one shared vocabulary). The hybrid of the paper: the
+step finds the language whose development text is compressed worst — the one that takes the most
+tokens under the merges so far, as the paper's code does (``max(enumerate(lengths))``): the same
+content costing more tokens is what parity removes — and makes the most frequent pair *of that
+language's* training text; the merge applies to every language (one shared vocabulary).
+Characters per token would not do: on parallel text Chinese has about half the characters of
+English, so it would look worst while it takes the fewest tokens, and would take every merge. The hybrid of the paper: the
 first ``global_merges`` merges are plain BPE's (the most frequent pair over all languages), the
 rest parity-driven. With one language, or with ``global_merges`` at least the merges made, it is
 plain BPE on the union of the texts (both tested against :class:`~workbench.core.bpe.BpeTrainer`).
 
 Ties between equally frequent pairs follow tokenizers' rule (``tie_break="hf"``: the smallest ids;
 the first-seen rule of one ordered text has no single meaning over several languages). Ties between
-equally compressed languages go to the one named first.
+languages with as many tokens go to the one named first.
 
 ``chars_per_token`` after each merge (per language, on the development set) is
-:attr:`ParityBpeTrainer.curves`; the log's ``extras`` carry it to the store with every merge
-(``{"parity_cpt": {language: characters per token}}`` in ``merges.extra``, rounded as the run's
-``parity_chars_per_token``), so the Train tab draws one curve per language, live and reopened.
-
-Left out (not yet): the Compare tab's Gini of per-language token cost against classic BPE.
+:attr:`ParityBpeTrainer.curves`, and the development set's tokens per language
+:attr:`ParityBpeTrainer.token_curves`; the log's ``extras`` carry both to the store with every merge
+(``{"parity_cpt": {language: characters per token}, "parity_tokens": {language: tokens}}`` in
+``merges.extra``, as the run's ``parity_chars_per_token`` and ``parity_dev_tokens``), so the Train tab
+draws one curve per language, live and reopened.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ class ParityBpeTrainer(BpeTrainer):
         self.initial_token_count = self.token_count
         self.word_types = sum(1 for d in self.is_dev if not d)
         self.curves: list[tuple[float, ...]] = []  # characters per token of each language, per merge
+        self.token_curves: list[tuple[int, ...]] = []  # tokens of each language's development text, per merge
         self.chosen: list[int] = []  # the language each merge served (-1: a global merge)
         self.extras: list[tuple[int, str]] = []  # (rank, JSON text): each merge's parity_cpt, for the store
         self.log.extras = self.extras
@@ -146,8 +150,7 @@ class ParityBpeTrainer(BpeTrainer):
         while step < max_merges and len(vocab) < target_vocab:
             if should_stop is not None and should_stop():
                 return
-            cpt = self.chars_per_token()
-            worst = min(range(n_lang), key=lambda li: cpt[li])
+            worst = max(range(n_lang), key=lambda li: self.dev_tokens[li])  # the first of equals
             serve = -1 if step < self.global_merges else worst
             best = best_of(glob, total) if serve < 0 else best_of(heaps[serve], counts[serve])
             if best is None:
@@ -227,7 +230,10 @@ class ParityBpeTrainer(BpeTrainer):
             self.chosen.append(serve)
             cpt = self.chars_per_token()
             self.curves.append(cpt)
-            self.extras.append((step - 1, json.dumps({"parity_cpt": self._rounded(cpt)}, separators=(",", ":"))))
+            self.token_curves.append(tuple(self.dev_tokens))
+            self.extras.append((step - 1, json.dumps({"parity_cpt": self._rounded(cpt),
+                                                      "parity_tokens": dict(zip(self.languages, self.dev_tokens))},
+                                                     separators=(",", ":"))))
             self.merges.append((a, b, new))
             self.frequencies.append(frequency)
             self.token_counts.append(self.token_count)
@@ -241,4 +247,5 @@ class ParityBpeTrainer(BpeTrainer):
         """The run's family, its languages and how each is compressed on the development set."""
         return {"model": "parity-bpe", "parity_languages": list(self.languages),
                 "parity_chars_per_token": self._rounded(self.chars_per_token()),
+                "parity_dev_tokens": dict(zip(self.languages, self.dev_tokens)),
                 "parity_served": {name: self.chosen.count(i) for i, name in enumerate(self.languages)}}

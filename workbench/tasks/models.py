@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 from workbench.core import special_roles as _special_roles
 from workbench.errors import ConfigError, WorkbenchError
@@ -343,16 +343,41 @@ def _parity_trainer(counts: Mapping[str, int], spec: RunSpec,
                 for lang, group in groups.items()}
 
     train = by_language(spec.files, "files")
-    dev = by_language([CorpusFile(p) for p in dev_paths], "options.parity_dev")
+    dev_files = [CorpusFile(p) for p in dev_paths]
+    dev = by_language(dev_files, "options.parity_dev")
     missing = sorted(set(train) - set(dev))
     if missing:
         raise ConfigError("options.parity_dev", f"no development file for {', '.join(missing)}: give one per "
                           "language of the training files")
+    _check_parallel(dev_files, set(train), should_stop)
     return ParityBpeTrainer(train, {lang: dev[lang] for lang in train}, TrainConfig(
         units=spec.units, vocab_size=spec.vocab_size, merges=spec.merges,  # type: ignore[arg-type]
         min_frequency=spec.min_frequency or 1, special_tokens=tuple(spec.special_tokens or ()),
         end_of_word=spec.end_of_word, tie_break="hf", pretokenizer=spec.pretokenizer,
         normalizer=tuple(spec.normalizer or ())), global_merges=spec.options.get("parity_global_merges", 0))
+
+
+def _check_parallel(dev_files: Sequence, languages: set[str], should_stop: Callable[[], bool] | None) -> None:
+    """Refuse a development set that is not line-aligned: parity compares the tokens each language needs
+    for the same content, so every language must hold as many non-empty lines (its translations).
+
+    What is left out: whether the lines really translate each other (no tool can tell cheaply)."""
+    from workbench.corpus.language import language_from_name
+    from workbench.corpus.readers import iter_text
+    from workbench.tasks.train import open_sources
+
+    lines: dict[str, int] = {}
+    for f, src in zip(dev_files, open_sources(dev_files)):
+        lang = language_from_name(f.path)
+        if lang in languages:
+            n = sum(1 for chunk in iter_text(src, should_stop=should_stop) for line in chunk.split("\n")
+                    if line.strip())
+            lines[lang] = lines.get(lang, 0) + n
+    if len(set(lines.values())) > 1:
+        counts = ", ".join(f"{lang} {n:,}" for lang, n in sorted(lines.items()))
+        raise ConfigError("options.parity_dev", "the development set must be parallel (the same sentences in "
+                          f"each language, one per line), but its languages have different numbers of lines: "
+                          f"{counts}; give each language the translation of the same lines")
 
 
 def _wordpiece_step_value(settings: Mapping[str, Any]) -> str:

@@ -64,7 +64,9 @@ _PHASE_NAMES = {0: "merge", 1: "EM round", 2: "pruning step", 3: "final cut", 4:
 LANGUAGE_COLOURS = tuple(style.RUN_COLOURS[i] for i in (5, 2, 3, 4, 1, 7, 6))
 PARITY_TITLE = "Characters per token · dev set per language"
 PARITY_TIP = ("Thin line: the run's training text. Thick lines: parity-aware BPE's development text of each "
-              "language, after each merge; each merge serves the language lowest here (after the global merges).")
+              "language, after each merge. Each merge (after the global merges) serves the language whose "
+              "development text takes the most tokens: on a parallel set the same content, so a language "
+              "written in fewer characters (Chinese) ends lower here at parity.")
 
 
 # Which way each curve usually goes, so a live range keeps its headroom on that side.

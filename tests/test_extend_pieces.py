@@ -136,3 +136,22 @@ def test_the_report_counts_the_characters_lost_to_unknown_not_only_unknown_token
     assert run_cli(["extend", *args[:-1], str(tmp_path / "e2.tokproj"), "--progress", "none"]) == 0
     assert (f"characters lost to unknown {change['chars_lost_before']:,} → {change['chars_lost_after']:,}"
             in capsys.readouterr().out)
+
+
+def test_a_wordpiece_base_that_cannot_spell_the_corpus_reports_what_it_lost_before(tmp_path, capsys):
+    """An English WordPiece extended with Russian gets the Cyrillic characters first (alphabet_added):
+    tokens "before" count them, but what "before" lost to [UNK] is the base as shipped — every Russian
+    word — and nothing after."""
+    require_corpora()
+    english = _slice(tmp_path, "en_shakespeare.txt", 400)
+    project = tmp_path / "p.tokproj"
+    assert run_cli(["train", str(english), "--project", str(project), "--model", "wordpiece", "--vocab-size", "300",
+                    "--progress", "none"]) == 0
+    capsys.readouterr()
+    russian = _slice(tmp_path, "ru_fortunes.txt", 120)
+    result = _extend(capsys, str(russian), "--base", f"{project}#1", "--add", "20", "--project",
+                     str(tmp_path / "e.tokproj"))
+    (change,) = result["report"]["files"]
+    letters = sum(ch.isalpha() and "\u0400" <= ch <= "\u04ff" for ch in russian.read_text(encoding="utf-8").lower())
+    assert change["chars_lost_before"] >= letters > 500 and change["unknown_before"] > 100
+    assert change["chars_lost_after"] == 0 and change["unknown_after"] == 0

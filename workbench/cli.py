@@ -520,7 +520,8 @@ def cmd_extend(args: argparse.Namespace) -> int:
         return 3
     if args.csv_out:
         new_tokens_csv(extended, int(meta["base_vocab_size"]), args.csv_out)
-    report = extension_report(base, extended, request.files, reference=args.reference, skipped=meta.get("skipped"))
+    report = extension_report(base, extended, request.files, reference=args.reference, skipped=meta.get("skipped"),
+                              alphabet_added=int(meta.get("alphabet_added") or 0))
     result = {"run_id": run_id, "status": status, "project": str(project), "added": report.new_tokens,
               "vocab_size": len(extended.vocab), "reserved": meta.get("reserved", 0),
               "seconds": round(time.monotonic() - t0, 3), "report": report.as_dict()}

@@ -252,9 +252,14 @@ def load_extension(project: str | os.PathLike, run_id: int) -> tuple[Tokenizer, 
 
 def extension_report(base: Tokenizer, extended: Tokenizer, files: Sequence[CorpusFile], *,
                      reference: str | None = None, reference_lines: int = REFERENCE_LINES,
-                     skipped: Mapping | None = None) -> ExtensionReport:
+                     skipped: Mapping | None = None, alphabet_added: int = 0) -> ExtensionReport:
     """Tokens per character per file of the extension corpus ``files`` and of ``reference`` before and
-    after, the reference's changed lines, and the rank-dead check on ``files``."""
+    after, the reference's changed lines, and the rank-dead check on ``files``.
+
+    ``alphabet_added``: the characters a character-level base got first (the last ids of ``base``).
+    Tokens "before" are counted with them (the base as shipped would turn whole words into one unknown
+    token: fewer tokens, not better), but what "before" loses to the unknown token is the base as
+    shipped: the characters it could not spell are what the extension is for."""
     from workbench.core.encoder import Encoder
     from workbench.core.metrics import encode_pretoken, usage_pretokenizer
     from workbench.corpus.language import language_from_name
@@ -262,6 +267,10 @@ def extension_report(base: Tokenizer, extended: Tokenizer, files: Sequence[Corpu
     first_new = len(base.vocab)
     new_ids = [i for i in range(first_new, len(extended.vocab)) if i not in extended.special_ids]
     before, after = Encoder(base), Encoder(extended)
+    shipped = before
+    if alphabet_added > 0:
+        shipped = Encoder(replace(base, vocab=base.vocab[:-alphabet_added],
+                                  scores=base.scores[:-alphabet_added] if base.scores else ()))
     out = ExtensionReport(first_new, len(new_ids), [], skipped=dict(skipped or {}))
     combined: dict[str, int] = {}  # the extension corpus as one table: the rank-dead check's input
     tables = [(cf, True) for cf in files] + ([(CorpusFile(reference), False)] if reference is not None else [])
@@ -280,9 +289,11 @@ def extension_report(base: Tokenizer, extended: Tokenizer, files: Sequence[Corpu
             ids = after.encode(word) if by_line else encode_pretoken(after, word)
             tokens_after += n * len(ids)
             if unk is not None:
+                if shipped is not before:
+                    old = shipped.encode(word) if by_line else encode_pretoken(shipped, word)
                 unknown_before += n * old.count(unk)
                 unknown_after += n * ids.count(unk)
-                lost_before += n * before.chars_lost(word, old, pretoken=not by_line)
+                lost_before += n * shipped.chars_lost(word, old, pretoken=not by_line)
                 lost_after += n * after.chars_lost(word, ids, pretoken=not by_line)
             if extension:
                 combined[word] = combined.get(word, 0) + n

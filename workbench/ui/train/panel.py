@@ -1386,7 +1386,10 @@ class TrainingPanel(QWidget):
         self.progress.setFormat("")
         self.reload_history()
         runs = self.session.runs()
-        if runs:
+        if runs and self.history.filling():  # a long list: the newest run's curves on the next turn
+            path, newest = self.session.path, runs[-1].id
+            QTimer.singleShot(0, lambda: self.session.path == path and self.history.select([newest]))
+        elif runs:
             self.history.select([runs[-1].id])
         self._update_controls()
 

@@ -175,7 +175,9 @@ class StallSampler:
     def report(self, top: int = 4) -> None:
         from collections import Counter
 
-        for start, wall, cpu in sorted(self.stalls, key=lambda s: -s[2])[:top]:
+        worst = sorted(self.stalls, key=lambda s: -s[2])[:top]  # the most own CPU, and the longest
+        longest = max(self.stalls, key=lambda s: s[1], default=None)
+        for start, wall, cpu in worst + ([longest] if longest is not None and longest not in worst else []):
             inside = Counter(where for t, where in self.samples if start <= t <= start + wall)
             print(f"      stall {1000 * wall:6.0f} ms wall, {1000 * cpu:5.0f} ms CPU:", flush=True)
             for where, n in inside.most_common(5):

@@ -7,8 +7,10 @@ Unigram, WordPiece) copied by SQL to ``--runs`` runs, each with its merges, voca
 Then the real main window (offscreen) opens it while a 5 ms ``PreciseTimer`` records the longest
 gap between two ticks (see :class:`bench_huge_project.Probe`): opening the project until the
 Train tab's history lists every run and the newest run's curves are drawn, then showing the
-Merges, Compare and Inspect tabs. Prints one line per phase; ``--profile`` says what each stall
-longer than a frame was.
+Merges, Compare and Inspect tabs, and a pathological regular expression in the Merges tab's filter
+(``(a|aa)+$`` over run 1, whose pieces are set to twenty ``a`` and a ``!``: ~50 ms of backtracking
+each, stopped by the window's query limit). Prints one line per phase; ``--profile`` says what
+each stall longer than a frame was.
 """
 
 from __future__ import annotations
@@ -71,6 +73,11 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.perf_counter()
     project = build(args.dir, args.runs)
+    conn = sqlite3.connect(project)  # run 1's pieces: each costs the pattern below ~50 ms
+    with conn:
+        conn.execute("UPDATE vocab SET piece = CAST(printf('%.20c!%d', 'a', id) AS BLOB) "
+                     "WHERE run_id = 1 AND kind = 'merge'")
+    conn.close()
     print(f"project: {args.runs} runs, {project.stat().st_size / 1e6:.0f} MB "
           f"({time.perf_counter() - t0:.0f} s to build or find); load average {os.getloadavg()[0]:.1f}", flush=True)
 
@@ -99,6 +106,17 @@ def main() -> None:
     phase(probe, "Inspect tab shown", lambda: window.show_panel("inspect"), lambda: not window.inspect.jobs.busy())
     phase(probe, "Train tab: select 3 runs", lambda: training.history.select([args.runs, args.runs - 1, args.runs - 2]),
           lambda: all(r in training.plots.runs for r in (args.runs, args.runs - 1, args.runs - 2)))
+    merges = window.merges
+
+    def pathological() -> None:
+        window.show_panel("merges")
+        merges._select_in_chooser(("run", 1))
+        merges._set_source(("run", 1))
+        merges.set_filter(r"(a|aa)+$", regex=True)
+
+    phase(probe, "merges: pathological regex", pathological,
+          lambda: merges.current_source() == ("run", 1) and not merges.model.busy and not merges.jobs.busy())
+    print(f"    {merges.model.rowCount():,} rows; {merges.error.text()[:90]}", flush=True)
     window.shutdown()
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}", flush=True)
     del app

@@ -245,7 +245,7 @@ class Connection(sqlite3.Connection):
 
     _limit: float | None = None
     _deadline: float = math.inf
-    _until: float = math.inf  # the end of a :meth:`within` block
+    _until: float = math.inf  # the end of a :meth:`within` block, in the thread's CPU time
     _stop: Callable[[], bool] | None = None
 
     def limit_queries(self, seconds: float) -> None:
@@ -263,14 +263,15 @@ class Connection(sqlite3.Connection):
 
     @contextmanager
     def within(self, seconds: float) -> Iterator[Callable[[], bool]]:
-        """Stop every statement run inside the block once ``seconds`` have passed from its start
-        (on top of the per-statement limit); yields a function that says whether they have — a
-        caller that must answer within a frame can then do the work elsewhere."""
-        until = time.monotonic() + seconds
+        """Stop every statement run inside the block once the calling thread has spent ``seconds``
+        of CPU time in it (on top of the per-statement limit); yields a function that says whether
+        it has — a caller that must answer within a frame can then do the work elsewhere. CPU time,
+        not wall time: on a loaded machine a quick query can wait longer than that for a core."""
+        until = time.thread_time() + seconds
         self._until = until
         self.set_progress_handler(self._progress, 100)
         try:
-            yield lambda: time.monotonic() > until
+            yield lambda: time.thread_time() > until
         finally:
             self._until = math.inf
 
@@ -280,8 +281,10 @@ class Connection(sqlite3.Connection):
         return super().execute(sql, parameters)
 
     def _progress(self) -> int:
-        stop, now = self._stop, time.monotonic()
-        return 1 if now > self._deadline or now > self._until or (stop is not None and stop()) else 0
+        stop = self._stop
+        if time.monotonic() > self._deadline or (stop is not None and stop()):
+            return 1
+        return 1 if self._until != math.inf and time.thread_time() > self._until else 0
 
 
 def connect(path: Path, mode: str) -> sqlite3.Connection:

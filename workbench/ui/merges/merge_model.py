@@ -184,9 +184,9 @@ class LazyKeyedModel(QAbstractTableModel):
     #: The longest one filter, sort or open may take in all, every query of it together (a
     #: pathological regex used to run per piece, unbounded in total); then it fails with one line.
     JOB_LIMIT_S = QUERY_LIMIT_S
-    #: A regex filter of a shorter source is tried on the GUI thread for at most this long, then
-    #: handed to the worker: a regex costs per piece what its backtracking costs (a pathological
-    #: pattern on 1,700 pieces held the window 20 s, until the query limit).
+    #: A regex filter of a shorter source is tried on the GUI thread for at most this much of its
+    #: CPU time, then handed to the worker: a regex costs per piece what its backtracking costs (a
+    #: pathological pattern on 1,700 pieces held the window 20 s, until the query limit).
     HERE_LIMIT_S = 0.1
 
     def __init__(self, parent=None):

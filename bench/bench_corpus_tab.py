@@ -24,7 +24,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_huge_project import Probe, spin_until  # noqa: E402
+from bench_huge_project import Probe, StallSampler, spin_until  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT.parent / "shared" / "corpora"
@@ -83,8 +83,10 @@ def phase(probe: Probe, name: str, action, done) -> None:
     probe.timer.timeout.connect(probe._tick)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{name:<34} {wall:7.2f} s   longest stall {1000 * longest:6.0f} ms ({1000 * probe.longest_cpu:4.0f} ms CPU)"
-          f"   {ticks[0]:6d} ticks   "
+          f"   {probe.cpu_text()}   {ticks[0]:6d} ticks   "
           f"peak RSS {peak:5.0f} MB" + ("" if ok else "   (TIMED OUT)"), flush=True)
+    if probe.sampler is not None:
+        probe.sampler.report()
 
 
 def main() -> None:
@@ -93,7 +95,9 @@ def main() -> None:
     ap.add_argument("--bad", type=int, default=5_000)
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "wb-corpus-bench")
     ap.add_argument("--skip-folder", action="store_true", help="only open the project")
+    ap.add_argument("--profile", action="store_true", help="say what each stall longer than a frame was")
     args = ap.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}", flush=True)
     t0 = time.perf_counter()
     project = build(args.dir, args.files, args.bad)
     print(f"project: {args.files:,} files + {args.bad:,} refused ({time.perf_counter() - t0:.0f} s to build or find)")
@@ -111,7 +115,7 @@ def main() -> None:
     window.show()
     window.show_panel("corpus")
     corpus = window.corpus
-    probe = Probe()
+    probe = Probe(StallSampler() if args.profile else None)
 
     def counts() -> str:
         return f"    {corpus.model.rowCount():,} listed, {corpus.rejected_list.count():,} refused"

@@ -74,33 +74,129 @@ class Probe(QObject):
 
     ``longest_cpu`` is the window thread's own CPU time within that gap: on a loaded machine a gap
     can be mostly waiting (for a core, or for the GIL a worker holds) rather than work of its own.
+    ``worst_cpu`` (with ``worst_cpu_wall``) is the gap in which the window thread spent the most CPU
+    — the stretch of its own work a user would feel on an idle machine; ``over_frame`` counts the
+    gaps longer than one 60 Hz frame. With ``sampler`` set (``--profile``), a thread samples the
+    window thread's Python stack while it stands still and :meth:`report` says what each stall was.
     """
 
-    def __init__(self):
+    def __init__(self, sampler: StallSampler | None = None):
         super().__init__()
         self.timer = QTimer(self)
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._tick)
-        self.longest = self.longest_cpu = 0.0
+        self.sampler = sampler
+        self.longest = self.longest_cpu = self.worst_cpu = self.worst_cpu_wall = 0.0
+        self.over_frame = 0
         self._last = self._last_cpu = 0.0
 
     def start(self) -> None:
         self.longest, self._last = 0.0, time.perf_counter()
         self.longest_cpu, self._last_cpu = 0.0, time.thread_time()
+        self.worst_cpu = self.worst_cpu_wall = 0.0
+        self.over_frame = 0
+        if self.sampler is not None:
+            self.sampler.begin(self._last)
         self.timer.start()
 
     def stop(self) -> float:
         self.timer.stop()
         self._tick()
+        if self.sampler is not None:
+            self.sampler.end()
         return self.longest
+
+    def cpu_text(self) -> str:
+        return (f"worst own-CPU stretch {1000 * self.worst_cpu:4.0f} ms CPU in {1000 * self.worst_cpu_wall:5.0f} ms, "
+                f"{self.over_frame} gaps > {FRAME_MS:.1f} ms")
 
     @Slot()
     def _tick(self) -> None:
         now, cpu = time.perf_counter(), time.thread_time()
-        if now - self._last > self.longest:
-            self.longest, self.longest_cpu = now - self._last, cpu - self._last_cpu
+        gap, used = now - self._last, cpu - self._last_cpu
+        if gap > self.longest:
+            self.longest, self.longest_cpu = gap, used
+        if used > self.worst_cpu:
+            self.worst_cpu, self.worst_cpu_wall = used, gap
+        if gap * 1000 > FRAME_MS + TICK_MS:
+            self.over_frame += 1
+        if self.sampler is not None:
+            self.sampler.tick(now, gap, used)
         self._last, self._last_cpu = now, cpu
+
+
+FRAME_MS = 1000 / 60
+
+
+class StallSampler:
+    """Samples the window thread's Python stack every 2 ms from another thread; :meth:`report`
+    lists each gap of the event loop longer than a frame with the frames it was spent in.
+
+    Only Python frames are seen: time inside Qt (layout, painting) shows as the Python call that
+    entered it (``exec`` of the event loop when no Python frame of ours is on the stack). The
+    sampler takes the GIL every 2 ms, so it slows what it measures a little: use it to say *what*
+    a stall is, not to time it.
+    """
+
+    def __init__(self, interval_s: float = 0.002):
+        import threading
+
+        self.interval = interval_s
+        self.main = threading.main_thread().ident
+        self.samples: list[tuple[float, str]] = []
+        self.stalls: list[tuple[float, float, float]] = []  # (start, wall, cpu)
+        self._running = False
+        self._thread: threading.Thread | None = None
+
+    def begin(self, now: float) -> None:
+        import threading
+
+        self.samples, self.stalls, self._running = [], [], True
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def end(self) -> None:
+        self._running = False
+        if self._thread is not None:
+            self._thread.join()
+
+    def tick(self, now: float, gap: float, cpu: float) -> None:
+        if gap * 1000 > FRAME_MS + TICK_MS:
+            self.stalls.append((now - gap, gap, cpu))
+
+    def _run(self) -> None:
+        while self._running:
+            frame = sys._current_frames().get(self.main)
+            if frame is not None:
+                self.samples.append((time.perf_counter(), _where(frame)))
+            time.sleep(self.interval)
+
+    def report(self, top: int = 4) -> None:
+        from collections import Counter
+
+        worst = sorted(self.stalls, key=lambda s: -s[2])[:top]  # the most own CPU, and the longest
+        longest = max(self.stalls, key=lambda s: s[1], default=None)
+        for start, wall, cpu in worst + ([longest] if longest is not None and longest not in worst else []):
+            inside = Counter(where for t, where in self.samples if start <= t <= start + wall)
+            print(f"      stall {1000 * wall:6.0f} ms wall, {1000 * cpu:5.0f} ms CPU:", flush=True)
+            for where, n in inside.most_common(5):
+                print(f"        {n:4d} × {where}", flush=True)
+
+
+def _where(frame) -> str:
+    """The innermost three frames of the project or pyqtgraph on a stack (or the innermost one)."""
+    ours = []
+    f = frame
+    while f is not None and len(ours) < 3:
+        name = f.f_code.co_filename
+        if ("workbench" in name or "pyqtgraph" in name) and "/bench/" not in name:
+            short = name.split("/workbench/")[-1] if "/workbench/" in name else name.split("site-packages/")[-1]
+            ours.append(f"{short}:{f.f_lineno} {f.f_code.co_name}")
+        f = f.f_back
+    if not ours:
+        return f"(Qt / event loop: {frame.f_code.co_name})"
+    return " < ".join(ours)
 
 
 class FirstPaint(QObject):
@@ -145,8 +241,10 @@ def phase(probe: Probe, name: str, action, done, painted: FirstPaint | None = No
     longest = probe.stop()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{name:<34} {wall:7.2f} s   longest stall {1000 * longest:7.0f} ms "
-          f"({1000 * probe.longest_cpu:4.0f} ms CPU)   peak RSS {peak:6.0f} MB"
+          f"({1000 * probe.longest_cpu:4.0f} ms CPU)   {probe.cpu_text()}   peak RSS {peak:6.0f} MB"
           + ("" if ok else "   (TIMED OUT)"), flush=True)
+    if probe.sampler is not None:
+        probe.sampler.report()
     if painted is not None:
         first = f"{1000 * (painted.at - t0):.0f} ms" if painted.at is not None else "none"
         print(f"    first paint after the open: {first}", flush=True)
@@ -158,7 +256,9 @@ def main() -> None:
     ap.add_argument("--pieces", type=int, default=200_000)
     ap.add_argument("--open-only", action="store_true", help="stop once the Merges tab shows the long run")
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "wb-huge-bench")
+    ap.add_argument("--profile", action="store_true", help="say what each stall longer than a frame was")
     args = ap.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}", flush=True)
     t0 = time.perf_counter()
     project = build(args.dir, args.merges, args.pieces)
     print(f"project: {project.stat().st_size / 1e6:.0f} MB ({time.perf_counter() - t0:.0f} s to build or find)")
@@ -174,7 +274,7 @@ def main() -> None:
     window = MainWindow(AppSettings())
     window.resize(1200, 800)
     window.show()
-    probe = Probe()
+    probe = Probe(StallSampler() if args.profile else None)
     merges = window.merges
     model = merges.model
 
@@ -235,6 +335,7 @@ def main() -> None:
     phase(probe, "pieces: sort by log prob", lambda: pmodel.sort(2, Qt.SortOrder.AscendingOrder),
           lambda: not pmodel.busy)
     window.shutdown()
+    print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,9 @@ def test_open_jump_to_last_row_filter_and_sort(panel, big_project, qtbot):
     expected = sum(1 for e, p in zip(data.events, data.pieces)
                    if lo <= e.frequency <= hi and pattern.search(p.decode("utf-8", "backslashreplace")))
     panel.set_filter(r"^[a-j]{3}$", regex=True, field="result", min_frequency=lo, max_frequency=hi)
+    # a regex over 100,000 pieces may take the window's thread more than LazyKeyedModel.HERE_LIMIT_S
+    # of CPU: then a worker finishes it
+    qtbot.waitUntil(lambda: not model.busy, timeout=30000)
     assert model.rowCount() == expected > 0
 
     # Length filter in bytes, then sort that result by frequency (both in SQL).

@@ -102,3 +102,24 @@ def test_refused_files_are_listed_in_batches_not_one_redraw_each(panel, qtbot, t
     assert "not loaded (60)" in panel.rejected_label.text().lower()
     panel.dismiss_rejected()
     assert panel.rejected_list.count() == 0 and panel.rejected_messages() == []
+
+
+def test_a_folder_of_many_files_is_listed_a_batch_per_turn_of_the_event_loop(qtbot, tmp_path, monkeypatch):
+    """The scan worker sends the files it found ``ADDED_BATCH`` at a time, the next once the window
+    has listed the last (one signal of 100,000 files held the window ~0.4 s); all are listed and read."""
+    from workbench.ui.corpus import scan
+
+    monkeypatch.setattr(scan, "ADDED_BATCH", 10)
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(25):
+        (folder / f"part{i:02d}.txt").write_text(f"hello world {i}\n", encoding="utf-8")
+    panel = CorpusPanel()
+    qtbot.addWidget(panel)
+    batches: list[int] = []
+    panel._worker.files_added.connect(lambda _job, added: batches.append(len(added)))
+    with qtbot.waitSignal(panel.scan_finished, timeout=30000):
+        panel.add_paths([str(folder)], prompt=False)
+    assert batches == [10, 10, 5]
+    assert len(panel.entries()) == 25 and all(e.stats is not None for e in panel.model.entries)
+    panel.shutdown()

@@ -82,6 +82,9 @@ def short_query_limit(monkeypatch):
     from workbench.ui import project_session
 
     monkeypatch.setattr(project_session, "QUERY_LIMIT_S", 1.0)
+    from workbench.ui.merges.merge_model import LazyKeyedModel
+
+    monkeypatch.setattr(LazyKeyedModel, "JOB_LIMIT_S", 1.0)  # a slow regex goes on to the worker
 
 
 def test_a_query_running_too_long_is_stopped_with_one_line(make_window, tmp_path, qtbot, short_query_limit):
@@ -96,6 +99,10 @@ def test_a_query_running_too_long_is_stopped_with_one_line(make_window, tmp_path
     panel.set_filter(r"(a|aa)+$", regex=True)
     elapsed = time.monotonic() - started
     assert elapsed < 6, elapsed
+    # the window's thread tried it for a moment (LazyKeyedModel.HERE_LIMIT_S), then a worker ran it
+    assert panel.model.busy
+    qtbot.waitUntil(lambda: not panel.model.busy, timeout=20000)
+    assert time.monotonic() - started < 10
     message = panel.error.text()
     assert "ran longer than the window allows" in message and "\n" not in message
     panel.set_filter("")  # the connection still answers afterwards

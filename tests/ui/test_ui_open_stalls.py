@@ -1,5 +1,8 @@
 """Opening a project decodes each run once, and the window's lists follow changes made elsewhere.
 
+A project of many runs opens over several turns of the event loop (the run history in batches,
+the Merges tab's listing and the newest run's curves on later turns) and ends complete.
+
 Each tab, the actions and the run history asked the store for the runs while a project opened —
 about ten listings, each decoding every run's settings (a Unigram run's hold a score per piece:
 ~0.25 s of the window's time per open). The project session now keeps the decoded runs until
@@ -17,6 +20,7 @@ import pytest
 from ui_helpers import train_cli
 
 from workbench.store import validate
+from workbench.ui.train.run_history import FILL_BATCH
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +112,67 @@ def test_a_long_unigram_runs_sources_are_set_up_off_the_gui_thread(make_window, 
     assert source.conn is panel._conn and source.known_count == pieces.model.total
     assert source.scores is not None and len(source.scores) == source.known_count
     assert pieces.model.data(pieces.model.index(3, 2)) == f"{source.scores[3]:.4f}"
+
+
+def _copy_runs(project: Path, runs: int) -> None:
+    """Copy run 1 (its row, merges, vocabulary, steps and corpus links) until the project holds ``runs``."""
+    conn = sqlite3.connect(project)
+    with conn:
+        for table in ("runs", "merges", "vocab", "run_steps", "run_corpora"):
+            key = "id" if table == "runs" else "run_id"
+            cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})") if r[1] != key]
+            for new in range(2, runs + 1):
+                conn.execute(f"INSERT INTO {table} ({key}, {', '.join(cols)}) "
+                             f"SELECT ?, {', '.join(cols)} FROM {table} WHERE {key} = 1", (new,))
+        conn.execute("UPDATE runs SET name = 'run number ' || id")
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def many_runs(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("manyruns")
+    corpus = root / "c.txt"
+    corpus.write_text("hello world, low lower lowest newer wider\n" * 40, encoding="utf-8")
+    project = root / "many.tokproj"
+    train_cli([corpus], project, "--merges", "5")
+    _copy_runs(project, 3 * FILL_BATCH)
+    return project
+
+
+def test_a_project_of_many_runs_opens_over_several_turns_and_ends_complete(make_window, many_runs, qtbot):
+    """The open's own turn builds one batch of the run history and neither lists the runs in the
+    Merges tab nor draws a curve; later turns finish all of it, the newest run shown everywhere."""
+    total = 3 * FILL_BATCH
+    window = make_window()
+    history, merges, plots = window.training.history, window.merges, window.training.plots
+    assert window.open_project(many_runs, ask_first=False)
+    assert history.filling() and history.run_ids() == list(range(total, total - FILL_BATCH, -1))
+    assert merges.chooser.count() == 0 and not plots.runs  # on later turns
+    qtbot.waitUntil(lambda: not history.filling() and total in plots.runs and merges.chooser.count() == total,
+                    timeout=30000)
+    assert history.run_ids() == list(range(total, 0, -1))
+    assert history.selected_ids() == [total]
+    assert merges.current_source() == ("run", total)
+    assert history.item_for(1).text(0) == "run number 1"
+    assert "run 1: run number 1" in history.item_for(1).toolTip(0)  # every row has its tooltip
+
+
+def test_a_selection_made_while_the_history_fills_is_kept(make_window, many_runs, two_runs, qtbot):
+    total = 3 * FILL_BATCH
+    window = make_window()
+    history = window.training.history
+    heard: list[list[int]] = []
+    history.selection_changed.connect(heard.append)
+    assert window.open_project(many_runs, ask_first=False)
+    qtbot.waitUntil(lambda: history.selected_ids() == [total], timeout=30000)
+    history.select([total, 2])  # run 2's row is still to come: selected when it is added
+    qtbot.waitUntil(lambda: not history.filling(), timeout=30000)
+    assert sorted(history.selected_ids()) == [2, total] and sorted(heard[-1]) == [2, total]
+    # another project opened while the first still fills: nothing of the first is left
+    assert window.open_project(many_runs, ask_first=False) and history.filling()
+    assert window.open_project(two_runs, ask_first=False)
+    qtbot.waitUntil(lambda: not history.filling() and window.merges.chooser.count() == 2
+                    and 2 in window.training.plots.runs, timeout=30000)
+    assert history.run_ids() == [2, 1] and history.selected_ids() == [2]
+    qtbot.wait(50)
+    assert window.merges.chooser.count() == 2 and list(window.training.plots.runs) == [2]

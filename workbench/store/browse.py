@@ -70,7 +70,9 @@ def _sql_regexp(pattern: str, piece: bytes | None) -> int:
     if value is None:
         return 0
     text = value.decode("utf-8", "backslashreplace")
-    return compile_pattern(pattern).search(text, timeout=REGEX_TIMEOUT_S) is not None
+    # concurrent: the match lets go of the GIL, so a slow pattern on a worker's connection does not
+    # stop the window's thread for as long as each piece takes (up to the timeout) — it did before
+    return compile_pattern(pattern).search(text, timeout=REGEX_TIMEOUT_S, concurrent=True) is not None
 
 
 def _sql_chars(piece: bytes | None) -> int | None:

@@ -25,9 +25,10 @@ import sqlite3
 import stat
 import time
 import urllib.parse
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from workbench.errors import WorkbenchError
 from workbench.store import schema, wal
@@ -244,6 +245,7 @@ class Connection(sqlite3.Connection):
 
     _limit: float | None = None
     _deadline: float = math.inf
+    _until: float = math.inf  # the end of a :meth:`within` block, in the thread's CPU time
     _stop: Callable[[], bool] | None = None
 
     def limit_queries(self, seconds: float) -> None:
@@ -259,6 +261,20 @@ class Connection(sqlite3.Connection):
     def cancel(self) -> None:
         self._deadline = -math.inf
 
+    @contextmanager
+    def within(self, seconds: float) -> Iterator[Callable[[], bool]]:
+        """Stop every statement run inside the block once the calling thread has spent ``seconds``
+        of CPU time in it (on top of the per-statement limit); yields a function that says whether
+        it has — a caller that must answer within a frame can then do the work elsewhere. CPU time,
+        not wall time: on a loaded machine a quick query can wait longer than that for a core."""
+        until = time.thread_time() + seconds
+        self._until = until
+        self.set_progress_handler(self._progress, 100)
+        try:
+            yield lambda: time.thread_time() > until
+        finally:
+            self._until = math.inf
+
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         if self._limit is not None:
             self._deadline = time.monotonic() + self._limit
@@ -266,7 +282,9 @@ class Connection(sqlite3.Connection):
 
     def _progress(self) -> int:
         stop = self._stop
-        return 1 if time.monotonic() > self._deadline or (stop is not None and stop()) else 0
+        if time.monotonic() > self._deadline or (stop is not None and stop()):
+            return 1
+        return 1 if self._until != math.inf and time.thread_time() > self._until else 0
 
 
 def connect(path: Path, mode: str) -> sqlite3.Connection:

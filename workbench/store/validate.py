@@ -134,7 +134,8 @@ def _depth(value: object) -> int:
         item, level = stack.pop()
         if isinstance(item, dict):
             deepest = max(deepest, level)
-            stack.extend((v, level + 1) for v in item.values())
+            # like a list's: only the values that nest further (a run's settings are mostly scalars)
+            stack.extend((v, level + 1) for v in item.values() if isinstance(v, (dict, list)))
         elif isinstance(item, list):
             deepest = max(deepest, level)
             # only what nests further: a list of 200,000 numbers is not walked item by item

@@ -34,7 +34,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Protocol, TypeVar, cast, runtime_checkable
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -79,6 +79,9 @@ TOKENIZER_FILTER = ("Tokenizer files (*.json *.tiktoken *.txt *.model *.vocab);;
 
 log = logging.getLogger(__name__)
 W = TypeVar("W", bound=QWidget)
+#: A project of more runs than this opens over several turns of the event loop (the Train tab's
+#: history fills in batches, the Merges tab lists the runs on the next turn).
+MANY_RUNS = 40
 
 
 @runtime_checkable
@@ -480,13 +483,30 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"{type(panel).__name__}.{what}: {exc} (details: Help ▸ Show Log)", 8000)
 
     def _set_views_project(self, path: Path | None) -> None:
+        """Each view opens the project; a view that follows the session itself already has.
+
+        In a project of many runs the Merges tab (not the one shown on open: the Train tab is)
+        lists them and opens the newest on the next turn of the event loop, so opening the project
+        is not one stretch of the window's thread; a project opened meanwhile cancels it."""
+        many = path is not None and len(self.session.runs()) > MANY_RUNS
         for view in self.views:
+            if getattr(view, "follows_session", False):
+                continue
+            if many and view is self.merges:  # closed now (the last project's runs never show), listed next turn
+                self._guarded(view, "set_project", lambda v=view: v.set_project(None))  # type: ignore[misc]
+                QTimer.singleShot(0, lambda v=view: self._set_view_project_later(v, path))
+                continue
             self._guarded(view, "set_project", lambda v=view: v.set_project(path))  # type: ignore[misc]
+
+    def _set_view_project_later(self, view: ProjectView, path: Path | None) -> None:
+        if self.session.path == path:  # not another project opened since
+            self._guarded(view, "set_project", lambda: view.set_project(path))
 
     @Slot()
     def _refresh_views(self) -> None:
         for view in self.views:
-            self._guarded(view, "refresh", view.refresh)
+            if not getattr(view, "follows_session", False):
+                self._guarded(view, "refresh", view.refresh)
 
     @Slot(int)
     def _on_steps_arrived(self, _run_id: int) -> None:

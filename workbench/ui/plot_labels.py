@@ -216,6 +216,10 @@ def set_title(plot: pg.PlotItem, text: str, colour: str, size: str = "10pt", tip
     """
     label = plot.titleLabel
     first = getattr(label, "full_text", None) is None
+    same = (not first and (label.full_text, label.colour, label.size, label.tip) == (text, colour, size, tip)
+            and getattr(label, "fit_width", None) == plot.vb.geometry().width())
+    if same:  # fitted to this width already: the views set their titles on every redraw
+        return
     label.full_text, label.colour, label.size, label.tip = text, colour, size, tip
     if first:
         plot.geometryChanged.connect(lambda p=plot: _fit(p))
@@ -238,7 +242,8 @@ def _fit(plot: pg.PlotItem) -> None:
     """Show as much of the title as the plot's width holds, measured on the drawn text item."""
     label = plot.titleLabel
     text: str = label.full_text
-    available = plot.vb.geometry().width() - 4  # the title is centred over the view box, not the axis
+    label.fit_width = plot.vb.geometry().width()
+    available = label.fit_width - 4  # the title is centred over the view box, not the axis
 
     def show(candidate: str) -> float:
         plot.setTitle(_escape(candidate), color=label.colour, size=label.size)

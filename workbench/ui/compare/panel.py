@@ -111,6 +111,9 @@ class ComparePanel(QWidget):
         self._relay = _Relay()
         self._relay.progress.connect(self._on_progress)
         self._build()
+        # With a session this tab follows it on its own: the window need not call set_project and
+        # refresh again (each listed 300 runs a second time while a project opened).
+        self.follows_session = session is not None
         if session is not None:
             session.project_changed.connect(self._on_session_project)
             session.runs_changed.connect(self.refresh)

@@ -895,6 +895,7 @@ class CorpusPanel(QWidget):
     @Slot(int, object)
     def _on_files_added(self, job_id: int, added: object) -> None:
         assert isinstance(added, list)
+        self._worker.listed()  # the worker sends the next batch now: it lands in a later turn of the event loop
         for key, _src in added:
             if key in self._scan_keys:  # read again (another kind, field or column): start it afresh
                 before = self.model.entry(key)

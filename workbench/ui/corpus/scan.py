@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -40,6 +41,11 @@ class ScanJob:
     options: ScanOptions = ScanOptions()
 
 
+#: Files per ``files_added`` signal, and how long the worker waits for the window to list one.
+ADDED_BATCH = 2_000
+ADDED_WAIT_S = 2.0
+
+
 class CorpusScanWorker(QObject):
     """Validates and scans corpus files in its own thread, one job at a time.
 
@@ -47,8 +53,11 @@ class CorpusScanWorker(QObject):
     only touch thread-safe state (a ``queue.Queue`` and an int compared atomically under the GIL).
     """
 
-    # job id, [(key, CorpusSource)] of a job's files (validated, not scanned yet), in one signal: a
-    # signal per file queued 100,000 events that the window then handled in one uninterrupted batch
+    # job id, [(key, CorpusSource)] of a job's files (validated, not scanned yet), ADDED_BATCH per
+    # signal: a signal per file queued 100,000 events that the window then handled in one
+    # uninterrupted batch, and one signal of 100,000 files kept it ~0.4 s in one stretch. The next
+    # batch is sent once the window has listed the last (:meth:`listed`), so each lands in a turn
+    # of the event loop of its own; every file is listed before the first is read.
     files_added = Signal(int, object)
     file_rejected = Signal(int, str, str, str, bool)  # job id, path, reason, encoding to suggest (or ""), bad record
     file_progress = Signal(str, int, int)     # key (resolved path), bytes done, file size
@@ -62,6 +71,22 @@ class CorpusScanWorker(QObject):
         self._jobs: queue.Queue[ScanJob | None] = queue.Queue()
         self._cancel_below = 0  # jobs with a smaller id are cancelled
         self._next_id = 1
+        # files_added batches sent (written by the worker only) and listed (by the window only)
+        self._sent = self._listed = 0
+
+    def listed(self) -> None:
+        """The window has listed a batch of ``files_added`` (called on the GUI thread)."""
+        self._listed += 1
+
+    def _send_added(self, job_id: int, added: list, stopped: Callable[[], bool]) -> None:
+        for start in range(0, len(added), ADDED_BATCH):
+            # the last batch, of this job or an earlier one, listed first (a window busy elsewhere
+            # gets ADDED_WAIT_S; a window that does not answer is not waited for any longer)
+            deadline = time.monotonic() + ADDED_WAIT_S
+            while self._listed < self._sent and not stopped() and time.monotonic() < deadline:
+                time.sleep(0.002)
+            self._sent += 1
+            self.files_added.emit(job_id, added[start:start + ADDED_BATCH])
 
     def submit(self, paths: Sequence[str | Path], *, field: str | None = None, column: str | None = None,
                encoding: str | None = None, kind: str | None = None, on_bad_record: str = "fail") -> int:
@@ -93,7 +118,8 @@ class CorpusScanWorker(QObject):
                 continue
             job_id = job.job_id
             report = ScanReports(
-                added=partial(self.files_added.emit, job_id), rejected=partial(self.file_rejected.emit, job_id),
+                added=partial(self._send_added, job_id, stopped=stopped),
+                rejected=partial(self.file_rejected.emit, job_id),
                 progress=self.file_progress.emit, scanned=self.file_scanned.emit, failed=self.file_failed.emit)
             self._scanner.scan(job.paths, job.options, report, stopped)
             self.job_finished.emit(job_id, stopped())

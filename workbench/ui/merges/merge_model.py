@@ -184,6 +184,10 @@ class LazyKeyedModel(QAbstractTableModel):
     #: The longest one filter, sort or open may take in all, every query of it together (a
     #: pathological regex used to run per piece, unbounded in total); then it fails with one line.
     JOB_LIMIT_S = QUERY_LIMIT_S
+    #: A regex filter of a shorter source is tried on the GUI thread for at most this much of its
+    #: CPU time, then handed to the worker: a regex costs per piece what its backtracking costs (a
+    #: pathological pattern on 1,700 pieces held the window 20 s, until the query limit).
+    HERE_LIMIT_S = 0.1
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -244,6 +248,21 @@ class LazyKeyedModel(QAbstractTableModel):
             return True, last + 1, [], [], last
         keys, values = source.keys(query, order, descending, upto=last)
         return False, len(keys), keys, values, last
+
+    def _compute_here(self, source, query, order: str, descending: bool, upto: int | None = None) -> tuple | None:
+        """:meth:`_compute` on the GUI thread; with a regex filter (and a worker to hand it to),
+        None once it has run :attr:`HERE_LIMIT_S` — the caller then submits it off the thread."""
+        within = getattr(getattr(source, "conn", None), "within", None)
+        text = getattr(query, "text", None)
+        if self._runner is None or within is None or not (text and getattr(text, "regex", False)):
+            return self._compute(source, query, order, descending, upto)
+        with within(self.HERE_LIMIT_S) as ran_out:
+            try:
+                return self._compute(source, query, order, descending, upto)
+            except WorkbenchError:
+                if ran_out():
+                    return None
+                raise
 
     def _apply(self, state: tuple) -> None:
         self._identity, self._n, self._keys, self._values, self._last_key = state
@@ -335,7 +354,13 @@ class LazyKeyedModel(QAbstractTableModel):
                          lambda state: self._reset_to(source, query, state) if self._source is source else None)
             return
         self._cancel_job()
-        self._reset_to(source, query, self._compute(source, query, order, self._descending))
+        state = self._compute_here(source, query, order, self._descending)
+        if state is None:  # a slow regex: nothing shown until the worker has it
+            self._reset_to(source, query, (True, 0, [], [], -1))
+            self._submit(source, query, order, self._descending, None,
+                         lambda state: self._reset_to(source, query, state) if self._source is source else None)
+            return
+        self._reset_to(source, query, state)
 
     def set_query(self, query) -> None:
         """Filter; raises WorkbenchError (bad regex, unreadable file) and then changes nothing."""
@@ -346,7 +371,13 @@ class LazyKeyedModel(QAbstractTableModel):
             self._submit(source, query, self.sort_key, self._descending, None,
                          lambda state: self._reset_to(source, query, state) if self._source is source else None)
             return
-        self._reset_to(source, query, self._compute(source, query, self.sort_key, self._descending))
+        self._cancel_job()  # a slow regex of this source may still be running off the thread
+        state = self._compute_here(source, query, self.sort_key, self._descending)
+        if state is None:  # a slow regex: the rows stay until the worker has the filtered ones
+            self._submit(source, query, self.sort_key, self._descending, None,
+                         lambda state: self._reset_to(source, query, state) if self._source is source else None)
+            return
+        self._reset_to(source, query, state)
 
     def reload(self) -> None:
         """Re-read everything (a run was rewritten or deleted, frequencies arrived)."""
@@ -384,7 +415,14 @@ class LazyKeyedModel(QAbstractTableModel):
                     self._apply_sorted(column, descending, state)
             self._submit(source, query, key, descending, self._last_key, apply)
             return
-        self._apply_sorted(column, descending, self._compute(source, query, key, descending, upto=self._last_key))
+        state = self._compute_here(source, query, key, descending, upto=self._last_key)
+        if state is None:  # a slow regex filter: re-sorted off the thread
+            def apply_later(state: tuple) -> None:
+                if self._source is source and self._query is query:
+                    self._apply_sorted(column, descending, state)
+            self._submit(source, query, key, descending, self._last_key, apply_later)
+            return
+        self._apply_sorted(column, descending, state)
 
     def _apply_sorted(self, column: int, descending: bool, state: tuple) -> None:
         self.layoutAboutToBeChanged.emit()

@@ -1396,9 +1396,15 @@ class TrainingPanel(QWidget):
         self.progress.setFormat("")
         self.reload_history()
         runs = self.session.runs()
-        if runs:
+        if runs and self.history.filling():  # a long list: the newest run's curves on the next turn
+            QTimer.singleShot(0, partial(self._select_newest, self.session.path, runs[-1].id))
+        elif runs:
             self.history.select([runs[-1].id])
         self._update_controls()
+
+    def _select_newest(self, path: Path | None, run_id: int) -> None:
+        if self.session.path == path:  # not another project opened since
+            self.history.select([run_id])
 
     def _merge_lookup(self, run_id: int, step: int) -> str | None:
         key = (run_id, step)

@@ -2,7 +2,10 @@
 
 Selecting several runs overlays their curves. Renaming edits the name in place (F2 or double
 click); deleting asks first. The list is rebuilt from ``ProjectStore.runs()`` whenever runs change,
-keeping the selection. What it leaves out: the store calls themselves — it emits requests and the
+keeping the selection. A project of many runs is listed in batches of :data:`FILL_BATCH`, newest
+first, one batch per turn of the event loop, so opening a project of 300 runs never builds every
+row (and its tooltip) in one stretch of the window's thread; :meth:`RunHistory.filling` says whether
+rows are still to come. What it leaves out: the store calls themselves — it emits requests and the
 training panel carries them out through the project session.
 """
 
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 from typing import Iterator, Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -33,6 +36,9 @@ from workbench.ui import style, text
 
 COLUMNS = ("Run", "Status", "|V|", "Merges", "Started", "Took", "vs estimate", "vs all lines")
 ID_ROLE = Qt.ItemDataRole.UserRole
+#: Rows built per turn of the event loop (~0.1 ms each, with the tooltip): a list this long or
+#: shorter is built at once, a longer one newest first in batches.
+FILL_BATCH = 40
 
 
 def describe(run: RunInfo, overlap: SampleOverlap | None = None) -> str:
@@ -94,6 +100,15 @@ class RunHistory(QWidget):
         # A sampled run beside the run on all its lines (read off the GUI thread by the panel).
         self._overlaps: dict[int, SampleOverlap] = {}
         self._live: int | None = None
+        # While a long list is built in batches: the run ids still to add (newest first), the ids
+        # to select as their rows appear, and the selection the listeners last heard of.
+        self._pending: list[int] = []
+        self._wanted: set[int] = set()
+        self._before: list[int] = []
+        self._fill_timer = QTimer(self)
+        self._fill_timer.setSingleShot(True)
+        self._fill_timer.setInterval(0)
+        self._fill_timer.timeout.connect(self._fill_more)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         head = QHBoxLayout()
@@ -148,24 +163,48 @@ class RunHistory(QWidget):
 
     # ---- contents ------------------------------------------------------------------------------
     def set_runs(self, runs: Sequence[RunInfo], live_run: int | None = None) -> None:
-        """Rebuild from the store's runs (newest first), keeping the selection."""
-        selected = set(self.selected_ids())
+        """Rebuild from the store's runs (newest first), keeping the selection.
+
+        More than :data:`FILL_BATCH` runs: the first batch now, the rest on later turns of the
+        event loop (rows selected before keep their selection as they reappear)."""
+        selected = set(self.selected_ids()) | (self._wanted if self._pending else set())
+        before = self._before if self._pending else self.selected_ids()
         self._live = live_run
+        self._runs = {r.id: r for r in runs}
+        self._pending = sorted(self._runs, reverse=True)
+        self._wanted, self._before = selected, before
         self._updating = True
         try:
             self.tree.clear()
-            self._runs = {r.id: r for r in runs}
-            for run in sorted(runs, key=lambda r: -r.id):
-                self.tree.addTopLevelItem(self._item(run))
-            for item in self._items():
-                if item.data(0, ID_ROLE) in selected:
-                    item.setSelected(True)
         finally:
             self._updating = False
         self.hint.setVisible(len(runs) > 1)
+        self._fill_more()
+
+    def filling(self) -> bool:
+        """Whether rows of the last :meth:`set_runs` are still to be added (a long list)."""
+        return bool(self._pending)
+
+    def _fill_more(self) -> None:
+        """Add the next batch of rows; after the last, say whether the selection changed."""
+        batch, self._pending = self._pending[:FILL_BATCH], self._pending[FILL_BATCH:]
+        self._updating = True
+        try:
+            items = [self._item(self._runs[rid]) for rid in batch if rid in self._runs]
+            self.tree.addTopLevelItems(items)
+            for item in items:
+                if item.data(0, ID_ROLE) in self._wanted:
+                    item.setSelected(True)
+        finally:
+            self._updating = False
         self._buttons()
-        if set(self.selected_ids()) != selected:
-            self.selection_changed.emit(self.selected_ids())
+        if self._pending:
+            self._fill_timer.start()
+            return
+        self._fill_timer.stop()
+        if set(self.selected_ids()) != set(self._before):
+            self._before = self.selected_ids()
+            self.selection_changed.emit(self._before)
 
     def _item(self, run: RunInfo) -> QTreeWidgetItem:
         status = "running" if run.id == self._live and run.status == "running" else run.status
@@ -208,6 +247,8 @@ class RunHistory(QWidget):
         """Refresh one row (status, size) without rebuilding the list."""
         self._live = live_run
         self._runs[run.id] = run
+        if run.id in self._pending:  # its row is built from the kept run when its batch comes
+            return
         for item in self._items():
             if item.data(0, ID_ROLE) == run.id:
                 self._updating = True
@@ -229,6 +270,8 @@ class RunHistory(QWidget):
 
     def select(self, run_ids: Sequence[int]) -> None:
         wanted = set(run_ids)
+        if self._pending:  # rows still to come are selected as they are added
+            self._wanted = wanted
         self._updating = True
         try:
             self.tree.clearSelection()
@@ -238,7 +281,9 @@ class RunHistory(QWidget):
                     self.tree.scrollToItem(item)
         finally:
             self._updating = False
-        self._selection()
+        self._buttons()
+        self._before = self.selected_ids()
+        self.selection_changed.emit(self._before)
 
     def _items(self) -> Iterator[QTreeWidgetItem]:
         """The rows, top to bottom (the list is flat: every run is a top-level item)."""
@@ -271,7 +316,10 @@ class RunHistory(QWidget):
     def _selection(self) -> None:
         self._buttons()
         if not self._updating:
-            self.selection_changed.emit(self.selected_ids())
+            self._before = self.selected_ids()
+            if self._pending:  # the user picked rows while the list fills: none of the rows to come
+                self._wanted = set(self._before)
+            self.selection_changed.emit(self._before)
 
     def _item_changed(self, item: QTreeWidgetItem, column: int) -> None:
         if self._updating or column != 0:

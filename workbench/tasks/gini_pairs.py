@@ -90,7 +90,7 @@ class GiniPair:
         p = self.pair
         size = f" (V {p.vocab_size:,})" if p.vocab_size else ""
         if p.before is None:
-            return f"{p.after}{size}: {p.missing}"
+            return f"{p.after}{size}: {p.missing}."
 
         def g(v: float | None) -> str:
             return "—" if v is None else f"{v:.4f}"

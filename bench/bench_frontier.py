@@ -1,6 +1,6 @@
 """The six trainers side by side on the shared corpora, through the real CLI.
 
-    python bench/bench_frontier.py [--vocab 8000 32000] [--models bpe superbpe ...]
+    python bench/bench_frontier.py [--vocab 8000 32000] [--models bpe superbpe parity-hybrid ...]
                                    [--out DIR] [--stop-after SECONDS] [--table-only]
 
 The shared corpora (``../shared/corpora/*.txt``, ~9 MB, four languages) are cut by language into
@@ -10,6 +10,9 @@ because parity-aware BPE labels its languages from file names; it takes the held
 ``--parity-dev`` set (the corpora are not translations of each other, so that set is not parallel
 as the paper's is, and the parity trainer sees the text it is then measured on: its Gini is an
 upper bound on what it would do on unseen text).
+
+``parity-hybrid`` is parity-aware BPE with its first V/2 merges global (``--parity-global-merges``:
+the paper's hybrid; the number is ours).
 
 Each model is trained by ``workbench train … --model M --vocab-size V --no-count-cache`` in its own
 process under ``nice -n 5`` with each model's own defaults (BPE family: byte-level, GPT-2 split;

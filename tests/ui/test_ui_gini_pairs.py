@@ -64,6 +64,11 @@ def test_compare_pairs_a_parity_run_with_classic_bpe_of_its_size(make_window, qt
     assert rows[3].cost_after < rows[3].cost_before
     shown = panel.gini_model.data(panel.gini_model.index(3, 6))
     assert shown.startswith("−")  # the Gini fell, printed with a minus sign
+    state = panel.session_state()  # the choice is kept with the question and comes back with it
+    assert state["results"]["classic"] == "auto"
+    panel.classic_combo.setCurrentIndex(panel.classic_combo.findData(""))
+    assert panel.restore_session(state) and panel.classic_combo.currentData() == "auto"
+    qtbot.waitUntil(lambda: not panel.tasks.busy(), timeout=60_000)
     if SHOTS:
         qtbot.wait(200)
         assert panel.grab().save(str(Path(SHOTS) / "compare-gini-pairs.png"))

@@ -503,6 +503,8 @@ class ComparePanel(QWidget):
             self.alpha_spin.setValue(question["alpha"])
             self.basis_combo.setCurrentIndex(max(0, self.basis_combo.findData(question["basis"])))
         self._fill_choosers()
+        if question is not None:  # after the choosers hold the listed tokenizers a chosen baseline may be
+            self.classic_combo.setCurrentIndex(max(0, self.classic_combo.findData(question["classic"])))
         return self._restore_results(question, _sweep_question(state.get("sweeps"), self._absolute))
 
     def _restore_results(self, question: dict | None, sweeps: dict | None) -> bool:

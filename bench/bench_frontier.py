@@ -1,6 +1,6 @@
 """The six trainers side by side on the shared corpora, through the real CLI.
 
-    python bench/bench_frontier.py [--vocab 8000 32000] [--models bpe superbpe ...]
+    python bench/bench_frontier.py [--vocab 8000 32000] [--models bpe superbpe parity-hybrid ...]
                                    [--out DIR] [--stop-after SECONDS] [--table-only]
 
 The shared corpora (``../shared/corpora/*.txt``, ~9 MB, four languages) are cut by language into
@@ -10,6 +10,9 @@ because parity-aware BPE labels its languages from file names; it takes the held
 ``--parity-dev`` set (the corpora are not translations of each other, so that set is not parallel
 as the paper's is, and the parity trainer sees the text it is then measured on: its Gini is an
 upper bound on what it would do on unseen text).
+
+``parity-hybrid`` is parity-aware BPE with its first V/2 merges global (``--parity-global-merges``:
+the paper's hybrid; the number is ours).
 
 Each model is trained by ``workbench train … --model M --vocab-size V --no-count-cache`` in its own
 process under ``nice -n 5`` with each model's own defaults (BPE family: byte-level, GPT-2 split;
@@ -43,11 +46,12 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT.parent / "shared" / "corpora"  # as the tests find them: beside the checkout
 WORKBENCH = Path(sys.executable).with_name("workbench")
-MODELS = ("bpe", "superbpe", "parity-bpe", "pickybpe", "wordpiece", "unigram")
+MODELS = ("bpe", "superbpe", "parity-bpe", "parity-hybrid", "pickybpe", "wordpiece", "unigram")
 LABELS = {
     "bpe": "BPE",
     "superbpe": "SuperBPE (t 0.9)",
     "parity-bpe": "parity-aware BPE",
+    "parity-hybrid": "parity-aware BPE, hybrid (V/2 global)",
     "pickybpe": "PickyBPE (τ 0.9)",
     "wordpiece": "WordPiece",
     "unigram": "Unigram",
@@ -79,17 +83,25 @@ def split_corpora(out: Path) -> tuple[list[Path], list[Path]]:
     return train_files, held_files
 
 
+def hybrid_global_merges(vocab: int) -> int:
+    """The hybrid row's global merges: half the vocabulary (the paper leaves the number to the user)."""
+    return vocab // 2
+
+
 def train(model: str, vocab: int, train_files: list[Path], held_files: list[Path], out: Path) -> dict:
     """Train one model in its own process tree; return its CPU seconds, wall seconds and peak RSS."""
     project = out / "projects" / f"{model}-{vocab}.tokproj"
     project.parent.mkdir(parents=True, exist_ok=True)
     if project.exists():
         project.unlink()
+    family = "parity-bpe" if model == "parity-hybrid" else model
     cmd = ["nice", "-n", "5", str(WORKBENCH), "train", *map(str, train_files),
-           "--project", str(project), "--model", model, "--vocab-size", str(vocab),
+           "--project", str(project), "--model", family, "--vocab-size", str(vocab),
            "--name", f"{model}-{vocab}", "--no-count-cache", "--progress", "none", "--json"]
-    if model == "parity-bpe":
+    if family == "parity-bpe":
         cmd += ["--parity-dev", ",".join(map(str, held_files))]
+    if model == "parity-hybrid":  # the paper's hybrid: plain BPE's first merges, then parity-driven ones
+        cmd += ["--parity-global-merges", str(hybrid_global_merges(vocab))]
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = str(ROOT)

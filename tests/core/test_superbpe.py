@@ -161,6 +161,22 @@ def test_stage_two_pieces_are_encoded_as_the_final_tokenizer_encodes_them():
     assert words == [list(encode_pretoken(encoder, piece)) for piece in counts]
 
 
+@settings(max_examples=25, deadline=None)
+@given(lines=lines_strategy, vocab=st.integers(260, 340), pattern=st.sampled_from([r"\S+\s*", r"\s*\S+", "gpt2"]))
+def test_stage_two_segments_join_where_a_token_spans_the_candidate_cut(lines, vocab, pattern):
+    """The stage-2 pieces are cut at GPT-2's pre-token boundaries only where no token holds the bytes
+    across: with stage-1 tokens that bridge those boundaries (``"the "``, ``" the"``) the segments
+    are joined, and every piece still gets the ids of encoding it whole."""
+    plain = BpeTrainer(_counts(lines, pattern), TrainConfig(vocab_size=vocab, pretokenizer=pattern))
+    for _event in plain.run():
+        pass
+    tok = plain.tokenizer()
+    counts = _counts(lines, STAGE2_PATTERN)
+    words, _freqs = encode_pieces(counts, list(tok.vocab), list(tok.merges), 0)
+    encoder = Encoder(tok)
+    assert words == [list(encode_pretoken(encoder, piece)) for piece in counts]
+
+
 @pytest.mark.parametrize("field, kwargs, why", [
     ("pretokenizer", {"pretokenizer": "whitespace"}, "drops spaces"),
     ("pretokenizer", {"pretokenizer": "metaspace"}, "▁"),

@@ -58,6 +58,7 @@ from workbench.corpus import CorpusSource, file_stats, fingerprint, iter_text
 from workbench.corpus.language import language_from_name
 from workbench.corpus.location import corpus_path, stored_path
 from workbench.errors import WorkbenchError
+from workbench.tasks.gini_pairs import GiniPair
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +198,8 @@ class CompareResult:
     parallel: bool = False
     never_used: dict[str, list[int]] = field(default_factory=dict)  # tokenizer → ids never used
     cache_hits: int = 0
+    # Frontier runs against classic BPE of the same size (the Compare tab's "Gini vs classic BPE")
+    gini_pairs: list[GiniPair] = field(default_factory=list)
 
     @property
     def languages(self) -> list[str]:

@@ -26,6 +26,7 @@ from workbench.tasks.compare import (
     sweep_files,
     sweep_source,
 )
+from workbench.tasks.gini_pairs import NONE, gini_pairs, plan_pairs
 from workbench.tasks.sources import load_tokenizer
 
 #: A corpus file as the Compare tab keeps it: (path, reader options, language label or "").
@@ -48,14 +49,22 @@ def open_corpus_files(files: Sequence[FileChoice]) -> tuple[list[CorpusSource], 
 def compare_files(tokenizers: Sequence[tuple[str, str]], files: Sequence[FileChoice], *, baseline: str | None,
                   parallel: bool, d: int, cache: ResultCache | None = None, should_stop: ShouldStop | None = None,
                   progress: Progress | None = None, alpha: float = DEFAULT_ALPHA,
-                  basis: str = "declared") -> CompareResult | None:
+                  basis: str = "declared", classic: str = NONE) -> CompareResult | None:
     """Every ``(name, SRC)`` tokenizer counted on every file (:func:`compare_corpus`, with its Rényi
-    ``alpha`` and |V| ``basis``)."""
+    ``alpha`` and |V| ``basis``).
+
+    ``classic`` (:data:`~workbench.tasks.gini_pairs.AUTO`, a SRC, or empty for none) pairs tokenizers
+    with a classic BPE baseline for the Gini before → after view (:mod:`workbench.tasks.gini_pairs`):
+    a project's classic BPE run that a frontier run needs is measured too, after the others."""
     sources, labels = open_corpus_files(files)
-    loaded = [(name, load_tokenizer(src)) for name, src in tokenizers]
-    return compare_corpus(loaded, sources, labels=labels, baseline=baseline, parallel=parallel, d=d,
-                          cache=cache if cache is not None else ResultCache.default(),
-                          should_stop=should_stop, progress=progress, alpha=alpha, basis=basis)
+    pairs, extra = plan_pairs(list(tokenizers), classic)
+    loaded = [(name, load_tokenizer(src)) for name, src in [*tokenizers, *extra]]
+    result = compare_corpus(loaded, sources, labels=labels, baseline=baseline, parallel=parallel, d=d,
+                            cache=cache if cache is not None else ResultCache.default(),
+                            should_stop=should_stop, progress=progress, alpha=alpha, basis=basis)
+    if result is not None and pairs:
+        result.gini_pairs = gini_pairs(pairs, result.per_language, result.totals, parallel=parallel)
+    return result
 
 
 def sweep_file_set(src: str, files: Sequence[FileChoice], *, name: str, points: int, d: int,

@@ -41,6 +41,12 @@ def _fmt(value: Any, kind: str) -> str:
         return f"{value:.3f}"
     if kind == "rank":
         return f"{value:,.1f}"
+    if kind == "cost":  # tokens (parallel text) or tokens per character
+        return f"{int(value):,}" if float(value).is_integer() else f"{value:.4f}"
+    if kind == "change":
+        return f"{100 * value:+.1f} %".replace("-", "−")
+    if kind == "delta":
+        return f"{value:+.4f}".replace("-", "−")
     return str(value)
 
 
@@ -224,6 +230,49 @@ class FairnessTableModel(RowsModel):
         if role == Qt.ItemDataRole.DecorationRole:
             return _warning_icon()
         return None
+
+
+class GiniPairRow:
+    """One line of the Gini-pairs table: a language's cost under both tokenizers, or the pair's Gini."""
+
+    __slots__ = ("after", "before", "language", "cost_before", "cost_after", "change", "gini_change")
+
+    def __init__(self, after: str, before: str | None, language: str, cost_before: float | None,
+                 cost_after: float | None, change: float | None = None, gini_change: float | None = None):
+        self.after, self.before, self.language = after, before, language
+        self.cost_before, self.cost_after = cost_before, cost_after
+        self.change, self.gini_change = change, gini_change
+
+
+GINI_PAIR_COLUMNS: list[Column] = [
+    ("tokenizer", "text", lambda r: r.after),
+    ("classic BPE (same size)", "text", lambda r: r.before),
+    ("language", "text", lambda r: r.language),
+    ("before (classic BPE)", "cost", lambda r: r.cost_before),
+    ("after", "cost", lambda r: r.cost_after),
+    ("change", "change", lambda r: r.change),
+    ("Gini change", "delta", lambda r: r.gini_change),
+]
+
+
+class GiniPairsModel(RowsModel):
+    """Each frontier run against its classic BPE baseline: a row per language (its token cost before
+    and after, and the change), then the pair's Gini row. Pairs without a baseline have no rows (the
+    panel's note says why)."""
+
+    def __init__(self, parent=None):
+        super().__init__(GINI_PAIR_COLUMNS, parent)
+
+    def set_pairs(self, pairs: Sequence[Any]) -> None:
+        rows: list[GiniPairRow] = []
+        for p in pairs:
+            if p.pair.before is None:
+                continue
+            for c in p.languages:
+                rows.append(GiniPairRow(p.pair.after, p.pair.before, c.language, c.before, c.after, c.change))
+            rows.append(GiniPairRow(p.pair.after, p.pair.before, "Gini (language cost)", p.gini_before, p.gini_after,
+                                    gini_change=p.gini_change))
+        self.set_rows(rows)
 
 
 class SplitTableModel(RowsModel):

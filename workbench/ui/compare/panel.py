@@ -16,7 +16,7 @@ and ``refresh()``; ``computed`` / ``swept`` / ``splits_ready`` / ``failed`` fire
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ from workbench.ui.compare.charts import LanguageBarChart, SweepChart
 from workbench.ui.compare.models import (
     CorpusFilesModel,
     FairnessTableModel,
+    GiniPairsModel,
     MetricsTableModel,
     RowsModel,
     SplitTableModel,
@@ -60,6 +61,10 @@ from workbench.ui.jobs import LIST_OFF_THREAD, JobRunner, feed_in_batches
 
 SRC_ROLE = Qt.ItemDataRole.UserRole
 ADDED_ROLE = Qt.ItemDataRole.UserRole + 2  # a tokenizer added here, not one of the project's
+EMPTY_PAIRS = ("No parity-aware, SuperBPE or PickyBPE run among the tokenizers compared: tick one and Compute "
+               "to see it against classic BPE of the same vocabulary size (per-language token cost, Gini before → "
+               "after), or choose any tokenizer under “Gini against”.")
+PAIRS_OFF = "Pairing is off (“Gini against”: nothing)."
 MAX_SPLIT_ROWS = 500  # the most frequent differing words; the CSV export has the same rows
 
 
@@ -168,6 +173,14 @@ class ComparePanel(QWidget):
         self.basis_combo.setToolTip("|V| the Rényi and Shannon efficiencies divide by: the vocabulary's size, "
                                     "or the distinct ids that occur in the text (tokenization-scorer's default)")
 
+        self.classic_combo = QComboBox()
+        self.classic_combo.setAccessibleName("Gini against")
+        self.classic_combo.setToolTip("What the “Gini vs classic BPE” results hold each tokenizer against: "
+                                      "automatically, a parity-aware, SuperBPE or PickyBPE run against the "
+                                      "project's classic BPE run of the same vocabulary size (measured too when "
+                                      "not ticked); or one tokenizer chosen here against every other one")
+        self._fill_classic()
+
         self.compute_button = QPushButton("Compute")
         self.compute_button.setDefault(True)
         self.compute_button.clicked.connect(self.compute)
@@ -197,6 +210,7 @@ class ComparePanel(QWidget):
         form.addRow("Embedding width d", self.d_spin)
         form.addRow("Rényi α", self.alpha_spin)
         form.addRow("|V| basis", self.basis_combo)
+        form.addRow("Gini against", self.classic_combo)
         buttons = QHBoxLayout()
         buttons.addWidget(self.compute_button)
         buttons.addWidget(self.cancel_button)
@@ -288,12 +302,27 @@ class ComparePanel(QWidget):
         spv.addWidget(self.split_view, 1)
         spv.addWidget(self.split_note)
 
+        self.gini_model = GiniPairsModel(self)
+        self.gini_view = _table(self.gini_model)
+        self.gini_view.setAccessibleName("Gini before and after, against classic BPE")
+        self.gini_note = QLabel(EMPTY_PAIRS)
+        self.gini_note.setWordWrap(True)
+        self.gini_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.gini_page = QWidget()
+        gv = QVBoxLayout(self.gini_page)
+        gv.addWidget(self.gini_note)
+        gv.addWidget(self.gini_view, 1)
+
         self.tabs = QTabWidget()
         self.tabs.addTab(self.file_view, "Per file")
         self.tabs.addTab(lang_page, "Per language")
         self.tabs.addTab(self.bar_chart, "Tokens vs baseline")
         self.tabs.addTab(sweep_page, "Vocabulary sweep")
         self.tabs.addTab(split_page, "Split differences")
+        self.tabs.addTab(self.gini_page, "Gini vs classic BPE")
+        self.tabs.setTabToolTip(self.tabs.count() - 1, "Each parity-aware, SuperBPE or PickyBPE run beside classic "
+                                "BPE of the same vocabulary size: per-language token cost and the Gini of it, "
+                                "before → after")
         export_csv = QPushButton("Export table as CSV…")
         export_csv.clicked.connect(self._on_export_csv_clicked)
         export_chart = QPushButton("Export chart as PNG/SVG…")
@@ -360,6 +389,8 @@ class ComparePanel(QWidget):
             model.set_metrics([])
         self.fairness_model.set_fairness([])
         self.split_model.set_differences([])
+        self.gini_model.set_pairs([])
+        self.gini_note.setText(EMPTY_PAIRS)
         self.bar_chart.set_rows([], [], None)
         self.sweep_chart.set_sweeps([])
         self.sweep_note.setText("")
@@ -413,6 +444,8 @@ class ComparePanel(QWidget):
         question = None
         if self._question is not None:
             question = dict(self._question, tokenizers=[[n, self._relative(s)] for n, s in self._question["tokenizers"]])
+            if question.get("classic") not in (None, "auto", ""):
+                question["classic"] = self._relative(question["classic"])
         sweeps = None
         if self._sweeps_key is not None and self._swept:
             paths, points, d = self._sweeps_key
@@ -473,6 +506,8 @@ class ComparePanel(QWidget):
             self.alpha_spin.setValue(question["alpha"])
             self.basis_combo.setCurrentIndex(max(0, self.basis_combo.findData(question["basis"])))
         self._fill_choosers()
+        if question is not None:  # after the choosers hold the listed tokenizers a chosen baseline may be
+            self.classic_combo.setCurrentIndex(max(0, self.classic_combo.findData(question["classic"])))
         return self._restore_results(question, _sweep_question(state.get("sweeps"), self._absolute))
 
     def _restore_results(self, question: dict | None, sweeps: dict | None) -> bool:
@@ -490,7 +525,8 @@ class ComparePanel(QWidget):
                 result = compare_files([tuple(t) for t in question["tokenizers"]], question["files"],
                                        baseline=question["baseline"], parallel=question["parallel"],
                                        d=question["d"], cache=cache, should_stop=should_stop, progress=progress,
-                                       alpha=question["alpha"], basis=question["basis"])
+                                       alpha=question["alpha"], basis=question["basis"],
+                                       classic=question["classic"])
             swept = []
             if sweeps is not None:
                 for name, src in sweeps["tokenizers"]:
@@ -654,9 +690,23 @@ class ComparePanel(QWidget):
     def set_file_checked(self, path: str | Path, checked: bool) -> None:
         self.files.set_ticked(str(path), checked)
 
+    def _fill_classic(self, sources: Sequence[tuple[str, str]] = ()) -> None:
+        """The “Gini against” choices: automatic, none, or one of the listed tokenizers."""
+        from workbench.tasks.gini_pairs import AUTO, NONE
+
+        current = self.classic_combo.currentData()
+        self.classic_combo.clear()
+        self.classic_combo.addItem("classic BPE of the same size (automatic)", AUTO)
+        self.classic_combo.addItem("nothing (no pairs)", NONE)
+        for label, src in sources:
+            self.classic_combo.addItem(label, src)
+        index = self.classic_combo.findData(current) if current is not None else -1
+        self.classic_combo.setCurrentIndex(max(0, index))
+
     def _fill_choosers(self) -> None:
         sources = [(self.tokenizer_list.item(i).text(), self.tokenizer_list.item(i).data(SRC_ROLE))
                    for i in range(self.tokenizer_list.count())]
+        self._fill_classic(sources)
         for combo, default in ((self.sweep_source, 0), (self.split_a, 0), (self.split_b, 1)):
             current = combo.currentData()
             combo.clear()
@@ -733,13 +783,15 @@ class ComparePanel(QWidget):
         baseline = self.baseline.currentText().strip() or None
         parallel, d = self.parallel.isChecked(), self.d_spin.value()
         alpha, basis = self.alpha_spin.value(), self.basis_combo.currentData()
+        classic = self.classic_combo.currentData() or ""
         should_stop, progress = self._should_stop, self._progress_hook()
 
         def job():
             from workbench.tasks.compare_files import compare_files
 
             return compare_files(chosen, files, baseline=baseline, parallel=parallel, d=d,
-                                 should_stop=should_stop, progress=progress, alpha=alpha, basis=basis)
+                                 should_stop=should_stop, progress=progress, alpha=alpha, basis=basis,
+                                 classic=classic)
 
         files = self.checked_files()
         if not files:
@@ -748,7 +800,8 @@ class ComparePanel(QWidget):
         if not self._start("Counting tokens", job, self._on_computed):
             return False
         self._asked = {"tokenizers": [[name, src] for name, src in chosen], "files": [list(f) for f in files],
-                       "baseline": baseline, "parallel": parallel, "d": d, "alpha": alpha, "basis": basis}
+                       "baseline": baseline, "parallel": parallel, "d": d, "alpha": alpha, "basis": basis,
+                       "classic": classic}
         return True
 
     def run_sweep(self) -> bool:
@@ -830,6 +883,7 @@ class ComparePanel(QWidget):
         self.language_model.set_metrics(result.per_language + result.totals)
         self.fairness_model.set_fairness(result.fairness, result.per_language)
         self.bar_chart.set_rows(result.per_language, result.fairness, result.baseline)
+        self._show_pairs(result.gini_pairs)
         languages = result.languages
         current = self.baseline.currentText()
         self.baseline.clear()
@@ -839,9 +893,29 @@ class ComparePanel(QWidget):
             view.resizeColumnsToContents()
             view.setColumnWidth(0, min(view.columnWidth(0), 260))
         cached = f" ({result.cache_hits} results from the cache)" if result.cache_hits else ""
+        paired = sum(1 for p in result.gini_pairs if p.pair.before is not None)
+        pairs = (f" Gini vs classic BPE: {paired} of {len(result.gini_pairs)} paired (its own tab)."
+                 if result.gini_pairs else "")
         self.status.setText(f"{len(result.totals)} tokenizers × {len(result.files)} files, "
-                            f"{len(languages)} languages{cached}.")
+                            f"{len(languages)} languages{cached}.{pairs}")
         self.computed.emit(result)
+
+    def _show_pairs(self, pairs: list) -> None:
+        """The “Gini vs classic BPE” page: one line per pair above the table (a pair without a
+        baseline says how to make one); the page comes to the front when a pair was found and the
+        plain per-file table was showing."""
+        self.gini_model.set_pairs(pairs)
+        self.gini_view.resizeColumnsToContents()
+        if not pairs:
+            classic = (self._asked or {}).get("classic", "auto")
+            self.gini_note.setText(PAIRS_OFF if classic == "" else EMPTY_PAIRS)
+            return
+        cost = pairs[0].cost
+        lines = [p.summary() for p in pairs]
+        self.gini_note.setText("\n".join(lines) + f"\nToken cost per language: {cost} (lower is cheaper); "
+                               "Gini 0 = every language costs the same.")
+        if any(p.pair.before is not None for p in pairs) and self.tabs.currentIndex() == 0:
+            self.tabs.setCurrentWidget(self.gini_page)
 
     def _on_swept(self, result, key: tuple | None = None) -> None:
         """A finished sweep joins the curves of the same files, points and d (``key``, taken when the
@@ -921,7 +995,7 @@ class ComparePanel(QWidget):
     # ---- export -------------------------------------------------------------------------------------------
     def table_models(self) -> dict[str, RowsModel]:
         return {"file": self.file_model, "language": self.language_model, "fairness": self.fairness_model,
-                "splits": self.split_model}
+                "splits": self.split_model, "gini": self.gini_model}
 
     def export_table_csv(self, path: str | Path, which: str = "file") -> Path:
         from workbench.formats.tables import write_csv
@@ -936,7 +1010,7 @@ class ComparePanel(QWidget):
 
     def _current_table(self) -> str | None:
         page = self.tabs.currentIndex()
-        return {0: "file", 1: "language", 4: "splits"}.get(page)
+        return {0: "file", 1: "language", 4: "splits", 5: "gini"}.get(page)
 
     def _on_export_csv_clicked(self) -> None:
         which = self._current_table() or "file"
@@ -1035,9 +1109,14 @@ def _question(value: object, absolute: Callable[[str], str]) -> dict | None:
     alpha, basis = value.get("alpha", 2.5), value.get("basis", "declared")
     if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha <= 100:
         alpha = 2.5  # a session from before α was asked, or a broken value: the default
+    classic = value.get("classic", "auto")
+    if not isinstance(classic, str):
+        classic = "auto"  # a session from before the pairs were shown, or a broken value
+    elif classic not in ("auto", ""):
+        classic = absolute(classic)
     return {"tokenizers": tokenizers, "files": files, "baseline": baseline,
             "parallel": value.get("parallel") is True, "d": d, "alpha": float(alpha),
-            "basis": basis if basis in ("declared", "observed") else "declared"}
+            "basis": basis if basis in ("declared", "observed") else "declared", "classic": classic}
 
 
 def _sweep_question(value: object, absolute: Callable[[str], str]) -> dict | None:

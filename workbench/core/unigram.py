@@ -54,7 +54,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, wraps
-from itertools import accumulate, islice, pairwise, repeat
+from itertools import accumulate, pairwise
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import regex
@@ -903,85 +903,23 @@ class UnigramTrainer:
     # -- seeds and lattices
     @_pausing_gc
     def _seed(self) -> None:
-        maxlen = self.config.max_piece_length
+        """Seed pieces and every word's lattice (:mod:`workbench.core.unigram_seed`: all substrings
+        counted at once in numpy, the same seeds and lattices as the string-by-string count)."""
+        import numpy as np
+
+        from workbench.core.unigram_lattice import FlatLattice
+        from workbench.core.unigram_seed import seed
+
         check = self._check_stop
-        # Stop checks between blocks of words of about _BLOCK_WORK characters × piece lengths.
-        word_blocks = blocks([n * maxlen for n in self._word_lens])
-        limits: list[list[int]] = []
-        for a, b in word_blocks:
-            check()
-            limits.extend([valid_limits(word, maxlen) for word in self._words[a:b]])
-        # The hot loop. Substrings of words seen a few times (most of the distinct text) are listed,
-        # as often as the word is seen, and counted by Counter in C; the other words add theirs with
-        # their weight. The same for each start's substring one character longer than valid (for
-        # branching) and for valid substrings that end a word (followed by "end"). No order of
-        # these tables matters: the seeds are sorted by a total order.
-        occ: Counter = Counter()
-        ext: Counter = Counter()
-        at_end: Counter = Counter()
-        weighted: list[tuple[str, int, list[int]]] = []
-        for a, b in word_blocks:
-            check()
-            once: list[str] = []
-            ext_once: list[str] = []
-            end_once: list[str] = []
-            for word, c, lim in zip(self._words[a:b], self._counts[a:b], limits[a:b]):
-                if c > _LISTED_COUNT:
-                    weighted.append((word, c, lim))
-                    continue
-                n = len(word)
-                subs = [word[i:j] for i in range(n) for j in range(i + 2, lim[i] + 1)]
-                exts = [word[i:top + 1] for i, top in enumerate(lim) if top - i >= 2 and top < n]
-                ends = [word[i:] for i, top in enumerate(lim) if top - i >= 2 and top >= n]
-                for _ in range(c):
-                    once.extend(subs)
-                    ext_once.extend(exts)
-                    end_once.extend(ends)
-            occ.update(once)
-            ext.update(ext_once)
-            at_end.update(end_once)
-        del once, ext_once, end_once
-        oget, eget, aget = occ.get, ext.get, at_end.get
-        for k, (word, c, lim) in enumerate(weighted):
-            if not k & 255:
-                check()
-            n = len(word)
-            for i in range(n):
-                top = lim[i]
-                for j in range(i + 2, top + 1):
-                    s = word[i:j]
-                    occ[s] = oget(s, 0) + c
-                if top - i >= 2:
-                    if top < n:
-                        s = word[i:top + 1]
-                        ext[s] = eget(s, 0) + c
-                    else:
-                        s = word[i:]
-                        at_end[s] = aget(s, 0) + c
-        # A substring always followed by the same character (or always ending its word) is not a
-        # suffix-tree node: SentencePiece never sees it as a seed. Extensions seen once cannot
-        # equal a count of two or more, so they are skipped.
-        check()
-        most: dict[str, int] = dict(at_end)
-        mget = most.get
-        for table in (occ, ext):
-            for k, (s, o) in enumerate(table.items()):
-                if not k & 0xFFFF:
-                    check()
-                if o >= 2 and len(s) > 2:
-                    p = s[:-1]
-                    if o > mget(p, 0):
-                        most[p] = o
-        candidates: list[tuple[int, str]] = []
-        items = iter(occ.items())
-        while chunk := list(islice(items, 1 << 17)):
-            check()
-            candidates.extend([(-o * len(s), s) for s, o in chunk if o >= 2 and mget(s, 0) != o])
-        candidates = _sorted_stoppable(candidates, check)
+        required = list(self.required)
+        room = max(self.config.seed_size - len(required), 0)
+        char_pid = {ch: i for i, ch in enumerate(required)}
+        unk_pid = len(required) + room  # placeholder until the number of seeds is known
+        found = seed(self._words, self._counts, self.config.max_piece_length, room,
+                     lambda ch: char_pid.get(ch, unk_pid if ch == UNK_CHAR else -1),
+                     len(required), script_class, check)
         seeds: list[tuple[str, float]] = [(ch, float(n)) for ch, n in self.required.items()]
-        room = max(self.config.seed_size - len(seeds), 0)
-        seeds.extend((s, float(-neg)) for neg, s in candidates[:room])
-        del occ, ext, at_end, most, candidates
+        seeds.extend(zip(found.pieces, map(float, found.scores)))
         check()
         log_total = math.log(sum(v for _s, v in seeds))
         self._pieces = [s for s, _v in seeds]
@@ -994,30 +932,13 @@ class UnigramTrainer:
         self._alive = [True] * len(self._pieces) + [False]
         self._order = list(range(len(self._pieces)))
         self._is_char = [n == 1 for n in self._lens]
-        check()
-        # Every required character is a seed; the others were replaced by UNK_CHAR.
-        lookup = {s: i for i, s in enumerate(self._pieces)}
-        lookup[UNK_CHAR] = self._unk_pid
-        get = lookup.get
-        # Each word's lattice, edges sorted by (start, end): every character (its piece, or the
-        # unknown character's slot) and every seed inside the word, made block by block into flat
-        # arrays (see workbench.core.unigram_lattice). One comprehension per word: this is the
-        # second-hottest loop of training.
-        from workbench.core.unigram_lattice import LatticeBuilder
-
-        builder = LatticeBuilder()
-        words = self._words
-        for a, b in word_blocks:
-            check()
-            # Every valid substring of the block's words in lattice order (start, then end), looked
-            # up in C; the builder keeps the pieces and works out where each one sits.
-            lims = limits[a:b]
-            subs = [word[i:j] for word, lim in zip(words[a:b], lims)
-                    for i in range(len(word)) for j in range(i + 1, max(lim[i], i + 1) + 1)]
-            builder.add_block(list(map(get, subs, repeat(-1))), lims)
-        del limits, subs
-        check()
-        self._lattice: FlatLattice = builder.finish(self._word_lens, self._counts)
+        ids = found.ids
+        if unk_pid != self._unk_pid:
+            ids[ids == unk_pid] = self._unk_pid
+        self._lattice: FlatLattice = FlatLattice(found.starts, found.ends, ids, found.per_word,
+                                                 np.array(self._word_lens, dtype=np.int64),
+                                                 np.array(self._counts, dtype=np.int64))
+        del found
         # Each piece's own lattice, for pruning: found when first needed (see _own_lattice).
         self._where: tuple[list[int], list[int]] | None = None
         self._own: dict[int, tuple[list[int], list[int], list[int], list[int], list[int]]] = {}

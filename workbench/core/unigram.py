@@ -939,9 +939,8 @@ class UnigramTrainer:
                                                  np.array(self._word_lens, dtype=np.int64),
                                                  np.array(self._counts, dtype=np.int64))
         del found
-        # Each piece's own lattice, for pruning: found when first needed (see _own_lattice).
-        self._where: tuple[list[int], list[int]] | None = None
-        self._own: dict[int, tuple[list[int], list[int], list[int], list[int], list[int]]] = {}
+        # Where each piece last occurs, for pruning: found when first needed (see _piece_paths).
+        self._where: tuple[np.ndarray, np.ndarray] | None = None
         self._dirty = False
         self._initial_pieces = len(self._order)
         self._seeded = True
@@ -1035,80 +1034,33 @@ class UnigramTrainer:
 
         return viterbi_counts(self._lattice, logs, self._alive, self._check_stop)
 
-    def _own_lattice(self, p: int) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
-        """The piece's own lattice, a slice of the lattice of a word it occurs in (the last such
-        occurrence), positions relative to the piece: the inner edges (start, end, pid) that end
-        before the piece's end, then the starts and pids of the other edges into its end.
+    def _piece_paths(self, pieces: list[int], logs: list[float]) -> list[tuple[int, list[int]]]:
+        """SentencePiece's two-best for each of ``pieces`` over its own lattice, a slice of the lattice
+        of a word it occurs in: (length of the best path — 2 standing for "two or more" —, the
+        second-best path's pieces, last first, when the best is the piece alone).
 
-        Built once per piece, at the first pruning step that looks at it, and kept: later steps
-        remove pieces, whose edges then weigh −inf here and can never win a strict comparison, so
-        the kept slice gives what the filtered word lattice would. The occurrences are found once
-        (dict updates that run in C) over the lattices of that first step, after EM has dropped
-        most seeds.
+        The slice is the piece's last occurrence at the first pruning step (found once; a live
+        piece's edges stay, and removed pieces' edges are gone from the lattice or weigh −inf, which
+        never wins a strict comparison). One Viterbi pass gives both paths: the best scores before
+        the piece's end are the same with or without the piece's own edge, so the best path is the
+        piece alone unless a path of two or more beats it (strictly: the first found wins), and the
+        second best is that path. All pieces at once (:func:`unigram_lattice.piece_paths`).
         """
-        found = self._own.get(p)
-        if found is not None:
-            return found
+        import numpy as np
+
+        from workbench.core.unigram_lattice import piece_paths
+
         if self._where is None:
             if self._dirty:
                 self._filter_edges()
             self._check_stop()
-            self._where = self._lattice.last_occurrence(len(self._lens))
-        w, i = self._where[0][p], self._where[1][p]
-        n = self._lens[p]
-        S, E, P = self._lattice.word_window(w, i, i + n)
-        inner_s: list[int] = []
-        inner_e: list[int] = []
-        inner_p: list[int] = []
-        end_s: list[int] = []
-        end_p: list[int] = []
-        for s, e, q in zip(S, E, P):
-            s -= i
-            e -= i
-            if e < n:
-                inner_s.append(s)
-                inner_e.append(e)
-                inner_p.append(q)
-            elif e == n and s:
-                end_s.append(s)
-                end_p.append(q)
-        found = self._own[p] = (inner_s, inner_e, inner_p, end_s, end_p)
-        return found
-
-    def _piece_paths(self, p: int, logs: list[float]) -> tuple[int, list[int]]:
-        """SentencePiece's two-best over the piece's own lattice: (length of the best path — 2
-        standing for "two or more" —, the second-best path's pieces when the best is the piece alone).
-
-        One Viterbi pass gives both: the best scores before the piece's end are the same with or
-        without the piece's own edge, which is the first edge to reach the end (edges are sorted
-        by start), so the best path is the piece alone unless another edge into the end beats it
-        (strictly, as the first found wins), and the second best is the best of those other edges.
-        """
-        inner_s, inner_e, inner_p, end_s, end_p = self._own_lattice(p)
-        n = self._lens[p]
-        best = [-math.inf] * n
-        best[0] = 0.0
-        back_s = [0] * n
-        back_q = [0] * n
-        for s, e, q in zip(inner_s, inner_e, inner_p):
-            cand = best[s] + logs[q]
-            if cand > best[e]:
-                best[e] = cand
-                back_s[e] = s
-                back_q[e] = q
-        other, other_s, other_q = -math.inf, 0, -1
-        for s, q in zip(end_s, end_p):
-            cand = best[s] + logs[q]
-            if cand > other:
-                other, other_s, other_q = cand, s, q
-        if other > logs[p]:
-            return 2, []
-        out = [other_q]
-        s = other_s
-        while s > 0:
-            out.append(back_q[s])
-            s = back_s[s]
-        return 1, out
+            where_w, where_s = self._lattice.last_occurrence(len(self._lens))
+            self._where = (np.array(where_w, dtype=np.int64), np.array(where_s, dtype=np.int64))
+        at = np.array(pieces, dtype=np.int64)
+        lens = np.array(self._lens, dtype=np.int64)[at]
+        other, paths = piece_paths(self._lattice, self._where[0][at], self._where[1][at], lens, logs,
+                                   self._check_stop)
+        return [(2, []) if o > logs[p] else (1, path) for p, o, path in zip(pieces, other.tolist(), paths)]
 
     @_pausing_gc
     def _prune(self, desired: int) -> tuple[int, float]:
@@ -1120,15 +1072,17 @@ class UnigramTrainer:
         kept: list[int] = []
         candidates: list[tuple[float, int, int]] = []
         check = self._check_stop
+        lens = self._lens
+        paths = iter(self._piece_paths([p for p in self._order if freq[p] != 0 and lens[p] != 1], logs))
         for rank, p in enumerate(self._order):
             if not rank & 127:
                 check()
             if freq[p] == 0:
                 continue
-            if self._lens[p] == 1:
+            if lens[p] == 1:
                 kept.append(p)  # no second segmentation: always kept
                 continue
-            best_len, alternatives = self._piece_paths(p, logs)
+            best_len, alternatives = next(paths)
             if best_len >= 2:
                 continue  # the piece's own best split avoids it: safe to remove
             f = freq[p] / total  # SentencePiece: occurrences / all word frequency (same ratio)

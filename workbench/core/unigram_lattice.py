@@ -284,3 +284,84 @@ def viterbi_counts(lattice: FlatLattice, logs: Sequence[float], alive: Sequence[
     # Counts are whole numbers: summed as floats in any order they are exact.
     freq = np.bincount(pieces[live], weights=weight[live].astype(np.float64), minlength=len(logs))
     return freq.tolist(), int(weight.sum())
+
+
+def piece_paths(lattice: FlatLattice, words: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+                logs: Sequence[float], check: Callable[[], None]) -> tuple[np.ndarray, list[list[int]]]:
+    """SentencePiece's two-best for many pieces at once, over each piece's own lattice: the edges of
+    word ``words[k]`` that lie inside ``starts[k] .. starts[k] + lens[k]``, without the piece's own
+    edge (the one spanning it all).
+
+    Returns, per piece, the best score of a path of two or more pieces (−inf: none) and that path's
+    pieces from the last to the first. The pruning step keeps a piece when that score is not above
+    its own and uses the path as the piece's alternative. One Viterbi over every piece's lattice,
+    layer by start as :meth:`FlatLattice.viterbi` (strictly better wins, the first found stays):
+    the floats and choices of the piece-by-piece loop it replaces.
+    """
+    k_of = np.arange(len(words), dtype=np.int64)
+    if not len(words):
+        return np.zeros(0, dtype=np.float64), []
+    check()
+    edge_word = np.repeat(np.arange(len(lattice.per_word), dtype=np.int64), lattice.per_word)
+    start_node = lattice.node_off[edge_word] + lattice.local_s  # ascending: edges are in (word, start) order
+    del edge_word
+    base = lattice.node_off[words] + starts
+    lo = np.searchsorted(start_node, base, side="left")
+    hi = np.searchsorted(start_node, base + lens, side="left")
+    del start_node
+    cnt = hi - lo
+    owner = np.repeat(k_of, cnt)
+    first = np.cumsum(cnt) - cnt
+    idx = np.repeat(lo, cnt) + (np.arange(len(owner), dtype=np.int64) - np.repeat(first, cnt))
+    s = lattice.local_s[idx].astype(np.int64) - starts[owner]
+    e = lattice.local_e[idx].astype(np.int64) - starts[owner]
+    q = lattice.pieces[idx].astype(np.int64)
+    n = lens[owner]
+    inside = (e < n) | ((e == n) & (s > 0))
+    owner, s, e, q = owner[inside], s[inside], e[inside], q[inside]
+    del idx, n, inside, lo, hi, cnt, first
+    check()
+    node0 = np.zeros(len(words), dtype=np.int64)
+    np.cumsum(lens[:-1] + 1, out=node0[1:])
+    gs, ge = node0[owner] + s, node0[owner] + e
+    lp = np.asarray(logs, dtype=np.float64)[q]
+    n_nodes = int(node0[-1] + lens[-1] + 1)
+    best = np.full(n_nodes, -math.inf, dtype=np.float64)
+    best[node0] = 0.0
+    back_s = np.zeros(n_nodes, dtype=np.int64)
+    back_p = np.full(n_nodes, -1, dtype=np.int64)
+    order = np.argsort(s, kind="stable")  # layers by start; inside one, the (start, end) order of each piece
+    s_sorted = s[order]
+    cuts = np.flatnonzero(np.diff(s_sorted)) + 1
+    bounds = [0, *cuts.tolist(), len(order)]
+    with np.errstate(invalid="ignore"):
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            check()
+            sel = order[a:b]
+            src, dst = gs[sel], ge[sel]
+            cand = best[src] + lp[sel]
+            better = cand > best[dst]
+            won = dst[better]
+            best[won] = cand[better]
+            back_s[won] = src[better]
+            back_p[won] = q[sel][better]
+    end = node0 + lens
+    other = best[end]
+    # Backtrack every piece's path at once: step by step, the pieces still short of their start.
+    steps_p: list[np.ndarray] = []
+    steps_k: list[np.ndarray] = []
+    cur, k = end, k_of
+    while len(cur):
+        check()
+        steps_p.append(back_p[cur])
+        steps_k.append(k)
+        cur = back_s[cur]
+        live = cur > node0[k]
+        cur, k = cur[live], k[live]
+    pieces = np.concatenate(steps_p)
+    who = np.concatenate(steps_k)
+    by = np.argsort(who, kind="stable")
+    cut = np.searchsorted(who[by], k_of, side="left").tolist() + [len(by)]
+    flat = pieces[by].tolist()
+    paths = [flat[cut[j]:cut[j + 1]] for j in range(len(words))]
+    return other, paths

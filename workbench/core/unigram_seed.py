@@ -248,12 +248,11 @@ def seed(words: Sequence[str], counts: Sequence[int], max_len: int, room: int, c
     local = chosen_pos - word_first[w_of]
     pieces = [words[w][s:s + n] for w, s, n in zip(w_of.tolist(), local.tolist(), chosen_len.tolist())]
     check()
-    # Lattice edges: every character (its id) and every seed occurrence, in (word, start, end) order.
-    char_pos = np.flatnonzero(is_char)
-    del is_char
-    pos_parts = [char_pos]
-    len_parts = [np.ones(len(char_pos), dtype=np.int64)]
-    id_parts = [char_ids]
+    # Lattice edges: every character (its id) and every seed occurrence, in (word, start, end) order,
+    # written straight into their slots: a position's edges are its character, then its seeds by
+    # length (no sort, and int32 throughout).
+    hit_pos: list[np.ndarray] = []
+    hit_pid: list[np.ndarray] = []
     for k, (positions, groups) in enumerate(zip(level_idx, level_gid)):
         length = k + 2
         table = np.full(int(groups.max()) + 1 if len(groups) else 0, -1, dtype=np.int32)
@@ -261,27 +260,42 @@ def seed(words: Sequence[str], counts: Sequence[int], max_len: int, room: int, c
         table[chosen_gid[mine]] = (first_pid + mine).astype(np.int32)
         pid = table[groups]
         hit = pid >= 0
-        pos_parts.append(positions[hit].astype(np.int64))
-        len_parts.append(np.full(int(hit.sum()), length, dtype=np.int64))
-        id_parts.append(pid[hit])
+        hit_pos.append(positions[hit])
+        hit_pid.append(pid[hit])
         level_idx[k] = level_gid[k] = np.zeros(0, np.int32)  # freed as it goes
         check()
-    pos = np.concatenate(pos_parts)
-    ids = np.concatenate(id_parts)
-    span = np.concatenate(len_parts)
-    del pos_parts, id_parts, len_parts
-    hit = ids >= 0
-    if not hit.all():
-        pos, ids, span = pos[hit], ids[hit], span[hit]
-    # Each length's positions ascend: a stable sort by position keeps the lengths ascending.
-    order = np.argsort(pos, kind="stable")
-    pos = pos[order]
-    edge_word = word_of[pos]
-    starts = pos - word_first[edge_word]
-    ends = starts + span[order]
-    ids = ids[order]
-    per_word = np.bincount(edge_word, minlength=n_words).astype(np.int64)
-    return Seeds(pieces, scores, starts, ends, ids.astype(np.int32), per_word)
+    del level_idx, level_gid, chosen_len, chosen_gid
+    char_pos = np.flatnonzero(is_char).astype(np.int32)
+    del is_char
+    if (char_ids < 0).any():  # a character with no id has no edge (cannot happen in training)
+        char_pos, char_ids = char_pos[char_ids >= 0], char_ids[char_ids >= 0]
+    per_pos = np.zeros(len(word_of), dtype=np.int32)
+    per_pos[char_pos] = 1
+    for positions in hit_pos:
+        per_pos[positions] += 1
+    slot = np.cumsum(per_pos, dtype=np.int64)
+    n_edges = int(slot[-1]) if len(slot) else 0
+    per_word = np.add.reduceat(per_pos, word_first).astype(np.int64) if n_words else np.zeros(0, np.int64)
+    slot -= per_pos  # each position's first slot
+    del per_pos
+    local = (np.arange(len(word_of), dtype=np.int64) - first_ext[word_of]).astype(np.int32)
+    starts = np.empty(n_edges, dtype=np.int32)
+    ends = np.empty(n_edges, dtype=np.int32)
+    ids = np.empty(n_edges, dtype=np.int32)
+    at = slot[char_pos]
+    starts[at] = local[char_pos]
+    ends[at] = starts[at] + 1
+    ids[at] = char_ids
+    slot[char_pos] += 1
+    del char_pos, char_ids, at
+    for length, (positions, pid) in enumerate(zip(hit_pos, hit_pid), start=2):
+        at = slot[positions]
+        starts[at] = local[positions]
+        ends[at] = starts[at] + length
+        ids[at] = pid
+        slot[positions] += 1
+    del hit_pos, hit_pid, slot, local
+    return Seeds(pieces, scores, starts, ends, ids, per_word)
 
 
 def weight_of(count_arr: np.ndarray, word_of: np.ndarray, idx: np.ndarray) -> np.ndarray:

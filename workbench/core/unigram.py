@@ -870,6 +870,7 @@ class UnigramTrainer:
         self._counts = [words[w] for w in self._words]
         self._word_lens = [len(w) for w in self._words]
         self.token_count = sum(len(w) * c for w, c in zip(self._words, self._counts))
+        self._total_chars = self.token_count  # characters of the corpus (the E step's scale)
         self._seeded = False  # seeds and lattices are made by run() (stoppable) or on first need
         self._stopped = False  # run() was stopped: tokenizer() gives the model of the last step
         self._stop: Callable[[], bool] = _never
@@ -955,11 +956,13 @@ class UnigramTrainer:
     def _log_scores(self) -> list[float]:
         """Score per pid as the lattice uses it: removed characters and the unknown character
         score ``min − 10``; removed longer pieces −inf (their edges are filtered)."""
-        alive = self._alive
-        min_score = min(self._scores[p] for p in self._order)
-        unk = min_score - UNK_PENALTY
-        return [s if a else (unk if c else -math.inf)
-                for s, a, c in zip(self._scores, alive, self._is_char)]
+        import numpy as np
+
+        scores = np.array(self._scores, dtype=np.float64)
+        unk = float(scores[np.array(self._order, dtype=np.int64)].min()) - UNK_PENALTY
+        alive = np.array(self._alive, dtype=bool)
+        chars = np.array(self._is_char, dtype=bool)
+        return np.where(alive, scores, np.where(chars, unk, -math.inf)).tolist()
 
     # -- EM
     @_pausing_gc
@@ -968,14 +971,18 @@ class UnigramTrainer:
 
         if self._dirty:
             self._filter_edges()
+        import numpy as np
+
         logs = self._log_scores()
-        total_chars = sum(len(w) * c for w, c in zip(self._words, self._counts))
+        total_chars = self._total_chars
         # Forward-backward in probabilities, not logs (no exp/log per edge): each piece's weight is
         # scaled by K**length, K the corpus' mean probability per character, so a word's sum stays
         # near 1; words where it still over- or underflows are redone in log space. All words at
         # once, layer by layer (unigram_lattice), with the floats of an edge-by-edge loop.
         log_k = self._log_k
-        W = [math.exp(s + log_k * n) if s > -math.inf else 0.0 for s, n in zip(logs, self._lens)]
+        # (math.exp on the doubles numpy adds: the same numbers as a loop; exp(−inf) is 0)
+        W = list(map(math.exp, (np.array(logs, dtype=np.float64)
+                                + log_k * np.array(self._lens, dtype=np.float64)).tolist()))
         expected, log_lik = e_step(self._lattice, W, log_k, lambda S, E, P, n, c: self._e_word_log(S, E, P, n, c, logs),
                                    self._check_stop)
         self._log_k = -log_lik / total_chars if total_chars else 0.0

@@ -144,7 +144,10 @@ class FlatLattice:
         within (1e-250, 1e250) — their contributions are garbage, for the caller to replace;
         ``contributions`` are ``alpha[s] * w * beta[e]`` of every edge in the expected-count order,
         whose pieces are ``visit_pieces``."""
-        wp = np.asarray(weights, dtype=np.float64)[self.layer_pieces]
+        # Each layer's edge weights are gathered when the layer is walked (twice), not kept for all
+        # edges at once: 8 bytes per edge less at the E step's peak.
+        weight = np.asarray(weights, dtype=np.float64)
+        layer_pieces = self.layer_pieces
         alpha = np.zeros(self.n_nodes, dtype=np.float64)
         alpha[self.node_off] = 1.0
         gs, ge = self.gs, self.ge
@@ -153,19 +156,19 @@ class FlatLattice:
                 if not k & 31:
                     check()
                 ends = ge[a:b]
-                alpha[ends] += alpha[gs[a:b]] * wp[a:b]
+                alpha[ends] += alpha[gs[a:b]] * weight[layer_pieces[a:b]]
             end_nodes = self.node_off + self.lens
             z = alpha[end_nodes]
             bad = ~((z > 1e-250) & (z < 1e250))
             beta = np.zeros(self.n_nodes, dtype=np.float64)
             beta[end_nodes] = np.where(bad, 0.0, self.counts / np.where(bad, 1.0, z))
-            visit = np.empty(len(wp), dtype=np.float64)  # each edge's term, in the expected-count order
+            visit = np.empty(len(layer_pieces), dtype=np.float64)  # each edge's term, in the expected-count order
             slot = self.visit_of_layer
             for k in range(len(self.layers) - 1, -1, -1):
                 if not k & 31:
                     check()
                 a, b = self.layers[k]
-                t = wp[a:b] * beta[ge[a:b]]
+                t = weight[layer_pieces[a:b]] * beta[ge[a:b]]
                 visit[slot[a:b]] = alpha[gs[a:b]] * t
                 targets, inverse = self.back[k]
                 beta[targets] = np.bincount(inverse, weights=t[::-1], minlength=len(targets))

@@ -295,6 +295,8 @@ def seed(words: Sequence[str], counts: Sequence[int], max_len: int, room: int, c
         ids[at] = pid
         slot[positions] += 1
     del hit_pos, hit_pid, slot, local
+    if n_words and int(lens.max()) < (1 << 15) - 1:  # the lattice's own position type: no copy there
+        starts, ends = starts.astype(np.int16), ends.astype(np.int16)
     return Seeds(pieces, scores, starts, ends, ids, per_word)
 
 

@@ -938,7 +938,7 @@ class UnigramTrainer:
             ids[ids == unk_pid] = self._unk_pid
         self._lattice: FlatLattice = FlatLattice(found.starts, found.ends, ids, found.per_word,
                                                  np.array(self._word_lens, dtype=np.int64),
-                                                 np.array(self._counts, dtype=np.int64))
+                                                 np.array(self._counts, dtype=np.int64), check)
         del found
         # Where each piece last occurs, for pruning: found when first needed (see _piece_paths).
         self._where: tuple[np.ndarray, np.ndarray] | None = None
@@ -950,7 +950,7 @@ class UnigramTrainer:
     def _filter_edges(self) -> None:
         """Drop the edges of removed multi-character pieces (characters stay: they turn unknown)."""
         self._check_stop()
-        self._lattice.keep([a or c for a, c in zip(self._alive, self._is_char)])
+        self._lattice.keep([a or c for a, c in zip(self._alive, self._is_char)], self._check_stop)
         self._dirty = False
 
     def _log_scores(self) -> list[float]:

@@ -37,10 +37,11 @@ class FlatLattice:
     """The lattices of ``len(lens)`` words: edges in word order, each word's sorted by (start, end)."""
 
     def __init__(self, starts: np.ndarray, ends: np.ndarray, pieces: np.ndarray, edges_per_word: np.ndarray,
-                 lens: np.ndarray, counts: np.ndarray):
+                 lens: np.ndarray, counts: np.ndarray, check: Callable[[], None] = lambda: None):
         """``starts``/``ends`` are positions inside each word, ``pieces`` the piece ids, all in word
         order; ``edges_per_word[w]`` edges belong to word ``w`` of ``lens[w]`` characters, seen
-        ``counts[w]`` times."""
+        ``counts[w]`` times. ``check`` is called between the steps of building the layout (a
+        stop flag's look: each step is a pass over the edges)."""
         self.lens = lens.astype(np.int64)
         self.counts = counts.astype(np.int64)
         self.node_off = np.zeros(len(lens), dtype=np.int64)  # node of each word's position 0
@@ -50,10 +51,12 @@ class FlatLattice:
         # Positions inside a word in 16 bits when every word is shorter than 32,767 characters.
         ptype = np.int16 if not len(lens) or int(lens.max()) < (1 << 15) - 1 else np.int32
         self._set_edges(np.ascontiguousarray(starts, dtype=ptype), np.ascontiguousarray(ends, dtype=ptype),
-                        np.ascontiguousarray(pieces, dtype=np.int32), np.ascontiguousarray(edges_per_word, dtype=np.int64))
+                        np.ascontiguousarray(pieces, dtype=np.int32), np.ascontiguousarray(edges_per_word, dtype=np.int64),
+                        check)
 
     # ---- layout --------------------------------------------------------------------------------
-    def _set_edges(self, starts: np.ndarray, ends: np.ndarray, pieces: np.ndarray, per_word: np.ndarray) -> None:
+    def _set_edges(self, starts: np.ndarray, ends: np.ndarray, pieces: np.ndarray, per_word: np.ndarray,
+                   check: Callable[[], None]) -> None:
         # Index arrays are int32 while every node and edge number fits (a corpus of ~2 billion
         # characters would not): ~4 bytes per edge and array, and the temporaries go at once.
         self.local_s, self.local_e, self.pieces, self.per_word = starts, ends, pieces, per_word
@@ -65,21 +68,26 @@ class FlatLattice:
         # Layer order: by start inside the word, then word order (a stable sort keeps it: a radix
         # sort for 16-bit starts).
         order = np.argsort(starts, kind="stable").astype(itype)
+        check()
         self.layer_pieces = pieces[order]
         word_in_layers = word[order]
         base = self.node_off.astype(itype)
         self.gs = base[word_in_layers] + starts[order].astype(itype)
         self.ge = base[word_in_layers] + ends[order].astype(itype)
         del word_in_layers
+        check()
         sorted_starts = starts[order]
         bounds = np.flatnonzero(np.diff(sorted_starts)) + 1
         del sorted_starts
         cuts = [0, *bounds.tolist(), n_edges] if n_edges else [0]
         self.layers = list(zip(cuts[:-1], cuts[1:]))
+        check()
         # Backward sums, per layer: for the layer's edges reversed (decreasing word, then end), the
         # distinct start nodes and each edge's index among them.
         self.back: list[tuple[np.ndarray, np.ndarray]] = []
-        for a, b in self.layers:
+        for k, (a, b) in enumerate(self.layers):
+            if not k & 31:
+                check()
             # In a layer the start nodes never decrease (words in order): equal ones are neighbours.
             rev = self.gs[a:b][::-1]
             new_group = np.empty(b - a, dtype=bool)
@@ -91,6 +99,7 @@ class FlatLattice:
         mirror = (self.edge_off[:-1] + self.edge_off[1:] - 1).astype(itype)
         visit_of_flat = mirror[word]
         del word, mirror
+        check()
         visit_of_flat -= np.arange(n_edges, dtype=itype)
         self.visit_of_layer = visit_of_flat[order]
         del order
@@ -109,8 +118,9 @@ class FlatLattice:
         i, j = a + int(np.searchsorted(starts, lo)), a + int(np.searchsorted(starts, hi))
         return self.local_s[i:j].tolist(), self.local_e[i:j].tolist(), self.pieces[i:j].tolist()
 
-    def keep(self, kept_piece: Sequence[bool]) -> None:
-        """Drop every edge whose piece is not kept (``kept_piece[p]`` False)."""
+    def keep(self, kept_piece: Sequence[bool], check: Callable[[], None] = lambda: None) -> None:
+        """Drop every edge whose piece is not kept (``kept_piece[p]`` False); ``check`` as in the
+        constructor."""
         mask = np.array(kept_piece, dtype=bool)[self.pieces]
         if mask.all():
             return
@@ -123,7 +133,8 @@ class FlatLattice:
         self.local_s = self.local_e = self.pieces = self.layer_pieces = self.gs = self.ge = np.zeros(0, np.int32)
         self.visit_of_layer = self.visit_pieces = self.local_s
         self.back = []
-        self._set_edges(starts, ends, pieces, per_word)
+        check()
+        self._set_edges(starts, ends, pieces, per_word, check)
 
     def last_occurrence(self, n_pieces: int) -> tuple[list[int], list[int]]:
         """For each piece, the word of its last edge (−1: none) and that edge's start."""

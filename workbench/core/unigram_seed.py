@@ -59,10 +59,14 @@ def word_codes(words: Sequence[str], pad: int) -> tuple[np.ndarray, np.ndarray]:
     return codes, first
 
 
-def valid_lengths(codes: np.ndarray, max_len: int, script_class: Callable[[str], str]) -> np.ndarray:
+def valid_lengths(codes: np.ndarray, max_len: int, script_class: Callable[[str], str],
+                  check: Callable[[], None] = lambda: None,
+                  distinct_inverse: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """For each position, how many characters from it may be a piece (0 at separators):
-    ``valid_limits(word, max_len)[i] - i`` for every word at once."""
-    distinct, inverse = np.unique(codes, return_inverse=True)
+    ``valid_limits(word, max_len)[i] - i`` for every word at once. ``distinct_inverse``:
+    ``np.unique(codes, return_inverse=True)`` when the caller has it."""
+    distinct, inverse = distinct_inverse or np.unique(codes, return_inverse=True)
+    check()
     names: dict[str, int] = {}
     cls_of = np.empty(len(distinct), dtype=np.int32)
     for k, code in enumerate(distinct.tolist()):
@@ -73,6 +77,7 @@ def valid_lengths(codes: np.ndarray, max_len: int, script_class: Callable[[str],
         name = script_class(ch)
         cls_of[k] = _INHERITED if name == "Inherited" else names.setdefault(name, len(names) + 2)
     cls = cls_of[inverse.reshape(-1)]
+    check()
     m = len(cls)
     pos = np.arange(m, dtype=np.int64)
     # Combining marks take the class of the last character before them that is not one (a barrier
@@ -81,6 +86,7 @@ def valid_lengths(codes: np.ndarray, max_len: int, script_class: Callable[[str],
     np.maximum.accumulate(source, out=source)
     ec = np.where(source >= 0, cls[np.maximum(source, 0)], _BARRIER)
     ec = np.where((cls == _INHERITED) & (ec == _BARRIER), _INHERITED, np.where(cls == _INHERITED, ec, cls))
+    check()
     # Runs of one class (a barrier is a run of its own): ends[i] = where i's run ends.
     starts_run = np.ones(m, dtype=bool)
     starts_run[1:] = (ec[1:] != ec[:-1]) | (ec[1:] == _BARRIER) | (ec[:-1] == _BARRIER)
@@ -90,6 +96,7 @@ def valid_lengths(codes: np.ndarray, max_len: int, script_class: Callable[[str],
     barrier = ec == _BARRIER
     ends[barrier] = pos[barrier]
     limit = ends
+    check()
     meta = codes == ord(METASPACE)
     if meta.any():
         nxt = np.append(ec[1:], _BARRIER)
@@ -100,13 +107,13 @@ def valid_lengths(codes: np.ndarray, max_len: int, script_class: Callable[[str],
     return np.minimum(limit - pos, max_len).astype(np.int32)
 
 
-def _prefix_sorted(codes: np.ndarray, depth: int, check: Callable[[], None]) -> tuple[np.ndarray, np.ndarray]:
+def _prefix_sorted(inverse: np.ndarray, depth: int, check: Callable[[], None]) -> tuple[np.ndarray, np.ndarray]:
     """Positions sorted by their first ``depth`` characters (or more) and the common prefix length of
     each with the one before it (capped at the largest power of two below ``depth`` × 2 − 1, at
-    least ``depth``; 0 for the first). ``codes`` must end in at least ``2 * depth`` NULs."""
-    m = len(codes)
-    _distinct, rank = np.unique(codes, return_inverse=True)
-    rank = rank.reshape(-1).astype(np.int64)
+    least ``depth``; 0 for the first). ``inverse``: each position's rank among the distinct code
+    points (``np.unique``'s inverse), the text ending in at least ``2 * depth`` NULs (rank 0)."""
+    m = len(inverse)
+    rank = inverse.reshape(-1).astype(np.int64)
     levels = [rank]  # levels[a]: dense rank of each position's first 2**a characters
     h = 1
     order = np.argsort(rank, kind="stable")
@@ -129,6 +136,7 @@ def _prefix_sorted(codes: np.ndarray, depth: int, check: Callable[[], None]) -> 
         del new
         levels.append(nxt)
         h *= 2
+        check()
     check()
     # Common prefix of neighbours in the sorted order, by binary lifting over the ranks.
     x, y = order[:-1], order[1:]
@@ -138,6 +146,7 @@ def _prefix_sorted(codes: np.ndarray, depth: int, check: Callable[[], None]) -> 
         lv = levels[a]
         xi, yi = np.minimum(x + lcp, m - 1), np.minimum(y + lcp, m - 1)
         lcp += np.where(lv[xi] == lv[yi], step, 0)
+        check()
     out = np.zeros(m, dtype=np.int32)
     out[1:] = np.minimum(lcp, 1 << 30)
     return order, out
@@ -167,7 +176,10 @@ def seed(words: Sequence[str], counts: Sequence[int], max_len: int, room: int, c
     if len(codes) >= (1 << 31) - 1:
         raise ValueError("Unigram seeding handles distinct words of up to 2**31 characters in all")
     check()
-    vlen = valid_lengths(codes, max_len, script_class)
+    distinct, inverse = np.unique(codes, return_inverse=True)
+    check()
+    vlen = valid_lengths(codes, max_len, script_class, check, (distinct, inverse))
+    check()
     n_words = len(words)
     lens = np.fromiter(map(len, words), dtype=np.int64, count=n_words)
     word_of = np.repeat(np.arange(n_words, dtype=np.int64), lens + 1)
@@ -180,10 +192,11 @@ def seed(words: Sequence[str], counts: Sequence[int], max_len: int, room: int, c
     reaches_end = (pos_all + vlen == first_ext[word_of] + lens_ext[word_of]) & (vlen > 0)
     del pos_all
     is_char = codes != 0
-    char_ids = _char_ids(codes, is_char, char_pid)
-    check()
-    order, lcp = _prefix_sorted(codes, depth, check)
     del codes
+    char_ids = np.array([char_pid(chr(c)) for c in distinct.tolist()], dtype=np.int32)[inverse.reshape(-1)[is_char]]
+    check()
+    order, lcp = _prefix_sorted(inverse, depth, check)
+    del inverse
     # Only positions where some substring of 2+ characters is valid take part.
     keep = vlen[order] >= 2
     idx = order[keep]
@@ -269,6 +282,7 @@ def seed(words: Sequence[str], counts: Sequence[int], max_len: int, room: int, c
     del is_char
     if (char_ids < 0).any():  # a character with no id has no edge (cannot happen in training)
         char_pos, char_ids = char_pos[char_ids >= 0], char_ids[char_ids >= 0]
+    check()
     per_pos = np.zeros(len(word_of), dtype=np.int32)
     per_pos[char_pos] = 1
     for positions in hit_pos:
@@ -278,6 +292,7 @@ def seed(words: Sequence[str], counts: Sequence[int], max_len: int, room: int, c
     per_word = np.add.reduceat(per_pos, word_first).astype(np.int64) if n_words else np.zeros(0, np.int64)
     slot -= per_pos  # each position's first slot
     del per_pos
+    check()
     local = (np.arange(len(word_of), dtype=np.int64) - first_ext[word_of]).astype(np.int32)
     starts = np.empty(n_edges, dtype=np.int32)
     ends = np.empty(n_edges, dtype=np.int32)
@@ -288,12 +303,14 @@ def seed(words: Sequence[str], counts: Sequence[int], max_len: int, room: int, c
     ids[at] = char_ids
     slot[char_pos] += 1
     del char_pos, char_ids, at
+    check()
     for length, (positions, pid) in enumerate(zip(hit_pos, hit_pid), start=2):
         at = slot[positions]
         starts[at] = local[positions]
         ends[at] = starts[at] + length
         ids[at] = pid
         slot[positions] += 1
+        check()
     del hit_pos, hit_pid, slot, local
     if n_words and int(lens.max()) < (1 << 15) - 1:  # the lattice's own position type: no copy there
         starts, ends = starts.astype(np.int16), ends.astype(np.int16)
@@ -333,11 +350,3 @@ def _fold(lcp: np.ndarray, keep: np.ndarray) -> np.ndarray:
     out = np.minimum.reduceat(lcp[: kept[-1] + 1], seg)
     out[0] = 0
     return out
-
-
-def _char_ids(codes: np.ndarray, is_char: np.ndarray, char_pid: Callable[[str], int]) -> np.ndarray:
-    """The lattice id of every character position (``is_char``), in position order."""
-    chars = codes[is_char]
-    distinct, inverse = np.unique(chars, return_inverse=True)
-    table = np.array([char_pid(chr(c)) for c in distinct.tolist()], dtype=np.int32)
-    return table[inverse.reshape(-1)]

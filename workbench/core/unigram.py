@@ -1061,8 +1061,7 @@ class UnigramTrainer:
             if self._dirty:
                 self._filter_edges()
             self._check_stop()
-            where_w, where_s = self._lattice.last_occurrence(len(self._lens))
-            self._where = (np.array(where_w, dtype=np.int64), np.array(where_s, dtype=np.int64))
+            self._where = self._lattice.last_occurrence(len(self._lens))
         at = np.array(pieces, dtype=np.int64)
         lens = np.array(self._lens, dtype=np.int64)[at]
         other, paths = piece_paths(self._lattice, self._where[0][at], self._where[1][at], lens, logs,

@@ -136,15 +136,17 @@ class FlatLattice:
         check()
         self._set_edges(starts, ends, pieces, per_word, check)
 
-    def last_occurrence(self, n_pieces: int) -> tuple[list[int], list[int]]:
+    def last_occurrence(self, n_pieces: int) -> tuple[np.ndarray, np.ndarray]:
         """For each piece, the word of its last edge (−1: none) and that edge's start."""
-        idx = np.arange(len(self.pieces), dtype=np.int64)
-        last = np.full(n_pieces, -1, dtype=np.int64)
+        itype = np.int32 if len(self.pieces) < (1 << 31) - 1 else np.int64
+        idx = np.arange(len(self.pieces), dtype=itype)
+        last = np.full(n_pieces, -1, dtype=itype)
         np.maximum.at(last, self.pieces, idx)
+        del idx
         word = np.searchsorted(self.edge_off, last, side="right") - 1
         word[last < 0] = -1
         start = np.where(last >= 0, self.local_s[np.maximum(last, 0)], 0)
-        return word.tolist(), start.tolist()
+        return word.astype(np.int64), start.astype(np.int64)
 
     # ---- passes ----------------------------------------------------------------------------------
     def forward_backward(self, weights: Sequence[float], check: Callable[[], None],
@@ -286,7 +288,12 @@ def e_step(lattice: FlatLattice, weights: Sequence[float], log_k: float, redo: L
             visit[a:b] = contributions
     # A running sum in word order (np.add.accumulate adds one by one; np.sum would pair them up).
     log_lik = float(np.add.accumulate(terms)[-1]) if len(terms) else 0.0
-    return np.bincount(visit_pieces, weights=visit, minlength=len(weights)).tolist(), log_lik
+    # Summed into each piece in visit order (np.add.at adds one term after another, as bincount
+    # would), a slice at a time: bincount would first copy all the int32 piece ids to int64.
+    expected = np.zeros(len(weights), dtype=np.float64)
+    for a in range(0, len(visit), 1 << 20):
+        np.add.at(expected, visit_pieces[a:a + (1 << 20)], visit[a:a + (1 << 20)])
+    return expected.tolist(), log_lik
 
 
 def viterbi_counts(lattice: FlatLattice, logs: Sequence[float], alive: Sequence[bool],
@@ -316,12 +323,13 @@ def piece_paths(lattice: FlatLattice, words: np.ndarray, starts: np.ndarray, len
     if not len(words):
         return np.zeros(0, dtype=np.float64), []
     check()
-    edge_word = np.repeat(np.arange(len(lattice.per_word), dtype=np.int64), lattice.per_word)
-    start_node = lattice.node_off[edge_word] + lattice.local_s  # ascending: edges are in (word, start) order
-    del edge_word
-    base = lattice.node_off[words] + starts
+    # Each edge's start node, ascending (edges are in (word, start) order); int32 while nodes fit.
+    ntype = np.int32 if lattice.n_nodes < (1 << 31) - 1 else np.int64
+    start_node = np.repeat(lattice.node_off.astype(ntype), lattice.per_word)
+    start_node += lattice.local_s
+    base = (lattice.node_off[words] + starts).astype(ntype)
     lo = np.searchsorted(start_node, base, side="left")
-    hi = np.searchsorted(start_node, base + lens, side="left")
+    hi = np.searchsorted(start_node, base + lens.astype(ntype), side="left")
     del start_node
     cnt = hi - lo
     owner = np.repeat(k_of, cnt)

@@ -17,7 +17,9 @@ word-count table (SentencePiece too splits its sentences into ▁-words and coun
    same character, a word's end counting as one follower), valid as pieces (``▁`` only first, one
    Unicode script, combining marks with their base), scored by frequency × length, best first, at
    most ``seed_size``; scores become log probabilities. On the shared corpora this gives 298k
-   seeds where sentencepiece reports 279k, and EM sizes within 3 % of its own.
+   seeds where sentencepiece reports 279k, and EM sizes within 3 % of its own. Counted for all
+   distinct words at once in numpy (:mod:`workbench.core.unigram_seed`), the same result as
+   counting strings.
 3. Rounds of two EM steps (forward-backward over each word's lattice; the M step drops pieces with
    expected count < 0.5 and uses the digamma "Bayesian" update), then pruning: the pieces whose
    removal loses least likelihood go, keeping ``max(1.1 × vocab_size, 0.75 × size)`` — until the

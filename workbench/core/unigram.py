@@ -908,9 +908,7 @@ class UnigramTrainer:
     def _seed(self) -> None:
         """Seed pieces and every word's lattice (:mod:`workbench.core.unigram_seed`: all substrings
         counted at once in numpy, the same seeds and lattices as the string-by-string count)."""
-        import numpy as np
-
-        from workbench.core.unigram_lattice import FlatLattice
+        from workbench.core.unigram_lattice import lattice_of
         from workbench.core.unigram_seed import seed
 
         check = self._check_stop
@@ -935,15 +933,10 @@ class UnigramTrainer:
         self._alive = [True] * len(self._pieces) + [False]
         self._order = list(range(len(self._pieces)))
         self._is_char = [n == 1 for n in self._lens]
-        ids = found.ids
-        if unk_pid != self._unk_pid:
-            ids[ids == unk_pid] = self._unk_pid
-        self._lattice: FlatLattice = FlatLattice(found.starts, found.ends, ids, found.per_word,
-                                                 np.array(self._word_lens, dtype=np.int64),
-                                                 np.array(self._counts, dtype=np.int64), check)
+        self._lattice: FlatLattice = lattice_of(found, unk_pid, self._unk_pid, self._word_lens, self._counts, check)
         del found
         # Where each piece last occurs, for pruning: found when first needed (see _piece_paths).
-        self._where: tuple[np.ndarray, np.ndarray] | None = None
+        self._where: tuple[Sequence[int], Sequence[int]] | None = None  # numpy arrays
         self._dirty = False
         self._initial_pieces = len(self._order)
         self._seeded = True
@@ -958,23 +951,17 @@ class UnigramTrainer:
     def _log_scores(self) -> list[float]:
         """Score per pid as the lattice uses it: removed characters and the unknown character
         score ``min − 10``; removed longer pieces −inf (their edges are filtered)."""
-        import numpy as np
+        from workbench.core.unigram_lattice import lattice_scores
 
-        scores = np.array(self._scores, dtype=np.float64)
-        unk = float(scores[np.array(self._order, dtype=np.int64)].min()) - UNK_PENALTY
-        alive = np.array(self._alive, dtype=bool)
-        chars = np.array(self._is_char, dtype=bool)
-        return np.where(alive, scores, np.where(chars, unk, -math.inf)).tolist()
+        return lattice_scores(self._scores, self._order, self._alive, self._is_char, UNK_PENALTY)
 
     # -- EM
     @_pausing_gc
     def _e_step(self) -> tuple[list[float], float, float]:
-        from workbench.core.unigram_lattice import e_step
+        from workbench.core.unigram_lattice import e_step, scaled_weights
 
         if self._dirty:
             self._filter_edges()
-        import numpy as np
-
         logs = self._log_scores()
         total_chars = self._total_chars
         # Forward-backward in probabilities, not logs (no exp/log per edge): each piece's weight is
@@ -982,9 +969,7 @@ class UnigramTrainer:
         # near 1; words where it still over- or underflows are redone in log space. All words at
         # once, layer by layer (unigram_lattice), with the floats of an edge-by-edge loop.
         log_k = self._log_k
-        # (math.exp on the doubles numpy adds: the same numbers as a loop; exp(−inf) is 0)
-        W = list(map(math.exp, (np.array(logs, dtype=np.float64)
-                                + log_k * np.array(self._lens, dtype=np.float64)).tolist()))
+        W = scaled_weights(logs, self._lens, log_k)
         expected, log_lik = e_step(self._lattice, W, log_k, lambda S, E, P, n, c: self._e_word_log(S, E, P, n, c, logs),
                                    self._check_stop)
         self._log_k = -log_lik / total_chars if total_chars else 0.0
@@ -1055,20 +1040,16 @@ class UnigramTrainer:
         piece alone unless a path of two or more beats it (strictly: the first found wins), and the
         second best is that path. All pieces at once (:func:`unigram_lattice.piece_paths`).
         """
-        import numpy as np
-
         from workbench.core.unigram_lattice import piece_paths
 
         if self._where is None:
             if self._dirty:
                 self._filter_edges()
             self._check_stop()
-            self._where = self._lattice.last_occurrence(len(self._lens))
-        at = np.array(pieces, dtype=np.int64)
-        lens = np.array(self._lens, dtype=np.int64)[at]
-        other, paths = piece_paths(self._lattice, self._where[0][at], self._where[1][at], lens, logs,
-                                   self._check_stop)
-        return [(2, []) if o > logs[p] else (1, path) for p, o, path in zip(pieces, other.tolist(), paths)]
+            self._where = self._lattice.last_occurrence(len(self._lens))  # type: ignore[assignment]
+        assert self._where is not None
+        other, paths = piece_paths(self._lattice, pieces, self._where, self._lens, logs, self._check_stop)
+        return [(2, []) if o > logs[p] else (1, path) for p, o, path in zip(pieces, other, paths)]
 
     @_pausing_gc
     def _prune(self, desired: int) -> tuple[int, float]:

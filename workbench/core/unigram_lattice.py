@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from itertools import chain
+from typing import Any
 
 import numpy as np
 
@@ -307,8 +308,9 @@ def viterbi_counts(lattice: FlatLattice, logs: Sequence[float], alive: Sequence[
     return freq.tolist(), int(weight.sum())
 
 
-def piece_paths(lattice: FlatLattice, words: np.ndarray, starts: np.ndarray, lens: np.ndarray,
-                logs: Sequence[float], check: Callable[[], None]) -> tuple[np.ndarray, list[list[int]]]:
+def piece_paths(lattice: FlatLattice, pieces: Sequence[int], where: tuple[Sequence[int], Sequence[int]],
+                piece_lens: Sequence[int], logs: Sequence[float], check: Callable[[], None],
+                ) -> tuple[list[float], list[list[int]]]:
     """SentencePiece's two-best for many pieces at once, over each piece's own lattice: the edges of
     word ``words[k]`` that lie inside ``starts[k] .. starts[k] + lens[k]``, without the piece's own
     edge (the one spanning it all).
@@ -319,9 +321,14 @@ def piece_paths(lattice: FlatLattice, words: np.ndarray, starts: np.ndarray, len
     layer by start as :meth:`FlatLattice.viterbi` (strictly better wins, the first found stays):
     the floats and choices of the piece-by-piece loop it replaces.
     """
+    at = np.asarray(pieces, dtype=np.int64)
+    words = np.asarray(where[0], dtype=np.int64)[at]
+    starts = np.asarray(where[1], dtype=np.int64)[at]
+    lens = np.asarray(piece_lens, dtype=np.int64)[at]
+    del at
     k_of = np.arange(len(words), dtype=np.int64)
     if not len(words):
-        return np.zeros(0, dtype=np.float64), []
+        return [], []
     check()
     # Each edge's start node, ascending (edges are in (word, start) order); int32 while nodes fit.
     ntype = np.int32 if lattice.n_nodes < (1 << 31) - 1 else np.int64
@@ -380,10 +387,37 @@ def piece_paths(lattice: FlatLattice, words: np.ndarray, starts: np.ndarray, len
         cur = back_s[cur]
         live = cur > node0[k]
         cur, k = cur[live], k[live]
-    pieces = np.concatenate(steps_p)
+    path_pieces = np.concatenate(steps_p)
     who = np.concatenate(steps_k)
     by = np.argsort(who, kind="stable")
     cut = np.searchsorted(who[by], k_of, side="left").tolist() + [len(by)]
-    flat = pieces[by].tolist()
+    flat = path_pieces[by].tolist()
     paths = [flat[cut[j]:cut[j + 1]] for j in range(len(words))]
-    return other, paths
+    return other.tolist(), paths
+
+
+def lattice_scores(scores: Sequence[float], order: Sequence[int], alive: Sequence[bool], is_char: Sequence[bool],
+                   penalty: float) -> list[float]:
+    """Score per piece as the lattice uses it: live pieces their own; removed characters and the
+    unknown character ``min − penalty`` (the lowest live score); removed longer pieces −inf."""
+    arr = np.array(scores, dtype=np.float64)
+    unk = float(arr[np.array(order, dtype=np.int64)].min()) - penalty
+    return np.where(np.array(alive, dtype=bool), arr, np.where(np.array(is_char, dtype=bool), unk, -math.inf)).tolist()
+
+
+def scaled_weights(logs: Sequence[float], lens: Sequence[int], log_k: float) -> list[float]:
+    """``exp(log + log_k × length)`` per piece: ``math.exp`` on the doubles numpy adds, the same
+    numbers as a loop of Python floats (exp(−inf) is 0)."""
+    x = np.array(logs, dtype=np.float64) + log_k * np.array(lens, dtype=np.float64)
+    return list(map(math.exp, x.tolist()))
+
+
+def lattice_of(found: Any, unk_from: int, unk_to: int, word_lens: Sequence[int], counts: Sequence[int],
+               check: Callable[[], None]) -> FlatLattice:
+    """The flat lattice of seeding's edges (:class:`workbench.core.unigram_seed.Seeds`), the
+    placeholder id ``unk_from`` of the unknown character renumbered ``unk_to``."""
+    ids = found.ids
+    if unk_from != unk_to:
+        ids[ids == unk_from] = unk_to
+    return FlatLattice(found.starts, found.ends, ids, found.per_word, np.array(word_lens, dtype=np.int64),
+                       np.array(counts, dtype=np.int64), check)

@@ -140,13 +140,15 @@ class _CheckedTrainer(UnigramTrainer):
     checked = 0
     gc_seen: list[bool]
 
-    def _piece_paths(self, p: int, logs: list[float]) -> tuple[int, list[int]]:
+    def _piece_paths(self, pieces: list[int], logs: list[float]) -> list[tuple[int, list[int]]]:
         self.gc_seen.append(gc.isenabled())
-        got = super()._piece_paths(p, logs)
-        best_len, alternatives = _two_pass_paths(self, p, logs)
-        assert got == (min(best_len, 2), alternatives), (self._pieces[p], got, best_len, alternatives)
-        type(self).checked += 1
-        return got
+        found = super()._piece_paths(pieces, logs)
+        assert len(found) == len(pieces)
+        for p, got in zip(pieces, found):
+            best_len, alternatives = _two_pass_paths(self, p, logs)
+            assert got == (min(best_len, 2), alternatives), (self._pieces[p], got, best_len, alternatives)
+            type(self).checked += 1
+        return found
 
 
 def _two_pass_paths(trainer: UnigramTrainer, p: int, logs: list[float]) -> tuple[int, list[int]]:

@@ -17,7 +17,9 @@ word-count table (SentencePiece too splits its sentences into ▁-words and coun
    same character, a word's end counting as one follower), valid as pieces (``▁`` only first, one
    Unicode script, combining marks with their base), scored by frequency × length, best first, at
    most ``seed_size``; scores become log probabilities. On the shared corpora this gives 298k
-   seeds where sentencepiece reports 279k, and EM sizes within 3 % of its own.
+   seeds where sentencepiece reports 279k, and EM sizes within 3 % of its own. Counted for all
+   distinct words at once in numpy (:mod:`workbench.core.unigram_seed`), the same result as
+   counting strings.
 3. Rounds of two EM steps (forward-backward over each word's lattice; the M step drops pieces with
    expected count < 0.5 and uses the digamma "Bayesian" update), then pruning: the pieces whose
    removal loses least likelihood go, keeping ``max(1.1 × vocab_size, 0.75 × size)`` — until the
@@ -54,7 +56,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, wraps
-from itertools import accumulate, islice, pairwise, repeat
+from itertools import accumulate, pairwise
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import regex
@@ -870,6 +872,7 @@ class UnigramTrainer:
         self._counts = [words[w] for w in self._words]
         self._word_lens = [len(w) for w in self._words]
         self.token_count = sum(len(w) * c for w, c in zip(self._words, self._counts))
+        self._total_chars = self.token_count  # characters of the corpus (the E step's scale)
         self._seeded = False  # seeds and lattices are made by run() (stoppable) or on first need
         self._stopped = False  # run() was stopped: tokenizer() gives the model of the last step
         self._stop: Callable[[], bool] = _never
@@ -903,85 +906,21 @@ class UnigramTrainer:
     # -- seeds and lattices
     @_pausing_gc
     def _seed(self) -> None:
-        maxlen = self.config.max_piece_length
+        """Seed pieces and every word's lattice (:mod:`workbench.core.unigram_seed`: all substrings
+        counted at once in numpy, the same seeds and lattices as the string-by-string count)."""
+        from workbench.core.unigram_lattice import lattice_of
+        from workbench.core.unigram_seed import seed
+
         check = self._check_stop
-        # Stop checks between blocks of words of about _BLOCK_WORK characters × piece lengths.
-        word_blocks = blocks([n * maxlen for n in self._word_lens])
-        limits: list[list[int]] = []
-        for a, b in word_blocks:
-            check()
-            limits.extend([valid_limits(word, maxlen) for word in self._words[a:b]])
-        # The hot loop. Substrings of words seen a few times (most of the distinct text) are listed,
-        # as often as the word is seen, and counted by Counter in C; the other words add theirs with
-        # their weight. The same for each start's substring one character longer than valid (for
-        # branching) and for valid substrings that end a word (followed by "end"). No order of
-        # these tables matters: the seeds are sorted by a total order.
-        occ: Counter = Counter()
-        ext: Counter = Counter()
-        at_end: Counter = Counter()
-        weighted: list[tuple[str, int, list[int]]] = []
-        for a, b in word_blocks:
-            check()
-            once: list[str] = []
-            ext_once: list[str] = []
-            end_once: list[str] = []
-            for word, c, lim in zip(self._words[a:b], self._counts[a:b], limits[a:b]):
-                if c > _LISTED_COUNT:
-                    weighted.append((word, c, lim))
-                    continue
-                n = len(word)
-                subs = [word[i:j] for i in range(n) for j in range(i + 2, lim[i] + 1)]
-                exts = [word[i:top + 1] for i, top in enumerate(lim) if top - i >= 2 and top < n]
-                ends = [word[i:] for i, top in enumerate(lim) if top - i >= 2 and top >= n]
-                for _ in range(c):
-                    once.extend(subs)
-                    ext_once.extend(exts)
-                    end_once.extend(ends)
-            occ.update(once)
-            ext.update(ext_once)
-            at_end.update(end_once)
-        del once, ext_once, end_once
-        oget, eget, aget = occ.get, ext.get, at_end.get
-        for k, (word, c, lim) in enumerate(weighted):
-            if not k & 255:
-                check()
-            n = len(word)
-            for i in range(n):
-                top = lim[i]
-                for j in range(i + 2, top + 1):
-                    s = word[i:j]
-                    occ[s] = oget(s, 0) + c
-                if top - i >= 2:
-                    if top < n:
-                        s = word[i:top + 1]
-                        ext[s] = eget(s, 0) + c
-                    else:
-                        s = word[i:]
-                        at_end[s] = aget(s, 0) + c
-        # A substring always followed by the same character (or always ending its word) is not a
-        # suffix-tree node: SentencePiece never sees it as a seed. Extensions seen once cannot
-        # equal a count of two or more, so they are skipped.
-        check()
-        most: dict[str, int] = dict(at_end)
-        mget = most.get
-        for table in (occ, ext):
-            for k, (s, o) in enumerate(table.items()):
-                if not k & 0xFFFF:
-                    check()
-                if o >= 2 and len(s) > 2:
-                    p = s[:-1]
-                    if o > mget(p, 0):
-                        most[p] = o
-        candidates: list[tuple[int, str]] = []
-        items = iter(occ.items())
-        while chunk := list(islice(items, 1 << 17)):
-            check()
-            candidates.extend([(-o * len(s), s) for s, o in chunk if o >= 2 and mget(s, 0) != o])
-        candidates = _sorted_stoppable(candidates, check)
+        required = list(self.required)
+        room = max(self.config.seed_size - len(required), 0)
+        char_pid = {ch: i for i, ch in enumerate(required)}
+        unk_pid = len(required) + room  # placeholder until the number of seeds is known
+        found = seed(self._words, self._counts, self.config.max_piece_length, room,
+                     lambda ch: char_pid.get(ch, unk_pid if ch == UNK_CHAR else -1),
+                     len(required), script_class, check)
         seeds: list[tuple[str, float]] = [(ch, float(n)) for ch, n in self.required.items()]
-        room = max(self.config.seed_size - len(seeds), 0)
-        seeds.extend((s, float(-neg)) for neg, s in candidates[:room])
-        del occ, ext, at_end, most, candidates
+        seeds.extend(zip(found.pieces, map(float, found.scores)))
         check()
         log_total = math.log(sum(v for _s, v in seeds))
         self._pieces = [s for s, _v in seeds]
@@ -994,33 +933,10 @@ class UnigramTrainer:
         self._alive = [True] * len(self._pieces) + [False]
         self._order = list(range(len(self._pieces)))
         self._is_char = [n == 1 for n in self._lens]
-        check()
-        # Every required character is a seed; the others were replaced by UNK_CHAR.
-        lookup = {s: i for i, s in enumerate(self._pieces)}
-        lookup[UNK_CHAR] = self._unk_pid
-        get = lookup.get
-        # Each word's lattice, edges sorted by (start, end): every character (its piece, or the
-        # unknown character's slot) and every seed inside the word, made block by block into flat
-        # arrays (see workbench.core.unigram_lattice). One comprehension per word: this is the
-        # second-hottest loop of training.
-        from workbench.core.unigram_lattice import LatticeBuilder
-
-        builder = LatticeBuilder()
-        words = self._words
-        for a, b in word_blocks:
-            check()
-            # Every valid substring of the block's words in lattice order (start, then end), looked
-            # up in C; the builder keeps the pieces and works out where each one sits.
-            lims = limits[a:b]
-            subs = [word[i:j] for word, lim in zip(words[a:b], lims)
-                    for i in range(len(word)) for j in range(i + 1, max(lim[i], i + 1) + 1)]
-            builder.add_block(list(map(get, subs, repeat(-1))), lims)
-        del limits, subs
-        check()
-        self._lattice: FlatLattice = builder.finish(self._word_lens, self._counts)
-        # Each piece's own lattice, for pruning: found when first needed (see _own_lattice).
-        self._where: tuple[list[int], list[int]] | None = None
-        self._own: dict[int, tuple[list[int], list[int], list[int], list[int], list[int]]] = {}
+        self._lattice: FlatLattice = lattice_of(found, unk_pid, self._unk_pid, self._word_lens, self._counts, check)
+        del found
+        # Where each piece last occurs, for pruning: found when first needed (see _piece_paths).
+        self._where: tuple[Sequence[int], Sequence[int]] | None = None  # numpy arrays
         self._dirty = False
         self._initial_pieces = len(self._order)
         self._seeded = True
@@ -1029,33 +945,31 @@ class UnigramTrainer:
     def _filter_edges(self) -> None:
         """Drop the edges of removed multi-character pieces (characters stay: they turn unknown)."""
         self._check_stop()
-        self._lattice.keep([a or c for a, c in zip(self._alive, self._is_char)])
+        self._lattice.keep([a or c for a, c in zip(self._alive, self._is_char)], self._check_stop)
         self._dirty = False
 
     def _log_scores(self) -> list[float]:
         """Score per pid as the lattice uses it: removed characters and the unknown character
         score ``min − 10``; removed longer pieces −inf (their edges are filtered)."""
-        alive = self._alive
-        min_score = min(self._scores[p] for p in self._order)
-        unk = min_score - UNK_PENALTY
-        return [s if a else (unk if c else -math.inf)
-                for s, a, c in zip(self._scores, alive, self._is_char)]
+        from workbench.core.unigram_lattice import lattice_scores
+
+        return lattice_scores(self._scores, self._order, self._alive, self._is_char, UNK_PENALTY)
 
     # -- EM
     @_pausing_gc
     def _e_step(self) -> tuple[list[float], float, float]:
-        from workbench.core.unigram_lattice import e_step
+        from workbench.core.unigram_lattice import e_step, scaled_weights
 
         if self._dirty:
             self._filter_edges()
         logs = self._log_scores()
-        total_chars = sum(len(w) * c for w, c in zip(self._words, self._counts))
+        total_chars = self._total_chars
         # Forward-backward in probabilities, not logs (no exp/log per edge): each piece's weight is
         # scaled by K**length, K the corpus' mean probability per character, so a word's sum stays
         # near 1; words where it still over- or underflows are redone in log space. All words at
         # once, layer by layer (unigram_lattice), with the floats of an edge-by-edge loop.
         log_k = self._log_k
-        W = [math.exp(s + log_k * n) if s > -math.inf else 0.0 for s, n in zip(logs, self._lens)]
+        W = scaled_weights(logs, self._lens, log_k)
         expected, log_lik = e_step(self._lattice, W, log_k, lambda S, E, P, n, c: self._e_word_log(S, E, P, n, c, logs),
                                    self._check_stop)
         self._log_k = -log_lik / total_chars if total_chars else 0.0
@@ -1114,80 +1028,28 @@ class UnigramTrainer:
 
         return viterbi_counts(self._lattice, logs, self._alive, self._check_stop)
 
-    def _own_lattice(self, p: int) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
-        """The piece's own lattice, a slice of the lattice of a word it occurs in (the last such
-        occurrence), positions relative to the piece: the inner edges (start, end, pid) that end
-        before the piece's end, then the starts and pids of the other edges into its end.
+    def _piece_paths(self, pieces: list[int], logs: list[float]) -> list[tuple[int, list[int]]]:
+        """SentencePiece's two-best for each of ``pieces`` over its own lattice, a slice of the lattice
+        of a word it occurs in: (length of the best path — 2 standing for "two or more" —, the
+        second-best path's pieces, last first, when the best is the piece alone).
 
-        Built once per piece, at the first pruning step that looks at it, and kept: later steps
-        remove pieces, whose edges then weigh −inf here and can never win a strict comparison, so
-        the kept slice gives what the filtered word lattice would. The occurrences are found once
-        (dict updates that run in C) over the lattices of that first step, after EM has dropped
-        most seeds.
+        The slice is the piece's last occurrence at the first pruning step (found once; a live
+        piece's edges stay, and removed pieces' edges are gone from the lattice or weigh −inf, which
+        never wins a strict comparison). One Viterbi pass gives both paths: the best scores before
+        the piece's end are the same with or without the piece's own edge, so the best path is the
+        piece alone unless a path of two or more beats it (strictly: the first found wins), and the
+        second best is that path. All pieces at once (:func:`unigram_lattice.piece_paths`).
         """
-        found = self._own.get(p)
-        if found is not None:
-            return found
+        from workbench.core.unigram_lattice import piece_paths
+
         if self._where is None:
             if self._dirty:
                 self._filter_edges()
             self._check_stop()
-            self._where = self._lattice.last_occurrence(len(self._lens))
-        w, i = self._where[0][p], self._where[1][p]
-        n = self._lens[p]
-        S, E, P = self._lattice.word_window(w, i, i + n)
-        inner_s: list[int] = []
-        inner_e: list[int] = []
-        inner_p: list[int] = []
-        end_s: list[int] = []
-        end_p: list[int] = []
-        for s, e, q in zip(S, E, P):
-            s -= i
-            e -= i
-            if e < n:
-                inner_s.append(s)
-                inner_e.append(e)
-                inner_p.append(q)
-            elif e == n and s:
-                end_s.append(s)
-                end_p.append(q)
-        found = self._own[p] = (inner_s, inner_e, inner_p, end_s, end_p)
-        return found
-
-    def _piece_paths(self, p: int, logs: list[float]) -> tuple[int, list[int]]:
-        """SentencePiece's two-best over the piece's own lattice: (length of the best path — 2
-        standing for "two or more" —, the second-best path's pieces when the best is the piece alone).
-
-        One Viterbi pass gives both: the best scores before the piece's end are the same with or
-        without the piece's own edge, which is the first edge to reach the end (edges are sorted
-        by start), so the best path is the piece alone unless another edge into the end beats it
-        (strictly, as the first found wins), and the second best is the best of those other edges.
-        """
-        inner_s, inner_e, inner_p, end_s, end_p = self._own_lattice(p)
-        n = self._lens[p]
-        best = [-math.inf] * n
-        best[0] = 0.0
-        back_s = [0] * n
-        back_q = [0] * n
-        for s, e, q in zip(inner_s, inner_e, inner_p):
-            cand = best[s] + logs[q]
-            if cand > best[e]:
-                best[e] = cand
-                back_s[e] = s
-                back_q[e] = q
-        other, other_s, other_q = -math.inf, 0, -1
-        for s, q in zip(end_s, end_p):
-            cand = best[s] + logs[q]
-            if cand > other:
-                other, other_s, other_q = cand, s, q
-        if other > logs[p]:
-            return 2, []
-        out = [other_q]
-        s = other_s
-        while s > 0:
-            out.append(back_q[s])
-            s = back_s[s]
-        return 1, out
+            self._where = self._lattice.last_occurrence(len(self._lens))  # type: ignore[assignment]
+        assert self._where is not None
+        other, paths = piece_paths(self._lattice, pieces, self._where, self._lens, logs, self._check_stop)
+        return [(2, []) if o > logs[p] else (1, path) for p, o, path in zip(pieces, other, paths)]
 
     @_pausing_gc
     def _prune(self, desired: int) -> tuple[int, float]:
@@ -1199,15 +1061,17 @@ class UnigramTrainer:
         kept: list[int] = []
         candidates: list[tuple[float, int, int]] = []
         check = self._check_stop
+        lens = self._lens
+        paths = iter(self._piece_paths([p for p in self._order if freq[p] != 0 and lens[p] != 1], logs))
         for rank, p in enumerate(self._order):
             if not rank & 127:
                 check()
             if freq[p] == 0:
                 continue
-            if self._lens[p] == 1:
+            if lens[p] == 1:
                 kept.append(p)  # no second segmentation: always kept
                 continue
-            best_len, alternatives = self._piece_paths(p, logs)
+            best_len, alternatives = next(paths)
             if best_len >= 2:
                 continue  # the piece's own best split avoids it: safe to remove
             f = freq[p] / total  # SentencePiece: occurrences / all word frequency (same ratio)

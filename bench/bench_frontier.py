@@ -6,10 +6,16 @@
 The shared corpora (``../shared/corpora/*.txt``, ~9 MB, four languages) are cut by language into
 training text and held-out text: every tenth line of each corpus is held out, the two English
 corpora go into one ``en`` file. Files are named by language (``de_train.txt``, ``de_heldout.txt``)
-because parity-aware BPE labels its languages from file names; it takes the held-out files as its
-``--parity-dev`` set (the corpora are not translations of each other, so that set is not parallel
-as the paper's is, and the parity trainer sees the text it is then measured on: its Gini is an
-upper bound on what it would do on unseen text).
+because parity-aware BPE labels its languages from file names.
+
+**The parallel development set.** The shared corpora are not translations of each other, and
+parity-aware BPE needs a parallel set (it serves the language whose development text takes the
+most tokens for the same content). This script builds one from vim's message catalogs where the
+machine has them (``/usr/share/vim/vim90/lang/{de,ru,zh_CN.UTF-8}/LC_MESSAGES/vim.mo``: each message
+that all three translate, its English original and the three translations, one a line; ~2,750 lines,
+~100 KB a language — UI strings, another domain than the corpora), else ``--parallel-dev DIR``
+(``<lang>_dev.txt`` for de, en, ru, zh, line-aligned). Every model is also measured on it:
+"Gini (same content)" is the Gini of the tokens each language needs for it (``stats --parallel``).
 
 ``parity-hybrid`` is parity-aware BPE with its first V/2 merges global (``--parity-global-merges``:
 the paper's hybrid; the number is ours).
@@ -83,12 +89,50 @@ def split_corpora(out: Path) -> tuple[list[Path], list[Path]]:
     return train_files, held_files
 
 
+VIM_LANG = "/usr/share/vim/vim90/lang/{}/LC_MESSAGES/vim.mo"
+
+
+def parallel_dev(out: Path, given: Path | None) -> list[Path]:
+    """de/en/ru/zh development files with the same content, one message a line (see the docstring)."""
+    if given is not None:
+        files = [given / f"{lang}_dev.txt" for lang in ("de", "en", "ru", "zh")]
+        missing = [str(f) for f in files if not f.is_file()]
+        if missing:
+            raise SystemExit(f"--parallel-dev: missing {', '.join(missing)}")
+        return files
+    import gettext
+
+    catalogs = {}
+    for lang, folder in (("de", "de"), ("ru", "ru"), ("zh", "zh_CN.UTF-8")):
+        try:
+            with open(VIM_LANG.format(folder), "rb") as handle:
+                catalogs[lang] = gettext.GNUTranslations(handle)._catalog  # type: ignore[attr-defined]
+        except OSError:
+            raise SystemExit("no parallel development set: vim's message catalogs are not on this machine; "
+                             "give --parallel-dev DIR with de_dev.txt, en_dev.txt, ru_dev.txt, zh_dev.txt") from None
+    keys = [k for k in catalogs["de"] if isinstance(k, str) and k.strip()
+            and all(isinstance(catalogs[c].get(k), str) and catalogs[c][k].strip() for c in catalogs)]
+
+    def one_line(text: str) -> str:
+        return " ".join(text.split())
+
+    data = out / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    texts = {"en": [one_line(k) for k in keys], **{c: [one_line(catalogs[c][k]) for k in keys] for c in catalogs}}
+    files = []
+    for lang in ("de", "en", "ru", "zh"):
+        path = data / f"{lang}_dev.txt"
+        path.write_text("\n".join(texts[lang]) + "\n", encoding="utf-8")
+        files.append(path)
+    return files
+
+
 def hybrid_global_merges(vocab: int) -> int:
     """The hybrid row's global merges: half the vocabulary (the paper leaves the number to the user)."""
     return vocab // 2
 
 
-def train(model: str, vocab: int, train_files: list[Path], held_files: list[Path], out: Path) -> dict:
+def train(model: str, vocab: int, train_files: list[Path], dev_files: list[Path], out: Path) -> dict:
     """Train one model in its own process tree; return its CPU seconds, wall seconds and peak RSS."""
     project = out / "projects" / f"{model}-{vocab}.tokproj"
     project.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +143,7 @@ def train(model: str, vocab: int, train_files: list[Path], held_files: list[Path
            "--project", str(project), "--model", family, "--vocab-size", str(vocab),
            "--name", f"{model}-{vocab}", "--no-count-cache", "--progress", "none", "--json"]
     if family == "parity-bpe":
-        cmd += ["--parity-dev", ",".join(map(str, held_files))]
+        cmd += ["--parity-dev", ",".join(map(str, dev_files))]
     if model == "parity-hybrid":  # the paper's hybrid: plain BPE's first merges, then parity-driven ones
         cmd += ["--parity-global-merges", str(hybrid_global_merges(vocab))]
     env = dict(os.environ)
@@ -135,16 +179,23 @@ def train(model: str, vocab: int, train_files: list[Path], held_files: list[Path
             "peak_mb": max(peak, usage.ru_maxrss * 1024) / 2**20, "project": str(project)}
 
 
-def measure(project: str, held_files: list[Path]) -> dict:
-    """The held-out text under one tokenizer: the stats total row."""
-    cmd = ["nice", "-n", "5", str(WORKBENCH), "stats", *map(str, held_files), "--tokenizer", project,
-           "--no-cache", "--json"]
+def _stats_total(project: str, files: list[Path], *extra: str) -> dict:
+    cmd = ["nice", "-n", "5", str(WORKBENCH), "stats", *map(str, files), "--tokenizer", project,
+           "--no-cache", "--json", *extra]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     doc = json.loads(subprocess.run(cmd, check=True, capture_output=True, env=env, text=True).stdout)
     totals = doc["totals"]
-    row = totals[0] if isinstance(totals, list) else totals
-    return {k: row.get(k) for k in ("tokens", "chars", "chars_per_token", "renyi_efficiency",
-                                    "gini_language_cost", "chars_lost_to_unknown", "vocab_size")}
+    return totals[0] if isinstance(totals, list) else totals
+
+
+def measure(project: str, held_files: list[Path], dev_files: list[Path]) -> dict:
+    """The held-out text under one tokenizer (the stats total row), and the Gini of the tokens each
+    language needs for the parallel development set's content."""
+    row = _stats_total(project, held_files)
+    same = _stats_total(project, dev_files, "--parallel")
+    return {**{k: row.get(k) for k in ("tokens", "chars", "chars_per_token", "renyi_efficiency",
+                                       "gini_language_cost", "chars_lost_to_unknown", "vocab_size")},
+            "gini_parallel": same.get("gini_language_cost")}
 
 
 def line_breaks(project: str, held_files: list[Path], out: Path) -> dict:
@@ -187,8 +238,8 @@ def superbpe_note(rows: list[dict]) -> str:
 
 def table(rows: list[dict]) -> str:
     out = ["| V | model | held-out tokens | chars/token | tokens vs BPE | Rényi eff. (α 2.5) "
-           "| Gini (lang. cost) | chars lost to unk | train CPU s | × BPE | peak MB |",
-           "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| Gini (lang. cost) | Gini (same content) | chars lost to unk | train CPU s | × BPE | peak MB |",
+           "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     base = {r["vocab"]: r for r in rows if r["model"] == "bpe"}
     order = {m: i for i, m in enumerate(MODELS)}
     for r in sorted(rows, key=lambda r: (r["vocab"], order[r["model"]])):
@@ -197,9 +248,10 @@ def table(rows: list[dict]) -> str:
               else f"{(r['tokens'] / b['tokens'] - 1) * 100:+.1f} %".replace("-", "−"))
         cpu_x = "—" if b is None else f"{r['cpu_s'] / b['cpu_s']:.2f}"
         lost = r.get("chars_lost_to_unknown") or 0.0
+        same = "—" if r.get("gini_parallel") is None else f"{r['gini_parallel']:.4f}"
         out.append(
             f"| {r['vocab']:,} | {LABELS[r['model']]} | {r['tokens']:,} | {r['chars_per_token']:.3f} | {vs} "
-            f"| {r['renyi_efficiency']:.4f} | {r['gini_language_cost']:.4f} | {lost * 100:.2f} % "
+            f"| {r['renyi_efficiency']:.4f} | {r['gini_language_cost']:.4f} | {same} | {lost * 100:.2f} % "
             f"| {r['cpu_s']:.1f} | {cpu_x} | {r['peak_mb']:.0f} |")
     return "\n".join(out)
 
@@ -211,19 +263,22 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bench_frontier")
     ap.add_argument("--stop-after", type=float, default=None, help="start no training after this many seconds")
     ap.add_argument("--table-only", action="store_true")
+    ap.add_argument("--parallel-dev", type=Path, default=None,
+                    help="a folder with de_dev.txt en_dev.txt ru_dev.txt zh_dev.txt (default: vim's catalogs)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     results = args.out / "results.jsonl"
     if not args.table_only:
         train_files, held_files = split_corpora(args.out)
+        dev_files = parallel_dev(args.out, args.parallel_dev)
         begun = time.perf_counter()
         for vocab in args.vocab:
             for model in args.models:
                 if args.stop_after is not None and time.perf_counter() - begun > args.stop_after:
                     print(f"skipped {model} V {vocab}: past --stop-after", file=sys.stderr)
                     continue
-                cost = train(model, vocab, train_files, held_files, args.out)
-                row = {"model": model, "vocab": vocab, **cost, **measure(cost["project"], held_files),
+                cost = train(model, vocab, train_files, dev_files, args.out)
+                row = {"model": model, "vocab": vocab, **cost, **measure(cost["project"], held_files, dev_files),
                        "load": os.getloadavg()}
                 print(f"{model} V {vocab}: {row['cpu_s']:.1f} s CPU, {row['peak_mb']:.0f} MB, "
                       f"{row['tokens']} tokens, load {row['load'][0]:.1f}", file=sys.stderr, flush=True)

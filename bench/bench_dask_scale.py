@@ -4,10 +4,10 @@ local cluster of 2 worker processes, each bounded by ``--memory-limit`` (issue 2
     python bench/bench_dask_scale.py [--gb 10] [--memory-limit 4GB] [--dir DIR] [--keep] [--json]
     python bench/bench_dask_scale.py --shards 'DIR/shard-*.jsonl.zst' --expect-distinct N
 
-**The corpus**: ``--gb`` parts of 1 GiB of text each, written by ``bench_scale.generate`` into
+**The corpus**: ``--gb`` parts of 1 GiB of text each, written by ``bench_scale.generate_shards`` into
 ``--dir`` one part after the other, each continuing the copies of the one before (part *j* starts
-at copy 112·*j*), so the ten GB are ten different GB whose new words keep following the Heaps' law
-fitted on the shared corpora (see ``bench_scale.py``). Without ``--keep`` the shards are deleted
+at the copy after part *j*−1's last — 121 copies a GiB), so the ten GB are ten different GB whose
+new words keep following the Heaps' law fitted on the shared corpora (see ``bench_scale.py``). Without ``--keep`` the shards are deleted
 afterwards. ``--shards GLOB`` counts existing shards instead (e.g. the 1 GB of ``bench_scale.py``).
 
 **The run**: ``examples/dask_count.py`` (``main``, GPT-2 pre-tokenizer, lines) with a client on a
@@ -37,11 +37,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scale import generate  # noqa: E402
+from bench_scale import generate_shards  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "dask_count.py"
-COPIES_PER_GB = 112  # copies of the shared corpora (8.5 MB of non-blank lines) in 1 GiB, rounded down
 
 
 def load_example():
@@ -82,13 +81,15 @@ def main() -> None:
     generated = False
     if args.shards:
         shards = sorted(glob.glob(args.shards))
-        text_bytes = None
+        info = Path(shards[0]).parent / "corpus.json"  # written by bench_scale.py beside its shards
+        text_bytes = json.loads(info.read_text())["text_bytes"] if info.exists() else None
     else:
         info_path = folder / "parts.json"
         parts = json.loads(info_path.read_text()) if info_path.exists() else []
         for j in range(len(parts), args.gb):
             log(f"generating part {j + 1}/{args.gb}")
-            parts.append(generate(folder, 1024, first_shard=10_000 * j, first_copy=COPIES_PER_GB * j, log=log))
+            first_copy = sum(p["copies"] for p in parts)  # the rest of the previous part's last copy is left out
+            parts.append(generate_shards(folder, 1024, first_shard=10_000 * j, first_copy=first_copy, log=log))
             info_path.write_text(json.dumps(parts))
         generated = True
         shards = [s for p in parts for s in p["shards"]]

@@ -36,7 +36,8 @@ Wall time from start to exit; CPU time (user + system) of the process and every 
 waited for (``RUSAGE_CHILDREN``); peak resident memory = peak of the summed RSS of the process tree,
 polled every 50 ms.
 
-Not a test: a benchmark. ``bench/bench_dask_scale.py`` uses :func:`generate` for its 10 GB.
+Not a test: a benchmark. ``bench/bench_dask_scale.py`` uses :func:`generate_shards` for its 10 GB;
+``bench/bench_bpe_train.py`` uses :func:`generate`, the same lines as one ``.txt``.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,8 +120,37 @@ def mutate(line: str, rng: random.Random) -> str:
     return line[: m.start()] + "".join(chars) + line[m.end():]
 
 
-def generate(out_dir: Path, megabytes: float, *, shard_bytes: int = SHARD_BYTES,
-             first_shard: int = 0, first_copy: int = 0, log=print) -> dict:
+def copy_lines(lines: list[str], v1: int, beta: float, k: int) -> Iterator[tuple[int, str | None]]:
+    """Copy ``k`` of ``lines``: ``(j, None)`` for line ``j`` unchanged, ``(j, text)`` for line ``j`` varied."""
+    rng = random.Random(k)
+    order = list(range(len(lines)))
+    rng.shuffle(order)
+    new = 0 if k == 0 else round(v1 * ((k + 1) ** beta - k ** beta))
+    varied = set(rng.sample(range(len(order)), min(new, len(order))))
+    for i, j in enumerate(order):
+        yield (j, mutate(lines[j], rng)) if i in varied else (j, None)
+
+
+def generate(out: Path, megabytes: float) -> int:
+    """The same corpus as one UTF-8 ``.txt`` (a line per record), for ``bench_bpe_train.py``; its size."""
+    lines = shared_lines()
+    v1, beta, _ = fit_heaps(lines)
+    target = int(megabytes * 2**20)
+    written, k = 0, 0
+    with open(out, "w", encoding="utf-8", newline="\n") as handle:
+        while written < target:
+            for j, text in copy_lines(lines, v1, beta, k):
+                line = (lines[j] if text is None else text) + "\n"
+                handle.write(line)
+                written += len(line.encode("utf-8"))
+                if written >= target:
+                    break
+            k += 1
+    return written
+
+
+def generate_shards(out_dir: Path, megabytes: float, *, shard_bytes: int = SHARD_BYTES,
+                    first_shard: int = 0, first_copy: int = 0, log=print) -> dict:
     """Write the corpus (see the module docstring) as ``.jsonl.zst`` shards into ``out_dir``;
     ``first_copy`` continues an earlier corpus's copies (so ten 1 GB parts are ten different GB)."""
     import zstandard
@@ -141,14 +172,8 @@ def generate(out_dir: Path, megabytes: float, *, shard_bytes: int = SHARD_BYTES,
     t0 = time.perf_counter()
     pending: list[bytes] = []
     while written < target:
-        rng = random.Random(k)
-        order = list(range(len(lines)))
-        rng.shuffle(order)
-        new = 0 if k == 0 else round(v1 * ((k + 1) ** beta - k ** beta))
-        varied = set(rng.sample(range(len(order)), min(new, len(order))))
-        for i, j in enumerate(order):
-            if i in varied:
-                text = mutate(lines[j], rng)
+        for j, text in copy_lines(lines, v1, beta, k):
+            if text is not None:
                 record = (json.dumps({"text": text}, ensure_ascii=False) + "\n").encode("utf-8")
                 size = len(text.encode("utf-8")) + 1
             else:
@@ -277,7 +302,7 @@ def main() -> None:
             info = json.loads(info_path.read_text())
         else:
             t0 = time.perf_counter()
-            info = generate(folder, args.mb, log=lambda s: print(s, file=sys.stderr, flush=True))
+            info = generate_shards(folder, args.mb, log=lambda s: print(s, file=sys.stderr, flush=True))
             info["generate_s"] = round(time.perf_counter() - t0, 1)
             info_path.write_text(json.dumps(info))
         print(f"corpus: {info['text_bytes'] / 2**20:.0f} MiB of text in {len(info['shards'])} shards "

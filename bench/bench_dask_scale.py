@@ -7,8 +7,9 @@ local cluster of 2 worker processes, each bounded by ``--memory-limit`` (issue 2
 **The corpus**: ``--gb`` parts of 1 GiB of text each, written by ``bench_scale.generate_shards`` into
 ``--dir`` one part after the other, each continuing the copies of the one before (part *j* starts
 at the copy after part *j*−1's last — 121 copies a GiB), so the ten GB are ten different GB whose
-new words keep following the Heaps' law fitted on the shared corpora (see ``bench_scale.py``). Without ``--keep`` the shards are deleted
-afterwards. ``--shards GLOB`` counts existing shards instead (e.g. the 1 GB of ``bench_scale.py``).
+new words keep following the Heaps' law fitted on the shared corpora (see ``bench_scale.py``).
+Without ``--keep`` the shards are deleted afterwards. ``--shards GLOB`` counts existing shards
+instead (e.g. the 1 GB of ``bench_scale.py``).
 
 **The run**: ``examples/dask_count.py`` (``main``, GPT-2 pre-tokenizer, lines) with a client on a
 ``LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=BOUND)``. A thread

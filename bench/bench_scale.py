@@ -34,7 +34,7 @@ threads), each once — on a shared machine the load average before and after ea
 
 Wall time from start to exit; CPU time (user + system) of the process and every descendant it
 waited for (``RUSAGE_CHILDREN``); peak resident memory = peak of the summed RSS of the process tree,
-polled every 50 ms.
+polled every 200 ms.
 
 Not a test: a benchmark. ``bench/bench_dask_scale.py`` uses :func:`generate_shards` for its 10 GB;
 ``bench/bench_bpe_train.py`` uses :func:`generate`, the same lines as one ``.txt``.
@@ -252,7 +252,7 @@ def run_measured(cmd: list[str], env: dict | None = None) -> dict:
             peak = max(peak, rss)
         except psutil.Error:
             pass
-        time.sleep(0.05)
+        time.sleep(0.2)
     out, err = proc.communicate()
     seconds = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -53,7 +53,7 @@ def load_example():
 
 
 def read_table(path: Path) -> tuple[dict, int, int, dict[str, int]]:
-    """``(header, rows, token sum, first 0 rows)`` — streamed, not held."""
+    """``(header, rows, token sum, {})`` — streamed, not held (rows split at their last tab)."""
     rows = tokens = 0
     with open(path, encoding="utf-8") as f:
         header = json.loads(f.readline().split(" ", 3)[-1])
@@ -143,15 +143,13 @@ def main() -> None:
     if args.expect_distinct is not None:
         checks["distinct_equals_expected"] = rows == args.expect_distinct
     if args.check_shards:
-        table: dict[str, int] = {}
+        from workbench.corpus import iter_word_counts, open_source
+
         wanted = set().union(*counted.values())
-        with open(out, encoding="utf-8") as f:
-            f.readline()
-            for line in f:
-                word, count = line.rstrip("\n").rsplit("\t", 1)
-                if word in wanted:  # rows are escaped only for \t \n \\: the gpt2 shards have none in words
-                    table[word] = int(count)
+        # The table's reader unescapes rows (a pre-token may hold "\n" or "\t").
+        table = {w: n for w, n in iter_word_counts(open_source(out, kind="wordcounts")) if w in wanted}
         checks["shards_within_table"] = all(table.get(w, 0) >= c for cnt in counted.values() for w, c in cnt.items())
+        checks["shard_tokens"] = {Path(s).name: sum(cnt.values()) for s, cnt in counted.items()}
     result = {
         "shards": len(shards), "zst_gb": round(zst_bytes / 2**30, 2),
         "text_gb": round(text_bytes / 2**30, 2) if text_bytes else None,

@@ -61,3 +61,35 @@ def test_dask_table_equals_workbench_count_and_trains_the_same(tmp_path, client)
     table_tok, _ = train(from_table, config)
     text_tok, _ = train(from_text, config)
     assert len(table_tok.merges) == 300 and table_tok.merges == text_tok.merges
+
+
+def test_dask_counts_jsonl_zst_shards_as_workbench_count_does(tmp_path, client):
+    """Shards as data engineers keep them (``.jsonl.zst``, one ``{"text": …}`` per record, made by
+    ``zstandard``) and a ``.json.gz`` one: one partition per file, read by the workbench's reader on
+    the worker; the table is byte for byte ``workbench count``'s."""
+    import gzip
+    import json
+
+    zstandard = pytest.importorskip("zstandard")
+    require_corpora()
+    files = []
+    for i, path in enumerate(CORPUS_FILES[:3]):
+        lines = path.read_text(encoding="utf-8").splitlines()[:1500]
+        # records of several lines too: lines mode cuts a record into its lines
+        docs = ["\n".join(lines[j:j + 3]) for j in range(0, len(lines), 3)]
+        data = "".join(json.dumps({"id": j, "text": d}, ensure_ascii=False) + "\n" for j, d in enumerate(docs))
+        if i == 2:
+            out = tmp_path / f"shard-{i}.json.gz"
+            out.write_bytes(gzip.compress(data.encode("utf-8")))
+        else:
+            out = tmp_path / f"shard-{i}.jsonl.zst"
+            out.write_bytes(zstandard.ZstdCompressor(level=3).compress(data.encode("utf-8")))
+        files.append(out)
+    example = load_example()
+    for sequences in ("lines", "documents"):
+        args = [*map(str, files), "--pretokenizer", "gpt2", "--sequences", sequences]
+        dask_table = example.main([*args, "--out", str(tmp_path / f"dask-{sequences}.wordcounts.tsv")], client=client)
+        local = tmp_path / f"local-{sequences}.wordcounts.tsv"
+        assert run_cli(["count", *args, "--out", str(local)]) == 0
+        assert dask_table.read_bytes() == local.read_bytes()
+    assert b'"sequences": "documents"' in dask_table.read_bytes().split(b"\n", 1)[0]

@@ -33,6 +33,72 @@ MIN_CACHED_BYTES = 16 << 10
 # the fingerprint, before the first byte) until the file MARKER, created then, is deleted (a minute
 # at most), so a test can change the file at a known point of the read. Once per process.
 READ_PAUSE_ENV = "WORKBENCH_TEST_READ_PAUSE"
+# A corpus of several files each at most this big (on disk) is counted a file per process: each
+# worker reads, decodes (zstd, JSON) and counts its own files and hands back one table per file.
+# With one reader feeding the workers, reading a .jsonl.zst shard (a third of its cost) ran in the
+# parent alone and the parent was the bottleneck (issue 22: 1 GB of shards, parent 3× a worker's CPU).
+FILE_PER_PROCESS_BYTES = 256 << 20
+_FILE_JOBS: list[tuple[Any, str, tuple[str, ...], str]] = []  # set before the pool forks
+
+
+def _count_file_job(index: int) -> dict[str, int]:
+    src, pretokenizer, normalizer, sequences = _FILE_JOBS[index]
+    return count_batches(source_batches(src, pretokenizer=pretokenizer, sequences=sequences),
+                         pretokenizer=pretokenizer, normalizer=normalizer)
+
+
+def count_files_in_processes(srcs: Sequence, *, pretokenizer: str, normalizer: tuple[str, ...], sequences: str,
+                             workers: int, on_file: Callable[[int], None] | None = None,
+                             should_stop: Callable[[], bool] | None = None,
+                             flush_at: int = 0, flush: Callable[[dict[str, int]], None] | None = None
+                             ) -> dict[str, int]:
+    """:func:`~workbench.core.count.count_batches` over whole files, a file per worker process: the
+    tables come back in file order and are added in it, so the result (row order included) is the
+    one-reader count's. ``on_file(size)`` after each file; ``should_stop`` is asked every 0.2 s.
+    Bounded memory as ``count_batches``: ``flush`` whenever the sum holds ``flush_at`` pre-tokens."""
+    import multiprocessing
+    from collections import Counter
+
+    from workbench.core.count import _init_worker
+
+    _FILE_JOBS[:] = [(src, pretokenizer, normalizer, sequences) for src in srcs]
+    counts: Counter = Counter()
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(workers, initializer=_init_worker, initargs=(pretokenizer, normalizer)) as pool:
+            results = pool.imap(_count_file_job, range(len(srcs)), chunksize=1)
+            for src in srcs:
+                while True:
+                    if should_stop is not None and should_stop():
+                        return dict(counts)  # a stopped count is never used
+                    try:
+                        table = results.next(timeout=0.2)
+                        break
+                    except multiprocessing.TimeoutError:
+                        continue
+                if not counts:
+                    counts = Counter(table)
+                else:
+                    counts.update(table)  # in file order: first appearance is kept
+                del table
+                if on_file is not None:
+                    on_file(src.size)
+                if flush is not None and 0 < flush_at <= len(counts):
+                    flush(dict(counts))
+                    counts = Counter()
+    finally:
+        _FILE_JOBS.clear()
+    return dict(counts)
+
+
+def _file_per_process(srcs: Sequence, processes: int, flush_at: int) -> bool:
+    """Whether :func:`count_files_in_processes` may count ``srcs``: several files, none large, none
+    read under ``skip`` (its report of skipped records lives in the reading process), no test pause,
+    and — under a bound — a file's own table (≈ its size in entries at worst) far under the bound."""
+    return (processes > 1 and len(srcs) > 1 and not os.environ.get(READ_PAUSE_ENV)
+            and all(src.kind != "wordcounts" and getattr(src, "on_bad_record", "fail") != "skip"
+                    and src.size <= FILE_PER_PROCESS_BYTES for src in srcs)
+            and (flush_at <= 0 or max(src.size for src in srcs) * processes <= flush_at * 8))
 
 
 def corpus_sources(paths_and_options: Sequence[tuple[str, Mapping]], fingerprints: Sequence[str] = ()):
@@ -160,6 +226,10 @@ def count_sources(sources: Sequence, *, pretokenizer: str, normalizer: Sequence[
                 yield from source_batches(src, pretokenizer=pretokenizer, sequences=sequences,
                                           should_stop=should_stop)
 
+        if _file_per_process(srcs, processes, flushing.get("flush_at", 0)):
+            return count_files_in_processes(srcs, pretokenizer=pretokenizer, normalizer=tuple(normalizer),
+                                            sequences=sequences, workers=processes, on_file=on_bytes,
+                                            should_stop=should_stop, **flushing)
         # Characters ≈ bytes for progress purposes; exact bytes are reported per file at the end.
         return count_batches(batches(), pretokenizer=pretokenizer, normalizer=tuple(normalizer),
                              workers=processes, on_batch=on_bytes, should_stop=should_stop, **flushing)

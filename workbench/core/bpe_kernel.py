@@ -50,17 +50,21 @@ def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _add_words(keys: np.ndarray, wids: np.ndarray, where: dict[int, array], first: dict[int, int] | None,
-               pos_unit: int) -> None:
+               pos_unit: int, base: int = 0, shift: int = 0) -> None:
     """Add word ``wids[i]`` to pair ``keys[i]``'s word list and lower the pair's first-seen bound to
     its smallest word's start. ``keys`` come grouped (equal keys together, each key once), the
-    words of a key ascending and without repeats."""
+    words of a key ascending and without repeats; with ``base``, a key is ``left * base + right``
+    (else ``left * shift + right``, the trainer's own)."""
     if not keys.size:
         return
     starts, ends = _groups(keys)
     data = wids.astype(np.int32).tobytes()
     heads = wids[starts].tolist()
+    group_keys = keys[starts]
+    if base and base != shift:
+        group_keys = (group_keys // base) * shift + group_keys % base
     get = where.get
-    for q, s, e, w in zip(keys[starts].tolist(), (starts * 4).tolist(), (ends * 4).tolist(), heads):
+    for q, s, e, w in zip(group_keys.tolist(), (starts * 4).tolist(), (ends * 4).tolist(), heads):
         listed = get(q)
         if listed is None:
             where[q] = array("i", data[s:e])
@@ -92,41 +96,63 @@ def build_index(view: FlatView, shift: int, pos_unit: int, first_seen: bool
         return {}, {}, {}
     # Sort the positions by pair, ascending inside each pair: one in-place sort of (pair, position)
     # packed in an int64 when the symbols are few enough (always at the start of a byte-level run),
-    # else a stable argsort of the pair keys (twice the memory).
+    # else a stable argsort of the pair keys (more memory). ``ck``: the pair's key in that packing.
     base = int(sym.max()) + 1
     pair_bits = (base * base - 1).bit_length()
     pos_bits = max(1, int(n).bit_length())
     if pair_bits + pos_bits <= 62:
-        packed = (sym[pos].astype(np.int64) * base + sym[pos + 1]) << pos_bits
-        packed |= pos
+        ck = sym[pos].astype(np.int64)
+        ck *= base
+        ck += sym[pos + 1]
+        ck <<= pos_bits
+        ck |= pos
         del pos
-        packed.sort()
-        pos = packed & ((1 << pos_bits) - 1)
-        packed >>= pos_bits
-        keys = (packed // base) * shift + packed % base
-        del packed
+        ck.sort()
+        pos = (ck & ((1 << pos_bits) - 1)).astype(np.int32)
+        ck >>= pos_bits
     else:
-        keys = sym[pos].astype(np.int64) * shift + sym[pos + 1]
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        pos = pos[order]
+        base = shift
+        ck = sym[pos].astype(np.int64) * shift + sym[pos + 1]
+        order = np.argsort(ck, kind="stable")
+        ck = ck[order]
+        pos = pos[order].astype(np.int32)
         del order
-    pw = np.searchsorted(starts, pos, side="right") - 1  # each position's word
-    starts_g, ends_g = _groups(keys)
+    pw = (np.searchsorted(starts, pos, side="right") - 1).astype(np.int32)  # each position's word
+    starts_g, _ = _groups(ck)
     sums = np.add.reduceat(view.freqs[pw], starts_g)
-    uniq = keys[starts_g]
-    counts = dict(zip(uniq.tolist(), sums.tolist()))
+    uniq_c = ck[starts_g]
+    uniq = ((uniq_c // base) * shift + uniq_c % base).tolist()
+    counts = dict(zip(uniq, sums.tolist()))
     first: dict[int, int] = {}
     if first_seen:
-        fpos = pos[starts_g]
-        fw = pw[starts_g]
-        first = dict(zip(uniq.tolist(), (fw * pos_unit + (fpos - starts[fw])).tolist()))
+        fpos = pos[starts_g].astype(np.int64)
+        fw = pw[starts_g].astype(np.int64)
+        first = dict(zip(uniq, (fw * pos_unit + (fpos - starts[fw])).tolist()))
     del pos
+    keep = np.ones(ck.size, dtype=bool)  # one entry per pair and word
+    keep[1:] = (ck[1:] != ck[:-1]) | (pw[1:] != pw[:-1])
+    ck = ck[keep]
+    pw = pw[keep]
+    del keep
     where: dict[int, array] = {}
-    keep = np.ones(keys.size, dtype=bool)  # one entry per pair and word
-    keep[1:] = (keys[1:] != keys[:-1]) | (pw[1:] != pw[:-1])
-    _add_words(keys[keep], pw[keep], where, None, pos_unit)
+    _add_words(ck, pw, where, None, pos_unit, base, shift)
+    del ck, pw
+    _give_back()
     return counts, where, first
+
+
+def _give_back() -> None:
+    """Return the C heap's free memory to the system (glibc keeps freed large arrays once its
+    dynamic mmap threshold has grown): the index's temporary arrays are 5-10 times the words."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
+
+
+_CHUNK = 1 << 17  # symbols gathered at once: bounds the passes' temporary arrays (~20 bytes a symbol)
 
 
 def apply_merge(view: FlatView, words: array, a: int, b: int, new: int, shift: int, pos_unit: int,
@@ -134,21 +160,61 @@ def apply_merge(view: FlatView, words: array, a: int, b: int, new: int, shift: i
     """Merge ``(a, b)`` → ``new`` in ``words`` (word ids; stale and repeated ones allowed).
 
     Returns ``(pairs, deltas, tokens removed)``: every pair whose count the merge changes (the
-    merged pair and zero sums included, as the Python loop's ``delta``) with its summed change."""
+    merged pair and zero sums included, as the Python loop's ``delta``) with its summed change.
+    The words are rewritten a chunk of about :data:`_CHUNK` symbols at a time (so a merge held
+    by most words does not double the trainer's memory); the changes are summed over all chunks."""
     wu = np.sort(np.frombuffer(words, dtype=np.int32)).astype(np.int64)
     if wu.size > 1:  # a word may be listed twice
         dup = np.flatnonzero(wu[1:] == wu[:-1])
         if dup.size:
             wu = np.delete(wu, dup)
     n = view.lens[wu].astype(np.int64)
+    ends = np.cumsum(n)
+    total = int(ends[-1]) if ends.size else 0
+    if total <= _CHUNK:
+        cuts = [0, wu.size]
+    else:
+        cuts = [0, *np.searchsorted(ends, np.arange(_CHUNK, total, _CHUNK), side="right").tolist(), wu.size]
+    parts = [_merge_chunk(view, wu[lo:hi], n[lo:hi], a, b, new, shift)
+             for lo, hi in zip(cuts, cuts[1:]) if hi > lo]
+    removed = sum(part[3] for part in parts)
+    keys = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
+    pairs: list[int] = []
+    changes: list[int] = []
+    if keys.size:
+        vals = np.concatenate([part[1] for part in parts])
+        order = np.argsort(keys)
+        keys = keys[order]
+        starts_g, _ = _groups(keys)
+        pairs = keys[starts_g].tolist()
+        changes = np.add.reduceat(vals[order], starts_g).tolist()
+        packed = np.concatenate([part[2] for part in parts])
+        packed.sort()
+        if packed.size > 1:
+            packed = packed[np.concatenate(([True], packed[1:] != packed[:-1]))]
+        code = packed >> 31
+        other = code & ((1 << 21) - 1)
+        _add_words(np.where(code >> 21, new * shift + other, other * shift + new), packed & ((1 << 31) - 1), where,
+                   first, pos_unit)
+    return pairs, changes, removed
+
+
+def _merge_chunk(view: FlatView, wu: np.ndarray, n: np.ndarray, a: int, b: int, new: int, shift: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Merge ``(a, b)`` in the words ``wu`` (ascending, distinct; ``n`` their lengths): rewrites
+    them and returns the pair keys and count changes it makes, the new pairs with their words
+    packed as ``code << 31 | word`` ((x, new) coded x, (new, y) coded 2**21 + y — (new, new) the
+    latter way on both sides, so one code is one pair), and the tokens removed."""
+    empty = np.zeros(0, dtype=np.int64)
     st = view.start[wu]
     ends = np.cumsum(n)
     begins = ends - n
     total = int(ends[-1]) if ends.size else 0
     if total < 2:
-        return [], [], 0
+        return empty, empty, empty, 0
     idx = np.arange(total, dtype=np.int64) + np.repeat(st - begins, n)
     seg = view.sym[idx]
+    del idx
     last = np.zeros(total, dtype=bool)
     last[ends[n > 0] - 1] = True
     is_a = seg == a
@@ -164,7 +230,7 @@ def apply_merge(view: FlatView, words: array, a: int, b: int, new: int, shift: i
         cand = prev_a[1:] & is_a[1:] & ((np.arange(total - 1) - marks[:-1]) % 2 == 0)
     m = np.flatnonzero(cand)
     if not m.size:
-        return [], [], 0
+        return empty, empty, empty, 0
     k = np.searchsorted(ends, m, side="right")  # each match's word (index into wu)
     f = view.freqs[wu][k]
     matched = np.zeros(total + 1, dtype=bool)
@@ -185,26 +251,9 @@ def apply_merge(view: FlatView, words: array, a: int, b: int, new: int, shift: i
     x_s = x * shift
     keys = np.concatenate((x_s + a, b * shift + y, x_s + new, new * shift + y))
     vals = np.concatenate((-fl, -fr, fl, fr))
-    pairs: list[int] = []
-    changes: list[int] = []
-    if keys.size:
-        order = np.argsort(keys)
-        keys = keys[order]
-        starts_g, _ = _groups(keys)
-        pairs = keys[starts_g].tolist()
-        changes = np.add.reduceat(vals[order], starts_g).tolist()
-    # The words each new pair is now in: (x, new) coded x, (new, y) coded 2**21 + y — (new, new) the
-    # latter way on both sides, so one code is one pair — then sorted with the word id below it.
     wk = wu[k]
     code = np.concatenate((np.where(x == new, (1 << 21) + new, x), (1 << 21) + y))
     packed = (code << 31) | np.concatenate((wk[has_left], wk[has_right]))
-    packed.sort()
-    if packed.size > 1:
-        packed = packed[np.concatenate(([True], packed[1:] != packed[:-1]))]
-    code = packed >> 31
-    other = code & ((1 << 21) - 1)
-    _add_words(np.where(code >> 21, new * shift + other, other * shift + new), packed & ((1 << 31) - 1), where,
-               first, pos_unit)
     # Rewrite the words: the match becomes new, its right half goes, the rest moves up.
     seg[m] = new
     keep = np.ones(total, dtype=bool)
@@ -215,4 +264,4 @@ def apply_merge(view: FlatView, words: array, a: int, b: int, new: int, shift: i
     dest = np.arange(kept.size, dtype=np.int64) + np.repeat(st - new_begins, newn)
     view.sym[dest] = kept
     view.lens[wu] = newn
-    return pairs, changes, int(f.sum())
+    return keys, vals, packed, int(f.sum())

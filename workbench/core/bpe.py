@@ -137,7 +137,7 @@ class BpeTrainer:
     refit: Callable[[list[int]], list[int] | None] | None = None
     # A merge whose pair is in at least this many words runs as numpy passes over all of them
     # (bpe_kernel.apply_merge); fewer, the Python loop (per-call overhead beats it there).
-    numpy_min_words = 48
+    numpy_min_words = 128
     # The words are held either as lists (``_words``) or flat (``_flat``), never both: the plain
     # trainer keeps them flat; ``words`` turns them into lists for the trainers that edit lists.
     _words: list[list[int]] | None = None

@@ -1,8 +1,9 @@
 """The numpy merge passes (core/bpe_kernel.py) must make exactly the changes the Python loop makes.
 
-BpeTrainer runs a merge held by at least ``numpy_min_words`` words in numpy and the others in the
-Python loop; here the threshold is forced to 0 (every merge in numpy), 2 (a mix) and never, and
-the whole event stream, the final words and the index-driven results must agree."""
+BpeTrainer keeps the words flat and runs a merge held by at least ``numpy_min_words`` words in
+numpy, the others in the Python loop over the flat store; a small table (below ``flat_min_words``)
+or an extension's refit keeps the list loop. Here the threshold is forced to 0 (every merge in
+numpy), 2 (a mix) and never (the list loop): the event streams and the final words must agree."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ configs = st.fixed_dictionaries({
 def _run(counts: dict[str, int], config: TrainConfig, threshold: int) -> tuple[list, list[list[int]]]:
     trainer = BpeTrainer(counts, config)
     trainer.numpy_min_words = threshold
+    trainer.flat_min_words = 0 if threshold < NEVER else NEVER  # the flat store, or the list loop
     events = list(trainer.run())
     return events, trainer.words
 
@@ -46,6 +48,7 @@ def test_numpy_merges_equal_python_loop(text, options):
     python = _run(counts, config, NEVER)
     assert _run(counts, config, 0) == python
     assert _run(counts, config, 2) == python
+    assert _run(counts, config, NEVER - 1) == python  # flat store, every merge in the Python loop
 
 
 @settings(max_examples=60, deadline=None)
@@ -68,7 +71,7 @@ def test_words_read_mid_run_then_continued():
     config = TrainConfig(merges=25)
     plain = _run(counts, config, 0)
     trainer = BpeTrainer(counts, config)
-    trainer.numpy_min_words = 0
+    trainer.numpy_min_words = trainer.flat_min_words = 0
     events = []
     for event in trainer.run():
         events.append(event)

@@ -138,6 +138,9 @@ class BpeTrainer:
     # A merge whose pair is in at least this many words runs as numpy passes over all of them
     # (bpe_kernel.apply_merge); fewer, the Python loop (per-call overhead beats it there).
     numpy_min_words = 128
+    # Below this many distinct words the list loop is as fast and numpy's import (0.1 s, 14 MB) is
+    # not worth it: e.g. a 4.7 MB code corpus has 30,000.
+    flat_min_words = 50_000
     # The words are held either as lists (``_words``) or flat (``_flat``), never both: the plain
     # trainer keeps them flat; ``words`` turns them into lists for the trainers that edit lists.
     _words: list[list[int]] | None = None
@@ -254,7 +257,8 @@ class BpeTrainer:
 
     def run(self, should_stop: Callable[[], bool] | None = None) -> Iterator[MergeEvent]:
         """Merge until the target is reached, no pair is frequent enough, or ``should_stop()``."""
-        if self.refit is not None:  # words may grow back when refitted: lists, not fixed slots
+        # An extension's refit may make a word longer again: lists, not fixed slots.
+        if self.refit is not None or self.word_types < self.flat_min_words:
             return self._run_lists(should_stop)
         return self._run_flat(should_stop)
 

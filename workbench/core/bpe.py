@@ -515,6 +515,9 @@ class BpeTrainer:
             if best is None or counts[best] < min_freq:
                 return
             frequency = counts.pop(best)
+            # Its first-seen bound goes too: should the pair form again, the new word's start is as
+            # valid a lower bound (one stale bound a merge: 32,000 at V 32,768, ~4 MB).
+            first.pop(best, None)
             a, b = divmod(best, S)
             piece = vocab[a] + vocab[b]
             if refuse is not None and refuse(a, b, piece):

@@ -1,6 +1,6 @@
 """BPE training, whole process, against one-thread ``tokenizers`` ``train(files)`` (issue 24).
 
-    python bench/bench_bpe_train.py [--vocab 8192 32768] [--scale 1 4] [--rounds 2]
+    python bench/bench_bpe_train.py [--vocab 8192 32768] [--scale 1 4] [--code] [--rounds 2] [--before DIR]
 
 Each contender is a fresh process, run in interleaved rounds (ours, theirs, ours, theirs …):
 
@@ -15,8 +15,12 @@ CPU time is user + system of the process and every child it waited for (``os.wai
 is the peak of the summed RSS of the process tree, polled every 20 ms (counting may fork a second
 process; the store writes from a child). Ratios are medians over rounds, ours ÷ theirs.
 
-Corpora: ``×1`` is the shared corpora concatenated (8.9 MB); ``×k`` is ``bench_scale.generate`` at k
-times that size (copies with reshuffled lines, one word per line shifted — new rare words, the long
+``--before DIR`` adds a third contender, the workbench of another source tree (e.g. ``git archive``
+of the commit before a change), run interleaved with the other two; its ratios are printed beside.
+
+Corpora: ``×1`` is the shared corpora concatenated (8.9 MB); ``code`` (``--code``) the standard
+library's top-level ``*.py`` files concatenated (as bench_preflight.py's code corpus); ``×k`` is
+``bench_scale.generate`` at k times that size (copies with reshuffled lines, one word per line shifted — new rare words, the long
 tail a larger corpus brings). The growth exponent of a measure m between ×1 and ×k is
 log(m_k / m_1) / log(k). Not a test: a benchmark on a shared machine; the load is printed.
 """
@@ -50,10 +54,16 @@ print(tok.get_vocab_size())
 
 
 def corpus(scale: int) -> Path:
-    """The ×``scale`` corpus as one file (made once, kept in the bench cache folder)."""
+    """The ×``scale`` corpus as one file (made once, kept in the bench cache folder); scale 0: code."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    out = CACHE / f"bpe-x{scale}.txt"
+    out = CACHE / (f"bpe-x{scale}.txt" if scale else "bpe-code.txt")
     if out.exists():
+        return out
+    if scale == 0:
+        import sysconfig
+
+        stdlib = Path(sysconfig.get_paths()["stdlib"])
+        out.write_bytes(b"".join(p.read_bytes() for p in sorted(stdlib.glob("*.py")) if p.stat().st_size > 0))
         return out
     files = sorted(CORPORA.glob("*.txt"))
     if scale == 1:
@@ -99,33 +109,47 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, nargs="+", default=[8192, 32768])
     parser.add_argument("--scale", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--code", action="store_true", help="also the code corpus (standard library *.py)")
+    parser.add_argument("--before", help="a second workbench source tree to time beside (interleaved)")
     parser.add_argument("--ours", default=str(ROOT),
                         help="the source tree of the workbench to time (default: this one; e.g. an older commit's)")
     args = parser.parse_args()
-    env_py = {"PYTHONPATH": args.ours}
     hf_env = {"RAYON_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start; "
           f"medians of {args.rounds} interleaved rounds")
+    before_cols = " before CPU s | before CPU × | before peak MB | before memory × |" if args.before else ""
     print("| corpus | V | ours CPU s | tokenizers CPU s | CPU × | ours peak MB | tokenizers peak MB | memory × |"
-          " ours wall s | tokenizers wall s |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          f" ours wall s | tokenizers wall s |{before_cols} load |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" * 4 if args.before else "") + "---:|")
     results: dict[tuple[int, int], tuple[float, float, float, float]] = {}
-    for scale in args.scale:
+    corpora = ([0] if args.code else []) + list(args.scale)
+    for scale in corpora:
         path = corpus(scale)
-        for vocab in args.vocab:
-            ours, theirs = [], []
-            for _ in range(args.rounds):
+        for vocab in args.vocab if scale else args.vocab[:1]:
+            ours, theirs, before = [], [], []
+
+            def workbench(tree: str, path: Path = path, vocab: int = vocab) -> tuple[float, float, float]:
                 with tempfile.TemporaryDirectory() as tmp:
-                    ours.append(measure([sys.executable, "-m", "workbench", "train", str(path), "--vocab-size",
-                                         str(vocab), "--project", str(Path(tmp) / "b.tokproj"),
-                                         "--no-count-cache", "--progress", "none"], env_py, cwd=args.ours))
+                    return measure([sys.executable, "-m", "workbench", "train", str(path), "--vocab-size",
+                                    str(vocab), "--project", str(Path(tmp) / "b.tokproj"),
+                                    "--no-count-cache", "--progress", "none"], {"PYTHONPATH": tree}, cwd=tree)
+
+            for _ in range(args.rounds):
+                if args.before:
+                    before.append(workbench(args.before))
+                ours.append(workbench(args.ours))
                 theirs.append(measure([sys.executable, "-c", HF_SCRIPT, str(path), str(vocab)], hf_env))
             o = [statistics.median(m[i] for m in ours) for i in range(3)]
             t = [statistics.median(m[i] for m in theirs) for i in range(3)]
             results[(scale, vocab)] = (o[1], o[2], t[1], t[2])
-            print(f"| ×{scale} ({path.stat().st_size / 1e6:.1f} MB) | {vocab:,} | {o[1]:.1f} | {t[1]:.1f} | "
-                  f"{o[1] / t[1]:.2f} | {o[2]:.0f} | {t[2]:.0f} | {o[2] / t[2]:.2f} | {o[0]:.1f} | {t[0]:.1f} |",
-                  flush=True)
+            extra = ""
+            if args.before:
+                b = [statistics.median(m[i] for m in before) for i in range(3)]
+                extra = f" {b[1]:.1f} | {b[1] / t[1]:.2f} | {b[2]:.0f} | {b[2] / t[2]:.2f} |"
+            name = f"×{scale}" if scale else "code"
+            print(f"| {name} ({path.stat().st_size / 1e6:.1f} MB) | {vocab:,} | {o[1]:.1f} | {t[1]:.1f} | "
+                  f"{o[1] / t[1]:.2f} | {o[2]:.0f} | {t[2]:.0f} | {o[2] / t[2]:.2f} | {o[0]:.1f} | {t[0]:.1f} |{extra}"
+                  f" {os.getloadavg()[0]:.1f} |", flush=True)
     scales = sorted(args.scale)
     if len(scales) > 1:
         lo, hi = scales[0], scales[-1]

@@ -28,9 +28,11 @@ naming the setting, never a front end's flag or widget.
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import accumulate, chain, islice, repeat
+from operator import add
 from typing import Callable, Iterator, Literal, Mapping
 
 from workbench.core.byte_level import byte_encoder
@@ -48,6 +50,7 @@ _K_BITS = 64  # tie keys (first-seen position or Hugging Face order) fit in 64 b
 _K_MASK = (1 << _K_BITS) - 1
 _C_SHIFT = _P_BITS + _K_BITS
 _CMAX = 1 << 62  # counts stay below this
+_EMPTY = array("i")
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,30 @@ def merged_word(sym: list[int], positions: list[int], new: int) -> list[int]:
     out.extend(sym[prev:])
     return out
 
+
+class FlatWords:
+    """All words' symbol ids in one ``array('i')``: word ``w`` owns the slot
+    ``sym[start[w] : start[w] + its initial length]`` and keeps its ``lens[w]`` current symbols at
+    the slot's front (merges only shorten words, so a slot never moves). 4 bytes a symbol instead
+    of a list per word, and one buffer that numpy reads and writes in place
+    (:mod:`workbench.core.bpe_kernel`)."""
+
+    __slots__ = ("sym", "start", "lens")
+
+    def __init__(self, sym: array, lens: array):
+        self.sym = sym
+        self.lens = lens
+        self.start: list[int] = list(accumulate(lens, initial=0))[:-1]
+
+    @classmethod
+    def from_lists(cls, words: list[list[int]]) -> FlatWords:
+        return cls(array("i", chain.from_iterable(words)), array("i", map(len, words)))
+
+    def to_lists(self) -> list[list[int]]:
+        sym = self.sym
+        return [sym[s : s + n].tolist() for s, n in zip(self.start, self.lens)]
+
+
 class BpeTrainer:
     """Train byte- or character-level BPE on an ordered ``{pre-token: count}`` table.
 
@@ -108,6 +135,29 @@ class BpeTrainer:
     # merge (None: unchanged). An extension of a ``.tiktoken`` base needs it: tiktoken's byte-rank
     # rule joins a new token with a neighbour at once when their bytes are already a token.
     refit: Callable[[list[int]], list[int] | None] | None = None
+    # A merge whose pair is in at least this many words runs as numpy passes over all of them
+    # (bpe_kernel.apply_merge); fewer, the Python loop (per-call overhead beats it there).
+    numpy_min_words = 128
+    # Below this many distinct words the list loop is as fast and numpy's import (0.1 s, 14 MB) is
+    # not worth it: e.g. a 4.7 MB code corpus has 30,000.
+    flat_min_words = 50_000
+    # The words are held either as lists (``_words``) or flat (``_flat``), never both: the plain
+    # trainer keeps them flat; ``words`` turns them into lists for the trainers that edit lists.
+    _words: list[list[int]] | None = None
+    _flat: FlatWords | None = None
+
+    @property
+    def words(self) -> list[list[int]]:
+        """Each word's current symbol ids, in order of first appearance (made into lists on first use)."""
+        if self._words is None:
+            self._words = self._flat.to_lists() if self._flat is not None else []
+            self._flat = None
+        return self._words
+
+    @words.setter
+    def words(self, value: list[list[int]]) -> None:
+        self._words = value
+        self._flat = None
 
     def __init__(self, word_counts: Mapping[str, int], config: TrainConfig):
         self.config = config
@@ -163,31 +213,35 @@ class BpeTrainer:
         self._piece_id = {piece: i for i, piece in enumerate(self.vocab) if i >= len(specials)}
         # Words as symbol-id lists, in order of first appearance.
         offset = len(specials)
-        self.words: list[list[int]] = []
         self.freqs: list[int] = []
-        if config.units == "bytes" and not offset:
-            # Byte ids are the bytes themselves: list(bytes) builds each word in C.
+        if config.units == "bytes":
+            # Byte ids are the bytes themselves (plus the specials before them): the words go
+            # straight into the flat store, built in C.
+            encoded: list[bytes] = []
             for word, count in word_counts.items():
                 if count > 0 and word:
-                    self.words.append(list(word.encode("utf-8")))
+                    encoded.append(word.encode("utf-8"))
                     self.freqs.append(count)
-        elif config.units == "bytes":
-            for word, count in word_counts.items():
-                if count > 0 and word:
-                    self.words.append([b + offset for b in word.encode("utf-8")])
-                    self.freqs.append(count)
+            joined = b"".join(encoded)
+            sym = array("i", array("B", joined)) if not offset else array("i", (b + offset for b in joined))
+            self._flat = FlatWords(sym, array("i", map(len, encoded)))
+            del encoded, joined
+            lens: list[int] | array = self._flat.lens
         else:
             char_id = {ch: offset + i for i, ch in enumerate(alphabet)}
             tail = [offset + len(alphabet)] if eow else []
+            words: list[list[int]] = []
             for word, count in word_counts.items():
                 if count > 0 and word:
-                    self.words.append([char_id[ch] for ch in word] + tail)
+                    words.append([char_id[ch] for ch in word] + tail)
                     self.freqs.append(count)
+            self.words = words
+            lens = list(map(len, words))
         # Symbol length in base units (for first-seen positions).
         self._unit_len: list[int] = [1] * len(self.vocab)
-        self.token_count = sum(f * len(w) for w, f in zip(self.words, self.freqs))
+        self.token_count = sum(f * n for n, f in zip(lens, self.freqs))
         self.initial_token_count = self.token_count
-        self.word_types = len(self.words)
+        self.word_types = len(self.freqs)
 
     # ------------------------------------------------------------------------------------------------
     def _hf_rank(self) -> list[int]:
@@ -203,6 +257,13 @@ class BpeTrainer:
 
     def run(self, should_stop: Callable[[], bool] | None = None) -> Iterator[MergeEvent]:
         """Merge until the target is reached, no pair is frequent enough, or ``should_stop()``."""
+        # An extension's refit may make a word longer again: lists, not fixed slots.
+        if self.refit is not None or self.word_types < self.flat_min_words:
+            return self._run_lists(should_stop)
+        return self._run_flat(should_stop)
+
+    def _run_lists(self, should_stop: Callable[[], bool] | None) -> Iterator[MergeEvent]:
+        """The loop over words held as lists (an extension's refit needs them)."""
         cfg = self.config
         words, freqs = self.words, self.freqs
         first_seen = cfg.tie_break == "first-seen"
@@ -379,6 +440,202 @@ class BpeTrainer:
             self.token_count = token_count
             yield MergeEvent(step, a, b, new, frequency, len(vocab), token_count)
 
+    def _run_flat(self, should_stop: Callable[[], bool] | None) -> Iterator[MergeEvent]:
+        """The loop over the flat store: a merge held by many words runs in numpy
+        (:func:`workbench.core.bpe_kernel.apply_merge`), one held by few in the Python loop below;
+        both make the same changes (tests hold them equal)."""
+        from workbench.core import bpe_kernel
+        cfg = self.config
+        freqs = self.freqs
+        first_seen = cfg.tie_break == "first-seen"
+        S = _SHIFT
+        store = self._flat
+        if store is None:
+            store = self._flat = FlatWords.from_lists(self._words or [])
+            self._words = None
+        flat, start, lens = store.sym, store.start, store.lens
+        view = bpe_kernel.FlatView(store, freqs)
+        # counts: pair → summed frequency; where: pair → the words it occurs in, as a list (8 bytes
+        # an entry; the trainer's largest structure). An entry goes stale when a merge takes the
+        # pair out of the word, and a word may be listed twice (a merge that rebuilds an existing
+        # piece): both are harmless, as applying a merge to a word without the pair changes nothing.
+        # first: a lower bound of the pair's first-seen position.
+        counts, where, first = bpe_kernel.build_index(view, S, _POS, first_seen)
+        numpy_min = self.numpy_min_words
+        hf_rank = self._hf_rank() if not first_seen else []
+        # Heap entries are single ints — (count, tie key, pair) packed so that the smallest int is
+        # the most frequent pair with the smallest tie key; int comparison is far cheaper than tuples.
+        if first_seen:
+            heap = [((_CMAX - c) << _C_SHIFT) | (first[p] << _P_BITS) | p for p, c in counts.items()]
+        else:
+            heap = [((_CMAX - c) << _C_SHIFT) | ((hf_rank[p // S] * S + hf_rank[p % S]) << _P_BITS) | p
+                    for p, c in counts.items()]
+        heapq.heapify(heap)
+        heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
+        unit_len = self._unit_len
+        max_merges = cfg.merges if cfg.merges is not None else float("inf")
+        target_vocab = cfg.vocab_size if cfg.vocab_size is not None else float("inf")
+        min_freq = max(1, cfg.min_frequency)
+        step = 0
+        token_count = self.token_count
+        vocab = self.vocab
+        refuse = self.refuse
+        refused: set[int] = set()
+        while step < max_merges and len(vocab) < target_vocab and heap:
+            if should_stop is not None and should_stop():
+                return
+            # ---- pick the best pair -------------------------------------------------------------
+            # Counts only shrink without a push, so an entry's count is an upper bound: a stale one
+            # is re-pushed with the current count (the scheme of tokenizers' trainer).
+            best = None
+            while heap:
+                entry = heap[0]
+                p = entry & _P_MASK
+                c = counts.get(p)
+                if c is None:
+                    heappop(heap)
+                    continue
+                key = (entry >> _P_BITS) & _K_MASK
+                if c != _CMAX - (entry >> _C_SHIFT):
+                    if first_seen:
+                        key = first[p]
+                    heapreplace(heap, ((_CMAX - c) << _C_SHIFT) | (key << _P_BITS) | p)
+                    continue
+                if first_seen:
+                    true_key = self._first_position_flat(p, where, unit_len, store)
+                    if true_key != key:
+                        if true_key is None:
+                            heappop(heap)
+                            continue
+                        first[p] = true_key
+                        heapreplace(heap, ((_CMAX - c) << _C_SHIFT) | (true_key << _P_BITS) | p)
+                        continue
+                best = p
+                break
+            if best is None or counts[best] < min_freq:
+                return
+            frequency = counts.pop(best)
+            # Its first-seen bound goes too: should the pair form again, the new word's start is as
+            # valid a lower bound (one stale bound a merge: 32,000 at V 32,768, ~4 MB).
+            first.pop(best, None)
+            a, b = divmod(best, S)
+            piece = vocab[a] + vocab[b]
+            if refuse is not None and refuse(a, b, piece):
+                # Never merged (an extension's rank-dead or out-of-scope candidate): the pair leaves
+                # the counts for good, its occurrences stay as they are.
+                refused.add(best)
+                where.pop(best, None)
+                first.pop(best, None)
+                continue
+            new = self._piece_id.get(piece)
+            if new is None:
+                new = len(vocab)
+                vocab.append(piece)
+                unit_len.append(unit_len[a] + unit_len[b])
+                self._piece_id[piece] = new
+            # ---- apply it where it occurs ------------------------------------------------------------
+            ws_best = where.pop(best, _EMPTY)
+            if len(ws_best) >= numpy_min:
+                pairs, changes, removed = bpe_kernel.apply_merge(view, ws_best, a, b, new, S, _POS, where,
+                                                                 first if first_seen else None)
+                token_count -= removed
+
+            else:
+                delta: defaultdict[int, int] = defaultdict(int)
+                for w in ws_best:
+                    s = start[w]
+                    n = lens[w]
+                    sym = flat[s : s + n]
+                    occurrences = sym.count(a)  # C loops find the matches; Python touches only them
+                    if not occurrences:
+                        continue  # stale index entry: an earlier merge took the pair away
+                    f = freqs[w]
+                    wpos = w * _POS  # the first-seen key's lower bound for a pair formed in this word
+                    positions: list[int] = []
+                    last_end = -1
+                    i = -1
+                    for _ in range(occurrences):
+                        i = sym.index(a, i + 1)
+                        if i < last_end or i + 1 >= n or sym[i + 1] != b:
+                            continue
+                        if i > 0:
+                            x = (new if i == last_end else sym[i - 1]) * S
+                            delta[x + a] -= f
+                            q = x + new
+                            delta[q] += f
+                            ws = where.get(q)
+                            if ws is None:
+                                where[q] = array("i", (w,))
+                            elif ws[-1] != w:
+                                ws.append(w)
+                            if first_seen and wpos < first.get(q, _NEVER):
+                                first[q] = wpos
+                        if i + 2 < n:
+                            y = sym[i + 2]
+                            delta[b * S + y] -= f
+                            q = new * S + y
+                            delta[q] += f
+                            ws = where.get(q)
+                            if ws is None:
+                                where[q] = array("i", (w,))
+                            elif ws[-1] != w:
+                                ws.append(w)
+                            if first_seen and wpos < first.get(q, _NEVER):
+                                first[q] = wpos
+                        positions.append(i)
+                        last_end = i + 2
+                    if not positions:
+                        continue
+                    if len(positions) == 1:
+                        i = positions[0]
+                        flat[s + i] = new
+                        if i + 2 < n:  # (an empty slice assignment would count as a resize)
+                            flat[s + i + 1 : s + n - 1] = sym[i + 2 :]
+                    else:
+                        out = merged_word(sym, positions, new)  # type: ignore[arg-type]
+                        flat[s : s + len(out)] = array("i", out)
+                    lens[w] = n - len(positions)
+                    token_count -= len(positions) * f
+                pairs, changes = list(delta), list(delta.values())
+            # ---- update counts and the heap ---------------------------------------------------------
+            if not first_seen:
+                while len(hf_rank) < len(vocab):
+                    hf_rank.append(len(hf_rank))
+            # In bulk (C-level maps over the dicts): the pairs are distinct, so order does not matter.
+            if refused or best in pairs:
+                kept = [(q, d) for q, d in zip(pairs, changes) if q != best and q not in refused]
+                pairs, changes = [q for q, _ in kept], [d for _, d in kept]
+            now = list(map(add, map(counts.get, pairs, repeat(0)), changes))
+            counts.update(zip(pairs, now))
+            if now and min(now) <= 0:
+                for q, c in zip(pairs, now):
+                    if c <= 0:
+                        counts.pop(q, None)
+                        where.pop(q, None)
+                        first.pop(q, None)
+            # A pair that gained is pushed with its count; with first-seen, one whose count stayed
+            # is pushed too (an occurrence may have appeared earlier: a lower key).
+            if first_seen:
+                entries = [((_CMAX - c) << _C_SHIFT) | (first[q] << _P_BITS) | q
+                           for q, c, d in zip(pairs, now, changes) if d > 0 or (d == 0 and c > 0)]
+            else:
+                entries = [((_CMAX - c) << _C_SHIFT) | ((hf_rank[q // S] * S + hf_rank[q % S]) << _P_BITS) | q
+                           for q, c, d in zip(pairs, now, changes) if d > 0]
+            for entry in entries:
+                heappush(heap, entry)
+            step += 1
+            self.merges.append((a, b, new))
+            self.frequencies.append(frequency)
+            self.token_counts.append(token_count)  # last: len(self.log) counts complete entries
+            self.token_count = token_count
+            yield MergeEvent(step, a, b, new, frequency, len(vocab), token_count)
+            if self._flat is not store:  # someone asked for the words as lists: take them back
+                view.release()
+                store = self._flat = FlatWords.from_lists(self._words or [])
+                self._words = None
+                flat, start, lens = store.sym, store.start, store.lens
+                view = bpe_kernel.FlatView(store, freqs)
+
     def _refit(self, w: int, f: int, refit: Callable[[list[int]], list[int] | None], delta: defaultdict[int, int],
                where: dict[int, list[int]], first: dict[int, int] | None) -> int:
         """Replace word ``w`` by what ``refit`` makes of it, moving its pair counts into ``delta``;
@@ -428,6 +685,29 @@ class BpeTrainer:
                     offset += unit_len[sym[i]]
             stale += 1
         ws.clear()
+        return None
+
+    def _first_position_flat(self, p: int, where: dict[int, array], unit_len: list[int],
+                             store: FlatWords) -> int | None:
+        """:meth:`_first_position` over the flat store (word lists as ``array('i')``: sorted into a
+        new array, without the stale words before the first true one)."""
+        ws = where.get(p)
+        if not ws:
+            return None
+        a, b = divmod(p, _SHIFT)
+        flat, start, lens = store.sym, store.start, store.lens
+        ordered = sorted(ws)
+        for stale, w in enumerate(ordered):
+            s = start[w]
+            sym = flat[s : s + lens[w]]
+            if a in sym:
+                offset = 0
+                for i in range(len(sym) - 1):
+                    if sym[i] == a and sym[i + 1] == b:
+                        where[p] = array("i", ordered[stale:])
+                        return w * _POS + offset
+                    offset += unit_len[sym[i]]
+        where[p] = array("i")
         return None
 
     # ------------------------------------------------------------------------------------------------

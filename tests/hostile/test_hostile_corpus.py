@@ -368,3 +368,39 @@ def test_thousands_of_small_files_train_with_the_cache_with_progress_and_stop(tm
     assert "cancelled before training started" in err
     assert time.monotonic() - t0 < 10
     assert stored_runs(tmp_path / "q.tokproj") == 0
+
+
+# ---- a counting process killed --------------------------------------------------------------------
+def test_a_counting_process_killed_mid_count_fails_the_run_at_once_instead_of_hanging(tmp_path):
+    """The kernel's out-of-memory killer (or a group SIGTERM) ends a counting worker: the pool used to
+    replace it and wait for its lost chunk forever. Now the run fails with one line, nothing stored."""
+    import psutil
+
+    require_corpora()
+    corpus = tmp_path / "corpus.txt"  # over PARALLEL_COUNT_BYTES: counted by two processes
+    corpus.write_bytes(b"".join(p.read_bytes() for p in sorted(CORPORA.glob("*.txt"))))
+    assert corpus.stat().st_size > counts_module.PARALLEL_COUNT_BYTES
+    marker = tmp_path / "paused"
+    child = subprocess.Popen([sys.executable, "-m", "workbench", "train", str(corpus), "--project",
+                              str(tmp_path / "p.tokproj"), "--merges", "20", "--progress", "none", "--no-count-cache"],
+                             cwd=tmp_path, env=child_env(tmp_path, **{READ_PAUSE_ENV: f"{marker}:2"}),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the read never reached the pause"
+            time.sleep(0.02)
+        workers = psutil.Process(child.pid).children()
+        assert len(workers) >= 2  # the counting processes (forked at the first chunk)
+        workers[0].kill()
+        workers[0].wait(10)
+        marker.unlink()
+        _out, err = child.communicate(timeout=60)  # hung forever before
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 2, err
+    line = one_line_error(err)
+    assert "counting process ended" in line and "Traceback" not in err
+    assert stored_runs(tmp_path / "p.tokproj") == 0

@@ -87,6 +87,67 @@ def _init_worker(pretokenizer: str, normalizer: tuple[str, ...]) -> None:
     _WORKER_STATE["batch"] = _batch_splitter(pretokenizer, normalizer)
 
 
+#: How long the parent waits on a worker's result before it asks ``should_stop`` again (seconds).
+POLL_S = 0.2
+#: The message when a counting process ends before it answers (killed, out of memory).
+WORKER_LOST = ("a counting process ended before it finished (killed, or out of memory?): nothing was trained "
+               "or stored; run again, or bound counting's memory (--max-memory) or count in one process")
+
+
+def ordered_pool_map(fn: Callable, items: Iterable, *, workers: int, initargs: tuple,
+                     should_stop: Callable[[], bool] | None = None) -> Iterator:
+    """``fn`` over ``items`` in ``workers`` forked processes (:func:`_init_worker` with ``initargs``),
+    the results in the order of ``items``; at most two items a worker are read ahead, so a streamed
+    corpus stays streamed.
+
+    Why not ``multiprocessing.Pool.imap``: a worker that dies (SIGKILL, the kernel's out-of-memory
+    killer, a group SIGTERM) is silently replaced and its task is lost, so the parent waited for it
+    forever. Here a lost worker raises :class:`WorkbenchError` at once, ``should_stop`` is asked every
+    :data:`POLL_S` seconds, and on leaving early (stopped, error, or the caller done) the workers are
+    killed rather than waited for."""
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import TimeoutError as FutureTimeout
+    from concurrent.futures.process import BrokenProcessPool
+
+    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_init_worker, initargs=initargs)
+    pending: deque = deque()
+    source = iter(items)
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and len(pending) < 2 * workers:
+                try:
+                    item = next(source)
+                except StopIteration:
+                    exhausted = True
+                    break
+                pending.append(executor.submit(fn, item))
+            if not pending:
+                return
+            while True:
+                if should_stop is not None and should_stop():
+                    return
+                try:
+                    result = pending[0].result(timeout=POLL_S)
+                    break
+                except FutureTimeout:
+                    continue
+            pending.popleft()
+            yield result
+    except BrokenProcessPool:
+        raise WorkbenchError(WORKER_LOST) from None
+    finally:
+        for future in pending:
+            future.cancel()
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        for process in processes:  # a stopped count is not used: no need to let a worker finish
+            if process.is_alive():
+                process.kill()
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
 def count_pretokens(chunks: Iterable[str], *, pretokenizer: str = "gpt2", normalizer: tuple[str, ...] = (),
                     workers: int = 1, on_chunk: Callable[[int], None] | None = None,
                     should_stop: Callable[[], bool] | None = None) -> dict[str, int]:
@@ -104,25 +165,25 @@ def count_pretokens(chunks: Iterable[str], *, pretokenizer: str = "gpt2", normal
             if on_chunk is not None:
                 on_chunk(len(chunk))
         return dict(counts)
-    ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(pretokenizer, normalizer)) as pool:
-        lengths: list[int] = []
+    lengths: list[int] = []
 
-        def feed() -> Iterator[str]:
-            for chunk in chunks:
-                if should_stop is not None and should_stop():
-                    return
-                lengths.append(len(chunk))
-                yield chunk
+    def feed() -> Iterator[str]:
+        for chunk in chunks:
+            if should_stop is not None and should_stop():
+                return
+            lengths.append(len(chunk))
+            yield chunk
 
-        for index, partial in enumerate(pool.imap(_count_chunk, feed(), chunksize=1)):
-            if not counts:
-                counts = partial
-            else:
-                for word, n in partial.items():
-                    counts[word] += n
-            if on_chunk is not None:
-                on_chunk(lengths[index] if index < len(lengths) else 0)
+    results = ordered_pool_map(_count_chunk, feed(), workers=workers, initargs=(pretokenizer, normalizer),
+                               should_stop=should_stop)
+    for index, partial in enumerate(results):
+        if not counts:
+            counts = partial
+        else:
+            for word, n in partial.items():
+                counts[word] += n
+        if on_chunk is not None:
+            on_chunk(lengths[index] if index < len(lengths) else 0)
     return dict(counts)
 
 
@@ -161,28 +222,28 @@ def count_batches(batches: Iterable[Sequence[str]], *, pretokenizer: str = "gpt2
                 flush(dict(counts))
                 counts = Counter()
         return dict(counts)
-    ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(pretokenizer, normalizer)) as pool:
-        lengths: list[int] = []
+    lengths: list[int] = []
 
-        def feed() -> Iterator[Sequence[str]]:
-            for batch in batches:
-                if should_stop is not None and should_stop():
-                    return
-                lengths.append(sum(map(len, batch)))
-                yield batch
+    def feed() -> Iterator[Sequence[str]]:
+        for batch in batches:
+            if should_stop is not None and should_stop():
+                return
+            lengths.append(sum(map(len, batch)))
+            yield batch
 
-        for index, partial in enumerate(pool.imap(_count_batch, feed(), chunksize=1)):
-            if not counts:
-                counts = partial
-            else:
-                for word, n in partial.items():  # in batch order: first appearance is kept
-                    counts[word] += n
-            if on_batch is not None:
-                on_batch(lengths[index] if index < len(lengths) else 0)
-            if flush is not None and 0 < flush_at <= len(counts):
-                flush(dict(counts))
-                counts = Counter()
+    results = ordered_pool_map(_count_batch, feed(), workers=workers, initargs=(pretokenizer, normalizer),
+                               should_stop=should_stop)
+    for index, partial in enumerate(results):
+        if not counts:
+            counts = partial
+        else:
+            for word, n in partial.items():  # in batch order: first appearance is kept
+                counts[word] += n
+        if on_batch is not None:
+            on_batch(lengths[index] if index < len(lengths) else 0)
+        if flush is not None and 0 < flush_at <= len(counts):
+            flush(dict(counts))
+            counts = Counter()
     return dict(counts)
 
 

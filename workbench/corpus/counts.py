@@ -56,36 +56,26 @@ def count_files_in_processes(srcs: Sequence, *, pretokenizer: str, normalizer: t
     tables come back in file order and are added in it, so the result (row order included) is the
     one-reader count's. ``on_file(size)`` after each file; ``should_stop`` is asked every 0.2 s.
     Bounded memory as ``count_batches``: ``flush`` whenever the sum holds ``flush_at`` pre-tokens."""
-    import multiprocessing
     from collections import Counter
 
-    from workbench.core.count import _init_worker
+    from workbench.core.count import ordered_pool_map
 
     _FILE_JOBS[:] = [(src, pretokenizer, normalizer, sequences) for src in srcs]
     counts: Counter = Counter()
     try:
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(workers, initializer=_init_worker, initargs=(pretokenizer, normalizer)) as pool:
-            results = pool.imap(_count_file_job, range(len(srcs)), chunksize=1)
-            for src in srcs:
-                while True:
-                    if should_stop is not None and should_stop():
-                        return dict(counts)  # a stopped count is never used
-                    try:
-                        table = results.next(timeout=0.2)
-                        break
-                    except multiprocessing.TimeoutError:
-                        continue
-                if not counts:
-                    counts = Counter(table)
-                else:
-                    counts.update(table)  # in file order: first appearance is kept
-                del table
-                if on_file is not None:
-                    on_file(src.size)
-                if flush is not None and 0 < flush_at <= len(counts):
-                    flush(dict(counts))
-                    counts = Counter()
+        results = ordered_pool_map(_count_file_job, range(len(srcs)), workers=workers,
+                                   initargs=(pretokenizer, normalizer), should_stop=should_stop)
+        for src, table in zip(srcs, results):  # a stopped count ends early and is never used
+            if not counts:
+                counts = Counter(table)
+            else:
+                counts.update(table)  # in file order: first appearance is kept
+            del table
+            if on_file is not None:
+                on_file(src.size)
+            if flush is not None and 0 < flush_at <= len(counts):
+                flush(dict(counts))
+                counts = Counter()
     finally:
         _FILE_JOBS.clear()
     return dict(counts)

@@ -510,11 +510,12 @@ class LazyKeyedModel(QAbstractTableModel):
         self._last_key = newest
         return self._insert_new(*found)
 
-    def _insert_new(self, keys: Sequence[int], values: Sequence) -> int:
+    def _insert_new(self, keys: Any, values: Any) -> int:
         """Insert rows newer than every shown one at their places in the current order."""
         if not keys:
             self.rows_changed.emit()  # the total changed even if no new row matches
             return 0
+        blocks: list[tuple[int, Any, Any]]
         if self.sort_key == self.NATURAL:
             blocks = [(0 if self._descending else self._n, keys, values)]
         else:

@@ -188,12 +188,14 @@ def test_a_slow_regex_filter_on_a_training_run_is_refreshed_by_a_worker(make_win
         spent = time.thread_time() - cpu
         assert model.busy and model.rowCount() == before  # handed to the worker, nothing inserted yet
         assert spent < 0.25, spent  # the try is bounded (HERE_LIMIT_S plus one piece's match)
+        assert panel.table._placeholder == "Filtering and sorting…"  # were the table empty
         qtbot.waitUntil(lambda: not model.busy, timeout=20000)
         assert panel.error.text() == ""
         expected = _matching_ranks(pattern, merges)
         assert [model.key_at(r) for r in range(model.rowCount())] == expected
         assert expected[-2:] == [260, 261] and model.total == 262
         assert f"{len(expected):,} of 262 merges match" in panel.count_label.text()
+        assert panel.table._placeholder == "No merge matches the filter."
 
         panel.refresh()  # nothing new: nothing to hand on
         assert not model.busy and model.rowCount() == len(expected)

@@ -134,3 +134,72 @@ def test_window_opening_a_restored_backup_beside_a_crash_log_keeps_the_backup(ma
     assert _rows(project, "SELECT * FROM merges ORDER BY rank") == merges
     aside = [p for p in tmp_path.iterdir() if p.name.startswith("sent.tokproj-wal.set-aside-")]
     assert [p.read_bytes() for p in aside] == [log]
+
+
+def _matching_ranks(pattern: str, merges: list[tuple[bytes, bytes, bytes]]) -> list[int]:
+    """The oracle: ranks whose left, right or result piece the pattern finds (the filter's "any")."""
+    import regex
+
+    compiled = regex.compile(pattern)
+    return [rank for rank, pieces in enumerate(merges)
+            if any(compiled.search(p.decode("utf-8", "backslashreplace")) for p in pieces)]
+
+
+def test_a_slow_regex_filter_on_a_training_run_is_refreshed_by_a_worker(make_window, tmp_path, qtbot):
+    """The Merges tab's live refresh while a run trains goes through the same bounded try as a new
+    filter: a pathological pattern over the new merges is handed to a worker, whose rows are then
+    inserted (it ran on the window's thread before, up to the query limit)."""
+    from workbench.core.model import MergeEvent, base_vocab
+    from workbench.store import ProjectStore
+
+    path = tmp_path / "live.tokproj"
+    store = ProjectStore.open(path, create=True)
+    run = store.create_run("live", {"units": "bytes", "pretokenizer": "gpt2"}, [], base_vocab("bytes"),
+                           ["base"] * 256)
+    writer = store.run_writer(run, interval=float("inf"))
+    merges: list[tuple[bytes, bytes, bytes]] = []
+
+    def add(pieces: list[bytes]) -> None:
+        for piece in pieces:
+            rank = len(merges)
+            left, right = 98 + rank % 20, 97 + rank // 20 % 20  # "b".."u" + "a".."t": some end in "a"
+            writer.add(MergeEvent(rank + 1, left, right, 256 + rank, 1000 - rank, 257 + rank, 10**6 - rank), piece)
+            merges.append((bytes([left]), bytes([right]), piece))
+        writer.flush()
+
+    try:
+        add([bytes([98 + r % 20, 97 + r // 20 % 20]) for r in range(200)])  # quick for any pattern
+        window = make_window(path)
+        panel = window.merges
+        qtbot.waitUntil(lambda: panel.current_source() == ("run", 1), timeout=20000)
+        assert "training" in panel.status.text()
+        pattern = r"(a|aa)+$"
+        panel.set_filter(pattern, regex=True)
+        qtbot.waitUntil(lambda: not panel.model.busy, timeout=20000)
+        model = panel.model
+        assert [model.key_at(r) for r in range(model.rowCount())] == _matching_ranks(pattern, merges)
+
+        # New merges whose results the pattern backtracks on (~5 ms each, ~0.3 s in all): more
+        # than the window's thread may spend in one go, and far less than the job's limit.
+        add([b"a" * 20 + b"!%d" % i for i in range(60)] + [b"za", b"zaa"])
+        before = model.rowCount()
+        cpu = time.thread_time()
+        panel.refresh()  # what the window calls every ~500 ms while a run trains
+        spent = time.thread_time() - cpu
+        assert model.busy and model.rowCount() == before  # handed to the worker, nothing inserted yet
+        assert spent < 0.25, spent  # the try is bounded (HERE_LIMIT_S plus one piece's match)
+        assert panel.table._placeholder == "Filtering and sorting…"  # were the table empty
+        qtbot.waitUntil(lambda: not model.busy, timeout=20000)
+        assert panel.error.text() == ""
+        expected = _matching_ranks(pattern, merges)
+        assert [model.key_at(r) for r in range(model.rowCount())] == expected
+        assert expected[-2:] == [260, 261] and model.total == 262
+        assert f"{len(expected):,} of 262 merges match" in panel.count_label.text()
+        assert panel.table._placeholder == "No merge matches the filter."
+
+        panel.refresh()  # nothing new: nothing to hand on
+        assert not model.busy and model.rowCount() == len(expected)
+    finally:
+        writer.close()
+        store.finish_run(run, "finished")
+        store.close()

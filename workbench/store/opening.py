@@ -23,6 +23,7 @@ import os
 import socket
 import sqlite3
 import stat
+import threading
 import time
 import urllib.parse
 from contextlib import contextmanager
@@ -266,14 +267,19 @@ class Connection(sqlite3.Connection):
         """Stop every statement run inside the block once the calling thread has spent ``seconds``
         of CPU time in it (on top of the per-statement limit); yields a function that says whether
         it has — a caller that must answer within a frame can then do the work elsewhere. CPU time,
-        not wall time: on a loaded machine a quick query can wait longer than that for a core."""
+        not wall time: on a loaded machine a quick query can wait longer than that for a core.
+        The progress handler runs between VM steps only: a Python function the query calls (a regex
+        over a piece) bounds itself by :func:`cpu_left` and says so with :func:`budget_spent`."""
         until = time.thread_time() + seconds
+        spent = [False]
         self._until = until
+        _budget.until, _budget.spent = until, spent
         self.set_progress_handler(self._progress, 100)
         try:
-            yield lambda: time.thread_time() > until
+            yield lambda: spent[0] or time.thread_time() > until
         finally:
             self._until = math.inf
+            _budget.until = _budget.spent = None
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         if self._limit is not None:
@@ -285,6 +291,24 @@ class Connection(sqlite3.Connection):
         if time.monotonic() > self._deadline or (stop is not None and stop()):
             return 1
         return 1 if self._until != math.inf and time.thread_time() > self._until else 0
+
+
+_budget = threading.local()  # the running thread's Connection.within block: its end and "spent" flag
+
+
+def cpu_left() -> float | None:
+    """Seconds of CPU time the calling thread's :meth:`Connection.within` block has left, or None
+    outside one (a worker's query: no such bound)."""
+    until = getattr(_budget, "until", None)
+    return None if until is None else until - time.thread_time()
+
+
+def budget_spent() -> None:
+    """A function a query calls stopped early because the :meth:`Connection.within` block's time
+    ran out: the block reports it ran out, so its caller hands the work on instead of failing."""
+    spent = getattr(_budget, "spent", None)
+    if spent is not None:
+        spent[0] = True
 
 
 def connect(path: Path, mode: str) -> sqlite3.Connection:

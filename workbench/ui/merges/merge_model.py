@@ -187,7 +187,7 @@ class LazyKeyedModel(QAbstractTableModel):
     #: A regex filter of a shorter source is tried on the GUI thread for at most this much of its
     #: CPU time, then handed to the worker: a regex costs per piece what its backtracking costs (a
     #: pathological pattern on 1,700 pieces held the window 20 s, until the query limit).
-    HERE_LIMIT_S = 0.1
+    HERE_LIMIT_S = 0.016
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -252,14 +252,19 @@ class LazyKeyedModel(QAbstractTableModel):
     def _compute_here(self, source, query, order: str, descending: bool, upto: int | None = None) -> tuple | None:
         """:meth:`_compute` on the GUI thread; with a regex filter (and a worker to hand it to),
         None once it has run :attr:`HERE_LIMIT_S` — the caller then submits it off the thread."""
+        return self._here(source, query, lambda: self._compute(source, query, order, descending, upto))
+
+    def _here(self, source, query, work: Callable[[], Any]) -> Any:
+        """``work()`` on the GUI thread — bounded by :attr:`HERE_LIMIT_S` of its CPU when ``query``
+        has a regex and a worker can take over (then None once that budget is spent)."""
         within = getattr(getattr(source, "conn", None), "within", None)
         text = getattr(query, "text", None)
         if self._runner is None or within is None or not (text and getattr(text, "regex", False)):
-            return self._compute(source, query, order, descending, upto)
+            return work()
         with within(self.HERE_LIMIT_S) as ran_out:
             try:
-                return self._compute(source, query, order, descending, upto)
-            except WorkbenchError:
+                return work()
+            except (WorkbenchError, sqlite3.OperationalError):  # the store's sql_error, or SQLite's own
                 if ran_out():
                     return None
                 raise
@@ -298,7 +303,10 @@ class LazyKeyedModel(QAbstractTableModel):
     def _off_thread(self, source) -> bool:
         return self._runner is not None and source is not None and source.max_key() >= self.ASYNC_KEYS
 
-    def _submit(self, source, query, order: str, descending: bool, upto: int | None, apply) -> None:
+    def _submit(self, source, query, order: str, descending: bool, upto: int | None, apply, *,
+                after: int | None = None) -> None:
+        """Run :meth:`_compute` off the GUI thread and ``apply`` its state — or, with ``after``,
+        only the ``(keys, values)`` of rows with keys in ``(after, upto]`` (:meth:`refresh`)."""
         open_source, compute = self._open_source, self._compute
         assert self._runner is not None and open_source is not None
 
@@ -310,6 +318,8 @@ class LazyKeyedModel(QAbstractTableModel):
             def stop() -> bool:
                 return should_stop() or time.monotonic() > deadline
             with open_source(source, stop) as copy:
+                if after is not None:
+                    return copy.keys(query, order, descending, after=after, upto=upto)
                 return compute(copy, query, order, descending, upto)
 
         def done(state: tuple) -> None:
@@ -462,9 +472,14 @@ class LazyKeyedModel(QAbstractTableModel):
 
     # ---- live updates -------------------------------------------------------------------------------
     def refresh(self) -> int:
-        """Add rows stored since the last look, without a reset; returns how many were inserted."""
+        """Add rows stored since the last look, without a reset; returns how many were inserted.
+
+        A filter with a regex is tried on the GUI thread as :meth:`set_query` does; past
+        :attr:`HERE_LIMIT_S` a worker filters the new rows and they are inserted when it delivers
+        (0 is returned now). While any job of this model runs nothing is read: the rows it
+        delivers replace or extend the view, and the next refresh picks up from there."""
         source = self._source
-        if source is None:
+        if source is None or self.busy:
             return 0
         newest = source.max_key()
         if newest == self._last_key:
@@ -481,12 +496,26 @@ class LazyKeyedModel(QAbstractTableModel):
             self.endInsertRows()
             self.rows_changed.emit()
             return newest + 1 - first
-        keys, values = source.keys(self._query, self.sort_key, self._descending,
-                                   after=self._last_key, upto=newest)
+        query, order, descending, after = self._query, self.sort_key, self._descending, self._last_key
+        found = self._here(source, query,
+                           lambda: source.keys(query, order, descending, after=after, upto=newest))
+        if found is None:  # a slow regex filter: the worker filters the new rows, they come later
+            def apply(found: tuple) -> None:
+                if (self._source is source and self._query is query and self.sort_key == order
+                        and self._descending == descending and self._last_key == after):
+                    self._last_key = newest
+                    self._insert_new(*found)
+            self._submit(source, query, order, descending, newest, apply, after=after)
+            return 0
         self._last_key = newest
+        return self._insert_new(*found)
+
+    def _insert_new(self, keys: Any, values: Any) -> int:
+        """Insert rows newer than every shown one at their places in the current order."""
         if not keys:
             self.rows_changed.emit()  # the total changed even if no new row matches
             return 0
+        blocks: list[tuple[int, Any, Any]]
         if self.sort_key == self.NATURAL:
             blocks = [(0 if self._descending else self._n, keys, values)]
         else:

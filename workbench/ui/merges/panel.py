@@ -484,8 +484,7 @@ class MergePanel(QWidget):
         except WorkbenchError as exc:
             self.model.set_source(self._merge_source, None)
             self.error.show_message(str(exc))
-        self.table.set_placeholder("No merge matches the filter." if self.model.total else
-                                   "No merges yet: they appear here as the run learns them.")
+        self.table.set_placeholder(self._merge_placeholder())
         self._vocab_dirty = True
         if self.tabs.currentIndex() == TAB_VOCAB:
             self._load_vocab()
@@ -665,6 +664,14 @@ class MergePanel(QWidget):
     def _on_clear_clicked(self) -> None:
         self.set_filter()
 
+    def _merge_placeholder(self) -> str:
+        """What an empty merge table says: a worker still filtering (a regex over more than a
+        frame's worth of merges, or a long run) is not "no merges yet"."""
+        if self.model.busy:
+            return "Filtering and sorting…"
+        return ("No merge matches the filter." if self.model.total else
+                "No merges yet: they appear here as the run learns them.")
+
     def _update_count(self) -> None:
         m = self.model
         if self._pieces_mode:
@@ -676,7 +683,10 @@ class MergePanel(QWidget):
             return
         if self._merge_source is None:
             self.count_label.setText("")
-        elif m.busy:
+            self._update_status()
+            return
+        self.table.set_placeholder(self._merge_placeholder())
+        if m.busy:
             self.count_label.setText("filtering and sorting…")
         elif m.is_filtered():
             self.count_label.setText(f"{m.rowCount():,} of {m.total:,} merges match")

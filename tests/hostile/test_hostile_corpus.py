@@ -394,7 +394,14 @@ def test_a_counting_process_killed_mid_count_fails_the_run_at_once_instead_of_ha
         workers = psutil.Process(child.pid).children()
         assert len(workers) >= 2  # the counting processes (forked at the first chunk)
         workers[0].kill()
-        workers[0].wait(10)
+        gone_by = time.monotonic() + 10  # dead: gone, or a zombie until the CLI reaps it
+        while time.monotonic() < gone_by:
+            try:
+                if workers[0].status() == psutil.STATUS_ZOMBIE:
+                    break
+            except psutil.NoSuchProcess:
+                break
+            time.sleep(0.02)
         marker.unlink()
         _out, err = child.communicate(timeout=60)  # hung forever before
     finally:

@@ -19,7 +19,7 @@ import os
 import signal
 from collections import Counter
 from itertools import chain
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from workbench.core.lifeline import watch_parent
 from workbench.core.normalize import make_normalizer
@@ -97,55 +97,79 @@ WORKER_LOST = ("a counting process ended before it finished (killed, or out of m
 def ordered_pool_map(fn: Callable, items: Iterable, *, workers: int, initargs: tuple,
                      should_stop: Callable[[], bool] | None = None) -> Iterator:
     """``fn`` over ``items`` in ``workers`` forked processes (:func:`_init_worker` with ``initargs``),
-    the results in the order of ``items``; at most two items a worker are read ahead, so a streamed
-    corpus stays streamed.
+    the results in the order of ``items``. Item *k* goes to worker *k* mod ``workers``, at most two
+    a worker ahead of the results taken, so a streamed corpus stays streamed.
 
-    Why not ``multiprocessing.Pool.imap``: a worker that dies (SIGKILL, the kernel's out-of-memory
-    killer, a group SIGTERM) is silently replaced and its task is lost, so the parent waited for it
-    forever. Here a lost worker raises :class:`WorkbenchError` at once, ``should_stop`` is asked every
-    :data:`POLL_S` seconds, and on leaving early (stopped, error, or the caller done) the workers are
-    killed rather than waited for."""
-    from collections import deque
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures import TimeoutError as FutureTimeout
-    from concurrent.futures.process import BrokenProcessPool
-
-    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                   initializer=_init_worker, initargs=initargs)
-    pending: deque = deque()
-    source = iter(items)
-    exhausted = False
+    Why not ``multiprocessing.Pool``: a worker that dies (SIGKILL, the kernel's out-of-memory killer,
+    a group SIGTERM) is replaced by the pool and its task lost, so the parent waited forever; and
+    ``Pool.terminate()`` itself can hang when its task thread is blocked writing to a dead worker
+    (``ProcessPoolExecutor``'s shutdown, likewise). Here each worker has its own task queue (whose
+    feeder thread is never waited for) and result pipe: the parent waits :data:`POLL_S` seconds at a
+    time, asks ``should_stop``, and a worker gone raises :class:`WorkbenchError` at once. The workers
+    are killed when the caller is done, stops or fails (nothing they hold is needed then)."""
+    ctx = multiprocessing.get_context("fork")
+    procs, queues, pipes = [], [], []
     try:
+        for _ in range(workers):
+            tasks = ctx.Queue()
+            tasks.cancel_join_thread()  # never wait, at exit, on writes to a worker that is gone
+            receive, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_pool_worker, args=(fn, initargs, tasks, send), daemon=True)
+            proc.start()
+            send.close()
+            procs.append(proc)
+            queues.append(tasks)
+            pipes.append(receive)
+        submitted = taken = 0
+        source = iter(items)
+        exhausted = False
         while True:
-            while not exhausted and len(pending) < 2 * workers:
+            while not exhausted and submitted - taken < 2 * workers:
                 try:
                     item = next(source)
                 except StopIteration:
                     exhausted = True
                     break
-                pending.append(executor.submit(fn, item))
-            if not pending:
+                queues[submitted % workers].put(item)
+                submitted += 1
+            if taken == submitted:
                 return
-            while True:
+            w = taken % workers
+            while not pipes[w].poll(POLL_S):
                 if should_stop is not None and should_stop():
                     return
-                try:
-                    result = pending[0].result(timeout=POLL_S)
-                    break
-                except FutureTimeout:
-                    continue
-            pending.popleft()
-            yield result
-    except BrokenProcessPool:
-        raise WorkbenchError(WORKER_LOST) from None
+                if procs[w].exitcode is not None:
+                    raise WorkbenchError(WORKER_LOST)
+            try:
+                ok, value = pipes[w].recv()
+            except (EOFError, OSError):
+                raise WorkbenchError(WORKER_LOST) from None
+            taken += 1
+            if not ok:
+                raise value
+            yield value
     finally:
-        for future in pending:
-            future.cancel()
-        processes = list((getattr(executor, "_processes", None) or {}).values())
-        for process in processes:  # a stopped count is not used: no need to let a worker finish
-            if process.is_alive():
-                process.kill()
-        executor.shutdown(wait=True, cancel_futures=True)
+        for proc in procs:
+            if proc.is_alive():
+                proc.kill()
+        for proc in procs:
+            proc.join(5)
+        for tasks in queues:
+            tasks.close()
+        for receive in pipes:
+            receive.close()
+
+
+def _pool_worker(fn: Callable, initargs: tuple, tasks: Any, results: Any) -> None:
+    """A worker of :func:`ordered_pool_map`: each item's ``(True, fn(item))``, or ``(False, error)``."""
+    _init_worker(*initargs)
+    while True:
+        item = tasks.get()
+        try:
+            answer = (True, fn(item))
+        except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
+            answer = (False, exc)
+        results.send(answer)
 
 
 def count_pretokens(chunks: Iterable[str], *, pretokenizer: str = "gpt2", normalizer: tuple[str, ...] = (),

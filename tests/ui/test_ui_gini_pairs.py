@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from parallel_text import write_parallel
 from shared_corpora import CORPORA, require_corpora
 
 from workbench.cli import run_cli
@@ -19,13 +20,12 @@ SHOTS = os.environ.get("WORKBENCH_SCREENSHOTS")
 
 def test_compare_pairs_a_parity_run_with_classic_bpe_of_its_size(make_window, qtbot, tmp_path, project):
     require_corpora()
-    train, dev = [], []
+    train = []
     for lang, name in (("en", "en_shakespeare.txt"), ("de", "de_zitate.txt"), ("ru", "ru_fortunes.txt")):
         lines = (CORPORA / name).read_text(encoding="utf-8").splitlines()
         train.append(tmp_path / f"{lang}_train.txt")
         train[-1].write_text("\n".join(lines[:300]) + "\n", encoding="utf-8")
-        dev.append(tmp_path / f"{lang}_dev.txt")
-        dev[-1].write_text("\n".join(lines[1000:1100]) + "\n", encoding="utf-8")
+    dev = write_parallel(tmp_path, ("en", "de", "ru"))  # the same content in each: UDHR articles 1-5
     common = ["--project", str(project), "--progress", "none", "--no-count-cache"]
     assert run_cli(["train", *map(str, train), "--model", "bpe", "--vocab-size", "420", "--name", "classic",
                     *common]) == 0
@@ -41,6 +41,7 @@ def test_compare_pairs_a_parity_run_with_classic_bpe_of_its_size(make_window, qt
     for path in train:
         panel.set_file_checked(path, False)
     panel.add_corpus_files([(str(p), {}) for p in dev])
+    panel.parallel.setChecked(True)  # translations of each other: a language's cost is its tokens
     assert panel.classic_combo.currentData() == "auto"
     with qtbot.waitSignal(panel.computed, timeout=120_000) as computed:
         assert panel.compute()
@@ -55,10 +56,10 @@ def test_compare_pairs_a_parity_run_with_classic_bpe_of_its_size(make_window, qt
     rows = panel.gini_model.rows
     assert [r.language for r in rows] == ["en", "de", "ru", "Gini (language cost)"]
     per_language = {(m.tokenizer, m.language): m for m in result.per_language}
-    for r in rows[:3]:  # each cell is the comparison's own row: tokens per character of that language
+    for r in rows[:3]:  # each cell is the comparison's own row: the tokens of that language
         before = per_language[(paired.pair.before, r.language)]
         after = per_language[("Run 2 · parity 420", r.language)]
-        assert r.cost_before == before.tokens / before.text.chars and r.cost_after == after.tokens / after.text.chars
+        assert r.cost_before == before.tokens and r.cost_after == after.tokens
     gini = {m.tokenizer: m.gini for m in result.totals}
     assert rows[3].cost_before == gini[paired.pair.before] and rows[3].cost_after == gini["Run 2 · parity 420"]
     assert rows[3].cost_after < rows[3].cost_before

@@ -60,7 +60,10 @@ def test_opening_many_files_is_linear_and_off_the_gui_thread(qtbot, many_files_p
     qtbot.waitUntil(lambda: not panel.listing(), timeout=60000)
     try:
         assert panel.files.rowCount() == N and sum(inserted) == N
-        assert max(inserted) <= LIST_BATCH and ticks[0] >= len(inserted) - 1  # the loop ran between batches
+        # In batches, the loop running meanwhile (not a tick per batch: batches posted while the window
+        # was busy are delivered in one pass of the loop, and a 5 ms timer's ticks coalesce — CI saw 6
+        # ticks for 10 batches on a quiet machine).
+        assert len(inserted) > 1 and max(inserted) <= LIST_BATCH and ticks[0] >= 1
         panel.refresh()  # a run finished: listed again, nothing added twice
         qtbot.waitUntil(lambda: not panel.listing(), timeout=60000)
         assert sum(inserted) == N

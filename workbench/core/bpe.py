@@ -31,6 +31,7 @@ import heapq
 from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import accumulate, chain, islice, repeat
 from operator import add
 from typing import Callable, Iterator, Literal, Mapping
@@ -119,6 +120,41 @@ class FlatWords:
     def to_lists(self) -> list[list[int]]:
         sym = self.sym
         return [sym[s : s + n].tolist() for s, n in zip(self.start, self.lens)]
+
+
+def _pick_best(heap: list[int], counts: dict[int, int], first: dict[int, int] | None,
+               first_position: Callable[[int], int | None]) -> int | None:
+    """The pair to merge next: the top of ``heap`` once it is current, or None when the heap is empty.
+
+    Counts only shrink without a push, so an entry's count is an upper bound: a stale one is
+    re-pushed with the current count (the scheme of tokenizers' trainer). With ``first`` (the
+    first-seen tie-break) an entry's key is a lower bound of the pair's first position, made exact
+    by ``first_position`` before the pair may win (None: the pair no longer occurs). Shared by the
+    list loop and the flat loop of :class:`BpeTrainer`, which differ only in ``first_position``."""
+    while heap:
+        entry = heap[0]
+        p = entry & _P_MASK
+        c = counts.get(p)
+        if c is None:
+            heapq.heappop(heap)
+            continue
+        key = (entry >> _P_BITS) & _K_MASK
+        if c != _CMAX - (entry >> _C_SHIFT):
+            if first is not None:
+                key = first[p]
+            heapq.heapreplace(heap, ((_CMAX - c) << _C_SHIFT) | (key << _P_BITS) | p)
+            continue
+        if first is not None:
+            true_key = first_position(p)
+            if true_key != key:
+                if true_key is None:
+                    heapq.heappop(heap)
+                    continue
+                first[p] = true_key
+                heapq.heapreplace(heap, ((_CMAX - c) << _C_SHIFT) | (true_key << _P_BITS) | p)
+                continue
+        return p
+    return None
 
 
 class BpeTrainer:
@@ -301,7 +337,7 @@ class BpeTrainer:
             heap = [((_CMAX - c) << _C_SHIFT) | ((hf_rank[p // S] * S + hf_rank[p % S]) << _P_BITS) | p
                     for p, c in counts.items()]
         heapq.heapify(heap)
-        heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
+        heappush = heapq.heappush
         unit_len = self._unit_len
         max_merges = cfg.merges if cfg.merges is not None else float("inf")
         target_vocab = cfg.vocab_size if cfg.vocab_size is not None else float("inf")
@@ -314,34 +350,8 @@ class BpeTrainer:
         while step < max_merges and len(vocab) < target_vocab and heap:
             if should_stop is not None and should_stop():
                 return
-            # ---- pick the best pair -------------------------------------------------------------
-            # Counts only shrink without a push, so an entry's count is an upper bound: a stale one
-            # is re-pushed with the current count (the scheme of tokenizers' trainer).
-            best = None
-            while heap:
-                entry = heap[0]
-                p = entry & _P_MASK
-                c = counts.get(p)
-                if c is None:
-                    heappop(heap)
-                    continue
-                key = (entry >> _P_BITS) & _K_MASK
-                if c != _CMAX - (entry >> _C_SHIFT):
-                    if first_seen:
-                        key = first[p]
-                    heapreplace(heap, ((_CMAX - c) << _C_SHIFT) | (key << _P_BITS) | p)
-                    continue
-                if first_seen:
-                    true_key = self._first_position(p, where, unit_len)
-                    if true_key != key:
-                        if true_key is None:
-                            heappop(heap)
-                            continue
-                        first[p] = true_key
-                        heapreplace(heap, ((_CMAX - c) << _C_SHIFT) | (true_key << _P_BITS) | p)
-                        continue
-                best = p
-                break
+            best = _pick_best(heap, counts, first if first_seen else None,
+                              partial(self._first_position, where=where, unit_len=unit_len))
             if best is None or counts[best] < min_freq:
                 return
             frequency = counts.pop(best)
@@ -471,7 +481,7 @@ class BpeTrainer:
             heap = [((_CMAX - c) << _C_SHIFT) | ((hf_rank[p // S] * S + hf_rank[p % S]) << _P_BITS) | p
                     for p, c in counts.items()]
         heapq.heapify(heap)
-        heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
+        heappush = heapq.heappush
         unit_len = self._unit_len
         max_merges = cfg.merges if cfg.merges is not None else float("inf")
         target_vocab = cfg.vocab_size if cfg.vocab_size is not None else float("inf")
@@ -484,34 +494,8 @@ class BpeTrainer:
         while step < max_merges and len(vocab) < target_vocab and heap:
             if should_stop is not None and should_stop():
                 return
-            # ---- pick the best pair -------------------------------------------------------------
-            # Counts only shrink without a push, so an entry's count is an upper bound: a stale one
-            # is re-pushed with the current count (the scheme of tokenizers' trainer).
-            best = None
-            while heap:
-                entry = heap[0]
-                p = entry & _P_MASK
-                c = counts.get(p)
-                if c is None:
-                    heappop(heap)
-                    continue
-                key = (entry >> _P_BITS) & _K_MASK
-                if c != _CMAX - (entry >> _C_SHIFT):
-                    if first_seen:
-                        key = first[p]
-                    heapreplace(heap, ((_CMAX - c) << _C_SHIFT) | (key << _P_BITS) | p)
-                    continue
-                if first_seen:
-                    true_key = self._first_position_flat(p, where, unit_len, store)
-                    if true_key != key:
-                        if true_key is None:
-                            heappop(heap)
-                            continue
-                        first[p] = true_key
-                        heapreplace(heap, ((_CMAX - c) << _C_SHIFT) | (true_key << _P_BITS) | p)
-                        continue
-                best = p
-                break
+            best = _pick_best(heap, counts, first if first_seen else None,
+                              partial(self._first_position_flat, where=where, unit_len=unit_len, store=store))
             if best is None or counts[best] < min_freq:
                 return
             frequency = counts.pop(best)

@@ -25,6 +25,14 @@ from workbench.errors import WorkbenchError
 # partitions (so a cluster job gives the same table). "documents" keeps whole files / records.
 DEFAULT_SEQUENCES = "lines"
 PARALLEL_COUNT_BYTES = 8 << 20  # below this a second counting process costs more than it saves
+
+
+def counting_workers(total_bytes: int) -> int:
+    """The counting processes a run uses for a corpus of ``total_bytes`` on disk (two at most: the
+    trainer is one process, and a second reader already keeps it fed; the pre-flight estimate
+    divides the counting time by the same number)."""
+    return 2 if total_bytes >= PARALLEL_COUNT_BYTES and (os.cpu_count() or 1) > 1 else 1
+
 # Below this a file is counted rather than cached: counting 16 KB takes about what creating,
 # renaming and later reading back a cache entry does, and 100,000 tiny entries would only fill
 # the cache folder. Consecutive small files are counted together, as without a cache.

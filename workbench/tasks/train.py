@@ -23,7 +23,7 @@ from typing import Callable, Mapping, Sequence
 
 from workbench.core.bpe import TrainConfig
 from workbench.core.trainer import Trainer, TrainingCancelled
-from workbench.corpus.counts import PARALLEL_COUNT_BYTES, count_sources
+from workbench.corpus.counts import count_sources, counting_workers
 from workbench.corpus.fingerprint import FileState
 from workbench.corpus.location import corpus_path, expand_locations, is_url, stored_path
 from workbench.errors import ConfigError, WorkbenchError
@@ -234,7 +234,7 @@ def count_words(sources: Sequence, pretokenizer: str, normalizer: Sequence[str],
             last = now
             report(Progress("reading", bytes_read=done, bytes_total=total))
 
-    workers = 2 if total >= PARALLEL_COUNT_BYTES and (os.cpu_count() or 1) > 1 else 1
+    workers = counting_workers(total)
     from workbench.corpus.count_cache import CountCache
     from workbench.corpus.spill import default_limit
 

@@ -139,7 +139,7 @@ def test_spark_part_files_are_sniffed_and_kind_overrides(corpora, tmp_path):
     (out / "part-00001").write_text("Ein Satz.\n{nicht json}\n", encoding="utf-8")
     (out / "_SUCCESS").write_text("", encoding="utf-8")
     (out / ".part-00000.crc").write_bytes(b"\x00\x01crc")
-    (out / "README").write_text("not corpus\n", encoding="utf-8")  # in a folder, only part-* are sniffed
+    (out / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))  # sniffed: an image, refused
     spark_json = tmp_path / "part-00002-6f1c-c000.json"
     spark_json.write_text('{"text": "eins"}\n{"text": "zwei"}\n', encoding="utf-8")
     assert open_source(spark_json).kind == "jsonl"
@@ -151,12 +151,12 @@ def test_spark_part_files_are_sniffed_and_kind_overrides(corpora, tmp_path):
         open_source(tmp_path / "report.pdf")
     done = workbench("train", str(out), "--project", "p.tokproj", "--merges", "10", "--progress", "none",
                      cwd=tmp_path)
-    assert done.returncode == 2 and "README: not a supported corpus format" in done.stderr
+    assert done.returncode == 2 and "logo.png: looks binary, not text (a PNG image)" in done.stderr
     assert "--on-bad-record skip leaves such files out" in done.stderr
     skipped = workbench("train", str(out), "--project", "skip.tokproj", "--merges", "10", "--progress", "none",
-                        "--on-bad-record", "skip", cwd=tmp_path)  # the README is left out, named
-    assert skipped.returncode == 0 and "left out:" in skipped.stderr and "README" in skipped.stderr, skipped.stderr
-    (out / "README").unlink()
+                        "--on-bad-record", "skip", cwd=tmp_path)  # the image is left out, named
+    assert skipped.returncode == 0 and "left out:" in skipped.stderr and "logo.png" in skipped.stderr, skipped.stderr
+    (out / "logo.png").unlink()
     done = workbench("train", str(out), "--project", "p.tokproj", "--merges", "10", "--progress", "none",
                      cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -33,7 +33,7 @@ def test_a_folder_is_listed_checked_and_read(tmp_path: Path):
     assert listed == ["a.txt", "b.txt"]
     assert sorted(Path(key).name for key, _s in log["scanned"]) == listed and log["failed"] == []
     [(path, why)] = log["rejected"]
-    assert Path(path).name == "c.bin" and "not a supported corpus format" in why
+    assert Path(path).name == "c.bin" and "looks binary, not text" in why
     words = {Path(key).name: stats for key, stats in log["scanned"]}
     assert words["a.txt"].lines == 2 and words["b.txt"].lines == 1
 

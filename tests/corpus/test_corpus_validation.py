@@ -137,7 +137,7 @@ def test_expand_paths_keeps_good_files_and_reports_bad_ones(write, tmp_path):
     joined = "\n".join(messages)
     assert f"{root / 'a_bad.jsonl'}:2: not valid JSON" in joined
     assert f"{root / 'empty.txt'}: the file is empty" in joined
-    assert f"{root / 'picture.png'}: not a supported corpus format" in joined
+    assert f"{root / 'picture.png'}: looks binary, not text" in joined
     assert "missing.txt: no such file" in joined
     assert "hidden" not in joined and "inner.txt" not in joined
     assert len(messages) == 4

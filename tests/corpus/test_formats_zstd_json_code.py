@@ -116,6 +116,26 @@ def test_source_code_and_markup_are_read_as_text_files_and_in_folders(tmp_path):
     sources, rejected = expand_paths([root])
     assert sorted(s.path.name for s in sources) == sorted(files)
     (message,) = rejected
-    assert "logo.png" in message and "not a supported corpus format" in message
+    assert "logo.png: looks binary, not text (a PNG image)" in message
     with pytest.raises(WorkbenchError, match=r"logo\.png: looks binary, not text \(a PNG image\)"):
         open_source(root / "src" / "logo.png")
+
+
+def test_a_folder_reads_files_whose_name_says_nothing_by_their_content(corpora, tmp_path):
+    """WikiExtractor writes ``text/AA/wiki_00``, WMT ships ``train.de``: no telling ending, but text —
+    read from a folder as the same text in a ``.txt`` is; a program among them is named for what its
+    bytes show, and the skip policy leaves it out."""
+    de = next(corpora.glob("de*.txt")).read_text(encoding="utf-8").splitlines(keepends=True)
+    root = tmp_path / "text"
+    (root / "AA").mkdir(parents=True)
+    (root / "AA" / "wiki_00").write_text("".join(de[:300]), encoding="utf-8")
+    (root / "AA" / "wiki_01").write_text("".join(de[300:600]), encoding="utf-8")
+    (root / "train.de").write_text("".join(de[600:900]), encoding="utf-8")
+    sources, rejected = expand_paths([root])
+    assert [s.path.name for s in sources] == ["wiki_00", "wiki_01", "train.de"] and rejected == []
+    assert all(s.kind == "text" for s in sources)
+    assert "".join("".join(iter_text(s)) for s in sources) == "".join(de[:900])
+    (root / "tool").write_bytes(b"\x7fELF\x02\x01\x01" + bytes(120))
+    sources, rejected = expand_paths([root])
+    (message,) = rejected
+    assert len(sources) == 3 and "tool: looks binary, not text (a program" in message and message.unsupported

@@ -470,7 +470,7 @@ def expand_paths(
     options: dict[str, Any] = {"field": field, "column": column, "encoding": encoding, "kind": kind,
                                "on_bad_record": on_bad_record}
 
-    def add(candidate: CorpusPath) -> None:
+    def add(candidate: CorpusPath, by_content: bool = False) -> None:
         key = _identity(candidate)
         if key in seen:
             # The same file twice (repeated, through a link, or inside a folder also given) would
@@ -481,7 +481,10 @@ def expand_paths(
         try:
             sources.append(open_source(candidate, **options))
         except WorkbenchError as exc:
-            messages.append(Rejection.of(exc, candidate))
+            rejection = Rejection.of(exc, candidate)
+            # A folder's file read for its content alone: what is not text the skip policy leaves out.
+            rejection.unsupported = by_content and not rejection.empty
+            messages.append(rejection)
 
     for raw in paths:
         if location.is_url(raw):  # s3://…, a glob of shards, or a remote folder: each file it names
@@ -502,13 +505,11 @@ def expand_paths(
         if not found and not problems:
             messages.append(Rejection(f"{p}: the folder has no files: add a folder with {SUPPORTED} files", path=str(p)))
         for f in found:
-            if kind is None and detect_kind(f)[0] is None and not f.name.startswith("part-"):
-                # In a folder, a name with an unknown ending is someone else's file (README.md,
-                # LICENSE, a script); Spark's and Hadoop's part-00000… are output, read by content.
-                messages.append(Rejection(f"{f}: not a supported corpus format ({SUPPORTED})", path=str(f),
-                                          unsupported=True))
-            else:
-                add(f)
+            # A name whose ending says nothing — WikiExtractor's wiki_00, WMT's train.de, Spark's
+            # part-00000, a README — is read for its content, as a file given alone: text (or JSON
+            # lines) is read, what is clearly not text is named with what its bytes show (an image,
+            # a program) and left out by --on-bad-record skip.
+            add(f, by_content=kind is None and detect_kind(f)[0] is None)
     return sources, messages
 
 

@@ -366,6 +366,14 @@ class BpeTrainer:
             heap = [((_CMAX - c) << _C_SHIFT) | ((hf_rank[p // S] * S + hf_rank[p % S]) << _P_BITS) | p
                     for p, c in counts.items()]
         heapq.heapify(heap)
+        # From here on, as in the flat loop, a word list keeps its smallest word in front and
+        # ``front * _POS`` is the pair's first-seen bound: the exact positions above go.
+        del first
+        W = _P_BITS + _POS.bit_length() - 1  # a word index shifted to its place in a heap entry
+
+        def bound(p: int) -> int | None:
+            ws = where.get(p)
+            return ws[0] * _POS if ws else None
         heappush = heapq.heappush
         unit_len = self._unit_len
         max_merges = cfg.merges if cfg.merges is not None else float("inf")
@@ -376,11 +384,11 @@ class BpeTrainer:
         vocab = self.vocab
         refuse, refit = self.refuse, self.refit
         refused: set[int] = set()
+        first_position = partial(self._first_position, where=where, unit_len=unit_len, front_min=True)
         while step < max_merges and len(vocab) < target_vocab and heap:
             if should_stop is not None and should_stop():
                 return
-            best = _pick_best(heap, counts, first if first_seen else None,
-                              partial(self._first_position, where=where, unit_len=unit_len))
+            best = _pick_best(heap, counts, None, first_position, bound if first_seen else None)
             if best is None or counts[best] < min_freq:
                 return
             frequency = counts.pop(best)
@@ -391,7 +399,6 @@ class BpeTrainer:
                 # the counts for good, its occurrences stay as they are.
                 refused.add(best)
                 where.pop(best, None)
-                first.pop(best, None)
                 continue
             new = self._piece_id.get(piece)
             if new is None:
@@ -407,7 +414,6 @@ class BpeTrainer:
                 if not occurrences:
                     continue  # stale index entry: an earlier merge took the pair away
                 f = freqs[w]
-                wpos = w * _POS  # the first-seen key's lower bound for a pair formed in this word
                 n = len(sym)
                 positions: list[int] = []
                 last_end = -1
@@ -426,8 +432,9 @@ class BpeTrainer:
                             where[q] = [w]
                         elif ws[-1] != w:
                             ws.append(w)
-                        if first_seen and wpos < first.get(q, _NEVER):
-                            first[q] = wpos
+                            if w < ws[0]:  # the smallest word in front
+                                ws[-1] = ws[0]
+                                ws[0] = w
                     if i + 2 < n:
                         y = sym[i + 2]
                         delta[b * S + y] -= f
@@ -438,8 +445,9 @@ class BpeTrainer:
                             where[q] = [w]
                         elif ws[-1] != w:
                             ws.append(w)
-                        if first_seen and wpos < first.get(q, _NEVER):
-                            first[q] = wpos
+                            if w < ws[0]:  # the smallest word in front
+                                ws[-1] = ws[0]
+                                ws[0] = w
                     positions.append(i)
                     last_end = i + 2
                 if not positions:
@@ -451,7 +459,7 @@ class BpeTrainer:
                     words[w] = merged_word(sym, positions, new)
                 token_count -= len(positions) * f
                 if refit is not None:
-                    token_count -= self._refit(w, f, refit, delta, where, first if first_seen else None)
+                    token_count -= self._refit(w, f, refit, delta, where, None)
             # ---- update counts and the heap ---------------------------------------------------------
             if not first_seen:
                 while len(hf_rank) < len(vocab):
@@ -463,15 +471,17 @@ class BpeTrainer:
                 if c <= 0:
                     counts.pop(q, None)
                     where.pop(q, None)
-                    first.pop(q, None)
                     continue
                 counts[q] = c
                 if d > 0:
-                    key = first[q] if first_seen else hf_rank[q // S] * S + hf_rank[q % S]
-                    heappush(heap, ((_CMAX - c) << _C_SHIFT) | (key << _P_BITS) | q)
+                    if first_seen:
+                        heappush(heap, ((_CMAX - c) << _C_SHIFT) | (where[q][0] << W) | q)
+                    else:
+                        key = hf_rank[q // S] * S + hf_rank[q % S]
+                        heappush(heap, ((_CMAX - c) << _C_SHIFT) | (key << _P_BITS) | q)
                 elif first_seen and d == 0:
                     # Same count, but an occurrence may have appeared earlier: refresh the key.
-                    heappush(heap, ((_CMAX - c) << _C_SHIFT) | (first[q] << _P_BITS) | q)
+                    heappush(heap, ((_CMAX - c) << _C_SHIFT) | (where[q][0] << W) | q)
             step += 1
             self.merges.append((a, b, new))
             self.frequencies.append(frequency)
@@ -567,13 +577,24 @@ class BpeTrainer:
                     if not occurrences:
                         continue  # stale index entry: an earlier merge took the pair away
                     f = freqs[w]
-                    positions: list[int] = []
-                    last_end = -1
-                    i = -1
-                    for _ in range(occurrences):
-                        i = sym.index(a, i + 1)
-                        if i < last_end or i + 1 >= n or sym[i + 1] != b:
+                    if occurrences == 1:  # most words: one a, so no run and at most one match
+                        i = sym.index(a)
+                        if i + 1 >= n or sym[i + 1] != b:
                             continue
+                        positions = [i]
+                    else:  # left to right, a match not overlapping the one before
+                        positions = []
+                        last_end = -1
+                        i = -1
+                        for _ in range(occurrences):
+                            i = sym.index(a, i + 1)
+                            if i >= last_end and i + 1 < n and sym[i + 1] == b:
+                                positions.append(i)
+                                last_end = i + 2
+                        if not positions:
+                            continue
+                    last_end = -1
+                    for i in positions:
                         if i > 0:
                             x = (new if i == last_end else sym[i - 1]) * S
                             delta[x + a] -= f
@@ -600,10 +621,7 @@ class BpeTrainer:
                                 if w < ws[0]:  # the smallest word in front
                                     ws[-1] = ws[0]
                                     ws[0] = w
-                        positions.append(i)
                         last_end = i + 2
-                    if not positions:
-                        continue
                     if len(positions) == 1:
                         i = positions[0]
                         flat[s + i] = new
@@ -620,7 +638,7 @@ class BpeTrainer:
                 while len(hf_rank) < len(vocab):
                     hf_rank.append(len(hf_rank))
             # In bulk (C-level maps over the dicts): the pairs are distinct, so order does not matter.
-            if refused or best in pairs:
+            if refused or (a == b and best in pairs):  # only a run (a, a) can change the merged pair
                 kept = [(q, d) for q, d in zip(pairs, changes) if q != best and q not in refused]
                 pairs, changes = [q for q, _ in kept], [d for _, d in kept]
             now = list(map(add, map(counts.get, pairs, repeat(0)), changes))
@@ -674,22 +692,34 @@ class BpeTrainer:
                 where[q] = [w]
             elif ws[-1] != w:
                 ws.append(w)
+                if w < ws[0]:  # the smallest word in front (the list loop's first-seen bound)
+                    ws[-1] = ws[0]
+                    ws[0] = w
             if first is not None and w * _POS < first.get(q, _NEVER):
                 first[q] = w * _POS
         self.words[w] = fixed
         return (len(sym) - len(fixed)) * f
 
-    def _first_position(self, p: int, where: dict[int, list[int]], unit_len: list[int]) -> int | None:
+    def _first_position(self, p: int, where: dict[int, list[int]], unit_len: list[int],
+                        front_min: bool = False) -> int | None:
         """Exact first-seen key of pair ``p``: smallest word index, then unit offset inside it.
 
-        The pair's word list is sorted in place (appends since the last call form a sorted tail,
-        which the sort merges in linear time) and the stale words before the first true one are
-        dropped from it."""
+        With ``front_min`` (the list keeps its smallest word in front) that word is tried first and
+        the list left as it is when it holds the pair. Else the pair's word list is sorted in place
+        (appends since the last call form a sorted tail, which the sort merges in linear time) and
+        the stale words before the first true one are dropped from it."""
         ws = where.get(p)
         if not ws:
             return None
         a, b = divmod(p, _SHIFT)
         words = self.words
+        if front_min:
+            w = ws[0]
+            sym = words[w]
+            if a in sym:
+                for i in range(len(sym) - 1):
+                    if sym[i] == a and sym[i + 1] == b:
+                        return w * _POS + sum(map(unit_len.__getitem__, sym[:i]))
         ws.sort()
         stale = 0
         for w in ws:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import accumulate, chain, islice, repeat
@@ -123,14 +123,20 @@ class FlatWords:
 
 
 def _pick_best(heap: list[int], counts: dict[int, int], first: dict[int, int] | None,
-               first_position: Callable[[int], int | None]) -> int | None:
+               first_position: Callable[[int], int | None],
+               bound: Callable[[int], int | None] | None = None) -> int | None:
     """The pair to merge next: the top of ``heap`` once it is current, or None when the heap is empty.
 
     Counts only shrink without a push, so an entry's count is an upper bound: a stale one is
     re-pushed with the current count (the scheme of tokenizers' trainer). With ``first`` (the
     first-seen tie-break) an entry's key is a lower bound of the pair's first position, made exact
     by ``first_position`` before the pair may win (None: the pair no longer occurs). Shared by the
-    list loop and the flat loop of :class:`BpeTrainer`, which differ only in ``first_position``."""
+    list loop and the flat loop of :class:`BpeTrainer`, which differ in ``first_position`` and in
+    where a stale entry's bound comes from: the list loop keeps a dict ``first``; the flat loop
+    passes ``bound(p)`` instead (its smallest listed word; None: none listed) and ``first`` None.
+
+    Any lower bound gives the same merges: the pair returned is the one whose exact entry (count,
+    exact first position) is smallest, as every live pair keeps an entry at or below its exact one."""
     while heap:
         entry = heap[0]
         p = entry & _P_MASK
@@ -140,21 +146,44 @@ def _pick_best(heap: list[int], counts: dict[int, int], first: dict[int, int] | 
             continue
         key = (entry >> _P_BITS) & _K_MASK
         if c != _CMAX - (entry >> _C_SHIFT):
-            if first is not None:
+            if bound is not None:
+                low = bound(p)
+                if low is None:
+                    heapq.heappop(heap)
+                    continue
+                key = low
+            elif first is not None:
                 key = first[p]
             heapq.heapreplace(heap, ((_CMAX - c) << _C_SHIFT) | (key << _P_BITS) | p)
             continue
-        if first is not None:
+        if first is not None or bound is not None:
             true_key = first_position(p)
             if true_key != key:
                 if true_key is None:
                     heapq.heappop(heap)
                     continue
-                first[p] = true_key
+                if first is not None:
+                    first[p] = true_key
                 heapq.heapreplace(heap, ((_CMAX - c) << _C_SHIFT) | (true_key << _P_BITS) | p)
                 continue
         return p
     return None
+
+
+def _pair_offset(sym: array, a: int, b: int, unit_len: list[int]) -> int:
+    """Unit offset of the first ``(a, b)`` in ``sym``, or -1: C-level ``index`` jumps to each ``a``,
+    and the units before it are summed only once it is found."""
+    n = len(sym) - 1
+    i = -1
+    try:
+        while True:
+            i = sym.index(a, i + 1)
+            if i >= n:
+                return -1
+            if sym[i + 1] == b:
+                return sum(map(unit_len.__getitem__, sym[:i]))
+    except ValueError:
+        return -1
 
 
 class BpeTrainer:
@@ -337,6 +366,14 @@ class BpeTrainer:
             heap = [((_CMAX - c) << _C_SHIFT) | ((hf_rank[p // S] * S + hf_rank[p % S]) << _P_BITS) | p
                     for p, c in counts.items()]
         heapq.heapify(heap)
+        # From here on, as in the flat loop, a word list keeps its smallest word in front and
+        # ``front * _POS`` is the pair's first-seen bound: the exact positions above go.
+        del first
+        W = _P_BITS + _POS.bit_length() - 1  # a word index shifted to its place in a heap entry
+
+        def bound(p: int) -> int | None:
+            ws = where.get(p)
+            return ws[0] * _POS if ws else None
         heappush = heapq.heappush
         unit_len = self._unit_len
         max_merges = cfg.merges if cfg.merges is not None else float("inf")
@@ -347,11 +384,11 @@ class BpeTrainer:
         vocab = self.vocab
         refuse, refit = self.refuse, self.refit
         refused: set[int] = set()
+        first_position = partial(self._first_position, where=where, unit_len=unit_len, front_min=True)
         while step < max_merges and len(vocab) < target_vocab and heap:
             if should_stop is not None and should_stop():
                 return
-            best = _pick_best(heap, counts, first if first_seen else None,
-                              partial(self._first_position, where=where, unit_len=unit_len))
+            best = _pick_best(heap, counts, None, first_position, bound if first_seen else None)
             if best is None or counts[best] < min_freq:
                 return
             frequency = counts.pop(best)
@@ -362,7 +399,6 @@ class BpeTrainer:
                 # the counts for good, its occurrences stay as they are.
                 refused.add(best)
                 where.pop(best, None)
-                first.pop(best, None)
                 continue
             new = self._piece_id.get(piece)
             if new is None:
@@ -378,7 +414,6 @@ class BpeTrainer:
                 if not occurrences:
                     continue  # stale index entry: an earlier merge took the pair away
                 f = freqs[w]
-                wpos = w * _POS  # the first-seen key's lower bound for a pair formed in this word
                 n = len(sym)
                 positions: list[int] = []
                 last_end = -1
@@ -397,8 +432,9 @@ class BpeTrainer:
                             where[q] = [w]
                         elif ws[-1] != w:
                             ws.append(w)
-                        if first_seen and wpos < first.get(q, _NEVER):
-                            first[q] = wpos
+                            if w < ws[0]:  # the smallest word in front
+                                ws[-1] = ws[0]
+                                ws[0] = w
                     if i + 2 < n:
                         y = sym[i + 2]
                         delta[b * S + y] -= f
@@ -409,8 +445,9 @@ class BpeTrainer:
                             where[q] = [w]
                         elif ws[-1] != w:
                             ws.append(w)
-                        if first_seen and wpos < first.get(q, _NEVER):
-                            first[q] = wpos
+                            if w < ws[0]:  # the smallest word in front
+                                ws[-1] = ws[0]
+                                ws[0] = w
                     positions.append(i)
                     last_end = i + 2
                 if not positions:
@@ -422,7 +459,7 @@ class BpeTrainer:
                     words[w] = merged_word(sym, positions, new)
                 token_count -= len(positions) * f
                 if refit is not None:
-                    token_count -= self._refit(w, f, refit, delta, where, first if first_seen else None)
+                    token_count -= self._refit(w, f, refit, delta, where, None)
             # ---- update counts and the heap ---------------------------------------------------------
             if not first_seen:
                 while len(hf_rank) < len(vocab):
@@ -434,15 +471,17 @@ class BpeTrainer:
                 if c <= 0:
                     counts.pop(q, None)
                     where.pop(q, None)
-                    first.pop(q, None)
                     continue
                 counts[q] = c
                 if d > 0:
-                    key = first[q] if first_seen else hf_rank[q // S] * S + hf_rank[q % S]
-                    heappush(heap, ((_CMAX - c) << _C_SHIFT) | (key << _P_BITS) | q)
+                    if first_seen:
+                        heappush(heap, ((_CMAX - c) << _C_SHIFT) | (where[q][0] << W) | q)
+                    else:
+                        key = hf_rank[q // S] * S + hf_rank[q % S]
+                        heappush(heap, ((_CMAX - c) << _C_SHIFT) | (key << _P_BITS) | q)
                 elif first_seen and d == 0:
                     # Same count, but an occurrence may have appeared earlier: refresh the key.
-                    heappush(heap, ((_CMAX - c) << _C_SHIFT) | (first[q] << _P_BITS) | q)
+                    heappush(heap, ((_CMAX - c) << _C_SHIFT) | (where[q][0] << W) | q)
             step += 1
             self.merges.append((a, b, new))
             self.frequencies.append(frequency)
@@ -469,20 +508,27 @@ class BpeTrainer:
         # an entry; the trainer's largest structure). An entry goes stale when a merge takes the
         # pair out of the word, and a word may be listed twice (a merge that rebuilds an existing
         # piece): both are harmless, as applying a merge to a word without the pair changes nothing.
-        # first: a lower bound of the pair's first-seen position.
-        counts, where, first = bpe_kernel.build_index(view, S, _POS, first_seen)
+        # With first-seen, a list keeps its smallest word in front (a word smaller than the front one
+        # is swapped there when added): ``front * _POS`` is a lower bound of the pair's first-seen
+        # position, and no dict of bounds is kept (it was 15 % of the memory at V 32,768).
+        counts, where, _ = bpe_kernel.build_index(view, S, _POS, False)
         numpy_min = self.numpy_min_words
         hf_rank = self._hf_rank() if not first_seen else []
         # Heap entries are single ints — (count, tie key, pair) packed so that the smallest int is
         # the most frequent pair with the smallest tie key; int comparison is far cheaper than tuples.
+        W = _P_BITS + _POS.bit_length() - 1  # a word index shifted to its place in a heap entry
         if first_seen:
-            heap = [((_CMAX - c) << _C_SHIFT) | (first[p] << _P_BITS) | p for p, c in counts.items()]
+            heap = [((_CMAX - c) << _C_SHIFT) | (where[p][0] << W) | p for p, c in counts.items()]
         else:
             heap = [((_CMAX - c) << _C_SHIFT) | ((hf_rank[p // S] * S + hf_rank[p % S]) << _P_BITS) | p
                     for p, c in counts.items()]
         heapq.heapify(heap)
         heappush = heapq.heappush
         unit_len = self._unit_len
+
+        def bound(p: int) -> int | None:
+            ws = where.get(p)
+            return ws[0] * _POS if ws else None
         max_merges = cfg.merges if cfg.merges is not None else float("inf")
         target_vocab = cfg.vocab_size if cfg.vocab_size is not None else float("inf")
         min_freq = max(1, cfg.min_frequency)
@@ -491,17 +537,15 @@ class BpeTrainer:
         vocab = self.vocab
         refuse = self.refuse
         refused: set[int] = set()
+        first_position = partial(self._first_position_flat, where=where, unit_len=unit_len, store=store,
+                                 front_min=True)
         while step < max_merges and len(vocab) < target_vocab and heap:
             if should_stop is not None and should_stop():
                 return
-            best = _pick_best(heap, counts, first if first_seen else None,
-                              partial(self._first_position_flat, where=where, unit_len=unit_len, store=store))
+            best = _pick_best(heap, counts, None, first_position, bound if first_seen else None)
             if best is None or counts[best] < min_freq:
                 return
             frequency = counts.pop(best)
-            # Its first-seen bound goes too: should the pair form again, the new word's start is as
-            # valid a lower bound (one stale bound a merge: 32,000 at V 32,768, ~4 MB).
-            first.pop(best, None)
             a, b = divmod(best, S)
             piece = vocab[a] + vocab[b]
             if refuse is not None and refuse(a, b, piece):
@@ -509,7 +553,6 @@ class BpeTrainer:
                 # the counts for good, its occurrences stay as they are.
                 refused.add(best)
                 where.pop(best, None)
-                first.pop(best, None)
                 continue
             new = self._piece_id.get(piece)
             if new is None:
@@ -520,8 +563,8 @@ class BpeTrainer:
             # ---- apply it where it occurs ------------------------------------------------------------
             ws_best = where.pop(best, _EMPTY)
             if len(ws_best) >= numpy_min:
-                pairs, changes, removed = bpe_kernel.apply_merge(view, ws_best, a, b, new, S, _POS, where,
-                                                                 first if first_seen else None)
+                pairs, changes, removed = bpe_kernel.apply_merge(view, ws_best, a, b, new, S, _POS, where, None,
+                                                                 front_min=first_seen)
                 token_count -= removed
 
             else:
@@ -534,14 +577,24 @@ class BpeTrainer:
                     if not occurrences:
                         continue  # stale index entry: an earlier merge took the pair away
                     f = freqs[w]
-                    wpos = w * _POS  # the first-seen key's lower bound for a pair formed in this word
-                    positions: list[int] = []
-                    last_end = -1
-                    i = -1
-                    for _ in range(occurrences):
-                        i = sym.index(a, i + 1)
-                        if i < last_end or i + 1 >= n or sym[i + 1] != b:
+                    if occurrences == 1:  # most words: one a, so no run and at most one match
+                        i = sym.index(a)
+                        if i + 1 >= n or sym[i + 1] != b:
                             continue
+                        positions = [i]
+                    else:  # left to right, a match not overlapping the one before
+                        positions = []
+                        last_end = -1
+                        i = -1
+                        for _ in range(occurrences):
+                            i = sym.index(a, i + 1)
+                            if i >= last_end and i + 1 < n and sym[i + 1] == b:
+                                positions.append(i)
+                                last_end = i + 2
+                        if not positions:
+                            continue
+                    last_end = -1
+                    for i in positions:
                         if i > 0:
                             x = (new if i == last_end else sym[i - 1]) * S
                             delta[x + a] -= f
@@ -552,8 +605,9 @@ class BpeTrainer:
                                 where[q] = array("i", (w,))
                             elif ws[-1] != w:
                                 ws.append(w)
-                            if first_seen and wpos < first.get(q, _NEVER):
-                                first[q] = wpos
+                                if w < ws[0]:  # the smallest word in front
+                                    ws[-1] = ws[0]
+                                    ws[0] = w
                         if i + 2 < n:
                             y = sym[i + 2]
                             delta[b * S + y] -= f
@@ -564,12 +618,10 @@ class BpeTrainer:
                                 where[q] = array("i", (w,))
                             elif ws[-1] != w:
                                 ws.append(w)
-                            if first_seen and wpos < first.get(q, _NEVER):
-                                first[q] = wpos
-                        positions.append(i)
+                                if w < ws[0]:  # the smallest word in front
+                                    ws[-1] = ws[0]
+                                    ws[0] = w
                         last_end = i + 2
-                    if not positions:
-                        continue
                     if len(positions) == 1:
                         i = positions[0]
                         flat[s + i] = new
@@ -586,7 +638,7 @@ class BpeTrainer:
                 while len(hf_rank) < len(vocab):
                     hf_rank.append(len(hf_rank))
             # In bulk (C-level maps over the dicts): the pairs are distinct, so order does not matter.
-            if refused or best in pairs:
+            if refused or (a == b and best in pairs):  # only a run (a, a) can change the merged pair
                 kept = [(q, d) for q, d in zip(pairs, changes) if q != best and q not in refused]
                 pairs, changes = [q for q, _ in kept], [d for _, d in kept]
             now = list(map(add, map(counts.get, pairs, repeat(0)), changes))
@@ -596,17 +648,16 @@ class BpeTrainer:
                     if c <= 0:
                         counts.pop(q, None)
                         where.pop(q, None)
-                        first.pop(q, None)
             # A pair that gained is pushed with its count; with first-seen, one whose count stayed
             # is pushed too (an occurrence may have appeared earlier: a lower key).
             if first_seen:
-                entries = [((_CMAX - c) << _C_SHIFT) | (first[q] << _P_BITS) | q
+                entries = [((_CMAX - c) << _C_SHIFT) | (where[q][0] << W) | q
                            for q, c, d in zip(pairs, now, changes) if d > 0 or (d == 0 and c > 0)]
             else:
                 entries = [((_CMAX - c) << _C_SHIFT) | ((hf_rank[q // S] * S + hf_rank[q % S]) << _P_BITS) | q
                            for q, c, d in zip(pairs, now, changes) if d > 0]
-            for entry in entries:
-                heappush(heap, entry)
+            if entries:
+                deque(map(heappush, repeat(heap, len(entries)), entries), 0)  # a C loop, not a Python one
             step += 1
             self.merges.append((a, b, new))
             self.frequencies.append(frequency)
@@ -619,6 +670,8 @@ class BpeTrainer:
                 self._words = None
                 flat, start, lens = store.sym, store.start, store.lens
                 view = bpe_kernel.FlatView(store, freqs)
+                first_position = partial(self._first_position_flat, where=where, unit_len=unit_len, store=store,
+                                 front_min=True)
 
     def _refit(self, w: int, f: int, refit: Callable[[list[int]], list[int] | None], delta: defaultdict[int, int],
                where: dict[int, list[int]], first: dict[int, int] | None) -> int:
@@ -639,22 +692,34 @@ class BpeTrainer:
                 where[q] = [w]
             elif ws[-1] != w:
                 ws.append(w)
+                if w < ws[0]:  # the smallest word in front (the list loop's first-seen bound)
+                    ws[-1] = ws[0]
+                    ws[0] = w
             if first is not None and w * _POS < first.get(q, _NEVER):
                 first[q] = w * _POS
         self.words[w] = fixed
         return (len(sym) - len(fixed)) * f
 
-    def _first_position(self, p: int, where: dict[int, list[int]], unit_len: list[int]) -> int | None:
+    def _first_position(self, p: int, where: dict[int, list[int]], unit_len: list[int],
+                        front_min: bool = False) -> int | None:
         """Exact first-seen key of pair ``p``: smallest word index, then unit offset inside it.
 
-        The pair's word list is sorted in place (appends since the last call form a sorted tail,
-        which the sort merges in linear time) and the stale words before the first true one are
-        dropped from it."""
+        With ``front_min`` (the list keeps its smallest word in front) that word is tried first and
+        the list left as it is when it holds the pair. Else the pair's word list is sorted in place
+        (appends since the last call form a sorted tail, which the sort merges in linear time) and
+        the stale words before the first true one are dropped from it."""
         ws = where.get(p)
         if not ws:
             return None
         a, b = divmod(p, _SHIFT)
         words = self.words
+        if front_min:
+            w = ws[0]
+            sym = words[w]
+            if a in sym:
+                for i in range(len(sym) - 1):
+                    if sym[i] == a and sym[i + 1] == b:
+                        return w * _POS + sum(map(unit_len.__getitem__, sym[:i]))
         ws.sort()
         stale = 0
         for w in ws:
@@ -672,25 +737,30 @@ class BpeTrainer:
         return None
 
     def _first_position_flat(self, p: int, where: dict[int, array], unit_len: list[int],
-                             store: FlatWords) -> int | None:
-        """:meth:`_first_position` over the flat store (word lists as ``array('i')``: sorted into a
-        new array, without the stale words before the first true one)."""
+                             store: FlatWords, front_min: bool = False) -> int | None:
+        """:meth:`_first_position` over the flat store (word lists as ``array('i')``).
+
+        Usually the list's smallest word (its front with ``front_min``, else found with ``min``)
+        still holds the pair: the list is then left as it is (no sort, no copy: this runs once a
+        merge or more). Else the list is sorted into a new array without the stale words before
+        the first true one."""
         ws = where.get(p)
         if not ws:
             return None
         a, b = divmod(p, _SHIFT)
         flat, start, lens = store.sym, store.start, store.lens
+        w = ws[0] if front_min else min(ws)
+        s = start[w]
+        found = _pair_offset(flat[s : s + lens[w]], a, b, unit_len)
+        if found >= 0:
+            return w * _POS + found
         ordered = sorted(ws)
         for stale, w in enumerate(ordered):
             s = start[w]
-            sym = flat[s : s + lens[w]]
-            if a in sym:
-                offset = 0
-                for i in range(len(sym) - 1):
-                    if sym[i] == a and sym[i + 1] == b:
-                        where[p] = array("i", ordered[stale:])
-                        return w * _POS + offset
-                    offset += unit_len[sym[i]]
+            found = _pair_offset(flat[s : s + lens[w]], a, b, unit_len)
+            if found >= 0:
+                where[p] = array("i", ordered[stale:])
+                return w * _POS + found
         where[p] = array("i")
         return None
 

@@ -50,11 +50,13 @@ def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _add_words(keys: np.ndarray, wids: np.ndarray, where: dict[int, array], first: dict[int, int] | None,
-               pos_unit: int, base: int = 0, shift: int = 0) -> None:
+               pos_unit: int, base: int = 0, shift: int = 0, front_min: bool = False) -> None:
     """Add word ``wids[i]`` to pair ``keys[i]``'s word list and lower the pair's first-seen bound to
     its smallest word's start. ``keys`` come grouped (equal keys together, each key once), the
     words of a key ascending and without repeats; with ``base``, a key is ``left * base + right``
-    (else ``left * shift + right``, the trainer's own)."""
+    (else ``left * shift + right``, the trainer's own). With ``front_min`` a list keeps its
+    smallest word in front (a smaller one added is swapped there): the trainer's bound instead of
+    ``first``."""
     if not keys.size:
         return
     starts, ends = _groups(keys)
@@ -71,7 +73,11 @@ def _add_words(keys: np.ndarray, wids: np.ndarray, where: dict[int, array], firs
         elif listed[-1] == w:
             listed.frombytes(data[s + 4:e])
         else:
+            at = len(listed)
             listed.frombytes(data[s:e])
+            if front_min and w < listed[0]:
+                listed[at] = listed[0]
+                listed[0] = w
         if first is not None:
             bound = w * pos_unit
             if bound < first.get(q, _NEVER):
@@ -169,8 +175,12 @@ _CHUNK = 1 << 15  # symbols gathered at once: bounds the passes' temporary array
 
 
 def apply_merge(view: FlatView, words: array, a: int, b: int, new: int, shift: int, pos_unit: int,
-                where: dict[int, array], first: dict[int, int] | None) -> tuple[list[int], list[int], int]:
+                where: dict[int, array], first: dict[int, int] | None, *, front_min: bool = False
+                ) -> tuple[list[int], list[int], int]:
     """Merge ``(a, b)`` → ``new`` in ``words`` (word ids; stale and repeated ones allowed).
+
+    ``first`` (a dict): each new pair's first-seen bound lowered to its smallest new word's start;
+    ``front_min``: each word list keeps its smallest word in front instead (see :func:`_add_words`).
 
     Returns ``(pairs, deltas, tokens removed)``: every pair whose count the merge changes (the
     merged pair and zero sums included, as the Python loop's ``delta``) with its summed change.
@@ -209,7 +219,7 @@ def apply_merge(view: FlatView, words: array, a: int, b: int, new: int, shift: i
         code = packed >> 31
         other = code & ((1 << 21) - 1)
         _add_words(np.where(code >> 21, new * shift + other, other * shift + new), packed & ((1 << 31) - 1), where,
-                   first, pos_unit)
+                   first, pos_unit, front_min=front_min)
     return pairs, changes, removed
 
 

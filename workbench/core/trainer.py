@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 from typing import (
+    TYPE_CHECKING,
     Callable,
     Iterator,
     Mapping,
@@ -29,7 +30,8 @@ from typing import (
     runtime_checkable,
 )
 
-from workbench.core.model import Tokenizer
+if TYPE_CHECKING:  # the run writer's process imports this module for StepRecord and TrainLog only
+    from workbench.core.model import Tokenizer
 
 ShouldStop = Callable[[], bool]
 

@@ -54,11 +54,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Callable, ContextManager, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, Callable, ContextManager, Mapping, Sequence
 
-from workbench.core.model import MergeEvent
 from workbench.core.trainer import StepRecord, TrainLog
 from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:  # its process (writer_process) needs no model code
+    from workbench.core.model import MergeEvent
 
 #: One write transaction on the project (``ProjectStore._write``): yields the connection.
 Transaction = Callable[[], ContextManager[sqlite3.Connection]]

@@ -247,8 +247,7 @@ def count_pretokens(chunks: Iterable[str], *, pretokenizer: str = "gpt2", normal
         if not counts:
             counts = partial
         else:
-            for word, n in partial.items():
-                counts[word] += n
+            counts.update(partial)  # in chunk order: first appearance is kept
         if on_chunk is not None:
             on_chunk(lengths[index] if index < len(lengths) else 0)
     return dict(counts)
@@ -304,8 +303,7 @@ def count_batches(batches: Iterable[Sequence[str]], *, pretokenizer: str = "gpt2
         if not counts:
             counts = partial
         else:
-            for word, n in partial.items():  # in batch order: first appearance is kept
-                counts[word] += n
+            counts.update(partial)  # in batch order: first appearance is kept
         if on_batch is not None:
             on_batch(lengths[index] if index < len(lengths) else 0)
         if flush is not None and 0 < flush_at <= len(counts):

@@ -193,19 +193,20 @@ class WordPieceTrainer:
 
         self._words: list[list[int]] = []
         self.freqs: list[int] = []
+        continuation = cont.__getitem__
         for word, count in word_counts.items():
             if count <= 0 or not word:
                 continue
+            # "First" is the word's own first character, even when a cut alphabet drops it (as HF).
+            head = id_of.get(word[0])
+            symbols = [] if head is None else [head]
             try:
-                rest = [cont[ch] for ch in word[1:]]
+                symbols += map(continuation, word[1:])  # (a C loop: the hot line of setting up)
             except KeyError:  # a character seen after a word's start for the first time (or cut)
                 for ch in word[1:]:
                     if ch not in cont and ch in id_of:
                         cont[ch] = self._add(prefix + ch)
-                rest = [cont[ch] for ch in word[1:] if ch in cont]
-            # "First" is the word's own first character, even when a cut alphabet drops it (as HF).
-            head = id_of.get(word[0])
-            symbols = rest if head is None else [head, *rest]
+                symbols = ([] if head is None else [head]) + [cont[ch] for ch in word[1:] if ch in cont]
             if symbols:
                 self._words.append(symbols)
                 self.freqs.append(count)

@@ -38,6 +38,13 @@ through a symbol → pairs index and pushed again; on pop an entry is re-validat
 current score — a stale higher one is pushed back with its true value, a stale lower one dropped
 (a fresh one is always in the heap, because every rise pushes).
 
+The words live in BPE's flat store (:class:`~workbench.core.bpe.FlatWords`, one ``array('i')``)
+from the run's start; a merge held by many words runs as numpy passes of
+:func:`workbench.core.bpe_kernel.apply_merge` (the same matches and count changes as the Python
+loop of :meth:`WordPieceTrainer._merge`: tests hold them equal), and a large table's pair index is
+:func:`~workbench.core.bpe_kernel.build_index`. The kernel's "words where a pair gained" map is
+exactly the word set a queue entry of the frequency score merges.
+
 **Inference** (:class:`WordPieceModel`) is BERT's: greedy longest match per pre-token, the
 prefix on non-initial pieces, the whole word becoming ``[UNK]`` when some part matches nothing or
 the word is longer than ``max_input_chars_per_word`` characters. **Decoding** is the WordPiece

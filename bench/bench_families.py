@@ -8,10 +8,12 @@ storing) to its end; CPU time counts its own and its children's (counting may us
 peak RSS is the larger of the two (``ru_maxrss``). Rounds are interleaved (anchor, ours, anchor, ours
 …) and the medians are reported as ratios of the same run, with the load average beside them.
 
-* WordPiece: ``tokenizers``' ``WordPieceTrainer`` with one thread (``RAYON_NUM_THREADS=1``), BERT's
-  cased normalizer and pre-tokenizer, ``train([file])`` — the same lines ours reads — against
-  ``workbench.tasks.train.train_run`` (model ``wordpiece``, its default frequency score, the same
-  five specials) into a fresh project, count cache off.
+* WordPiece: ``tokenizers``' ``WordPieceTrainer`` with one thread (``RAYON_NUM_THREADS=1``),
+  ``BertNormalizer()`` with its defaults (uncased: lower-casing and accents stripped — our family's
+  default ``bert-lower``; until issue 24's WordPiece round the anchor was the cased normalizer
+  against our uncased run) and ``BertPreTokenizer``, ``train([file])`` — the same lines ours reads —
+  against ``workbench.tasks.train.train_run`` (model ``wordpiece``, its defaults: frequency score,
+  ``bert-lower``, the same five specials) into a fresh project, count cache off.
 * Unigram: ``sentencepiece`` with ``num_threads=1`` and its defaults (``nmt_nfkc`` normalization,
   ``remove_extra_whitespaces``, ``character_coverage=0.9995``, ``max_sentencepiece_length=16``,
   seed size 1,000,000, shrinking factor 0.75, 2 EM sub-iterations) against ``train_run`` with the
@@ -74,7 +76,7 @@ def hf_wordpiece(path: Path, vocab: int) -> dict:
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=False, strip_accents=False)
+    tok.normalizer = normalizers.BertNormalizer()  # uncased, as our default (bert-lower)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     trainer = trainers.WordPieceTrainer(vocab_size=vocab, special_tokens=SPECIALS, show_progress=False)
     tok.train([str(path)], trainer)

@@ -192,3 +192,29 @@ def test_tokenizer_carries_one_score_per_id_from_the_merge_that_made_it(score):
     # The scores describe training only: encoding is greedy longest match, unchanged by them.
     from dataclasses import replace
     assert Encoder(tok).encode("aab baa aaab") == Encoder(replace(tok, scores=())).encode("aab baa aaab")
+
+
+NEVER = 1 << 40
+
+
+def _flat_run(counts: dict[str, int], config: WordPieceConfig, threshold: int, index_threshold: int):
+    trainer = WordPieceTrainer(counts, config)
+    trainer.numpy_min_words = threshold
+    trainer.numpy_index_min_words = index_threshold
+    events = list(trainer.run())
+    return events, trainer.pieces, trainer.scores, trainer.words, trainer.undetermined_from
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(counts=tables, opts=options)
+def test_numpy_merges_equal_the_python_loop(counts, opts):
+    """A merge held by at least ``numpy_min_words`` words runs in the BPE kernel's numpy passes and
+    the pair index of a large table is the kernel's too: forced on every merge (0), on a mix (2)
+    and never, the events, pieces, scores, final words and the seed-dependence mark all agree —
+    on tables where pieces are made twice, "aa" runs and the queue quirks are common."""
+    config = WordPieceConfig(merges=opts["merges"], score=opts["score"], min_frequency=opts["min_frequency"],
+                             special_tokens=("[UNK]",), normalizer=(), pretokenizer="none")
+    python = _flat_run(counts, config, NEVER, NEVER)
+    assert _flat_run(counts, config, 0, 0) == python
+    assert _flat_run(counts, config, 2, NEVER) == python
+    assert _flat_run(counts, config, NEVER, 0) == python

@@ -72,13 +72,25 @@ def _bert_clean(text: str) -> str:
     return text.translate(_BERT_TABLE)
 
 
+class _LowerTable(dict):
+    """``str.translate`` table for the uncased step after NFD: a nonspacing mark (category Mn) goes,
+    any other character becomes its own ``lower()`` — one character at a time, as the per-character
+    loop it replaces (a mark that lower-casing makes stays, as it did). Filled on first sight."""
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        value = self[code] = "" if unicodedata.category(ch) == "Mn" else ch.lower()
+        return value
+
+
+_LOWER_TABLE = _LowerTable()
+
+
 def _bert_lower(text: str) -> str:
     text = _bert_clean(text)
-    decomposed = unicodedata.normalize("NFD", text)
-    kept = "".join(ch for ch in decomposed if unicodedata.category(ch) != "Mn")
-    if kept.isascii():
-        return kept.lower()
-    return "".join(ch.lower() for ch in kept)
+    if text.isascii():  # no marks, nothing NFD changes: str.lower is the per-character lower here
+        return text.lower()
+    return unicodedata.normalize("NFD", text).translate(_LOWER_TABLE)
 
 
 def _spm_whitespace(text: str) -> str:

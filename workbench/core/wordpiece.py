@@ -38,6 +38,13 @@ through a symbol → pairs index and pushed again; on pop an entry is re-validat
 current score — a stale higher one is pushed back with its true value, a stale lower one dropped
 (a fresh one is always in the heap, because every rise pushes).
 
+The words live in BPE's flat store (:class:`~workbench.core.bpe.FlatWords`, one ``array('i')``)
+from the run's start; a merge held by many words runs as numpy passes of
+:func:`workbench.core.bpe_kernel.apply_merge` (the same matches and count changes as the Python
+loop of :meth:`WordPieceTrainer._merge`: tests hold them equal), and a large table's pair index is
+:func:`~workbench.core.bpe_kernel.build_index`. The kernel's "words where a pair gained" map is
+exactly the word set a queue entry of the frequency score merges.
+
 **Inference** (:class:`WordPieceModel`) is BERT's: greedy longest match per pre-token, the
 prefix on non-initial pieces, the whole word becoming ``[UNK]`` when some part matches nothing or
 the word is longer than ``max_input_chars_per_word`` characters. **Decoding** is the WordPiece
@@ -50,12 +57,15 @@ Left out: ``end_of_word_suffix`` and ``max_token_length`` (HF options BERT does 
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import add
 from typing import Literal
 
-from workbench.core.bpe import merged_word
+from workbench.core.bpe import FlatWords, merged_word
 from workbench.core.model import MergeEvent, Tokenizer
 from workbench.core.trainer import TrainLog
 from workbench.errors import ConfigError, WorkbenchError
@@ -132,6 +142,21 @@ class WordPieceTrainer:
     """Train WordPiece on an ordered ``{pre-token: count}`` table (see the module docstring)."""
 
     value_name = "frequency"  # what the store keeps per merge (the score is in ``scores``)
+    # A merge whose words number at least this runs as numpy passes over all of them
+    # (:func:`workbench.core.bpe_kernel.apply_merge`); fewer, the Python loop of :meth:`_merge`.
+    numpy_min_words = 128
+    # From this many distinct words the pair index at the start is built by numpy too
+    # (:func:`workbench.core.bpe_kernel.build_index`); below, numpy's import (0.1 s) is not worth it.
+    numpy_index_min_words = 50_000
+    # The words: as lists until :meth:`run` starts, then in one flat store (:class:`FlatWords`,
+    # shared with BPE's trainer and kernel) that merges rewrite in place.
+    _flat: FlatWords | None = None
+    _view = None  # the numpy views over ``_flat`` (bpe_kernel.FlatView), made by the first big merge
+
+    @property
+    def words(self) -> list[list[int]]:
+        """Each word's current symbol ids, in table order (a copy once a run has started)."""
+        return self._flat.to_lists() if self._flat is not None else self._words
 
     def __init__(self, word_counts: Mapping[str, int], config: WordPieceConfig, *,
                  continuation_order: Sequence[str] | None = None):
@@ -173,29 +198,30 @@ class WordPieceTrainer:
             if piece.startswith(prefix) and ch in id_of:
                 cont[ch] = self._add(piece)
 
-        self.words: list[list[int]] = []
+        self._words: list[list[int]] = []
         self.freqs: list[int] = []
+        continuation = cont.__getitem__
         for word, count in word_counts.items():
             if count <= 0 or not word:
                 continue
+            # "First" is the word's own first character, even when a cut alphabet drops it (as HF).
+            head = id_of.get(word[0])
+            symbols = [] if head is None else [head]
             try:
-                rest = [cont[ch] for ch in word[1:]]
+                symbols += map(continuation, word[1:])  # (a C loop: the hot line of setting up)
             except KeyError:  # a character seen after a word's start for the first time (or cut)
                 for ch in word[1:]:
                     if ch not in cont and ch in id_of:
                         cont[ch] = self._add(prefix + ch)
-                rest = [cont[ch] for ch in word[1:] if ch in cont]
-            # "First" is the word's own first character, even when a cut alphabet drops it (as HF).
-            head = id_of.get(word[0])
-            symbols = rest if head is None else [head, *rest]
+                symbols = ([] if head is None else [head]) + [cont[ch] for ch in word[1:] if ch in cont]
             if symbols:
-                self.words.append(symbols)
+                self._words.append(symbols)
                 self.freqs.append(count)
         self.initial_size = len(self.pieces)
         # score = frequency: where tokenizers' own result stops being a function of its input (see
         # ``_check_tie``); ``pieces[:undetermined_from + 1]`` are the library's whatever its seed.
         self.undetermined_from: int | None = None
-        self.token_count = sum(f * len(w) for w, f in zip(self.words, self.freqs))
+        self.token_count = sum(f * len(w) for w, f in zip(self._words, self.freqs))
         # The merge log, one entry per applied merge (what a run writer stores).
         self.merges: list[tuple[int, int, int]] = []
         self.frequencies: list[int] = []
@@ -210,7 +236,7 @@ class WordPieceTrainer:
         special_ids = set(self.special_tokens.values())
         self.initial_kinds = tuple("special" if i in special_ids else "base" for i in range(len(self.vocab)))
         self.initial_token_count = self.token_count
-        self.word_types = len(self.words)
+        self.word_types = len(self._words)
         if config.vocab_size is not None:
             self.target = max(0, config.vocab_size - self.initial_size)
             if config.merges is not None:
@@ -244,37 +270,79 @@ class WordPieceTrainer:
         return self._run_likelihood(should_stop)
 
     # ---- merging one pair inside the words that hold it ------------------------------------------
-    def _merge_words(self, ws: Iterable[int], a: int, b: int, new: int,
-                     delta: defaultdict[int, int], grown: defaultdict[int, set[int]]) -> int:
-        """Merge ``(a, b)`` → ``new`` left to right in each word of ``ws``; neighbour pair count
-        changes go to ``delta`` (weighted), words where a pair gained to ``grown``. Returns the
-        weighted number of merges made. The change list is tokenizers' ``Word::merge``."""
+    def _flatten(self) -> FlatWords:
+        """The words in the flat store (made once, when a run starts)."""
+        if self._flat is None:
+            self._flat = FlatWords.from_lists(self._words)
+            self._words = []
+        return self._flat
+
+    def _symbols(self, w: int) -> array:
+        """Word ``w``'s current symbols."""
+        store = self._flatten()
+        s = store.start[w]
+        return store.sym[s : s + store.lens[w]]
+
+    def _merge(self, ws: Collection[int], a: int, b: int, new: int
+               ) -> tuple[list[int], list[int], Mapping[int, Collection[int]], int]:
+        """Merge ``(a, b)`` → ``new`` left to right in each word of ``ws`` (distinct ids; words
+        without the pair are left alone). Returns ``(pairs, changes, grown, made)``: every pair whose
+        count the merge changes with its weighted change (zero sums included), the words in which
+        each pair gained (ascending), and the weighted number of merges made. The changes are
+        tokenizers' ``Word::merge``; a merge held by many words runs in numpy (the BPE kernel,
+        which makes the same changes), the others in the loop below."""
+        store = self._flatten()
+        if len(ws) >= self.numpy_min_words:
+            from workbench.core import bpe_kernel
+
+            if self._view is None:
+                self._view = bpe_kernel.FlatView(store, self.freqs)
+            grown: dict[int, array] = {}
+            ids = ws if isinstance(ws, array) else array("i", ws)
+            pairs, changes, made = bpe_kernel.apply_merge(self._view, ids, a, b, new, _SHIFT, 0, grown, None)
+            return pairs, changes, grown, made
         S = _SHIFT
-        words, freqs = self.words, self.freqs
+        flat, start, lens, freqs = store.sym, store.start, store.lens, self.freqs
         b_s, new_s = b * S, new * S
+        delta: defaultdict[int, int] = defaultdict(int)
+        grown_lists: dict[int, list[int]] = {}
+        grown_get = grown_lists.get
         made = 0
         for w in ws:
-            sym = words[w]
-            occurrences = sym.count(a)
+            s = start[w]
+            n = lens[w]
+            sym = flat[s : s + n]
+            occurrences = sym.count(a)  # C loops find the matches; Python touches only them
             if not occurrences:
                 continue
             f = freqs[w]
-            n = len(sym)
-            if occurrences == 1:  # the common case: one place, spliced in place (a C slice move)
+            if occurrences == 1:  # the common case: one place, the rest of the word moved up in C
                 i = sym.index(a)
                 if i + 1 >= n or sym[i + 1] != b:
                     continue
                 if i > 0:
                     x = sym[i - 1] * S
                     delta[x + a] -= f
-                    delta[x + new] += f
-                    grown[x + new].add(w)
+                    q = x + new
+                    delta[q] += f
+                    listed = grown_get(q)
+                    if listed is None:
+                        grown_lists[q] = [w]
+                    else:
+                        listed.append(w)  # one place: this word is not listed yet
                 if i + 2 < n:
                     y = sym[i + 2]
                     delta[b_s + y] -= f
-                    delta[new_s + y] += f
-                    grown[new_s + y].add(w)
-                sym[i : i + 2] = [new]
+                    q = new_s + y
+                    delta[q] += f
+                    listed = grown_get(q)
+                    if listed is None:
+                        grown_lists[q] = [w]
+                    elif listed[-1] != w:  # (x, new) and (new, y) are one pair when x == y == new
+                        listed.append(w)
+                    flat[s + i + 1 : s + n - 1] = sym[i + 2 :]
+                flat[s + i] = new
+                lens[w] = n - 1
                 made += f
                 continue
             positions: list[int] = []
@@ -287,20 +355,32 @@ class WordPieceTrainer:
                 if i > 0:
                     x = (new if i == last_end else sym[i - 1]) * S
                     delta[x + a] -= f
-                    delta[x + new] += f
-                    grown[x + new].add(w)
+                    q = x + new
+                    delta[q] += f
+                    listed = grown_get(q)
+                    if listed is None:
+                        grown_lists[q] = [w]
+                    elif listed[-1] != w:
+                        listed.append(w)
                 if i + 2 < n:
                     y = sym[i + 2]
                     delta[b_s + y] -= f
-                    delta[new_s + y] += f
-                    grown[new_s + y].add(w)
+                    q = new_s + y
+                    delta[q] += f
+                    listed = grown_get(q)
+                    if listed is None:
+                        grown_lists[q] = [w]
+                    elif listed[-1] != w:
+                        listed.append(w)
                 positions.append(i)
                 last_end = i + 2
             if not positions:
                 continue
-            words[w] = merged_word(sym, positions, new)
+            out = merged_word(sym, positions, new)  # type: ignore[arg-type]
+            flat[s : s + len(out)] = array("i", out)
+            lens[w] = len(out)
             made += len(positions) * f
-        return made
+        return list(delta), list(delta.values()), grown_lists, made
 
     def _log(self, a: int, b: int, new: int, count: int, score: float, made: int) -> MergeEvent:
         self.token_count -= made
@@ -311,59 +391,85 @@ class WordPieceTrainer:
         return MergeEvent(len(self.merges), a, b, new, count, len(self.pieces), self.token_count)
 
     # ---- score = frequency: tokenizers' BpeTrainer queue, quirks included --------------------------
-    def _run_frequency(self, should_stop: Callable[[], bool] | None) -> Iterator[MergeEvent]:
+    def _pair_index(self) -> tuple[dict[int, int], Mapping[int, Collection[int]]]:
+        """``(counts, where)`` over the words as they stand: each adjacent pair's weighted count and
+        the words holding it (ascending, each once); the words go into the flat store. A large
+        table is indexed by the BPE kernel's numpy passes, a small one here (numpy's import is not
+        worth it there)."""
+        if self.word_types >= self.numpy_index_min_words:
+            from workbench.core import bpe_kernel
+
+            self._view = bpe_kernel.FlatView(self._flatten(), self.freqs)
+            pair_counts, pair_words, _first = bpe_kernel.build_index(self._view, _SHIFT, 1, False)
+            return pair_counts, pair_words
         S = _SHIFT
         counts: dict[int, int] = {}
-        where: defaultdict[int, set[int]] = defaultdict(set)
-        for w, sym in enumerate(self.words):
+        lists: dict[int, list[int]] = {}
+        get = counts.get
+        for w, sym in enumerate(self._words):
             f = self.freqs[w]
-            for i in range(len(sym) - 1):
-                p = sym[i] * S + sym[i + 1]
-                counts[p] = counts.get(p, 0) + f
-                where[p].add(w)
+            for x, y in zip(sym, sym[1:]):
+                p = x * S + y
+                c = get(p)
+                if c is None:
+                    counts[p] = f
+                    lists[p] = [w]
+                else:
+                    counts[p] = c + f
+                    listed = lists[p]
+                    if listed[-1] != w:
+                        listed.append(w)
+        self._flatten()
+        return counts, lists
+
+    def _run_frequency(self, should_stop: Callable[[], bool] | None) -> Iterator[MergeEvent]:
+        S = _SHIFT
+        PI = _P_BITS + _I_BITS
+        counts, where = self._pair_index()
         # A heap key: most frequent first, then smallest (left, right), then the entry's index,
-        # whose word set is ``entries[index]`` (tokenizers' ``Merge.pos``).
-        entries: list[set[int] | None] = []
-        heap: list[int] = []
-        for p, ws in where.items():
-            heap.append(((_CMAX - counts[p]) << (_P_BITS + _I_BITS)) | (p << _I_BITS) | len(entries))
-            entries.append(ws)
+        # whose words are ``entries[index]`` (tokenizers' ``Merge.pos``).
+        entries: list[Collection[int] | None] = list(where.values())
+        heap = [((_CMAX - counts[p]) << PI) | (p << _I_BITS) | index for index, p in enumerate(where)]
+        del where
         heapq.heapify(heap)
+        heappush, heappop, heapreplace = heapq.heappush, heapq.heappop, heapq.heapreplace
+        counts_get = counts.get
         max_merges, target_vocab = self._limits()
         min_freq = self.config.min_frequency
         pmask, imask = (1 << _P_BITS) - 1, (1 << _I_BITS) - 1
-        while len(self.merges) < max_merges and len(self.pieces) < target_vocab and heap:
+        merges, pieces = self.merges, self.pieces
+        while len(merges) < max_merges and len(pieces) < target_vocab and heap:
             if should_stop is not None and should_stop():
                 return
-            entry = heapq.heappop(heap)
+            entry = heap[0]
             p = (entry >> _I_BITS) & pmask
-            index = entry & imask
             c = counts[p]
-            if c != _CMAX - (entry >> (_P_BITS + _I_BITS)):
-                heapq.heappush(heap, ((_CMAX - c) << (_P_BITS + _I_BITS)) | (p << _I_BITS) | index)
+            if c != _CMAX - (entry >> PI):  # stale: back in with the pair's count, same words
+                heapreplace(heap, ((_CMAX - c) << PI) | (entry & ((1 << PI) - 1)))
                 continue
+            heappop(heap)
             if c < 1 or min_freq > c:
                 return
             a, b = divmod(p, S)
             if heap and heap[0] >> _I_BITS == entry >> _I_BITS and self.undetermined_from is None:
                 self._check_tie(heap, entry, entries, a, b)
             new = self._merged_piece(a, b)
+            index = entry & imask
             pos = entries[index]
             entries[index] = None
-            delta: defaultdict[int, int] = defaultdict(int)
-            grown: defaultdict[int, set[int]] = defaultdict(set)
-            made = self._merge_words(pos or (), a, b, new, delta, grown)
-            for q, d in delta.items():
-                counts[q] = counts.get(q, 0) + d  # the merged pair's own count is left as it was
+            pairs, changes, grown, made = self._merge(pos or (), a, b, new)
+            # The merged pair's own count is left as it was (only changes in delta are applied).
+            counts.update(zip(pairs, map(add, map(counts_get, pairs, repeat(0)), changes)))
             for q, qws in grown.items():
                 cq = counts[q]
                 if cq > 0:
-                    heapq.heappush(heap, ((_CMAX - cq) << (_P_BITS + _I_BITS)) | (q << _I_BITS) | len(entries))
+                    heappush(heap, ((_CMAX - cq) << PI) | (q << _I_BITS) | len(entries))
                     entries.append(qws)
             if made:  # an entry whose words hold the pair no more merges nothing: not a step
                 yield self._log(a, b, new, c, float(c), made)
 
-    def _check_tie(self, heap: list[int], entry: int, entries: list[set[int] | None], a: int, b: int) -> None:
+    def _check_tie(self, heap: list[int], entry: int, entries: Sequence[Collection[int] | None], a: int, b: int
+                   ) -> None:
         """Set :attr:`undetermined_from` when ``entry`` ties with other queue entries (same count and
         pair) and two of them would merge different words: which one tokenizers pops first depends
         on its hash maps' random seeds, and so does the rest of its vocabulary."""
@@ -377,7 +483,7 @@ class WordPieceTrainer:
                 todo += (2 * i + 1, 2 * i + 2)
         live: set[frozenset[int]] = set()
         for e in tied:
-            ws = frozenset(w for w in entries[e & imask] or () if _holds(self.words[w], a, b))
+            ws = frozenset(w for w in entries[e & imask] or () if _holds(self._symbols(w), a, b))
             if ws:
                 live.add(ws)
         if len(live) > 1:
@@ -390,7 +496,7 @@ class WordPieceTrainer:
         where: defaultdict[int, set[int]] = defaultdict(set)
         sym_count: list[int] = [0] * len(self.pieces)
         pairs_of: defaultdict[int, set[int]] = defaultdict(set)
-        for w, sym in enumerate(self.words):
+        for w, sym in enumerate(self.words):  # (before the run's first merge: the lists themselves)
             f = self.freqs[w]
             for s in sym:
                 sym_count[s] += f
@@ -430,14 +536,12 @@ class WordPieceTrainer:
             new = self._merged_piece(a, b)
             if new >= len(sym_count):
                 sym_count.append(0)
-            delta: defaultdict[int, int] = defaultdict(int)
-            grown: defaultdict[int, set[int]] = defaultdict(set)
-            made = self._merge_words(where.pop(p), a, b, new, delta, grown)
+            pairs, changes, grown, made = self._merge(where.pop(p), a, b, new)
             del counts[p]
             sym_count[a] -= made
             sym_count[b] -= made  # a == b: both halves were a
             sym_count[new] += made
-            for q, d in delta.items():
+            for q, d in zip(pairs, changes):
                 if q == p:
                     continue
                 cq = counts.get(q, 0) + d
@@ -450,7 +554,7 @@ class WordPieceTrainer:
                     heappush(heap, key(q, cq))
             for q, qws in grown.items():
                 if q in counts:
-                    where[q] |= qws
+                    where[q].update(qws)
                     qa, qb = divmod(q, S)
                     pairs_of[qa].add(q)
                     pairs_of[qb].add(q)
@@ -504,7 +608,7 @@ class WordPieceTrainer:
         return tuple(out)
 
 
-def _holds(sym: list[int], a: int, b: int) -> bool:
+def _holds(sym: Sequence[int], a: int, b: int) -> bool:
     """Whether ``a`` is directly followed by ``b`` somewhere in ``sym``."""
     return any(sym[i] == a and sym[i + 1] == b for i in range(len(sym) - 1))
 

@@ -66,8 +66,13 @@ from workbench.ui.inspect.panel import InspectPanel
 from workbench.ui.jobs import LIST_OFF_THREAD, JobRunner
 from workbench.ui.logs import LogDialog, window_log_path
 from workbench.ui.merges.panel import MergePanel
-from workbench.ui.project_session import COMPARE_SESSION_KEY, INSPECT_SESSION_KEY, OpenedProject, \
-    ProjectSession, prepare_open
+from workbench.ui.project_session import (
+    COMPARE_SESSION_KEY,
+    INSPECT_SESSION_KEY,
+    OpenedProject,
+    ProjectSession,
+    prepare_open,
+)
 from workbench.ui.settings import AppSettings
 from workbench.ui.train.panel import TrainingPanel, ask
 

@@ -18,7 +18,7 @@ from ui_helpers import open_and_wait
 from workbench.store import ProjectStore
 from workbench.ui.jobs import LIST_BATCH, LIST_OFF_THREAD
 
-N = LIST_OFF_THREAD + LIST_BATCH  # listed in four batches
+N = LIST_OFF_THREAD + LIST_BATCH  # listed in LIST_OFF_THREAD // LIST_BATCH + 1 batches
 
 
 class _Ticks:

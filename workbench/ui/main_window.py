@@ -86,9 +86,6 @@ TOKENIZER_FILTER = ("Tokenizer files (*.json *.tiktoken *.txt *.model *.vocab);;
 
 log = logging.getLogger(__name__)
 W = TypeVar("W", bound=QWidget)
-#: A project of more runs than this opens over several turns of the event loop (the Train tab's
-#: history fills in batches, the Merges tab lists the runs on the next turn).
-MANY_RUNS = 40
 
 
 @runtime_checkable
@@ -114,6 +111,7 @@ class MainWindow(QMainWindow):
 
     project_opened = Signal(str)   # a project opened (open_project, taken over on the GUI thread)
     open_failed = Signal(str)      # open_project could not open it: the message shown
+    project_loaded = Signal(str)   # ... and every tab has taken it over (is_opening() is False from here)
     export_finished = Signal(bool, str)   # ok, message
     import_finished = Signal(bool, str)
 
@@ -136,6 +134,7 @@ class MainWindow(QMainWindow):
         self.current_panel = "corpus"  # the tab in front (followed through the docks' visibility)
         self._opening = 0  # open_project's generation: a newer open overtakes an older one
         self._opening_path: tuple[int, Path] | None = None  # the open under way, if any
+        self._last_refusal: str | None = None  # a refused file's message, shown on the next turn
         self._build_tabs()
         first = next(iter(self.docks.values()))
         for dock in list(self.docks.values())[1:]:
@@ -460,6 +459,7 @@ class MainWindow(QMainWindow):
 
     def _wire(self) -> None:
         self.session.project_changed.connect(self._on_project_changed)
+        self.session.settled.connect(self._on_settled)
         self.session.modified_changed.connect(lambda _m: self._update_title())
         self.session.runs_changed.connect(self._refresh_views)
         self.session.runs_changed.connect(self._update_actions)
@@ -473,7 +473,7 @@ class MainWindow(QMainWindow):
         self.training.history.export_requested.connect(lambda rid: self.export_dialog(rid))
         self.training.history.compare_requested.connect(self._compare_runs)
         self.compare.inspect_requested.connect(self._inspect_word)
-        self.corpus.file_rejected.connect(lambda m: self.statusBar().showMessage(f"Not loaded: {m}", 10000))
+        self.corpus.file_rejected.connect(self._on_file_rejected)
         self.corpus.scan_finished.connect(self._on_scan_finished)
         self.corpus.train_requested.connect(lambda: self.show_panel("train"))
         self.corpus.message.connect(lambda m: self.statusBar().showMessage(m, 10000))
@@ -501,16 +501,15 @@ class MainWindow(QMainWindow):
     def _set_views_project(self, path: Path | None) -> None:
         """Each view opens the project; a view that follows the session itself already has.
 
-        In a project of many runs the Merges tab (not the one shown on open: the Train tab is)
-        lists them and opens the newest on the next turn of the event loop, so opening the project
-        is not one stretch of the window's thread; a project opened meanwhile cancels it."""
-        many = path is not None and len(self.session.runs()) > MANY_RUNS
+        The Merges tab (not the one shown on open: the Train tab is) lists the runs and opens the
+        newest in a later turn of the event loop (``ProjectSession.after_open``), so opening the
+        project is not one stretch of the window's thread; a project opened meanwhile cancels it."""
         for view in self.views:
             if getattr(view, "follows_session", False):
                 continue
-            if many and view is self.merges:  # closed now (the last project's runs never show), listed next turn
+            if path is not None and view is self.merges:  # closed now (the last project's runs never show)
                 self._guarded(view, "set_project", lambda v=view: v.set_project(None))  # type: ignore[misc]
-                QTimer.singleShot(0, lambda v=view: self._set_view_project_later(v, path))
+                self.session.after_open(lambda v=view: self._set_view_project_later(v, path))
                 continue
             self._guarded(view, "set_project", lambda v=view: v.set_project(path))  # type: ignore[misc]
 
@@ -653,8 +652,17 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Opened {path.name}.", 5000)
         if opened.runs:
             self.show_panel("train")
-        self._end_opening()
         self.project_opened.emit(str(path))
+        if not self.session.settling():
+            self._on_settled()
+
+    @Slot()
+    def _on_settled(self) -> None:
+        """The steps of taking the project over have all run: it is loaded."""
+        if self._opening_path is not None and self.session.path == self._opening_path[1].expanduser().absolute():
+            path = self.session.path
+            self._end_opening()
+            self.project_loaded.emit(str(path))
 
     def save_as(self) -> bool:
         if self.session.store is None:
@@ -689,18 +697,25 @@ class MainWindow(QMainWindow):
         path = self.session.path
         self._set_views_project(path)
         if path is not None:
-            state = self.session.inspect_session()
-            if state:
-                self._guarded(self.inspect, "restore_session", lambda: self.inspect.restore_session(state))
             if self.session.moved_from is not None:  # Save As: the Compare tab kept its state; the copy keeps it too
                 self._guarded(self.compare, "session_state",
                               lambda: self.session.save_compare_session(self.compare.session_state()))
-            else:
-                compare = self.session.compare_session()
-                if compare:
-                    self._guarded(self.compare, "restore_session", lambda: self.compare.restore_session(compare))
+            # each in a later turn of its own (after_open), in this order
+            self.session.after_open(lambda: self._restore_inspect(path))
+            if self.session.moved_from is None:
+                self.session.after_open(lambda: self._restore_compare(path))
         self._update_title()
         self._update_actions()
+
+    def _restore_inspect(self, path: Path) -> None:
+        state = self.session.inspect_session() if self.session.path == path else {}
+        if state:
+            self._guarded(self.inspect, "restore_session", lambda: self.inspect.restore_session(state))
+
+    def _restore_compare(self, path: Path) -> None:
+        compare = self.session.compare_session() if self.session.path == path else {}
+        if compare:
+            self._guarded(self.compare, "restore_session", lambda: self.compare.restore_session(compare))
 
     def _save_inspect_session(self) -> None:
         """Keep the Inspect tab's text, columns and options, and the Compare tab's selection and the
@@ -950,6 +965,20 @@ class MainWindow(QMainWindow):
         colour = style.STATUS_STYLE.get("paused" if state == "paused" else "running", style.STATUS_STYLE["running"])[0]
         self.run_label.setStyleSheet(f"color: {colour}")
         self.run_label.setAccessibleName(f"Run: {text}" if text else "No run in progress")
+
+    @Slot(str)
+    def _on_file_rejected(self, message: str) -> None:
+        """The status bar names the last refused file, once per turn of the event loop: 5,000
+        refusals piled up while the window was busy were 5,000 status-bar updates in one stretch."""
+        pending = self._last_refusal is not None
+        self._last_refusal = message
+        if not pending:
+            QTimer.singleShot(0, self._show_refusal)
+
+    def _show_refusal(self) -> None:
+        message, self._last_refusal = self._last_refusal, None
+        if message is not None:
+            self.statusBar().showMessage(f"Not loaded: {message}", 10000)
 
     @Slot()
     def _on_scan_finished(self) -> None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from PySide6.QtCore import QObject, QStandardPaths, Signal
+from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
 from workbench.errors import WorkbenchError
 from workbench.store import ProjectStore, RunInfo, RunStepRow, StepRow
@@ -178,6 +178,7 @@ class ProjectSession(QObject):
     """Owns the open :class:`ProjectStore`; every read and write of the window goes through it."""
 
     project_changed = Signal()   # a different project (or none) is open
+    settled = Signal()           # every step queued with after_open has run (see after_open)
     runs_changed = Signal()      # runs added, renamed, deleted or finished
     references_changed = Signal()  # a reference tokenizer was imported (from any tab)
     modified_changed = Signal(bool)
@@ -197,6 +198,12 @@ class ProjectSession(QObject):
         self._runs_cache: tuple[int, list[RunInfo], dict[int, RunInfo]] | None = None
         # The tab sessions read by prepare_open, at that data version (see panel_state()).
         self._states: tuple[int, dict[str, dict]] | None = None
+        # Steps of taking a project over, one per turn of the event loop (see after_open).
+        self._steps: list[Callable[[], object]] = []
+        self._step_timer = QTimer(self)
+        self._step_timer.setSingleShot(True)
+        self._step_timer.setInterval(0)
+        self._step_timer.timeout.connect(self._next_step)
 
     # ---- opening -------------------------------------------------------------------------------
     def open(self, path: str | Path, *, create: bool = False) -> None:
@@ -251,11 +258,45 @@ class ProjectSession(QObject):
         self.project_changed.emit()
         self.modified_changed.emit(self.is_modified())
 
+    # ---- taking a project over, one step per turn -----------------------------------------------------
+    def after_open(self, step: Callable[[], object]) -> None:
+        """Run ``step`` on a later turn of the event loop, after the steps queued before it, one
+        step per turn — so the tabs' first listings and plots of a project just opened are each a
+        stretch of their own, never one long one. Dropped when another project opens or this one
+        closes; :attr:`settled` is emitted once the last queued step has run."""
+        self._steps.append(step)
+        if not self._step_timer.isActive():
+            self._step_timer.start()
+
+    def settling(self) -> bool:
+        """Steps queued with :meth:`after_open` are still to run."""
+        return bool(self._steps)
+
+    def run_pending_steps(self) -> None:
+        """Run every queued step now (a view needs what they show before it can answer)."""
+        while self._steps:
+            self._next_step()
+
+    def _next_step(self) -> None:
+        if not self._steps:
+            return
+        step = self._steps.pop(0)
+        try:
+            step()
+        except Exception:  # noqa: BLE001 - one view's failure must not stop the others' steps
+            log.exception("a step of opening %s failed", self.path)
+        if self._steps:
+            self._step_timer.start()  # the next on a later turn: timers started while timers fire wait
+        else:
+            self.settled.emit()
+
     def close(self, *, discard_untitled: bool = False) -> None:
         """Close the store; an untitled project is deleted when asked to (after the user agreed)."""
         store, path, untitled = self.store, self.path, self.untitled
         self.store, self.path, self.untitled, self.display_name = None, None, False, ""
         self._runs_cache = self._states = None
+        self._steps.clear()  # a step of the last project never runs on the next one
+        self._step_timer.stop()
         if store is not None:
             store.close()
         if discard_untitled and untitled and path is not None and not self._has_content_at(path):

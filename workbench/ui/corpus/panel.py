@@ -896,6 +896,8 @@ class CorpusPanel(QWidget):
     def _on_files_added(self, job_id: int, added: object) -> None:
         assert isinstance(added, list)
         self._worker.listed()  # the worker sends the next batch now: it lands in a later turn of the event loop
+        if self._worker.cancelled(job_id):  # sent before a clear or another project: never listed
+            return
         for key, _src in added:
             if key in self._scan_keys:  # read again (another kind, field or column): start it afresh
                 before = self.model.entry(key)
@@ -910,6 +912,8 @@ class CorpusPanel(QWidget):
     @Slot(int, str, str, str, bool)
     def _on_file_rejected(self, job_id: int, path: str, message: str, encoding: str = "",
                           bad_record: bool = False) -> None:
+        if self._worker.cancelled(job_id):
+            return
         self._rejected.append(message)
         self._record_level += bool(RECORD_AT.search(message))
         self._rejected_queue.append((path, message, encoding, bad_record))

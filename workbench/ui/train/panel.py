@@ -1396,10 +1396,8 @@ class TrainingPanel(QWidget):
         self.progress.setFormat("")
         self.reload_history()
         runs = self.session.runs()
-        if runs and self.history.filling():  # a long list: the newest run's curves on the next turn
-            QTimer.singleShot(0, partial(self._select_newest, self.session.path, runs[-1].id))
-        elif runs:
-            self.history.select([runs[-1].id])
+        if runs:  # the newest run's curves (the first plot layout) in a turn of their own
+            self.session.after_open(partial(self._select_newest, self.session.path, runs[-1].id))
         self._update_controls()
 
     def _select_newest(self, path: Path | None, run_id: int) -> None:

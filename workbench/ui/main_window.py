@@ -614,8 +614,10 @@ class MainWindow(QMainWindow):
 
     def _show_opening(self, path: Path) -> None:
         self.opening_label.setText(f"Opening {path.name}…")
+        self.opening_label.setToolTip(str(path))
+        self.opening_label.setStyleSheet(f"color: {style.muted(self.palette()).name()}")
         self.opening_label.show()
-        self.statusBar().showMessage(f"Opening {path}…")
+        self.statusBar().clearMessage()  # "Opened …" of the last project is no longer true
         self._update_actions()
 
     def _end_opening(self) -> None:

@@ -63,7 +63,7 @@ from workbench.ui.corpus.panel import CorpusPanel
 from workbench.ui.dialogs import ExportDialog, fit_title, short_message, shortcuts_dialog
 from workbench.ui.guide import GuideBanner
 from workbench.ui.inspect.panel import InspectPanel
-from workbench.ui.jobs import LIST_OFF_THREAD, JobRunner
+from workbench.ui.jobs import LIST_OFF_THREAD, JobRunner, keep_what_is_built
 from workbench.ui.logs import LogDialog, window_log_path
 from workbench.ui.merges.panel import MergePanel
 from workbench.ui.project_session import (
@@ -509,7 +509,7 @@ class MainWindow(QMainWindow):
                 continue
             if path is not None and view is self.merges:  # closed now (the last project's runs never show)
                 self._guarded(view, "set_project", lambda v=view: v.set_project(None))  # type: ignore[misc]
-                self.session.after_open(lambda v=view: self._set_view_project_later(v, path))
+                self.session.after_open(partial(self._set_view_project_later, view, path))
                 continue
             self._guarded(view, "set_project", lambda v=view: v.set_project(path))  # type: ignore[misc]
 
@@ -601,6 +601,7 @@ class MainWindow(QMainWindow):
         self._save_inspect_session()
         self._opening += 1
         generation = self._opening_path = self._opening, path
+        keep_what_is_built()  # the window as it is: the new project's rows are what the collector sees
         self._show_opening(path)
         keys = (INSPECT_SESSION_KEY, COMPARE_SESSION_KEY)
         self.tasks.submit(partial(prepare_open, path, list_below=LIST_OFF_THREAD, settings_keys=keys),

@@ -200,3 +200,36 @@ def test_a_selection_made_while_the_history_fills_is_kept(make_window, many_runs
     assert history.run_ids() == [2, 1] and history.selected_ids() == [2]
     qtbot.wait(50)
     assert window.merges.chooser.count() == 2 and list(window.training.plots.runs) == [2]
+
+
+def test_a_project_is_opened_on_a_worker_and_a_file_that_cannot_open_leaves_the_last_one(
+        make_window, two_runs, many_runs, qtbot, tmp_path, answer):
+    """While the file is read the window says so and keeps the project it had; a newer open overtakes
+    an older one; a file that is no project is refused in one line, the open project staying."""
+    from PySide6.QtWidgets import QMessageBox
+
+    window = make_window(two_runs)
+    opened: list[str] = []
+    loaded: list[str] = []
+    failed: list[str] = []
+    window.project_opened.connect(opened.append)
+    window.project_loaded.connect(loaded.append)
+    window.open_failed.connect(failed.append)
+    assert window.open_project(many_runs, ask_first=False)
+    assert window.is_opening() and window.opening_label.isVisibleTo(window)
+    assert window.opening_label.text() == f"Opening {many_runs.name}…"
+    assert window.session.path == two_runs and not window.act_train.isEnabled()  # the last project, still open
+    assert window.open_project(two_runs, ask_first=False)  # overtakes the first: only it is taken over
+    qtbot.waitUntil(lambda: not window.is_opening(), timeout=30000)
+    assert opened == loaded == [str(two_runs)] and not window.opening_label.isVisibleTo(window)
+    assert window.session.path == two_runs and [r.id for r in window.session.runs()] == [1, 2]
+    qtbot.waitUntil(lambda: window.compare.tokenizer_list.count() == 2, timeout=10000)  # listed in a later turn
+
+    junk = tmp_path / "junk.tokproj"
+    junk.write_bytes(b"not a project at all\n" * 100)
+    box = answer(QMessageBox.StandardButton.Ok)
+    with qtbot.waitSignal(window.open_failed, timeout=30000):
+        assert window.open_project(junk, ask_first=False)
+    assert len(failed) == 1 and "\n" not in failed[0] and box.texts and box.texts[0] == failed[0].splitlines()[0]
+    assert not window.is_opening() and window.session.path == two_runs and window.act_train.isEnabled()
+    assert junk.read_bytes() == b"not a project at all\n" * 100  # nothing written to it

@@ -121,7 +121,7 @@ def main() -> None:
         return f"    {corpus.model.rowCount():,} listed, {corpus.rejected_list.count():,} refused"
 
     phase(probe, "open project, until read", lambda: window.open_project(project, ask_first=False),
-          lambda: not corpus.is_scanning())
+          lambda: not window.is_opening() and not corpus.is_scanning())
     print(counts())
     if not args.skip_folder:
         phase(probe, "clear", corpus.clear, lambda: not corpus.is_scanning() and corpus.model.rowCount() == 0)

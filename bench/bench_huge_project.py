@@ -281,7 +281,7 @@ def main() -> None:
     training = window.training
 
     def train_drawn() -> bool:
-        return bool(training.plots.runs) and not window.corpus.is_scanning()
+        return bool(training.plots.runs) and not window.is_opening() and not window.corpus.is_scanning()
 
     phase(probe, "open project (Train tab drawn)", lambda: window.open_project(project, ask_first=False), train_drawn,
           FirstPaint(window))

@@ -96,7 +96,7 @@ def main() -> None:
     training = window.training
 
     def opened() -> bool:
-        return (len(training.history.run_ids()) == args.runs and bool(training.plots.runs)
+        return (not window.is_opening() and len(training.history.run_ids()) == args.runs and bool(training.plots.runs)
                 and not window.corpus.is_scanning() and not window.merges.jobs.busy())
 
     phase(probe, "open project (history + curves)", lambda: window.open_project(project, ask_first=False), opened)

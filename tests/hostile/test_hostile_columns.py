@@ -152,6 +152,7 @@ def test_the_window_lists_every_run_and_shows_the_damaged_ones_line(three_runs, 
     qtbot.addWidget(window)
     try:
         assert window.open_project(project, ask_first=False)
+        qtbot.waitUntil(lambda: not window.is_opening(), timeout=30000)
         window.resize(1200, 800)
         window.show()
         history = window.training.history

@@ -18,7 +18,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pyqtgraph")
 
 from PySide6.QtCore import QSettings  # noqa: E402
-from ui_helpers import BoxAnswerer  # noqa: E402
+from ui_helpers import BoxAnswerer, open_and_wait  # noqa: E402
 
 SMALL_TEXT = (
     "the quick brown fox jumps over the lazy dog\n"
@@ -90,7 +90,7 @@ def make_window(qtbot):
         windows.append(window)
         if project is not None:
             if project.exists():
-                assert window.open_project(project, ask_first=False)
+                assert open_and_wait(window, qtbot, project)
                 qtbot.waitUntil(lambda: not window.corpus.is_scanning(), timeout=20000)
             else:
                 window.session.open(project, create=True)

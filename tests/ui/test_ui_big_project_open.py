@@ -13,11 +13,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from ui_helpers import open_and_wait
 
 from workbench.store import ProjectStore
 from workbench.ui.jobs import LIST_BATCH, LIST_OFF_THREAD
 
-N = LIST_OFF_THREAD + LIST_BATCH  # listed in four batches
+N = LIST_OFF_THREAD + LIST_BATCH  # listed in LIST_OFF_THREAD // LIST_BATCH + 1 batches
 
 
 class _Ticks:
@@ -67,8 +68,8 @@ def test_a_project_of_many_corpus_files_is_listed_in_batches_off_the_gui_thread(
     inserted: list[int] = []
     corpus.model.rowsInserted.connect(lambda _parent, first, last: inserted.append(last - first + 1))
     ticks = _Ticks()
-    assert window.open_project(big, ask_first=False)
-    assert corpus.listing() and corpus.is_scanning() and corpus.model.rowCount() == 0  # returned at once
+    assert open_and_wait(window, qtbot, big)
+    assert corpus.listing() and corpus.is_scanning() and corpus.model.rowCount() == 0  # taken over at once
     qtbot.waitUntil(lambda: not corpus.listing(), timeout=30000)
     qtbot.waitUntil(lambda: corpus.model.rowCount() == N, timeout=30000)
     assert sum(inserted) == N and max(inserted) <= LIST_BATCH and len(inserted) >= N // LIST_BATCH
@@ -78,9 +79,9 @@ def test_a_project_of_many_corpus_files_is_listed_in_batches_off_the_gui_thread(
     qtbot.waitUntil(lambda: not corpus.is_scanning(), timeout=30000)
 
     # A newer project while the listing runs: the old one's files never arrive.
-    assert window.open_project(big, ask_first=False)
+    assert open_and_wait(window, qtbot, big)
     assert corpus.listing()
-    assert window.open_project(other, ask_first=False)  # three files: listed at once
+    assert open_and_wait(window, qtbot, other)  # three files: listed at once
     assert not corpus.listing()
     qtbot.waitUntil(lambda: not corpus.is_scanning() and corpus.model.rowCount() == 3, timeout=30000)
     assert not corpus.lister.busy()

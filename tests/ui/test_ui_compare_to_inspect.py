@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from shared_corpora import CORPORA, require_corpora
-from ui_helpers import train_cli
+from ui_helpers import open_and_wait, train_cli
 
 from workbench.core.encoder import Encoder
 from workbench.tasks.sources import load_tokenizer, project_source
@@ -26,7 +26,7 @@ def _splits(qtbot, window, project, folder):
                       encoding="utf-8")
     train_cli([corpus], project, "--merges", "150")
     train_cli([corpus], project, "--model", "unigram", "--vocab-size", "400")
-    window.open_project(project, ask_first=False)
+    assert open_and_wait(window, qtbot, project)
     compare = window.compare
     compare.refresh()
     compare.split_a.setCurrentIndex(compare.split_a.findData(f"{project}#1"))

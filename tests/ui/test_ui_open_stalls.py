@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from ui_helpers import train_cli
+from ui_helpers import open_and_wait, train_cli
 
 from workbench.store import validate
 from workbench.ui.train.run_history import FILL_BATCH
@@ -40,21 +40,37 @@ def _settled(window) -> bool:
             and not window.inspect.jobs.busy() and bool(window.training.history.run_ids()))
 
 
-def test_opening_a_project_decodes_each_run_once_on_the_gui_thread(make_window, two_runs, qtbot, monkeypatch):
-    decoded: Counter[int] = Counter()
+def test_opening_a_project_decodes_each_run_once_and_off_the_gui_thread(make_window, two_runs, qtbot, monkeypatch):
+    from workbench.ui import main_window
+
+    decoded: Counter[int] = Counter()  # by the listings (the worker that opens the file, the GUI thread)
+    on_gui: Counter[int] = Counter()
     real = validate.run_info  # how a listing decodes a run (the Merges tab's check of the run it
-    # shows decodes that run once more, with its scores: it checks every stored value before use)
+    # shows decodes that run once more on its worker, with its scores: it checks every stored value)
+    opening = threading.local()
 
     def counting(row, owner_alive):
         if threading.current_thread() is threading.main_thread():
+            on_gui[row[0]] += 1
+        if threading.current_thread() is threading.main_thread() or getattr(opening, "now", False):
             decoded[row[0]] += 1
         return real(row, owner_alive)
 
+    def prepare_open(*args, **kwargs):
+        opening.now = True
+        try:
+            return real_prepare(*args, **kwargs)
+        finally:
+            opening.now = False
+
+    real_prepare = main_window.prepare_open
     monkeypatch.setattr(validate, "run_info", counting)
+    monkeypatch.setattr(main_window, "prepare_open", prepare_open)
     window = make_window()
-    assert window.open_project(two_runs, ask_first=False)
+    assert open_and_wait(window, qtbot, two_runs)
     qtbot.waitUntil(lambda: _settled(window), timeout=30000)
     assert decoded == Counter({1: 1, 2: 1})  # every tab's listing came from the one decode
+    assert on_gui == Counter()  # ... made by the worker that opened the file
     runs = window.session.runs()
     assert [r.id for r in runs] == [1, 2] and runs[1].settings["model"] == "unigram"
     assert "scores" not in runs[1].settings  # a listing never parses a score per piece
@@ -140,14 +156,20 @@ def many_runs(tmp_path_factory) -> Path:
 
 
 def test_a_project_of_many_runs_opens_over_several_turns_and_ends_complete(make_window, many_runs, qtbot):
-    """The open's own turn builds one batch of the run history and neither lists the runs in the
-    Merges tab nor draws a curve; later turns finish all of it, the newest run shown everywhere."""
+    """The turn that takes the project over builds one batch of the run history and neither lists
+    the runs in the Merges tab nor draws a curve; later turns finish all of it, the newest run
+    shown everywhere."""
     total = 3 * FILL_BATCH
     window = make_window()
     history, merges, plots = window.training.history, window.merges, window.training.plots
-    assert window.open_project(many_runs, ask_first=False)
-    assert history.filling() and history.run_ids() == list(range(total, total - FILL_BATCH, -1))
-    assert merges.chooser.count() == 0 and not plots.runs  # on later turns
+    seen: list[tuple] = []  # what the window held when it said the project was open
+    window.project_opened.connect(lambda _p: seen.append((history.filling(), history.run_ids(),
+                                                          merges.chooser.count(), dict(plots.runs))))
+    with qtbot.waitSignal(window.project_opened, timeout=30000):
+        assert window.open_project(many_runs, ask_first=False)
+    filling, listed, chosen, drawn = seen[0]
+    assert filling and listed == list(range(total, total - FILL_BATCH, -1))
+    assert chosen == 0 and not drawn  # on later turns
     qtbot.waitUntil(lambda: not history.filling() and total in plots.runs and merges.chooser.count() == total,
                     timeout=30000)
     assert history.run_ids() == list(range(total, 0, -1))
@@ -163,16 +185,51 @@ def test_a_selection_made_while_the_history_fills_is_kept(make_window, many_runs
     history = window.training.history
     heard: list[list[int]] = []
     history.selection_changed.connect(heard.append)
-    assert window.open_project(many_runs, ask_first=False)
+    assert open_and_wait(window, qtbot, many_runs)
     qtbot.waitUntil(lambda: history.selected_ids() == [total], timeout=30000)
     history.select([total, 2])  # run 2's row is still to come: selected when it is added
     qtbot.waitUntil(lambda: not history.filling(), timeout=30000)
     assert sorted(history.selected_ids()) == [2, total] and sorted(heard[-1]) == [2, total]
     # another project opened while the first still fills: nothing of the first is left
-    assert window.open_project(many_runs, ask_first=False) and history.filling()
-    assert window.open_project(two_runs, ask_first=False)
+    with qtbot.waitSignal(window.project_opened, timeout=30000):  # taken over, its history still filling
+        assert window.open_project(many_runs, ask_first=False)
+    assert history.filling()
+    assert open_and_wait(window, qtbot, two_runs)
     qtbot.waitUntil(lambda: not history.filling() and window.merges.chooser.count() == 2
                     and 2 in window.training.plots.runs, timeout=30000)
     assert history.run_ids() == [2, 1] and history.selected_ids() == [2]
     qtbot.wait(50)
     assert window.merges.chooser.count() == 2 and list(window.training.plots.runs) == [2]
+
+
+def test_a_project_is_opened_on_a_worker_and_a_file_that_cannot_open_leaves_the_last_one(
+        make_window, two_runs, many_runs, qtbot, tmp_path, answer):
+    """While the file is read the window says so and keeps the project it had; a newer open overtakes
+    an older one; a file that is no project is refused in one line, the open project staying."""
+    from PySide6.QtWidgets import QMessageBox
+
+    window = make_window(two_runs)
+    opened: list[str] = []
+    loaded: list[str] = []
+    failed: list[str] = []
+    window.project_opened.connect(opened.append)
+    window.project_loaded.connect(loaded.append)
+    window.open_failed.connect(failed.append)
+    assert window.open_project(many_runs, ask_first=False)
+    assert window.is_opening() and window.opening_label.isVisibleTo(window)
+    assert window.opening_label.text() == f"Opening {many_runs.name}…"
+    assert window.session.path == two_runs and not window.act_train.isEnabled()  # the last project, still open
+    assert window.open_project(two_runs, ask_first=False)  # overtakes the first: only it is taken over
+    qtbot.waitUntil(lambda: not window.is_opening(), timeout=30000)
+    assert opened == loaded == [str(two_runs)] and not window.opening_label.isVisibleTo(window)
+    assert window.session.path == two_runs and [r.id for r in window.session.runs()] == [1, 2]
+    qtbot.waitUntil(lambda: window.compare.tokenizer_list.count() == 2, timeout=10000)  # listed in a later turn
+
+    junk = tmp_path / "junk.tokproj"
+    junk.write_bytes(b"not a project at all\n" * 100)
+    box = answer(QMessageBox.StandardButton.Ok)
+    with qtbot.waitSignal(window.open_failed, timeout=30000):
+        assert window.open_project(junk, ask_first=False)
+    assert len(failed) == 1 and "\n" not in failed[0] and box.texts and box.texts[0] == failed[0].splitlines()[0]
+    assert not window.is_opening() and window.session.path == two_runs and window.act_train.isEnabled()
+    assert junk.read_bytes() == b"not a project at all\n" * 100  # nothing written to it

@@ -5,7 +5,7 @@ figure ``workbench runs`` prints, read off the GUI thread."""
 from __future__ import annotations
 
 from shared_corpora import CORPORA, require_corpora
-from ui_helpers import train_cli
+from ui_helpers import open_and_wait, train_cli
 
 from workbench.store import ProjectStore
 from workbench.tasks.sample_report import sample_overlaps
@@ -18,7 +18,7 @@ def test_a_sampled_run_shows_its_overlap_with_the_run_on_all_lines(make_window, 
                       encoding="utf-8")
     train_cli([corpus], project, "--vocab-size", "500", "--sample-lines", "1500", "--seed", "2")
     window = make_window()
-    window.open_project(project, ask_first=False)
+    assert open_and_wait(window, qtbot, project)
     history = window.training.history
     sampled_item = history.item_for(1)
     assert sampled_item is not None and sampled_item.text(7) == ""  # no run on all lines yet: nothing to say

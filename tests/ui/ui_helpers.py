@@ -42,3 +42,12 @@ def proc_state(pid: int) -> str:
     """The Linux process state letter (R, S, T for stopped …)."""
     with open(f"/proc/{pid}/stat", "rb") as f:
         return f.read().rsplit(b")", 1)[1].split()[0].decode()
+
+
+def open_and_wait(window, qtbot, project: Path, timeout: int = 30000) -> bool:
+    """``window.open_project(project)`` and wait until the window has taken the project over (the
+    file is opened and its runs read on a worker); True when it is then the open project."""
+    if not window.open_project(project, ask_first=False):
+        return False
+    qtbot.waitUntil(lambda: not window.is_opening(), timeout=timeout)
+    return window.session.path == Path(project).expanduser().absolute()

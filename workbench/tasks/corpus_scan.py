@@ -95,14 +95,15 @@ class CorpusScanner:
         keys = [stored_path(src.path) for src in sources]  # a location keeps its URL
         if sources:
             report.added(list(zip(keys, sources)))
+        last = [0.0]  # one pace for all the files: 100,000 small ones sent a progress report each,
+        # which piled up in the window between two redraws (the scanned report says a file is read)
         for key, src in zip(keys, sources):
             if stopped():
                 break
-            last = [0.0]
 
             def progress(done: int, total: int, key: str = key, last: list = last) -> None:
                 now = time.monotonic()
-                if now - last[0] >= PROGRESS_EVERY_S or done >= total:
+                if now - last[0] >= PROGRESS_EVERY_S and done < total:
                     last[0] = now
                     report.progress(key, int(done), int(total))
 

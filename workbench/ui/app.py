@@ -65,6 +65,8 @@ def create_window(paths: Sequence[str]):
         window.start_demo()
     elif len(projects) == 1 and len(paths) == 1:
         if Path(projects[0]).exists():
+            # opened on a worker: one that cannot be opened (its message shown) leaves an untitled project
+            window.open_failed.connect(lambda _message: window.session.is_open or window.new_project())
             if not window.open_project(projects[0], ask_first=False):
                 window.new_project()
         else:

@@ -22,10 +22,11 @@ import logging
 import sqlite3
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from PySide6.QtCore import QObject, QStandardPaths, Signal
+from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
 from workbench.errors import WorkbenchError
 from workbench.store import ProjectStore, RunInfo, RunStepRow, StepRow
@@ -78,6 +79,94 @@ def open_write(path: str | Path) -> Iterator[ProjectStore]:
         yield store
 
 
+@dataclass
+class OpenedProject:
+    """A project opened and read off the GUI thread (:func:`prepare_open`), for
+    :meth:`ProjectSession.adopt` to take over on the GUI thread.
+
+    ``store`` is the window's read connection, built on the worker and handed over once (the
+    store's connections allow that: ``check_same_thread=False``; the worker never touches it
+    again). ``runs`` were decoded on that very connection at its data version ``version``, so the
+    session keeps them exactly as long as it would have kept its own decode.
+    """
+
+    path: Path
+    store: ProjectStore
+    writable: bool
+    note: str
+    untitled: bool
+    version: int
+    runs: list[RunInfo]
+    corpus_count: int
+    #: The project's corpus files when few enough to list at once (else None: read in batches).
+    corpus_paths: list[tuple[str, dict]] | None = None
+    #: Each kept tab session (project settings) read on the worker, by key.
+    panel_states: dict[str, dict] = field(default_factory=dict)
+
+    def discard(self) -> None:
+        """A result nobody adopts (a newer open overtook it): close its connection."""
+        self.store.close()
+
+
+def _open_reader(path: Path, *, create: bool) -> tuple[ProjectStore, bool, str]:
+    """A writable open first (creates, migrates, marks dead runs), then a read-only connection:
+    (the store the window reads through, whether the file is writable, the note for the user).
+
+    The window reads through a read-only connection and writes through short-lived writable
+    ones, so a stray write can never come from a view; the training child is the one
+    long-lived writer. (A stale-read bug seen here — new runs invisible after a child closed
+    the file — came from the store reading the file header with plain open()/close(), which
+    drops this process's SQLite locks; the store no longer does that while it has the file open.)
+    """
+    writable = ProjectStore.open(path, create=create)
+    if writable.read_only:  # the file or its folder is read-only: that store is all we get
+        return writable, False, writable.note
+    note = writable.note
+    writable.close()
+    return open_read(path), True, note
+
+
+def _panel_state_of(store: ProjectStore, key: str, path: Path) -> dict:
+    try:
+        value = store.setting(key, {})
+    except (WorkbenchError, ValueError, sqlite3.Error) as exc:
+        log.warning("cannot read the %s of %s: %s", key, path, exc)
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def prepare_open(path: str | Path, *, list_below: int = 0,
+                 settings_keys: tuple[str, ...] = ()) -> OpenedProject:
+    """Open ``path`` and read what the window shows first, on a worker thread (never the GUI's).
+
+    The writable open (upgrade, side-file checks, runs of dead processes marked interrupted), the
+    decode of every run (a 300-run project: ~0.1 s) and the project settings the tabs restore are
+    the bulk of opening a project; :meth:`ProjectSession.adopt` then only swaps stores. The corpus
+    files are listed here too when there are fewer than ``list_below``. Raises WorkbenchError with
+    the user's message when the file cannot be opened.
+    """
+    path = Path(path).expanduser().absolute()
+    store, writable, note = _open_reader(path, create=False)
+    try:
+        version = store.data_version()
+        runs = store.runs(scores=False)  # a Unigram run's scores are read where they are shown
+        count = store.corpus_count()
+        paths = _distinct_corpus_paths(store) if count < list_below else None
+        states = {key: _panel_state_of(store, key, path) for key in settings_keys}
+    except BaseException:
+        store.close()
+        raise
+    untitled = path.parent == untitled_folder() and path.name.startswith(UNTITLED_PREFIX)
+    return OpenedProject(path, store, writable, note, untitled, version, runs, count, paths, states)
+
+
+def _distinct_corpus_paths(store: ProjectStore) -> list[tuple[str, dict]]:
+    seen: dict[str, dict] = {}
+    for ref in store.corpora():
+        seen[ref.path] = ref.reader_options
+    return list(seen.items())
+
+
 def untitled_folder() -> Path:
     base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
     folder = Path(base or Path.home() / ".local" / "share" / "tokenizer-workbench") / "untitled"
@@ -89,6 +178,7 @@ class ProjectSession(QObject):
     """Owns the open :class:`ProjectStore`; every read and write of the window goes through it."""
 
     project_changed = Signal()   # a different project (or none) is open
+    settled = Signal()           # every step queued with after_open has run (see after_open)
     runs_changed = Signal()      # runs added, renamed, deleted or finished
     references_changed = Signal()  # a reference tokenizer was imported (from any tab)
     modified_changed = Signal(bool)
@@ -106,6 +196,14 @@ class ProjectSession(QObject):
         self.moved_from: Path | None = None
         # The decoded runs and the store's data version they were read at (see runs()).
         self._runs_cache: tuple[int, list[RunInfo], dict[int, RunInfo]] | None = None
+        # The tab sessions read by prepare_open, at that data version (see panel_state()).
+        self._states: tuple[int, dict[str, dict]] | None = None
+        # Steps of taking a project over, one per turn of the event loop (see after_open).
+        self._steps: list[Callable[[], object]] = []
+        self._step_timer = QTimer(self)
+        self._step_timer.setSingleShot(True)
+        self._step_timer.setInterval(0)
+        self._step_timer.timeout.connect(self._next_step)
 
     # ---- opening -------------------------------------------------------------------------------
     def open(self, path: str | Path, *, create: bool = False) -> None:
@@ -115,21 +213,17 @@ class ProjectSession(QObject):
         self._replace(store, path, untitled=path.parent == untitled_folder() and path.name.startswith(UNTITLED_PREFIX))
 
     def _open_reader(self, path: Path, *, create: bool) -> ProjectStore:
-        """A writable open first (creates, migrates, marks dead runs), then our read-only connection.
+        """See :func:`_open_reader`; keeps whether the file is writable and the note."""
+        store, self.writable, self.note = _open_reader(path, create=create)
+        return store
 
-        The window reads through a read-only connection and writes through short-lived writable
-        ones, so a stray write can never come from a view; the training child is the one
-        long-lived writer. (A stale-read bug seen here — new runs invisible after a child closed
-        the file — came from the store reading the file header with plain open()/close(), which
-        drops this process's SQLite locks; the store no longer does that while it has the file open.)
-        """
-        writable = ProjectStore.open(path, create=create)
-        if writable.read_only:  # the file or its folder is read-only: that store is all we get
-            self.writable, self.note = False, writable.note
-            return writable
-        self.writable, self.note = True, writable.note
-        writable.close()
-        return open_read(path)
+    def adopt(self, opened: OpenedProject) -> None:
+        """Continue on a project :func:`prepare_open` opened on a worker: its store becomes the
+        window's, its decoded runs the kept ones (until another connection commits), its tab
+        sessions the answers of :meth:`panel_state` until the next write of this session."""
+        self.writable, self.note = opened.writable, opened.note
+        self._replace(opened.store, opened.path, untitled=opened.untitled,
+                      runs=(opened.version, opened.runs), states=opened.panel_states)
 
     @contextmanager
     def _writer(self) -> Iterator[ProjectStore]:
@@ -153,18 +247,56 @@ class ProjectSession(QObject):
         self._replace(store, path, untitled=True)
         return path
 
-    def _replace(self, store: ProjectStore, path: Path, *, untitled: bool) -> None:
+    def _replace(self, store: ProjectStore, path: Path, *, untitled: bool,
+                 runs: tuple[int, list[RunInfo]] | None = None, states: dict[str, dict] | None = None) -> None:
         self.close(discard_untitled=True)
         self.store, self.path, self.untitled = store, path, untitled
         self.display_name = "Untitled" if untitled else path.name
+        if runs is not None and not any(r.status == "running" for r in runs[1]):
+            self._runs_cache = (runs[0], list(runs[1]), {r.id: r for r in runs[1]})
+        self._states = (runs[0], dict(states)) if runs is not None and states else None
         self.project_changed.emit()
         self.modified_changed.emit(self.is_modified())
+
+    # ---- taking a project over, one step per turn -----------------------------------------------------
+    def after_open(self, step: Callable[[], object]) -> None:
+        """Run ``step`` on a later turn of the event loop, after the steps queued before it, one
+        step per turn — so the tabs' first listings and plots of a project just opened are each a
+        stretch of their own, never one long one. Dropped when another project opens or this one
+        closes; :attr:`settled` is emitted once the last queued step has run."""
+        self._steps.append(step)
+        if not self._step_timer.isActive():
+            self._step_timer.start()
+
+    def settling(self) -> bool:
+        """Steps queued with :meth:`after_open` are still to run."""
+        return bool(self._steps)
+
+    def run_pending_steps(self) -> None:
+        """Run every queued step now (a view needs what they show before it can answer)."""
+        while self._steps:
+            self._next_step()
+
+    def _next_step(self) -> None:
+        if not self._steps:
+            return
+        step = self._steps.pop(0)
+        try:
+            step()
+        except Exception:  # noqa: BLE001 - one view's failure must not stop the others' steps
+            log.exception("a step of opening %s failed", self.path)
+        if self._steps:
+            self._step_timer.start()  # the next on a later turn: timers started while timers fire wait
+        else:
+            self.settled.emit()
 
     def close(self, *, discard_untitled: bool = False) -> None:
         """Close the store; an untitled project is deleted when asked to (after the user agreed)."""
         store, path, untitled = self.store, self.path, self.untitled
         self.store, self.path, self.untitled, self.display_name = None, None, False, ""
-        self._runs_cache = None
+        self._runs_cache = self._states = None
+        self._steps.clear()  # a step of the last project never runs on the next one
+        self._step_timer.stop()
         if store is not None:
             store.close()
         if discard_untitled and untitled and path is not None and not self._has_content_at(path):
@@ -277,12 +409,7 @@ class ProjectSession(QObject):
 
     def corpus_paths(self) -> list[tuple[str, dict]]:
         """Distinct corpus files of the project (latest reader options win), in first-added order."""
-        if self.store is None:
-            return []
-        seen: dict[str, dict] = {}
-        for ref in self.store.corpora():
-            seen[ref.path] = ref.reader_options
-        return list(seen.items())
+        return _distinct_corpus_paths(self.store) if self.store is not None else []
 
     # ---- writes ----------------------------------------------------------------------------------
     def rename_run(self, run_id: int, name: str) -> None:
@@ -317,12 +444,11 @@ class ProjectSession(QObject):
         """A tab's session kept in the project under ``key`` ({} when none, or when it cannot be read)."""
         if self.store is None:
             return {}
-        try:
-            value = self.store.setting(key, {})
-        except (WorkbenchError, ValueError, sqlite3.Error) as exc:
-            log.warning("cannot read the %s of %s: %s", key, self.path, exc)
-            return {}
-        return value if isinstance(value, dict) else {}
+        if self._states is not None and key in self._states[1]:
+            if self.store.data_version() == self._states[0]:  # nobody wrote since prepare_open read it
+                return dict(self._states[1][key])
+            self._states = None
+        return _panel_state_of(self.store, key, self.path or Path())
 
     def save_panel_state(self, key: str, state: dict) -> bool:
         """Keep a tab's session in the project; False (logged) when the file cannot take it."""
@@ -330,6 +456,7 @@ class ProjectSession(QObject):
             return False
         if state == self.panel_state(key):
             return True  # unchanged: leave the file alone
+        self._states = None  # this session's own writes leave the data version as it is
         try:
             with self._writer() as store:
                 store.set_setting(key, state)

@@ -119,6 +119,7 @@ class ComparePanel(QWidget):
         # With a session this tab follows it on its own: the window need not call set_project and
         # refresh again (each listed 300 runs a second time while a project opened).
         self.follows_session = session is not None
+        self._pending_project: Path | None = None  # opened, to be listed in a later turn
         if session is not None:
             session.project_changed.connect(self._on_session_project)
             session.runs_changed.connect(self.refresh)
@@ -348,7 +349,27 @@ class ComparePanel(QWidget):
     # ---- the integration contract -----------------------------------------------------------------
     @Slot()
     def _on_session_project(self) -> None:
-        self.set_project(self.session.path if self.session is not None else None)
+        """Another project: this tab lists it in a later turn of its own (``after_open``: the listing
+        is ~20 ms of the window's thread for 300 runs), at once when the project closed or is the
+        same one under a new name (Save As). Every entry point that needs the listing runs it first
+        (:meth:`_listed_now`)."""
+        path = self.session.path if self.session is not None else None
+        if path is None or self.session is None or self.session.moved_from is not None:
+            self._pending_project = None
+            self.set_project(path)
+            return
+        self._pending_project = path
+        self.session.after_open(self._set_pending_project)
+
+    def _set_pending_project(self) -> None:
+        path, self._pending_project = self._pending_project, None
+        if path is not None and self.session is not None and self.session.path == path:
+            self.set_project(path)
+
+    def _listed_now(self) -> None:
+        """A project taken over but not listed yet (see :meth:`_on_session_project`): list it now."""
+        if self._pending_project is not None:
+            self._set_pending_project()
 
     def set_project(self, path: Path | None) -> None:
         """List this project's runs, references and corpus files.
@@ -434,6 +455,7 @@ class ComparePanel(QWidget):
         here), the files that differ from the project's own (added, unticked, labelled), the options,
         and the questions behind the results and sweeps shown — not the numbers: those come back
         from the metrics cache (or are counted again when a file changed)."""
+        self._listed_now()
         tokenizers = [{"src": self._relative(item.data(SRC_ROLE)), "label": item.text(),
                        "added": bool(item.data(ADDED_ROLE)), "checked": item.checkState() == Qt.CheckState.Checked}
                       for item in (self.tokenizer_list.item(i) for i in range(self.tokenizer_list.count()))]
@@ -467,6 +489,7 @@ class ComparePanel(QWidget):
         skipped. The results and sweeps it names are counted again off the GUI thread (from the
         cache: immediate when nothing changed). True when such a job started (or, while a long
         corpus listing runs, when the state is restored once it ends)."""
+        self._listed_now()
         if not isinstance(state, dict) or state.get("version") != 1:
             return False
         if self._listing:
@@ -553,6 +576,8 @@ class ComparePanel(QWidget):
 
     def refresh(self) -> None:
         """Runs or references changed: list them again, keeping what was ticked."""
+        if self._pending_project is not None:  # listed in its own turn, soon (see _on_session_project)
+            return
         ticked = set(self.checked_sources())
         keep = [self.tokenizer_list.item(i) for i in range(self.tokenizer_list.count())]
         added = [(it.text(), it.data(SRC_ROLE)) for it in keep if it.data(ADDED_ROLE)]
@@ -717,6 +742,7 @@ class ComparePanel(QWidget):
 
     def compare_runs(self, run_ids: list[int]) -> None:
         """Tick exactly these runs of the open project (sent from the Train tab's history)."""
+        self._listed_now()
         if self.project is None:
             return
         self.refresh()

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QInputDialog,
     QLabel,
+    QListView,
     QListWidget,
     QListWidgetItem,
     QMenu,
@@ -65,7 +66,7 @@ from workbench.ui import style, text
 from workbench.ui.corpus.scan import CorpusScanWorker, ScanThread
 from workbench.ui.corpus.totals import CorpusTotals
 from workbench.ui.empty_state import EmptyState
-from workbench.ui.jobs import JobRunner, feed_in_batches
+from workbench.ui.jobs import JobRunner, feed_in_batches, keep_what_is_built
 from workbench.ui.settings import AppSettings
 
 FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.json *.csv *.tsv *.parquet *.arrow *.counts *.gz *.zst);;"
@@ -511,6 +512,10 @@ class CorpusPanel(QWidget):
         bl.addLayout(row)
         self.rejected_list = QListWidget()
         self.rejected_list.setWordWrap(True)
+        # Wrapped lines have each their height, measured for every item on each layout: 5,000
+        # refused files made every redraw of the window ~0.1 s. Laid out 200 items a turn instead.
+        self.rejected_list.setLayoutMode(QListView.LayoutMode.Batched)
+        self.rejected_list.setBatchSize(200)
         self.rejected_list.setAccessibleName("Files not loaded")
         self.rejected_list.setIconSize(QSize(16, 16))
         self.rejected_list.setMinimumHeight(90)
@@ -896,6 +901,8 @@ class CorpusPanel(QWidget):
     def _on_files_added(self, job_id: int, added: object) -> None:
         assert isinstance(added, list)
         self._worker.listed()  # the worker sends the next batch now: it lands in a later turn of the event loop
+        if self._worker.cancelled(job_id):  # sent before a clear or another project: never listed
+            return
         for key, _src in added:
             if key in self._scan_keys:  # read again (another kind, field or column): start it afresh
                 before = self.model.entry(key)
@@ -910,6 +917,8 @@ class CorpusPanel(QWidget):
     @Slot(int, str, str, str, bool)
     def _on_file_rejected(self, job_id: int, path: str, message: str, encoding: str = "",
                           bad_record: bool = False) -> None:
+        if self._worker.cancelled(job_id):
+            return
         self._rejected.append(message)
         self._record_level += bool(RECORD_AT.search(message))
         self._rejected_queue.append((path, message, encoding, bad_record))
@@ -1052,6 +1061,8 @@ class CorpusPanel(QWidget):
     @Slot()
     def _flush(self) -> None:
         self._changed()
+        if self.is_scanning():
+            keep_what_is_built()  # the rows a long scan has added so far
 
     def _clear_scan_keys(self) -> None:
         self._scan_keys.clear()

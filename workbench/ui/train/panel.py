@@ -1396,11 +1396,15 @@ class TrainingPanel(QWidget):
         self.progress.setFormat("")
         self.reload_history()
         runs = self.session.runs()
-        if runs and self.history.filling():  # a long list: the newest run's curves on the next turn
-            QTimer.singleShot(0, partial(self._select_newest, self.session.path, runs[-1].id))
-        elif runs:
-            self.history.select([runs[-1].id])
+        if runs:  # the plots' first layout, then the newest run's curves, each in a turn of its own
+            self.session.after_open(partial(self._show_plot_page, self.session.path))
+            self.session.after_open(partial(self._select_newest, self.session.path, runs[-1].id))
         self._update_controls()
+
+    def _show_plot_page(self, path: Path | None) -> None:
+        """The (empty) plots laid out and painted before any curve is made (a later turn's work)."""
+        if self.session.path == path and self.session.runs():
+            self.plot_stack.setCurrentIndex(1)
 
     def _select_newest(self, path: Path | None, run_id: int) -> None:
         if self.session.path == path:  # not another project opened since

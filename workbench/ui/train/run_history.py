@@ -36,9 +36,10 @@ from workbench.ui import style, text
 
 COLUMNS = ("Run", "Status", "|V|", "Merges", "Started", "Took", "vs estimate", "vs all lines")
 ID_ROLE = Qt.ItemDataRole.UserRole
-#: Rows built per turn of the event loop (~0.1 ms each, with the tooltip): a list this long or
-#: shorter is built at once, a longer one newest first in batches.
-FILL_BATCH = 40
+#: Rows built per turn of the event loop (~0.1–0.2 ms each, with the tooltip): a list this long or
+#: shorter is built at once, a longer one newest first in batches (the first batch shares its turn
+#: with taking the project over, so it is kept small).
+FILL_BATCH = 20
 
 
 def describe(run: RunInfo, overlap: SampleOverlap | None = None) -> str:

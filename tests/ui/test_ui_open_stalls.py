@@ -219,10 +219,14 @@ def test_a_project_is_opened_on_a_worker_and_a_file_that_cannot_open_leaves_the_
     assert window.is_opening() and window.opening_label.isVisibleTo(window)
     assert window.opening_label.text() == f"Opening {many_runs.name}…"
     assert window.session.path == two_runs and not window.act_train.isEnabled()  # the last project, still open
+    # no run may start on the project in front meanwhile: it is about to be replaced
+    assert not window.training.start_button.isEnabled() and window.training.start() is False
+    assert "being opened" in window.training.start_button.toolTip()
     assert window.open_project(two_runs, ask_first=False)  # overtakes the first: only it is taken over
     qtbot.waitUntil(lambda: not window.is_opening(), timeout=30000)
     assert opened == loaded == [str(two_runs)] and not window.opening_label.isVisibleTo(window)
     assert window.session.path == two_runs and [r.id for r in window.session.runs()] == [1, 2]
+    assert "being opened" not in window.training.start_button.toolTip()
     qtbot.waitUntil(lambda: window.compare.tokenizer_list.count() == 2, timeout=10000)  # listed in a later turn
 
     junk = tmp_path / "junk.tokproj"

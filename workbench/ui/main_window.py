@@ -619,11 +619,13 @@ class MainWindow(QMainWindow):
         self.opening_label.setStyleSheet(f"color: {style.muted(self.palette()).name()}")
         self.opening_label.show()
         self.statusBar().clearMessage()  # "Opened …" of the last project is no longer true
+        self.training.set_opening(True)
         self._update_actions()
 
     def _end_opening(self) -> None:
         self._opening_path = None
         self.opening_label.hide()
+        self.training.set_opening(False)
         self._update_actions()
 
     def _open_failed(self, generation: tuple[int, Path], message: str) -> None:

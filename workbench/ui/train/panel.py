@@ -829,8 +829,8 @@ class TrainingPanel(QWidget):
 
     def start(self) -> bool:
         """Start a run with the form's settings on the corpus panel's files; False if it could not."""
-        if self.is_training():
-            return False
+        if self.is_training() or self._opening:
+            return False  # while a project opens, the one in front is about to be replaced
         self._show_error("")
         if not self.session.is_open or self.session.path is None:
             self._show_error("Open or create a project first.")
@@ -1426,15 +1426,26 @@ class TrainingPanel(QWidget):
         return self._merge_cache[key]
 
     # ---- view state ------------------------------------------------------------------------------------
+    _opening = False  # the window is opening another project (set_opening)
+
+    def set_opening(self, opening: bool) -> None:
+        """The window is reading another project on a worker: no run may start on the one in front,
+        which is about to be replaced (a run started then was dropped with the old project)."""
+        self._opening = opening
+        self._update_controls()
+
     def _update_controls(self) -> None:
         active = self.is_training()
         state = self.process.state
         has_files = self.corpus.has_files() if self.corpus is not None else False
         form_ok = not (hasattr(self, "form_error") and self.form_error.isVisibleTo(self))
-        can_start = not active and self.session.is_open and has_files and not self.session.read_only and form_ok
+        can_start = not active and self.session.is_open and has_files and not self.session.read_only and form_ok \
+            and not self._opening
         self.start_button.setEnabled(can_start)
         self.plot_empty_train.setEnabled(can_start)
-        if not has_files:
+        if self._opening:
+            self.start_button.setToolTip("A project is being opened: train once it is open")
+        elif not has_files:
             self.start_button.setToolTip("Add corpus files in the Corpus panel first")
         elif not form_ok:
             self.start_button.setToolTip("Fix the settings marked in red first")

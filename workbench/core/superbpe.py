@@ -324,7 +324,7 @@ def encode_pieces(counts: Mapping[str, int], vocab: list[bytes], merges: list[tu
     for piece in vocab[offset:]:
         for k in range(1, len(piece)):
             inside[(piece[k - 1] << 8) | piece[k]] = 1
-    # Each id's last byte (shifted to index ``inside``) and first byte; specials: none (never in a piece).
+    # Each id's last byte (shifted to index ``inside``) and first byte (a special token's never meet a piece).
     last_byte = [piece[-1] << 8 if piece else 0 for piece in vocab]
     first_byte = [piece[0] if piece else 0 for piece in vocab]
     made_by: dict[int, list[tuple[int, int]]] = {}

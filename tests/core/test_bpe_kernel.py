@@ -3,7 +3,9 @@
 BpeTrainer keeps the words flat and runs a merge held by at least ``numpy_min_words`` words in
 numpy, the others in the Python loop over the flat store; a small table (below ``flat_min_words``)
 or an extension's refit keeps the list loop. Here the threshold is forced to 0 (every merge in
-numpy), 2 (a mix) and never (the list loop): the event streams and the final words must agree."""
+numpy), 2 (a mix) and never (the list loop), and the flat loop's heap starts with the most frequent
+pairs only (the others given entries when the best count falls below theirs): the event streams
+and the final words must agree."""
 
 from __future__ import annotations
 
@@ -28,9 +30,12 @@ configs = st.fixed_dictionaries({
 })
 
 
-def _run(counts: dict[str, int], config: TrainConfig, threshold: int) -> tuple[list, list[list[int]]]:
+def _run(counts: dict[str, int], config: TrainConfig, threshold: int,
+         few_entries: bool = False) -> tuple[list, list[list[int]]]:
     trainer = BpeTrainer(counts, config)
     trainer.numpy_min_words = threshold
+    if few_entries:  # heap entries at the start for the most frequent pairs only: the rest added later
+        trainer.heap_min_entries = -NEVER
     trainer.flat_min_words = 0 if threshold < NEVER else NEVER  # the flat store, or the list loop
     events = list(trainer.run())
     return events, trainer.words
@@ -49,6 +54,7 @@ def test_numpy_merges_equal_python_loop(text, options):
     assert _run(counts, config, 0) == python
     assert _run(counts, config, 2) == python
     assert _run(counts, config, NEVER - 1) == python  # flat store, every merge in the Python loop
+    assert _run(counts, config, 2, few_entries=True) == python
 
 
 @settings(max_examples=60, deadline=None)

@@ -4,6 +4,7 @@ pieces are encoded exactly as the final tokenizer encodes them."""
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 import pytest
@@ -124,6 +125,24 @@ def test_stage_two_equals_the_textbook_loop_and_keeps_the_papers_rules(lines, vo
     assert got == expected
     for _a, _b, new in trainer.log.merges[k:]:
         assert b": " not in vocab_[new] and words_in(vocab_[new]) <= max_words
+
+
+def test_stage_two_on_the_flat_store_equals_the_list_loop(monkeypatch):
+    """Real stage-2 tables are large enough for the flat store, the numpy merge passes and a heap
+    that starts with the most frequent pairs only; small ones run the list loop. Both ways, the
+    same run (the paper's rules refusing candidates on the way)."""
+    rng = random.Random(23)
+    lines = ["".join(rng.choice(WORDS) + rng.choice(SEPARATORS) for _ in range(rng.randint(1, 12))) + "\n"
+             for _ in range(400)]
+    listed = _train(lines, 520, 0.6, max_words=2)
+    monkeypatch.setattr(BpeTrainer, "flat_min_words", 0)
+    monkeypatch.setattr(BpeTrainer, "numpy_min_words", 2)
+    monkeypatch.setattr(BpeTrainer, "heap_min_entries", -(1 << 40))
+    flat = _train(lines, 520, 0.6, max_words=2)
+    assert flat.stage2 is not None and flat.stage2._flat is not None and listed.stage2._words is not None
+    assert len(flat.log) > flat.transition_merge + 20 and sum(flat.skipped.values()) > 0
+    assert (flat.log.merges, flat.log.frequencies, flat.log.token_counts, flat.skipped) == (
+        listed.log.merges, listed.log.frequencies, listed.log.token_counts, listed.skipped)
 
 
 def test_superwords_appear_only_after_t_and_the_run_records_where():

@@ -206,6 +206,10 @@ class BpeTrainer:
     # Below this many distinct words the list loop is as fast and numpy's import (0.1 s, 14 MB) is
     # not worth it: e.g. a 4.7 MB code corpus has 30,000.
     flat_min_words = 50_000
+    # The flat loop gives heap entries at the start to the 4 most frequent pairs per merge to make
+    # and this many more; the rarer ones get theirs if ever needed (bpe_kernel.split_rare). Tests
+    # set it far below zero: the fewest entries at the start (one count), the rest needed soon.
+    heap_min_entries = 1024
     # The words are held either as lists (``_words``) or flat (``_flat``), never both: the plain
     # trainer keeps them flat; ``words`` turns them into lists for the trainers that edit lists.
     _words: list[list[int]] | None = None
@@ -514,14 +518,27 @@ class BpeTrainer:
         counts, where, _ = bpe_kernel.build_index(view, S, _POS, False)
         numpy_min = self.numpy_min_words
         hf_rank = self._hf_rank() if not first_seen else []
-        # Heap entries are single ints — (count, tie key, pair) packed so that the smallest int is
-        # the most frequent pair with the smallest tie key; int comparison is far cheaper than tuples.
+        max_merges = cfg.merges if cfg.merges is not None else float("inf")
+        target_vocab = cfg.vocab_size if cfg.vocab_size is not None else float("inf")
         W = _P_BITS + _POS.bit_length() - 1  # a word index shifted to its place in a heap entry
-        if first_seen:
-            heap = [((_CMAX - c) << _C_SHIFT) | (where[p][0] << W) | p for p, c in counts.items()]
-        else:
-            heap = [((_CMAX - c) << _C_SHIFT) | ((hf_rank[p // S] * S + hf_rank[p % S]) << _P_BITS) | p
-                    for p, c in counts.items()]
+
+        def entries_of(pairs: list[int]) -> list[int]:
+            """Heap entries are single ints — (count, tie key, pair) packed so that the smallest int
+            is the most frequent pair with the smallest tie key; int comparison is far cheaper than tuples."""
+            if first_seen:
+                return [((_CMAX - counts[p]) << _C_SHIFT) | (where[p][0] << W) | p for p in pairs]
+            return [((_CMAX - counts[p]) << _C_SHIFT) | ((hf_rank[p // S] * S + hf_rank[p % S]) << _P_BITS) | p
+                    for p in pairs]
+
+        # Pairs too rare to be merged soon get no entry yet (SuperBPE's stage 2 starts with ~430k
+        # pairs for a few thousand merges): ``cold`` holds them, each counted below ``floor`` then.
+        # A count only grows in a merge, which pushes an entry for it anyway; so while the best
+        # entry's count is at least ``floor`` no cold pair can beat or tie it, and when it falls
+        # below (or the heap runs dry) the cold pairs get their entries. The same picks, from fewer entries.
+        hot, cold, floor = bpe_kernel.split_rare(
+            counts, 4 * min(max_merges, target_vocab - len(self.vocab)) + self.heap_min_entries)
+        heap = entries_of(hot)
+        del hot
         heapq.heapify(heap)
         heappush = heapq.heappush
         unit_len = self._unit_len
@@ -529,8 +546,6 @@ class BpeTrainer:
         def bound(p: int) -> int | None:
             ws = where.get(p)
             return ws[0] * _POS if ws else None
-        max_merges = cfg.merges if cfg.merges is not None else float("inf")
-        target_vocab = cfg.vocab_size if cfg.vocab_size is not None else float("inf")
         min_freq = max(1, cfg.min_frequency)
         step = 0
         token_count = self.token_count
@@ -539,10 +554,16 @@ class BpeTrainer:
         refused: set[int] = set()
         first_position = partial(self._first_position_flat, where=where, unit_len=unit_len, store=store,
                                  front_min=True)
-        while step < max_merges and len(vocab) < target_vocab and heap:
+        pick_bound = bound if first_seen else None
+        while step < max_merges and len(vocab) < target_vocab and (heap or cold):
             if should_stop is not None and should_stop():
                 return
-            best = _pick_best(heap, counts, None, first_position, bound if first_seen else None)
+            best = _pick_best(heap, counts, None, first_position, pick_bound)
+            if cold and (best is None or counts[best] < floor):
+                heap += entries_of([p for p in cold if p in counts])
+                heapq.heapify(heap)
+                cold = []
+                best = _pick_best(heap, counts, None, first_position, pick_bound)
             if best is None or counts[best] < min_freq:
                 return
             frequency = counts.pop(best)
@@ -671,7 +692,7 @@ class BpeTrainer:
                 flat, start, lens = store.sym, store.start, store.lens
                 view = bpe_kernel.FlatView(store, freqs)
                 first_position = partial(self._first_position_flat, where=where, unit_len=unit_len, store=store,
-                                 front_min=True)
+                                         front_min=True)
 
     def _refit(self, w: int, f: int, refit: Callable[[list[int]], list[int] | None], delta: defaultdict[int, int],
                where: dict[int, list[int]], first: dict[int, int] | None) -> int:

@@ -45,11 +45,12 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Callable, Iterator, Mapping
 
 import regex
 
-from workbench.core.bpe import BpeTrainer, TrainConfig
+from workbench.core.bpe import _SHIFT, BpeTrainer, TrainConfig
 from workbench.core.encoder import _LONG_PIECE, _bpe_heap, _bpe_scan
 from workbench.core.model import MergeEvent, Tokenizer
 from workbench.core.pretokenize import GPT2_PATTERN
@@ -77,7 +78,8 @@ def _gc_paused() -> Iterator[None]:
     430k distinct pairs on the shared corpora against 7k for stage 1's words), and every few hundred
     new lists the collector would walk all of it again; none of those structures can form a cycle
     (lists of ints, dicts of ints), so reference counting frees them alike. Measured: a fifth of
-    stage 2's index time. Switched back on before each event reaches the caller.
+    stage 2's index time. Switched back on before each event reaches the caller; once the index is
+    built, :func:`_freeze_index` keeps it out of the collections the caller's work triggers.
     """
     was = gc.isenabled()
     gc.disable()
@@ -86,6 +88,20 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+def _freeze_index() -> bool:
+    """Move every object the collector tracks, stage 2's index among them, out of its reach until
+    stage 2 ends (:func:`gc.freeze`); True if done. The index holds one ``array`` per pair (about
+    430k on the shared corpora), and arrays are tracked: each time the collector ran it walked them
+    again — the first collections after the set-up walked all of them, into the oldest generation,
+    and every full one after that again (measured: 0.9 s of a 5 s stage 2). None of them can be in
+    a cycle; they are freed by reference counting as before. Objects created after this are
+    collected as usual. Left alone when something else froze objects already (its unfreeze is its own)."""
+    if gc.get_freeze_count():
+        return False
+    gc.freeze()
+    return True
 
 
 def transition_step(settings: Mapping) -> int | None:
@@ -182,27 +198,33 @@ class SuperBpeTrainer:
                 stage2 = self.stage2 = _Stage2(self.stage1, self.stage2_counts, self.config, self.final_vocab - done
                                                - self.initial_size, self.final_vocab, self.skipped, should_stop,
                                                self._stage1_splits())
+                self.stage1.words, self.stage2_counts = [], {}  # stage 2 holds what it needs: free the rest
+                events = stage2.run(should_stop)
+                # The first merge builds the index: no collection between the set-up and the freeze
+                # (one would walk everything the set-up made).
+                event = next(events, None)
+                frozen = event is not None and _freeze_index()
         except TrainingCancelled:  # stopped while the stage-2 pieces were encoded: stage 1 is kept
             return
-        self.stage1.words, self.stage2_counts = [], {}  # stage 2 holds what it needs: free the rest
-        events = stage2.run(should_stop)
-        while True:
-            with _gc_paused():  # the trainer's own work only: the caller runs with its collector as it was
-                event = next(events, None)
-            if event is None:
-                return
-            yield MergeEvent(event.step + done, event.left, event.right, event.new_id, event.frequency,
-                             event.vocab_size, event.token_count)
+        try:
+            while event is not None:
+                yield MergeEvent(event.step + done, event.left, event.right, event.new_id, event.frequency,
+                                 event.vocab_size, event.token_count)
+                with _gc_paused():  # the trainer's own work only: the caller runs with its collector as it was
+                    event = next(events, None)
+        finally:
+            if frozen:
+                gc.unfreeze()
 
-    def _stage1_splits(self) -> dict[bytes, list[int]]:
-        """Each stage-1 word's bytes → its ids after stage 1: what encoding those bytes with the stage-1
+    def _stage1_splits(self) -> dict[str, list[int]]:
+        """Each stage-1 word → its ids after stage 1: what encoding those bytes with the stage-1
         merges gives, when no merge reused an existing piece's id (then merging in rank order is the
         encoder's rule exactly); empty otherwise. Most stage-2 segments are such words."""
         stage1 = self.stage1
         if len(stage1.vocab) != stage1.initial_size + len(stage1.merges):
             return {}
         words = (w for w, c in self.stage1_counts.items() if c > 0 and w)
-        return {w.encode("utf-8"): ids for w, ids in zip(words, stage1.words)}
+        return dict(zip(words, stage1.words))
 
     def tokenizer(self, name: str = "") -> Tokenizer:
         """Stage 1's tokenizer until stage 2 starts; then the stage-2 split with every merge."""
@@ -229,7 +251,7 @@ class _Stage2(BpeTrainer):
 
     def __init__(self, stage1: BpeTrainer, counts: Mapping[str, int], config: SuperBpeConfig, merges: int,
                  final_vocab: int, skipped: dict[str, int], should_stop: Callable[[], bool] | None,
-                 known: Mapping[bytes, list[int]] | None = None):
+                 known: Mapping[str, list[int]] | None = None):
         self.config = replace(config.base, vocab_size=final_vocab, merges=max(0, merges))
         self.log = stage1.log
         self.vocab = self.log.vocab
@@ -262,54 +284,109 @@ class _Stage2(BpeTrainer):
         return False
 
 
+def _spine(token: int, side: int, made_by: Mapping[int, list[tuple[int, int]]],
+           memo: dict[int, tuple[int, ...]]) -> tuple[int, ...]:
+    """The ids that were, encoding by rank, the first (``side`` 0) or last (``side`` 1) symbol of
+    whatever ends up as ``token``: it and, for each merge that makes it, the spine of the merge's
+    left or right half (a proper part, so this ends). A plain function, not a closure calling
+    itself: that would be a reference cycle holding the memo until a collection."""
+    got = memo.get(token)
+    if got is None:
+        members = {token}
+        for halves in made_by.get(token, ()):
+            members.update(_spine(halves[side], side, made_by, memo))
+        got = memo[token] = tuple(members)
+    return got
+
+
 def encode_pieces(counts: Mapping[str, int], vocab: list[bytes], merges: list[tuple[int, int, int]], offset: int,
                   should_stop: Callable[[], bool] | None = None,
-                  known: Mapping[bytes, list[int]] | None = None) -> tuple[list[list[int]], list[int]]:
+                  known: Mapping[str, list[int]] | None = None) -> tuple[list[list[int]], list[int]]:
     """Each piece of ``counts`` as the ids the merges give it by rank (byte ``b`` is id ``offset + b``),
     with its count, in table order.
 
     Stage-2 pieces are long (a sentence between two punctuation runs), so each is cut into segments
     and the segments, mostly stage-1 words, are encoded once each (``known``: segments whose ids are
     known already, the stage-1 words). The candidate cuts are GPT-2's pre-token boundaries, found by
-    the regex engine rather than byte by byte; a cut is taken only where no token holds the two bytes
-    on either side of it — no merge can cross there — else the two segments stay one. Identical to
-    encoding the whole piece (a coarser cut only makes a segment longer, never changes its ids).
+    the regex engine rather than byte by byte. A cut is taken where no merge can join the two sides:
+    encoding by rank, the last symbol of the left side runs through the right spine of its final last
+    token (the token, the right half of the merge that made it, that one's right half …: it only ever
+    merges with what is on its left) and the first symbol of the right side through the left spine of
+    its first token; when no pair of the two spines is a merge, encoding the two sides apart gives what
+    encoding them together does. Else the two segments are joined, encoded together, and the next
+    boundary is judged against that. Identical to encoding the whole piece. (A token several merges
+    make — a reused id — has the spines of all of them: more pairs to check, never fewer.) Most
+    boundaries need no spines: when no token holds the two bytes either side, nothing can cross;
+    the others are judged once per pair of tokens (the same boundaries recur throughout the text).
     """
     pair_rank = {(a, b): (rank, new) for rank, (a, b, new) in enumerate(merges)}
     inside = bytearray(1 << 16)  # byte pairs some token holds side by side
     for piece in vocab[offset:]:
         for k in range(1, len(piece)):
             inside[(piece[k - 1] << 8) | piece[k]] = 1
-    cache: dict[bytes, list[int]] = dict(known or {})
+    # Each id's last byte (shifted to index ``inside``) and first byte (a special token's never meet a piece).
+    last_byte = [piece[-1] << 8 if piece else 0 for piece in vocab]
+    first_byte = [piece[0] if piece else 0 for piece in vocab]
+    made_by: dict[int, list[tuple[int, int]]] = {}
+    for a, b, new in merges:
+        made_by.setdefault(new, []).append((a, b))
+    left_spines: dict[int, tuple[int, ...]] = {}
+    right_spines: dict[int, tuple[int, ...]] = {}
+
+    def apart(left: int, right: int) -> bool:
+        """No merge joins a left side ending in ``left`` and a right side starting with ``right``."""
+        firsts = _spine(right, 0, made_by, left_spines)
+        return not any((x, y) in pair_rank for x in _spine(left, 1, made_by, right_spines) for y in firsts)
+
+    cut_ok: dict[int, bool] = {}
+    cache: dict[str, list[int]] = dict(known or {})
+    get = cache.get
     check = stop_checker(should_stop)
     words: list[list[int]] = []
     freqs: list[int] = []
     candidates = _SEGMENTS.findall
 
-    def ids_of(segment: bytes) -> list[int]:
-        symbols = [offset + b for b in segment]
+    def ids_of(segment: str) -> list[int]:
+        symbols = [offset + b for b in segment.encode("utf-8")]
         if len(symbols) > 1:
             symbols = (_bpe_heap if len(symbols) > _LONG_PIECE else _bpe_scan)(symbols, pair_rank)
         cache[segment] = symbols
         return symbols
 
+    def joined(left: int, right: int) -> bool:
+        """A cut between these two tokens may change the ids (judged once per pair of tokens)."""
+        if not inside[last_byte[left] | first_byte[right]]:
+            return False
+        key = left * _SHIFT + right
+        ok = cut_ok.get(key)
+        if ok is None:
+            ok = cut_ok[key] = apart(left, right)
+        return not ok
+
     for n, (text, count) in enumerate(counts.items()):
         check(n)
         if count <= 0 or not text:
             continue
-        ids: list[int] = []
-        segment = b""
+        texts: list[str] = []  # the piece's segments so far, and their ids
+        done: list[list[int]] = []
+        segment = ""
+        seg_ids: list[int] = []
         for part in candidates(text):
-            data = part.encode("utf-8")
-            if segment and inside[(segment[-1] << 8) | data[0]]:
-                segment += data  # some token holds the bytes across this boundary: no cut here
-                continue
+            got = get(part) or ids_of(part)
             if segment:
-                got = cache.get(segment)
-                ids.extend(got if got is not None else ids_of(segment))
-            segment = data
-        got = cache.get(segment)
-        ids.extend(got if got is not None else ids_of(segment))
-        words.append(ids)
+                if inside[last_byte[seg_ids[-1]] | first_byte[got[0]]] and joined(seg_ids[-1], got[0]):
+                    segment += part  # a merge may join across this boundary: encode the two together
+                    seg_ids = get(segment) or ids_of(segment)
+                    # Its first token may differ now: the cut before it is judged again (and so on).
+                    while done and joined(done[-1][-1], seg_ids[0]):
+                        done.pop()
+                        segment = texts.pop() + segment
+                        seg_ids = get(segment) or ids_of(segment)
+                    continue
+                texts.append(segment)
+                done.append(seg_ids)
+            segment, seg_ids = part, got
+        done.append(seg_ids)
+        words.append(list(chain.from_iterable(done)))
         freqs.append(count)
     return words, freqs

@@ -97,12 +97,12 @@ def test_folders_are_walked_and_cancel_keeps_what_was_read(panel, qtbot, tmp_pat
     for i in range(3):
         (folder / f"f{i}.txt").write_text(f"file {i}\n" * 10, encoding="utf-8")
     (folder / "sub" / "g.txt").write_text("nested\n", encoding="utf-8")
-    (folder / "notes.pdf").write_bytes(b"%PDF")
+    (folder / "notes.pdf").write_bytes(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")  # read for its content: a PDF
     with qtbot.waitSignal(panel.scan_finished, timeout=20000):
         panel.add_paths([folder])
     names = sorted(e.source.path.name for e in panel.entries())
     assert names == ["f0.txt", "f1.txt", "f2.txt", "g.txt"]
-    assert any("notes.pdf" in m and "not a supported" in m for m in panel.rejected_messages())
+    assert any("notes.pdf: looks binary, not text (a PDF document)" in m for m in panel.rejected_messages())
     assert panel.total_chars() == sum(len(f"file {i}\n" * 10) for i in range(3)) + len("nested\n")
 
 

@@ -103,10 +103,28 @@ def calibration_path() -> Path:
 
 
 def machine_key() -> dict:
+    """What the cached rates hold for: this machine, this Python, and this code of the trainers —
+    the version alone does not change when a trainer gets faster between releases (a checkout, an
+    editable install), and rates of the slower code made every estimate high (×4 on the shared
+    corpora after a speed-up)."""
     from workbench import __version__
 
-    return {"format": FORMAT, "workbench": __version__, "python": platform.python_version(),
+    return {"format": FORMAT, "workbench": __version__, "code": _trainer_code(), "python": platform.python_version(),
             "machine": platform.machine(), "system": platform.system(), "cpus": os.cpu_count() or 1}
+
+
+def _trainer_code() -> str:
+    """A digest of the counting and training code (``workbench/core/*.py``; a few ms to read)."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=8)
+    core = Path(__file__).resolve().parents[1] / "core"
+    for path in sorted(core.glob("*.py")):
+        try:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        except OSError:
+            continue
+    return digest.hexdigest()
 
 
 def load_rates(*, calibrate: bool = True, path: Path | None = None) -> Rates:

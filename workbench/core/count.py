@@ -232,25 +232,7 @@ def count_pretokens(chunks: Iterable[str], *, pretokenizer: str = "gpt2", normal
             if on_chunk is not None:
                 on_chunk(len(chunk))
         return dict(counts)
-    lengths: list[int] = []
-
-    def feed() -> Iterator[str]:
-        for chunk in chunks:
-            if should_stop is not None and should_stop():
-                return
-            lengths.append(len(chunk))
-            yield chunk
-
-    results = ordered_pool_map(_count_chunk, feed(), workers=workers, initargs=(pretokenizer, normalizer),
-                               should_stop=should_stop)
-    for index, partial in enumerate(results):
-        if not counts:
-            counts = partial
-        else:
-            counts.update(partial)  # in chunk order: first appearance is kept
-        if on_chunk is not None:
-            on_chunk(lengths[index] if index < len(lengths) else 0)
-    return dict(counts)
+    return _pooled_counts(_count_chunk, chunks, len, pretokenizer, normalizer, workers, on_chunk, should_stop)
 
 
 def pieces_of(pretokenizer: str, normalizer: tuple[str, ...] = ()) -> Callable[[Sequence[str]], Iterable[str]]:
@@ -288,24 +270,37 @@ def count_batches(batches: Iterable[Sequence[str]], *, pretokenizer: str = "gpt2
                 flush(dict(counts))
                 counts = Counter()
         return dict(counts)
+    return _pooled_counts(_count_batch, batches, lambda batch: sum(map(len, batch)), pretokenizer, normalizer,
+                          workers, on_batch, should_stop, flush_at, flush)
+
+
+def _pooled_counts(count: Callable[[Any], Counter], units: Iterable[Any], size: Callable[[Any], int],
+                   pretokenizer: str, normalizer: tuple[str, ...], workers: int,
+                   report: Callable[[int], None] | None, should_stop: Callable[[], bool] | None,
+                   flush_at: int = 0, flush: Callable[[dict[str, int]], None] | None = None) -> dict[str, int]:
+    """The worker-process half of :func:`count_pretokens` and :func:`count_batches`: ``units``
+    (chunks or batches) counted by ``count`` in worker processes, the partial tables added in unit
+    order (so first appearance is kept), ``report(size(unit))`` after each, ``flush`` as in
+    :func:`count_batches`."""
     lengths: list[int] = []
 
-    def feed() -> Iterator[Sequence[str]]:
-        for batch in batches:
+    def feed() -> Iterator[Any]:
+        for unit in units:
             if should_stop is not None and should_stop():
                 return
-            lengths.append(sum(map(len, batch)))
-            yield batch
+            lengths.append(size(unit))
+            yield unit
 
-    results = ordered_pool_map(_count_batch, feed(), workers=workers, initargs=(pretokenizer, normalizer),
+    counts: Counter = Counter()
+    results = ordered_pool_map(count, feed(), workers=workers, initargs=(pretokenizer, normalizer),
                                should_stop=should_stop)
     for index, partial in enumerate(results):
         if not counts:
             counts = partial
         else:
-            counts.update(partial)  # in batch order: first appearance is kept
-        if on_batch is not None:
-            on_batch(lengths[index] if index < len(lengths) else 0)
+            counts.update(partial)  # in unit order: first appearance is kept
+        if report is not None:
+            report(lengths[index] if index < len(lengths) else 0)
         if flush is not None and 0 < flush_at <= len(counts):
             flush(dict(counts))
             counts = Counter()

@@ -326,10 +326,21 @@ def test_a_training_whose_writer_dies_ends_failed_with_the_reason(tmp_path):
     killed = []
 
     def report(progress):
-        if progress.event == "merges" and progress.step > 200 and not killed:
-            for pid in writer_processes(path):
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
+        # Kill inside the merge loop, while the trainer waits on this report: it must still hand the
+        # writer every later merge, so it cannot finish first (the report after the loop comes too
+        # late: the writer is closed by then). Wait until the writer has committed a batch, so the
+        # run keeps something to check.
+        if progress.event != "merges" or killed or progress.step >= 6000 - 256:
+            return
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with ProjectStore.open(path, readonly=True) as store:
+                if store.runs() and store.merge_count(store.runs()[0].id) > 0:
+                    break
+            time.sleep(0.05)
+        for pid in writer_processes(path):
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
 
     files = [str(p) for p in demo_corpus_files()]
     with pytest.raises(WorkbenchError, match="The process writing merges to .* stopped"):

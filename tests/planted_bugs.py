@@ -75,8 +75,8 @@ PLANTED = [
             ("tests/formats/test_fmt_hf_json.py", "tests/core/test_bpe_vs_tokenizers.py"),
             "GPT-2's byte stand-ins off by one"),
     Planted("lowercase-ascii-only", "workbench/core/normalize.py",
-            '    return "".join(ch.lower() for ch in kept)',
-            '    return "".join(ch.lower() if ch.isascii() else ch for ch in kept)',
+            'value = self[code] = "" if unicodedata.category(ch) == "Mn" else ch.lower()',
+            'value = self[code] = "" if unicodedata.category(ch) == "Mn" else ch.lower() if ch.isascii() else ch',
             ("tests/core/test_wordpiece_vs_tokenizers.py",), "lowercasing only ASCII"),
 ]
 

@@ -83,3 +83,63 @@ def test_words_read_mid_run_then_continued():
         events.append(event)
         assert len(trainer.words) == trainer.word_types
     assert (events, trainer.words) == plain
+
+
+def test_split_rare_keeps_every_pair_tied_with_the_last_kept_hot():
+    """The flat loop adds the cold pairs only when the best count falls *below* ``floor``: that is
+    sound only if every cold pair is below it and every pair at it is hot (a pair tied at the floor
+    but cold could lose a first-seen tie it should win)."""
+    import random
+
+    from workbench.core.bpe_kernel import split_rare
+
+    values = [9, 7, 5, 5, 5, 3] + [1] * 14
+    random.Random(0).shuffle(values)
+    counts = dict(enumerate(values))
+    hot, cold, floor = split_rare(counts, 3)
+    assert floor == 5
+    assert sorted(counts[p] for p in hot) == [5, 5, 5, 7, 9]
+    assert all(counts[p] < floor for p in cold) and len(hot) + len(cold) == len(counts)
+    assert split_rare(counts, 5)[1:] == ([], 0)  # a quarter of the pairs or more: all hot
+
+
+def test_a_merge_given_a_word_twice_merges_it_once():
+    """A word may be listed twice under a pair (a merge that re-makes an existing piece lists it
+    again): apply_merge must count its changes once, as the Python loop (which finds the pair gone
+    the second time) does."""
+    from array import array
+
+    from workbench.core import bpe_kernel
+    from workbench.core.bpe import _POS, _SHIFT, FlatWords
+
+    def merged(ids: list[int]):
+        store = FlatWords.from_lists([[1, 2, 3, 1, 2], [3, 1, 2], [2, 2]])
+        view = bpe_kernel.FlatView(store, [5, 2, 1])
+        where: dict = {}
+        out = bpe_kernel.apply_merge(view, array("i", ids), 1, 2, 9, _SHIFT, _POS, where, None, front_min=True)
+        view.release()
+        return out, store.to_lists(), {q: sorted(ws) for q, ws in where.items()}
+
+    once = merged([0, 1])
+    assert once[1] == [[9, 3, 9], [3, 9], [2, 2]]
+    assert merged([0, 1, 0]) == once
+    assert merged([1, 0, 1, 0]) == once
+
+
+def test_a_smaller_word_added_to_a_pair_goes_in_front():
+    """The first-seen bound of a pair is its word list's front times _POS: a merge adding a word
+    smaller than the listed front (a re-made piece whose pair is listed already) must put it in
+    front, or the bound is no lower bound and a tie can go to the wrong pair."""
+    from array import array
+
+    from workbench.core import bpe_kernel
+    from workbench.core.bpe import _POS, _SHIFT, FlatWords
+
+    store = FlatWords.from_lists([[4, 1, 2], [7, 7], [4, 1, 2, 5], [4, 9, 5]])
+    view = bpe_kernel.FlatView(store, [1, 1, 1, 1])
+    left, right = 4 * _SHIFT + 9, 9 * _SHIFT + 5  # (4, new) and (new, 5)
+    where = {left: array("i", [3]), right: array("i", [3])}  # listed before, by a larger word
+    bpe_kernel.apply_merge(view, array("i", [0, 2]), 1, 2, 9, _SHIFT, _POS, where, None, front_min=True)
+    view.release()
+    assert where[left][0] == 0 and sorted(where[left]) == [0, 2, 3]
+    assert where[right][0] == 2 and sorted(where[right]) == [2, 3]

@@ -88,3 +88,36 @@ def test_a_bad_record_in_a_later_shard_fails_with_its_line(shards, tmp_path, mon
     assert CALLS == [3]
     assert str(per_file.value) == str(one_reader.value)
     assert "shard-9.jsonl.zst:2" in str(per_file.value)
+
+
+def test_a_bounded_count_a_file_per_process_flushes_each_row_once(shards):
+    """``count_files_in_processes`` under a bound hands its table to ``flush`` and starts a new one:
+    the flushed tables and what is left add up to the serial count (a sum not reset after a flush
+    counted the early files twice)."""
+    from collections import Counter
+
+    from workbench.corpus.counts import DEFAULT_SEQUENCES, count_files_in_processes
+
+    srcs = open_sources(resolve_files([str(p) for p in shards]))
+    flushed: list[dict[str, int]] = []
+    rest = count_files_in_processes(srcs, pretokenizer="gpt2", normalizer=(), sequences=DEFAULT_SEQUENCES,
+                                    workers=2, flush_at=1000, flush=flushed.append)
+    assert len(flushed) >= 2
+    total: Counter = Counter()
+    for table in [*flushed, rest]:
+        total.update(table)
+    assert total == Counter(count_sources(srcs, pretokenizer="gpt2", workers=1))
+
+
+def test_skipped_records_are_reported_when_several_shards_are_counted_in_processes(shards, tmp_path,
+                                                                                   monkeypatch):
+    """Under ``on_bad_record="skip"`` the readers log what they skip in the source object: a file
+    counted in a worker process would log it there and the run would report nothing skipped. So
+    such sources keep the one-reader path, and the skip is reported as in a serial count."""
+    bad = tmp_path / "shard-9.jsonl.zst"
+    bad.write_bytes(zstandard.ZstdCompressor().compress(b'{"text": "fine"}\n{"text": oops}\n'))
+    monkeypatch.setattr(counts_module, "PARALLEL_COUNT_BYTES", 0)
+    srcs = [s.with_policy("skip") for s in open_sources(resolve_files([str(p) for p in [*shards[:2], bad]]))]
+    counts = count_sources(srcs, pretokenizer="gpt2", workers=2)
+    assert counts["fine"] >= 1
+    assert srcs[-1].skipped.count == 1 and "shard-9.jsonl.zst:2" in srcs[-1].skipped.first[0]

@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from shared_corpora import CORPORA, require_corpora
 
 from workbench.core.bpe import BpeTrainer, TrainConfig
 from workbench.core.encoder import Encoder
@@ -236,3 +237,25 @@ def test_a_stop_while_stage_two_is_prepared_ends_the_run_after_stage_one():
 
     events = list(trainer.run(should_stop))
     assert len(events) == len(trainer.log) == 64 and trainer.stage2 is None and len(asked) == 2
+
+
+@pytest.mark.parametrize("corpus, lines, vocab, pattern", [
+    ("en_shakespeare.txt", 2000, 1200, r"\S+\s*"),   # tokens ending in a space: the right spines matter
+    ("zh_fortunes.txt", 8000, 3000, r"\s*\S+"),     # a joined segment whose first token changes: re-judged
+])
+def test_stage_two_pieces_of_real_text_get_the_ids_of_encoding_them_whole(corpus, lines, vocab, pattern):
+    """encode_pieces on real text with stage-1 tokens that bridge GPT-2's boundaries (the hypothesis
+    test's small vocabularies rarely make a cut depend on a spine): every stage-2 piece gets the ids
+    the final tokenizer gives it whole. Caught here: a spine followed on the wrong side, and a joined
+    segment whose new first token is not judged again against the cut before it."""
+    require_corpora()
+    text = (CORPORA / corpus).read_text(encoding="utf-8").splitlines()[:lines]
+    plain = BpeTrainer(_counts(text, pattern), TrainConfig(vocab_size=vocab, pretokenizer=pattern))
+    for _event in plain.run():
+        pass
+    tok = plain.tokenizer()
+    counts = _counts(text, STAGE2_PATTERN)
+    words, _freqs = encode_pieces(counts, list(tok.vocab), list(tok.merges), 0)
+    encoder = Encoder(tok)
+    wrong = [piece for piece, ids in zip(counts, words) if ids != list(encode_pretoken(encoder, piece))]
+    assert wrong == []

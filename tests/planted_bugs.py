@@ -78,6 +78,61 @@ PLANTED = [
             'value = self[code] = "" if unicodedata.category(ch) == "Mn" else ch.lower()',
             'value = self[code] = "" if unicodedata.category(ch) == "Mn" else ch.lower() if ch.isascii() else ch',
             ("tests/core/test_wordpiece_vs_tokenizers.py",), "lowercasing only ASCII"),
+    # Issue 25, second pass: bugs of the kinds the recent speed-ups could make (flat store, numpy
+    # kernel, cold heap entries, SuperBPE's segment cuts, counting a file per process, opening on a worker).
+    Planted("bpe-split-rare-at-floor", "workbench/core/bpe_kernel.py", "rare = vals < floor", "rare = vals <= floor",
+            ("tests/core/test_bpe_kernel.py::test_split_rare_keeps_every_pair_tied_with_the_last_kept_hot",),
+            "a pair tied at the floor left without a heap entry (it can lose a first-seen tie)"),
+    Planted("bpe-kernel-word-listed-twice", "workbench/core/bpe_kernel.py",
+            "        if dup.size:\n            wu = np.delete(wu, dup)\n", "        pass\n",
+            ("tests/core/test_bpe_kernel.py::test_a_merge_given_a_word_twice_merges_it_once",),
+            "a word listed twice under the merged pair: its changes counted twice"),
+    Planted("bpe-kernel-front-not-min", "workbench/core/bpe_kernel.py", "if front_min and w < listed[0]:", "if False:",
+            ("tests/core/test_bpe_kernel.py::test_a_smaller_word_added_to_a_pair_goes_in_front",),
+            "a smaller word appended behind a pair's front: the first-seen bound is no lower bound"),
+    Planted("bpe-kernel-runs-not-even", "workbench/core/bpe_kernel.py",
+            "cand = prev_a[1:] & is_a[1:] & ((np.arange(total - 1) - marks[:-1]) % 2 == 0)",
+            "cand = prev_a[1:] & is_a[1:]", ("tests/core/test_bpe_kernel.py",),
+            "a run a a a merged at every offset instead of left to right"),
+    Planted("bpe-flat-adjacent-matches", "workbench/core/bpe.py",
+            "if i >= last_end and i + 1 < n and sym[i + 1] == b:", "if i > last_end and i + 1 < n and sym[i + 1] == b:",
+            ("tests/core/test_bpe_kernel.py",), "the flat loop skips a match right after the one before (a b a b)"),
+    Planted("bpe-cold-only-when-dry", "workbench/core/bpe.py", "if cold and (best is None or counts[best] < floor):",
+            "if cold and best is None:", ("tests/core/test_bpe_kernel.py",),
+            "the cold pairs given entries only when the heap is empty, not when the best count falls below them"),
+    Planted("wordpiece-rescore-one-side", "workbench/core/wordpiece.py", "for s in (a, b) if a != b else (a,):",
+            "for s in (a,):", ("tests/core/test_wordpiece_incremental.py",),
+            "after a merge only the pairs holding its left half are scored again"),
+    Planted("wordpiece-empty-entry-is-a-step", "workbench/core/wordpiece.py", "            if made:  # an entry",
+            "            if True:  # an entry",
+            ("tests/core/test_wordpiece_vs_tokenizers.py::test_queue_quirks_are_the_library_s",),
+            "a queue entry whose words no longer hold the pair logged as a merge that joined nothing"),
+    Planted("superbpe-spine-wrong-side", "workbench/core/superbpe.py",
+            "members.update(_spine(halves[side], side, made_by, memo))",
+            "members.update(_spine(halves[0], side, made_by, memo))",
+            ("tests/core/test_superbpe.py::test_stage_two_pieces_of_real_text_get_the_ids_of_encoding_them_whole",),
+            "stage 2 cuts a piece where a merge joins the two sides (a token's spine followed on the wrong side)"),
+    Planted("superbpe-rejudge-once", "workbench/core/superbpe.py",
+            "while done and joined(done[-1][-1], seg_ids[0]):",
+            "for _ in range(1) if done and joined(done[-1][-1], seg_ids[0]) else ():",
+            ("tests/core/test_superbpe.py::test_stage_two_pieces_of_real_text_get_the_ids_of_encoding_them_whole",),
+            "a joined segment's new first token judged against one cut before it, not all"),
+    Planted("count-files-flush-no-reset", "workbench/corpus/counts.py",
+            "                flush(dict(counts))\n                counts = Counter()\n    finally:",
+            "                flush(dict(counts))\n    finally:", ("tests/corpus/test_count_file_per_process.py",),
+            "a bounded count a file per process keeps its sum after a flush (early rows counted twice)"),
+    Planted("count-files-skip-in-workers", "workbench/corpus/counts.py",
+            ' and getattr(src, "on_bad_record", "fail") != "skip"', "",
+            ("tests/corpus/test_count_file_per_process.py",),
+            "files read under on_bad_record=skip counted in workers: the skipped records are never reported"),
+    Planted("count-pooled-flush-no-reset", "workbench/core/count.py",
+            "            flush(dict(counts))\n            counts = Counter()\n    return dict(counts)",
+            "            flush(dict(counts))\n    return dict(counts)", ("tests/corpus/test_count_file_per_process.py",),
+            "a bounded pooled count keeps its sum after a flush"),
+    Planted("open-state-without-version", "workbench/ui/project_session.py",
+            "if self.store.data_version() == self._states[0]:", "if True:",
+            ("tests/ui/test_ui_project_settings.py",),
+            "a tab session read while opening answered after another connection changed it"),
 ]
 
 
@@ -119,6 +174,9 @@ def main() -> None:
         for p in chosen:
             print(f"{p.name:34} {p.why}")
         return
+    stale = [p.name for p in chosen if (ROOT / p.file).read_text(encoding="utf-8").count(p.old) != 1]
+    if stale:  # checked before any run: a stale entry would otherwise stop the check halfway
+        raise SystemExit(f"the text to replace is not in the file exactly once — update: {', '.join(stale)}")
     with tempfile.TemporaryDirectory(prefix="planted-") as folder:
         copy = Path(folder) / "checkout"
         copy_checkout(copy)

@@ -157,6 +157,9 @@ def test_queue_quirks_are_the_library_s():
     assert trainer.pieces == expected
     textbook, _merges = train_reference(counts, trainer.config, continuation_order=expected[5:trainer.initial_size])
     assert textbook != expected
+    # An entry whose words hold its pair no more merges nothing: it is not logged as a step (the
+    # plots would show a merge that joined no tokens).
+    assert trainer.token_counts and all(b < a for a, b in zip(trainer.token_counts, trainer.token_counts[1:]))
 
 
 # Two queue entries for one pair with one count, holding different words: the library pops either.

@@ -42,7 +42,9 @@ def test_save_as_keeps_the_ticks_and_results_naming_the_copy(make_window, qtbot,
     copy.parent.mkdir()
     assert window.save_as_path(copy)
     qtbot.waitUntil(lambda: window.session.path == copy)
-    qtbot.wait(50)  # the event loop delivers project_changed's followers
+    # project_changed's followers run on later turns of the event loop (after_open): wait for them
+    # all, not a fixed 50 ms (a loaded machine can take longer).
+    qtbot.waitUntil(lambda: not window.session.settling() and not window.is_opening(), timeout=30000)
     assert compare.checked_sources() == [f"{copy}#2"]
     assert [p for p, _o, _l in compare.checked_files()] == [str(small_corpus[0]), str(small_corpus[1])]
     assert compare.checked_files()[1][2] == "xx"
@@ -64,7 +66,7 @@ def test_new_project_starts_the_compare_tab_afresh(make_window, qtbot, two_runs,
     assert compare.sweep_chart.sweeps
     assert window.new_project()
     qtbot.waitUntil(lambda: window.session.untitled)
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: not window.session.settling() and not window.is_opening(), timeout=30000)
     assert compare.files.rowCount() == 0 and compare.tokenizer_list.count() == 0
     assert compare.result is None and compare.file_model.rowCount() == 0
     assert not compare.sweep_chart.sweeps and not compare.bar_chart.values

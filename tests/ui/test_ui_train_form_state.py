@@ -24,9 +24,11 @@ def _choose(panel, model: str) -> None:
 
 
 def _settle(qtbot, panel) -> None:
-    """Let the preview's 150 ms refresh run and come back (it re-enabled the pre-tokenizer list once)."""
-    qtbot.waitUntil(lambda: not panel._preview_timer.isActive(), timeout=5000)
-    qtbot.wait(400)
+    """Let the preview's 150 ms refresh run and come back (it re-enabled the pre-tokenizer list once).
+    The split runs on a worker: wait for its result to be delivered, not a fixed 400 ms (under load the
+    worker can take longer, and the assertions then saw the form before the refresh)."""
+    qtbot.waitUntil(lambda: not panel._preview_timer.isActive() and not panel.previewer.jobs.busy(),
+                    timeout=30000)
 
 
 def test_the_form_comes_back_with_its_model_and_options(make_window, qtbot, project, small_corpus):

@@ -68,8 +68,16 @@ def test_a_project_of_many_corpus_files_is_listed_in_batches_off_the_gui_thread(
     inserted: list[int] = []
     corpus.model.rowsInserted.connect(lambda _parent, first, last: inserted.append(last - first + 1))
     ticks = _Ticks()
+    # Taken over at once: when the window has adopted the project its files are not listed yet (the
+    # listing was only handed to a worker). Looked at when project_opened is emitted, in _adopt: after
+    # open_and_wait the worker may well have delivered its first batch while the tabs were settling
+    # (one failure in 4 loops of the UI tests on a loaded machine: 200 rows there).
+    at_adopt: list[tuple[bool, bool, int]] = []
+    window.project_opened.connect(
+        lambda _path: at_adopt.append((corpus.listing(), corpus.is_scanning(), corpus.model.rowCount())))
     assert open_and_wait(window, qtbot, big)
-    assert corpus.listing() and corpus.is_scanning() and corpus.model.rowCount() == 0  # taken over at once
+    assert at_adopt == [(True, True, 0)]
+    assert corpus.listing() and corpus.model.rowCount() < N  # the rest still comes in batches
     qtbot.waitUntil(lambda: not corpus.listing(), timeout=30000)
     qtbot.waitUntil(lambda: corpus.model.rowCount() == N, timeout=30000)
     assert sum(inserted) == N and max(inserted) <= LIST_BATCH and len(inserted) >= N // LIST_BATCH

@@ -33,22 +33,28 @@ def installed(tmp_path_factory) -> Path:
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheels[0])], check=True, capture_output=True,
-                   timeout=600)
+                   env=_clean_env(), timeout=600)  # (with PYTHONPATH on the checkout pip saw it installed)
     return env_dir
 
 
-def _workbench(env_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+def _clean_env() -> dict[str, str]:
+    """The environment without PYTHONPATH and the like: the developer's exported checkout must not
+    shadow the installed package."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env["QT_QPA_PLATFORM"] = "offscreen"
+    return env
+
+
+def _workbench(env_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([str(env_dir / "bin" / "workbench"), *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=300)
+                          env=_clean_env(), timeout=300)
 
 
 def test_the_wheel_ships_the_demo_and_trains_and_exports_outside_the_checkout(installed, tmp_path):
     python = installed / "bin" / "python"
     found = subprocess.run([str(python), "-c", "import json, workbench.corpus.demo as d; "
                             "print(json.dumps([str(p) for p in d.demo_corpus_files()]))"],
-                           capture_output=True, text=True, cwd=tmp_path, timeout=60)
+                           capture_output=True, text=True, cwd=tmp_path, env=_clean_env(), timeout=60)
     assert found.returncode == 0, found.stderr
     demo = [Path(p) for p in json.loads(found.stdout)]
     assert demo and all(str(installed) in str(p) for p in demo), "the demo must come from the installed wheel"

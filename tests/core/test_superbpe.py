@@ -28,7 +28,7 @@ from workbench.core.superbpe import (
 )
 from workbench.errors import ConfigError
 
-WORDS = ["the", "of", "a", "cat", "sat", "on", "mat", "by", "way", "Q", "A", "x1", "22", "ü", "中文"]
+WORDS = ["the", "of", "a", "cat", "sat", "on", "mat", "by", "way", "Q", "A", "x1", "22", "ü", "中文", "a_b", "x²½"]
 SEPARATORS = [" ", " ", " ", ", ", ". ", ": ", "  ", "\n", "!! ", "/"]
 
 

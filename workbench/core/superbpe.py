@@ -54,7 +54,7 @@ from typing import Callable, Iterator, Mapping
 from workbench.core.bpe import _SHIFT, BpeTrainer, FlatWords, TrainConfig
 from workbench.core.encoder import _LONG_PIECE, _bpe_heap, _bpe_scan
 from workbench.core.model import MergeEvent, Tokenizer
-from workbench.core.trainer import TrainingCancelled, TrainLog, stop_checker
+from workbench.core.trainer import TrainingCancelled, TrainLog
 from workbench.errors import ConfigError
 
 #: The paper's stage-2 split (its ``extend_tokenizer.sh``): digit groups, punctuation runs and all
@@ -442,14 +442,14 @@ def encode_flat(counts: Mapping[str, int], vocab: list[bytes], merges: list[tupl
         done.append(seg_ids)
         return list(chain.from_iterable(done))
 
-    check = stop_checker(should_stop, _BATCH)
     candidates = _SEGMENTS.findall
     texts = [text for text, count in counts.items() if count > 0 and text]
     freqs = [count for text, count in counts.items() if count > 0 and text]
     out_sym = array("i")
     out_lens = array("i")
     for lo in range(0, len(texts), _BATCH):
-        check(lo)
+        if should_stop is not None and should_stop():
+            raise TrainingCancelled
         batch = texts[lo : lo + _BATCH]
         split = list(map(candidates, batch))  # GPT-2's pre-tokens cover every character: none empty
         nparts = np.fromiter(map(len, split), dtype=np.int64, count=len(batch))

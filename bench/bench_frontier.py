@@ -21,13 +21,15 @@ that all three translate, its English original and the three translations, one a
 the paper's hybrid; the number is ours).
 
 Each model is trained by ``workbench train … --model M --vocab-size V --no-count-cache`` in its own
-process under ``nice -n 5`` with each model's own defaults (BPE family: byte-level, GPT-2 split;
-WordPiece: BERT normalizer and split; Unigram: SentencePiece's). Training CPU time is the user +
-system time of the process and every process it waited for (``os.wait4``); peak memory is the
-largest sum of the RSS of the process tree, sampled every 50 ms. Then ``workbench stats HELDOUT
---tokenizer P --json`` measures the held-out text: tokens, characters per token, Rényi efficiency
-(α 2.5, |V| = the declared vocabulary), Gini of per-language token cost (tokens per character),
-and the share of characters lost to unknown tokens.
+process under ``nice -n 5`` (every count cold, like for like: SuperBPE's own stage-2 count honours
+``--no-count-cache`` too since issue 23's third pass — before, it used the cache whatever the flag,
+so from the second run on its extra pass was warm while BPE's count was cold) with each model's own
+defaults (BPE family: byte-level, GPT-2 split; WordPiece: BERT normalizer and split; Unigram:
+SentencePiece's). Training CPU time is the user + system time of the process and every process it
+waited for (``os.wait4``); peak memory is the largest sum of the RSS of the process tree, sampled
+every 50 ms. Then ``workbench stats HELDOUT --tokenizer P --json`` measures the held-out text:
+tokens, characters per token, Rényi efficiency (α 2.5, |V| = the declared vocabulary), Gini of
+per-language token cost (tokens per character), and the share of characters lost to unknown tokens.
 
 Results go to ``DIR/results.jsonl`` one line per run as it ends, so a run cut short (``--stop-after``:
 start no new training after that many seconds) still leaves a table; ``--table-only`` prints it

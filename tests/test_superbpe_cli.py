@@ -100,3 +100,25 @@ def test_bad_settings_fail_in_one_line_naming_the_flag(run, flags, named):
                "--vocab-size", "400", *flags, cwd=run["folder"])
     assert done.returncode == 2, done.stderr
     assert named in done.stderr and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_no_count_cache_holds_for_the_stage_two_count_too(tmp_path, monkeypatch):
+    """``--no-count-cache`` (``count_cache=False``): neither counting pass reads or writes the cache —
+    stage 2's own count of the files with the paper's split included; with the cache, both are kept."""
+    from workbench.corpus.count_cache import default_cache_dir
+    from workbench.tasks.spec import CorpusFile, RunSpec
+    from workbench.tasks.train import train_run
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("by the way, it is the way of the cat.\n" * 600, encoding="utf-8")  # cached from 16 KiB
+    spec = RunSpec(files=(CorpusFile(str(corpus)),), model="superbpe", vocab_size=300)
+
+    def cached() -> list[Path]:
+        folder = default_cache_dir()
+        return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+    assert train_run(spec, tmp_path / "a.tokproj", count_cache=False)[1] == "finished"
+    assert cached() == []
+    assert train_run(spec, tmp_path / "b.tokproj", count_cache=True)[1] == "finished"
+    assert len(cached()) >= 2  # the GPT-2 split's table and the stage-2 split's

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from shared_corpora import CORPORA, require_corpora
 
-from workbench.core.bpe import BpeTrainer, TrainConfig
+from workbench.core import superbpe
+from workbench.core.bpe import BpeTrainer, FlatWords, TrainConfig
 from workbench.core.encoder import Encoder
 from workbench.core.metrics import encode_pretoken
 from workbench.core.pretokenize import make_pretokenizer
@@ -27,7 +29,7 @@ from workbench.core.superbpe import (
 )
 from workbench.errors import ConfigError
 
-WORDS = ["the", "of", "a", "cat", "sat", "on", "mat", "by", "way", "Q", "A", "x1", "22", "ü", "中文"]
+WORDS = ["the", "of", "a", "cat", "sat", "on", "mat", "by", "way", "Q", "A", "x1", "22", "ü", "中文", "a_b", "x²½"]
 SEPARATORS = [" ", " ", " ", ", ", ". ", ": ", "  ", "\n", "!! ", "/"]
 
 
@@ -178,7 +180,8 @@ def test_stage_two_pieces_are_encoded_as_the_final_tokenizer_encodes_them():
     counts = _counts(lines, STAGE2_PATTERN)
     words, _freqs = encode_pieces(counts, list(tok.vocab), list(tok.merges), 0)
     encoder = Encoder(tok)
-    assert words == [list(encode_pretoken(encoder, piece)) for piece in counts]
+    expected = [list(encode_pretoken(encoder, piece)) for piece in counts]
+    assert words == expected
 
 
 @settings(max_examples=25, deadline=None)
@@ -187,14 +190,27 @@ def test_stage_two_segments_join_where_a_token_spans_the_candidate_cut(lines, vo
     """The stage-2 pieces are cut at GPT-2's pre-token boundaries only where no token holds the bytes
     across: with stage-1 tokens that bridge those boundaries (``"the "``, ``" the"``) the segments
     are joined, and every piece still gets the ids of encoding it whole."""
-    plain = BpeTrainer(_counts(lines, pattern), TrainConfig(vocab_size=vocab, pretokenizer=pattern))
+    stage1 = _counts(lines, pattern)
+    plain = BpeTrainer(stage1, TrainConfig(vocab_size=vocab, pretokenizer=pattern))
     for _event in plain.run():
         pass
     tok = plain.tokenizer()
     counts = _counts(lines, STAGE2_PATTERN)
-    words, _freqs = encode_pieces(counts, list(tok.vocab), list(tok.merges), 0)
     encoder = Encoder(tok)
-    assert words == [list(encode_pretoken(encoder, piece)) for piece in counts]
+    expected = [list(encode_pretoken(encoder, piece)) for piece in counts]
+    # Alone, and from the stage-1 words' ids in their store (only when no id was reused: the
+    # trainer's own condition), in batches of 3 pieces (the table grows between batches).
+    known = ([w for w, c in stage1.items() if c > 0 and w], FlatWords.from_lists(plain.words))
+    with patch.object(superbpe, "_BATCH", 3):
+        for given_known in (None, known) if len(plain.vocab) == plain.initial_size + len(plain.merges) else (None,):
+            words, _freqs = encode_pieces(counts, list(tok.vocab), list(tok.merges), 0, None, given_known)
+            assert words == expected
+    # Ids past 1,024 (a pair key of two ids needs more than 32 bits): 2,000 special tokens first.
+    shift = 2000
+    shifted = [b"<%d>" % i for i in range(shift)] + list(tok.vocab)
+    merges = [(a + shift, b + shift, new + shift) for a, b, new in tok.merges]
+    words, _freqs = encode_pieces(counts, shifted, merges, shift)
+    assert words == [[i + shift for i in ids] for ids in expected]
 
 
 @pytest.mark.parametrize("field, kwargs, why", [

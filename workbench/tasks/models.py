@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
@@ -120,6 +121,10 @@ PRUNING = ProgressRule("vocabulary", "EM rounds and pruning", "seeding pieces fr
 # (counts, spec, should_stop): should_stop is looked at while a long preparation runs (Unigram) and
 # raises TrainingCancelled; the merging trainers prepare quickly and stop in run().
 TrainerFactory = Callable[[Mapping[str, int], "RunSpec", "Callable[[], bool] | None"], "Trainer"]
+#: Whether a trainer's own counting pass (SuperBPE's stage-2 split) may use the count cache: the
+#: run's ``count_cache`` (``--no-count-cache``), which :func:`~workbench.tasks.train.train_run` sets
+#: while it builds the trainer (a factory's arguments are the same for every family).
+COUNT_CACHE: ContextVar[bool] = ContextVar("count_cache", default=True)
 
 
 @dataclass(frozen=True)
@@ -281,7 +286,8 @@ def _check_superbpe(spec: RunSpec) -> None:
 def _superbpe_trainer(counts: Mapping[str, int], spec: RunSpec,
                       should_stop: Callable[[], bool] | None = None) -> Trainer:
     """Stage 1 trains on ``counts`` (the run's own split); stage 2's pieces are the same files counted
-    again with the paper's stage-2 split (from the count cache after the first run)."""
+    again with the paper's stage-2 split (from the count cache after the first run, unless the run
+    counts without it: :data:`COUNT_CACHE`)."""
     from workbench.core.superbpe import STAGE2_PATTERN, SuperBpeTrainer
     from workbench.core.trainer import TrainingCancelled
     from workbench.tasks.train import count_words, open_sources
@@ -290,7 +296,7 @@ def _superbpe_trainer(counts: Mapping[str, int], spec: RunSpec,
     stop = should_stop or (lambda: False)
     try:
         stage2, _sources = count_words(open_sources(spec.files), STAGE2_PATTERN, spec.normalizer or (),
-                                       sequences=spec.sequences, cache=True, should_stop=stop,
+                                       sequences=spec.sequences, cache=COUNT_CACHE.get(), should_stop=stop,
                                        sample=(spec.sample_lines, spec.sample_seed) if spec.sample_lines else None)
     except WorkbenchError:
         if stop():  # stopped while reading: a partial read says nothing

@@ -27,7 +27,7 @@ from workbench.corpus.counts import count_sources, counting_workers
 from workbench.corpus.fingerprint import FileState
 from workbench.corpus.location import corpus_path, expand_locations, is_url, stored_path
 from workbench.errors import ConfigError, WorkbenchError
-from workbench.tasks.models import FAMILIES, TrainerFactory, family, family_of, unigram_words
+from workbench.tasks.models import COUNT_CACHE, FAMILIES, TrainerFactory, family, family_of, unigram_words
 from workbench.tasks.spec import CorpusFile, RunSpec
 
 __all__ = ["COUNTED_AS", "TRAINERS", "Progress", "train_run", "unigram_words", "step_value"]
@@ -352,10 +352,13 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     counted = time.monotonic()
     if report is not None:  # building the trainer can take a while (Unigram seeds its pieces here)
         report(Progress("preparing", model=spec.model, message=rule.preparing))
+    cache_setting = COUNT_CACHE.set(count_cache)  # the trainer's own counting pass as the run's
     try:
         trainer = (make_trainer or fam.trainer)(counts, spec, stop)
     except TrainingCancelled:
         return None, "cancelled"  # stopped while the trainer prepared: nothing is stored
+    finally:
+        COUNT_CACHE.reset(cache_setting)
     # The trainer holds the words in its own form: the table of strings goes now, not after the
     # run (a third of the peak memory on a corpus with many distinct pre-tokens).
     distinct, sampled = len(counts), getattr(counts, "sampled_from", None)

@@ -33,13 +33,19 @@ def installed(tmp_path_factory) -> Path:
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheels[0])], check=True, capture_output=True,
-                   timeout=600)
+                   timeout=600, env=_outside_env())
     return env_dir
 
 
-def _workbench(env_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+def _outside_env() -> dict[str, str]:
+    """The environment without PYTHONPATH & co.: a checkout on PYTHONPATH would be imported instead of the wheel."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env["QT_QPA_PLATFORM"] = "offscreen"
+    return env
+
+
+def _workbench(env_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = _outside_env()
     return subprocess.run([str(env_dir / "bin" / "workbench"), *args], capture_output=True, text=True, cwd=cwd,
                           env=env, timeout=300)
 
@@ -48,7 +54,7 @@ def test_the_wheel_ships_the_demo_and_trains_and_exports_outside_the_checkout(in
     python = installed / "bin" / "python"
     found = subprocess.run([str(python), "-c", "import json, workbench.corpus.demo as d; "
                             "print(json.dumps([str(p) for p in d.demo_corpus_files()]))"],
-                           capture_output=True, text=True, cwd=tmp_path, timeout=60)
+                           capture_output=True, text=True, cwd=tmp_path, timeout=60, env=_outside_env())
     assert found.returncode == 0, found.stderr
     demo = [Path(p) for p in json.loads(found.stdout)]
     assert demo and all(str(installed) in str(p) for p in demo), "the demo must come from the installed wheel"

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from itertools import accumulate, chain, islice, repeat
 from operator import add
-from typing import Callable, Iterator, Literal, Mapping
+from typing import Callable, Iterator, Literal, Mapping, Sequence
 
 from workbench.core.byte_level import byte_encoder
 from workbench.core.model import MergeEvent, Tokenizer, base_vocab
@@ -86,7 +86,7 @@ class TrainConfig:
 
 
 
-def merged_word(sym: list[int], positions: list[int], new: int) -> list[int]:
+def merged_word(sym: Sequence[int], positions: list[int], new: int) -> list[int]:
     """``sym`` with the pair at each of ``positions`` (ascending, not overlapping) replaced by ``new``:
     the one word rebuild every merging trainer (BPE, PickyBPE, parity-aware BPE, WordPiece) shares."""
     out: list[int] = []
@@ -649,7 +649,7 @@ class BpeTrainer:
                         if i + 2 < n:  # (an empty slice assignment would count as a resize)
                             flat[s + i + 1 : s + n - 1] = sym[i + 2 :]
                     else:
-                        out = merged_word(sym, positions, new)  # type: ignore[arg-type]
+                        out = merged_word(sym, positions, new)
                         flat[s : s + len(out)] = array("i", out)
                     lens[w] = n - len(positions)
                     token_count -= len(positions) * f

@@ -166,9 +166,9 @@ def split_rare(counts: dict[int, int], keep: float) -> tuple[list[int], list[int
     n = len(counts)
     if not n or keep * 4 >= n:
         return list(counts), [], 0
-    keep = max(1, int(keep))
+    k = max(1, int(keep))
     vals = np.fromiter(counts.values(), dtype=np.int64, count=n)
-    floor = int(np.partition(vals, n - keep)[n - keep])  # the keep-th largest count
+    floor = int(np.partition(vals, n - k)[n - k])  # the keep-th largest count
     keys = np.fromiter(counts.keys(), dtype=np.int64, count=n)
     rare = vals < floor
     return keys[~rare].tolist(), keys[rare].tolist(), floor

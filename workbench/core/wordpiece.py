@@ -63,12 +63,15 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from itertools import repeat
 from operator import add
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from workbench.core.bpe import FlatWords, merged_word
 from workbench.core.model import MergeEvent, Tokenizer
 from workbench.core.trainer import TrainLog
 from workbench.errors import ConfigError, WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.core.bpe_kernel import FlatView
 
 Score = Literal["likelihood", "frequency"]
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -151,7 +154,7 @@ class WordPieceTrainer:
     # The words: as lists until :meth:`run` starts, then in one flat store (:class:`FlatWords`,
     # shared with BPE's trainer and kernel) that merges rewrite in place.
     _flat: FlatWords | None = None
-    _view = None  # the numpy views over ``_flat`` (bpe_kernel.FlatView), made by the first big merge
+    _view: FlatView | None = None  # the numpy views over ``_flat`` (bpe_kernel.FlatView), made by the first big merge
 
     @property
     def words(self) -> list[list[int]]:
@@ -376,7 +379,7 @@ class WordPieceTrainer:
                 last_end = i + 2
             if not positions:
                 continue
-            out = merged_word(sym, positions, new)  # type: ignore[arg-type]
+            out = merged_word(sym, positions, new)
             flat[s : s + len(out)] = array("i", out)
             lens[w] = len(out)
             made += len(positions) * f

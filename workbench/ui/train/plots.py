@@ -430,7 +430,12 @@ class TrainingPlots(QWidget):
         kinds = {c.kind for c in self.runs.values()}
         for curves in self.runs.values():  # which runs the second plot takes may have changed
             curves.dirty = True
-        self.plots["frequency"].setLogMode(x=False, y=self.value_kind() != "log_likelihood")
+        value = self.plots["frequency"]
+        log = self.value_kind() != "log_likelihood"
+        if value.getAxis("left").logMode != log:
+            value.setLogMode(x=False, y=log)
+            if self.follow["frequency"]:  # the last run's range means nothing on the other scale (a
+                value.vb.setYRange(0.0, 1.0, padding=0)  # log-likelihood's -400,000 read as 10^-400000)
         unit = ("merge step" if kinds <= {"frequency", "score"} else
                 "EM round / pruning step" if kinds == {"log_likelihood"} else "step")
         for plot in self.plots.values():

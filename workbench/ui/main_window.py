@@ -512,13 +512,19 @@ class MainWindow(QMainWindow):
                 continue
             if path is not None and view is self.merges:  # closed now (the last project's runs never show)
                 self._guarded(view, "set_project", lambda v=view: v.set_project(None))  # type: ignore[misc]
-                self.session.after_open(partial(self._set_view_project_later, view, path))
+                # opened and listed in one turn, the chooser filled and the newest run shown in the next
+                self.session.after_open(partial(self._open_merges_later, path))
+                self.session.after_open(partial(self._show_merges_later, path))
                 continue
             self._guarded(view, "set_project", lambda v=view: v.set_project(path))  # type: ignore[misc]
 
-    def _set_view_project_later(self, view: ProjectView, path: Path | None) -> None:
+    def _open_merges_later(self, path: Path) -> None:
         if self.session.path == path:  # not another project opened since
-            self._guarded(view, "set_project", lambda: view.set_project(path))
+            self._guarded(self.merges, "open_project", lambda: self.merges.open_project(path))
+
+    def _show_merges_later(self, path: Path) -> None:
+        if self.session.path == path and self.merges.path == path:
+            self._guarded(self.merges, "show_listed", self.merges.show_listed)
 
     @Slot()
     def _refresh_views(self) -> None:

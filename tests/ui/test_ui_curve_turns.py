@@ -52,3 +52,20 @@ def test_a_stored_runs_curves_are_drawn_a_plot_per_turn(qtbot) -> None:
     assert np.array_equal(x, points[:, 0]) and np.array_equal(y, points[:, 3])
     x_lo, x_hi = plots.plots["vocab"].vb.viewRange()[0]
     assert x_lo <= 1 and x_hi >= points[-1, 0]  # fitted, the other plots following its x range
+
+
+def test_the_window_keeps_its_width_while_a_projects_files_are_read(make_window, qtbot, small_corpus, tmp_path) -> None:
+    """The Corpus tab's reading progress and a long project path in the status bar once asked for
+    more than a 1,200-px window: it grew by a few pixels on every open and repainted whole."""
+    window = make_window(None)
+    window.resize(1200, 800)
+    corpus = window.corpus
+    corpus.rate_label.setText("12.3 MB/s · 1,234 files/s")
+    for widget in (corpus.rate_label, corpus.progress, corpus.cancel_button):
+        widget.show()
+    window.opening_label.setText(f"Opening {'a-rather-long-project-name-' * 4}.tokproj…")
+    window.opening_label.show()
+    window.project_label.setText(str(tmp_path / ("deep-folder-" * 8) / "project.tokproj"))
+    qtbot.wait(50)
+    assert window.minimumSizeHint().width() <= 1000
+    assert window.width() == 1200

@@ -404,6 +404,11 @@ class MainWindow(QMainWindow):
         self.opening_label.setObjectName("openingLabel")
         self.opening_label.setAccessibleName("Opening a project")
         self.opening_label.hide()
+        # A long path beside "Opening <long name>…" asked for more than the window's width: the
+        # window grew by a few pixels while a project opened, and repainted whole (~25 ms). These
+        # labels shrink instead (cut at the right; the project's full path is in the tooltip).
+        for label in (self.opening_label, self.project_label):
+            label.setMinimumWidth(1)
         sb.addPermanentWidget(self.opening_label)
         sb.addPermanentWidget(self.run_label)
         sb.addPermanentWidget(self.project_label)

@@ -117,6 +117,7 @@ def test_an_untitled_project_with_a_run_is_marked_modified_and_save_as_keeps_it(
 
     dest = tmp_path / "kept.tokproj"
     assert window.save_as_path(dest)
+    qtbot.waitUntil(lambda: not window.is_opening(), timeout=30000)  # copied and opened on a worker
     assert window.session.path == dest and not window.session.untitled
     assert not window.isWindowModified() and window.windowTitle().startswith("kept.tokproj")
     assert not untitled.exists()  # the untitled original is gone, the copy holds the run

@@ -109,6 +109,7 @@ def test_ctrl_s_says_a_named_project_is_saved_and_asks_a_name_for_an_untitled_on
 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(fake_dialog))
     _press(qtbot, window, Qt.Key.Key_S)
+    qtbot.waitUntil(lambda: not window.is_opening(), timeout=30000)  # Save As copies and opens on a worker
     assert asked and window.session.path == tmp_path / "named.tokproj" and not window.session.untitled
 
 

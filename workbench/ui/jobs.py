@@ -12,6 +12,12 @@
 * :class:`SplitPreviewer` — the training form's live pre-tokenizer preview, one key on a runner
   (a custom pattern may backtrack for seconds, so it never runs on the GUI thread).
 
+A result that holds something to close (an opened project's connection) is submitted with
+``discard=``: a result that will never be delivered — its job overtaken, cancelled, or still in
+flight when the runner shuts down — is handed to ``discard`` exactly once, on the worker thread
+when the job was already stale as it returned, else on the GUI thread (by :meth:`JobRunner.cancel`,
+a newer submission or :meth:`JobRunner.shutdown`), never left for the garbage collector.
+
 Threads: a private ``QThreadPool`` (not the global one, so :meth:`JobRunner.shutdown` joins only
 this runner's jobs, without a time limit — a job dropped while it runs could outlive the app).
 Results cross threads through a relay ``QObject`` whose signals are connected only to ``@Slot``
@@ -52,6 +58,9 @@ class _Job:
     on_error: OnError
     on_progress: OnProgress | None
     stop: threading.Event = field(default_factory=threading.Event)
+    discard: Callable[[Any], None] | None = None
+    #: A result emitted and not delivered yet (only with ``discard``; guarded by the runner's lock).
+    pending: list[Any] = field(default_factory=list)
 
 
 class _Relay(QObject):
@@ -80,19 +89,25 @@ class JobRunner(QObject):
         self._ids = itertools.count(1)
         self._jobs: dict[int, _Job] = {}          # submitted and not ended (stale ones too)
         self._latest: dict[Hashable, int] = {}    # key -> the job whose result still counts
+        # Between a worker's "not stale: keep the result for delivery" and the GUI thread's "stale:
+        # take back what was not delivered" (only jobs with ``discard`` take it).
+        self._lock = threading.Lock()
 
     # ---- submitting ------------------------------------------------------------------------------
     def submit(self, fn: Callable[..., Any], on_done: OnDone, on_error: OnError, *, key: Hashable = None,
-               on_progress: OnProgress | None = None, hooks: bool = False) -> int:
+               on_progress: OnProgress | None = None, hooks: bool = False,
+               discard: Callable[[Any], None] | None = None) -> int:
         """Run ``fn`` (``fn()``, or ``fn(should_stop, progress)`` with ``hooks``); returns the job id.
 
         ``key=None`` gives the job a key of its own. Callbacks run on the GUI thread, only for a
-        job that is still the newest of its key when its result arrives.
+        job that is still the newest of its key when its result arrives. ``discard(result)`` is
+        called once for a result that will not be delivered (see the module doc).
         """
         job_id = next(self._ids)
         key = ("job", job_id) if key is None else key
         self._make_stale(key)
-        job = _Job(key, on_done, on_error, on_progress)
+        job = _Job(key, on_done, on_error, on_progress, discard=discard)
+        lock = self._lock
         self._jobs[job_id] = job
         self._latest[key] = job_id
         relay, stop = self._relay, job.stop
@@ -111,6 +126,14 @@ class JobRunner(QObject):
                 log.exception("job %s (%s) failed", job_id, _name(fn))
                 relay.failed.emit(job_id, f"{type(exc).__name__}: {exc}")
             else:
+                if discard is not None:
+                    with lock:
+                        stale = stop.is_set()
+                        if not stale:
+                            job.pending.append(result)
+                    if stale:  # overtaken, cancelled or shut down while it ran: nobody takes it
+                        _discard(discard, result)
+                        return
                 relay.done.emit(job_id, result)
             finally:
                 relay.ended.emit(job_id)
@@ -130,7 +153,16 @@ class JobRunner(QObject):
         job_id = self._latest.pop(key, None)
         job = self._jobs.get(job_id) if job_id is not None else None
         if job is not None:
+            self._stop(job)
+
+    def _stop(self, job: _Job) -> None:
+        """Ask ``job`` to stop; a result it emitted and nobody took is discarded now."""
+        with self._lock:
             job.stop.set()
+            undelivered, job.pending = job.pending, []
+        if job.discard is not None:
+            for result in undelivered:
+                _discard(job.discard, result)
 
     # ---- state -------------------------------------------------------------------------------------
     def is_running(self, key: Hashable = None) -> bool:
@@ -158,6 +190,8 @@ class JobRunner(QObject):
         job = self._current(job_id)
         if job is not None:
             del self._latest[job.key]
+            with self._lock:
+                job.pending.clear()
             job.on_done(result)
 
     @Slot(int, str)
@@ -185,9 +219,11 @@ class JobRunner(QObject):
         The runner stays usable: jobs submitted afterwards run and deliver as usual.
         """
         for job in self._jobs.values():
-            job.stop.set()
+            self._stop(job)
         self._latest.clear()
         self._pool.waitForDone()
+        for job in self._jobs.values():  # emitted before its stop was set, the event still queued
+            self._stop(job)
         self._jobs.clear()
 
 
@@ -197,6 +233,13 @@ class JobRunner(QObject):
 #: 2,000 a turn held it 75–133 ms; 200 stay within a 60 Hz frame.
 LIST_OFF_THREAD = 5_000
 LIST_BATCH = 200
+
+
+def _discard(discard: Callable[[Any], None], result: Any) -> None:
+    try:
+        discard(result)
+    except Exception:  # noqa: BLE001 - closing a dropped result must not break the runner
+        log.exception("discarding an undelivered result failed")
 
 
 def keep_what_is_built() -> None:

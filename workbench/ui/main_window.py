@@ -72,6 +72,8 @@ from workbench.ui.project_session import (
     OpenedProject,
     ProjectSession,
     prepare_open,
+    prepare_save_as,
+    project_dest,
 )
 from workbench.ui.settings import AppSettings
 from workbench.ui.train.panel import TrainingPanel, ask
@@ -112,6 +114,7 @@ class MainWindow(QMainWindow):
     project_opened = Signal(str)   # a project opened (open_project, taken over on the GUI thread)
     open_failed = Signal(str)      # open_project could not open it: the message shown
     project_loaded = Signal(str)   # ... and every tab has taken it over (is_opening() is False from here)
+    project_saved = Signal(str)    # Save As copied the project and the window continues on the copy
     export_finished = Signal(bool, str)   # ok, message
     import_finished = Signal(bool, str)
 
@@ -401,6 +404,11 @@ class MainWindow(QMainWindow):
         self.opening_label.setObjectName("openingLabel")
         self.opening_label.setAccessibleName("Opening a project")
         self.opening_label.hide()
+        # A long path beside "Opening <long name>…" asked for more than the window's width: the
+        # window grew by a few pixels while a project opened, and repainted whole (~25 ms). These
+        # labels shrink instead (cut at the right; the project's full path is in the tooltip).
+        for label in (self.opening_label, self.project_label):
+            label.setMinimumWidth(1)
         sb.addPermanentWidget(self.opening_label)
         sb.addPermanentWidget(self.run_label)
         sb.addPermanentWidget(self.project_label)
@@ -509,13 +517,19 @@ class MainWindow(QMainWindow):
                 continue
             if path is not None and view is self.merges:  # closed now (the last project's runs never show)
                 self._guarded(view, "set_project", lambda v=view: v.set_project(None))  # type: ignore[misc]
-                self.session.after_open(partial(self._set_view_project_later, view, path))
+                # opened and listed in one turn, the chooser filled and the newest run shown in the next
+                self.session.after_open(partial(self._open_merges_later, path))
+                self.session.after_open(partial(self._show_merges_later, path))
                 continue
             self._guarded(view, "set_project", lambda v=view: v.set_project(path))  # type: ignore[misc]
 
-    def _set_view_project_later(self, view: ProjectView, path: Path | None) -> None:
+    def _open_merges_later(self, path: Path) -> None:
         if self.session.path == path:  # not another project opened since
-            self._guarded(view, "set_project", lambda: view.set_project(path))
+            self._guarded(self.merges, "open_project", lambda: self.merges.open_project(path))
+
+    def _show_merges_later(self, path: Path) -> None:
+        if self.session.path == path and self.merges.path == path:
+            self._guarded(self.merges, "show_listed", self.merges.show_listed)
 
     @Slot()
     def _refresh_views(self) -> None:
@@ -548,7 +562,7 @@ class MainWindow(QMainWindow):
         if answer == QMessageBox.StandardButton.Cancel:
             return False
         if answer == QMessageBox.StandardButton.Save:
-            return self.save_as()
+            return self.save_as(leaving=True)
         self.session.discard()
         return True
 
@@ -606,15 +620,16 @@ class MainWindow(QMainWindow):
         keys = (INSPECT_SESSION_KEY, COMPARE_SESSION_KEY)
         self.tasks.submit(partial(prepare_open, path, list_below=LIST_OFF_THREAD, settings_keys=keys),
                           lambda opened: self._adopt(generation, opened),
-                          lambda message: self._open_failed(generation, message))
+                          lambda message: self._open_failed(generation, message),
+                          discard=OpenedProject.discard)  # closed at once if nobody adopts it
         return True
 
     def is_opening(self) -> bool:
         """A project is being opened (read on a worker, or still taken over by the views)."""
         return self._opening_path is not None
 
-    def _show_opening(self, path: Path) -> None:
-        self.opening_label.setText(f"Opening {path.name}…")
+    def _show_opening(self, path: Path, doing: str = "Opening") -> None:
+        self.opening_label.setText(f"{doing} {path.name}…")
         self.opening_label.setToolTip(str(path))
         self.opening_label.setStyleSheet(f"color: {style.muted(self.palette()).name()}")
         self.opening_label.show()
@@ -669,7 +684,13 @@ class MainWindow(QMainWindow):
             self._end_opening()
             self.project_loaded.emit(str(path))
 
-    def save_as(self) -> bool:
+    def save_as(self, *, leaving: bool = False) -> bool:
+        """File ▸ Save As: ask where, then copy and continue on the copy (:meth:`save_as_path`).
+
+        ``leaving``: the window is about to close this project (an untitled one the user chose to
+        save): the copy is written here and now, nothing opens it, and the untitled original is
+        removed — the one Save As that runs on the window's thread, since what follows needs it done.
+        """
         if self.session.store is None:
             return False
         if self.training.is_training():
@@ -684,18 +705,69 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Save project as", suggested, PROJECT_FILTER)
         if not path:
             return False
+        if leaving:
+            return self._save_copy_and_leave(path)
         return self.save_as_path(path, force=True)
 
-    def save_as_path(self, path: str | Path, *, force: bool = False) -> bool:
+    def _save_copy_and_leave(self, path: str) -> bool:
+        assert self.session.store is not None
         try:
-            dest = self.session.save_as(path, force=force)
+            dest = self.session.store.save_as(project_dest(path), force=True)
         except WorkbenchError as exc:
             self._error("Cannot save the project", str(exc))
             return False
         self.settings.add_recent_project(dest)
         self.settings.last_folder = str(dest.parent)
-        self.statusBar().showMessage(f"Saved as {dest}.", 8000)
+        self.session.copied = True  # the untitled original goes when the window leaves it
         return True
+
+    def save_as_path(self, path: str | Path, *, force: bool = False) -> bool:
+        """Save a copy at ``path`` and continue on it: False when it cannot start, True when started.
+
+        The copy is written and opened on a worker (:func:`prepare_save_as`: the backup, then the
+        same read as :meth:`open_project`) while the status bar says "Saving as …" and the
+        project's actions wait (:meth:`is_opening` is True); the window then continues on the
+        copy (:meth:`_adopt_copy`, :attr:`project_saved`), or shows why it could not.
+        """
+        if self.session.store is None or self.session.path is None or self.is_opening():
+            return False
+        dest = project_dest(path)
+        self._opening += 1
+        generation = self._opening_path = self._opening, dest
+        source, version = self.session.path, self.session.store.data_version()
+        self._show_opening(dest, "Saving as")
+        keys = (INSPECT_SESSION_KEY, COMPARE_SESSION_KEY)
+        self.tasks.submit(partial(prepare_save_as, source, dest, force=force, settings_keys=keys),
+                          lambda opened: self._adopt_copy(generation, source, version, opened),
+                          lambda message: self._save_failed(generation, message),
+                          discard=OpenedProject.discard)
+        return True
+
+    def _adopt_copy(self, generation: tuple[int, Path], source: Path, version: int,
+                    opened: OpenedProject) -> None:
+        """The copy read on the worker becomes the window's project (Save As)."""
+        if self._opening_path != generation or self.session.path != source or self.session.store is None:
+            opened.discard()  # overtaken by an open (or the project was closed meanwhile)
+            return
+        if self.session.store.data_version() != version:  # written while it was copied: copy again
+            opened.discard()
+            self._end_opening()
+            self.save_as_path(generation[1], force=True)
+            return
+        dest = generation[1]
+        self.session.adopt_copy(opened)
+        self.settings.add_recent_project(dest)
+        self.settings.last_folder = str(dest.parent)
+        self.statusBar().showMessage(f"Saved as {dest}.", 8000)
+        self.project_saved.emit(str(dest))
+        if not self.session.settling():
+            self._on_settled()
+
+    def _save_failed(self, generation: tuple[int, Path], message: str) -> None:
+        if self._opening_path != generation:
+            return
+        self._end_opening()
+        self._error("Cannot save the project", message)
 
     @Slot()
     def _on_project_changed(self) -> None:

@@ -114,6 +114,10 @@ def log_labels(exponents: Sequence[float], label_minor: bool = True) -> list[str
     return out
 
 
+#: A log axis over more decades than this marks no 2·10ᵏ … 9·10ᵏ ticks (only its labelled decades).
+MINOR_DECADES = 60
+
+
 def log_ticks(low: float, high: float, size: float) -> list[tuple[float | None, list[float]]]:
     """Tick levels (spacing, log10 values) for a log axis showing 10^low … 10^high on ``size`` px."""
     low, high = sorted((low, high))
@@ -121,6 +125,8 @@ def log_ticks(low: float, high: float, size: float) -> list[tuple[float | None, 
     if len(decades) >= 2:
         every = max(1, math.ceil(len(decades) / max(2, size / 28)))  # a label needs ~28 px
         major = [d for d in decades if int(d) % every == 0] or decades[:1]
+        if len(decades) > MINOR_DECADES:  # 2·10ᵏ … 9·10ᵏ of each would be a smear (and cost: a range
+            return [(float(every), major)]  # 10^-400000 … 1 asked for 3 million of them)
         minor = [k + math.log10(m) for k in range(math.floor(low), math.ceil(high))
                  for m in range(2, 10) if low <= k + math.log10(m) <= high]
         return [(float(every), major), (None, minor)]

@@ -160,6 +160,27 @@ def prepare_open(path: str | Path, *, list_below: int = 0,
     return OpenedProject(path, store, writable, note, untitled, version, runs, count, paths, states)
 
 
+def prepare_save_as(source: str | Path, dest: str | Path, *, force: bool = False, list_below: int = 0,
+                    settings_keys: tuple[str, ...] = ()) -> OpenedProject:
+    """Save As on a worker thread: copy ``source`` to ``dest`` and open the copy (:func:`prepare_open`).
+
+    The copy goes through SQLite's backup API from a connection of this thread's own (the
+    window's stays the GUI thread's), built beside the target and renamed over it
+    (:meth:`ProjectStore.save_as`). ``dest`` gets the ``.tokproj`` suffix when it has none.
+    WorkbenchError with the user's message when the copy cannot be written or opened.
+    """
+    dest = project_dest(dest)
+    with ProjectStore.open(Path(source), readonly=True) as store:
+        store.save_as(dest, force=force)
+    return prepare_open(dest, list_below=list_below, settings_keys=settings_keys)
+
+
+def project_dest(dest: str | Path) -> Path:
+    """Where Save As writes ``dest``: absolute, with the ``.tokproj`` suffix."""
+    dest = Path(dest).expanduser().absolute()
+    return dest if dest.suffix == ".tokproj" else dest.with_name(dest.name + ".tokproj")
+
+
 def _distinct_corpus_paths(store: ProjectStore) -> list[tuple[str, dict]]:
     seen: dict[str, dict] = {}
     for ref in store.corpora():
@@ -194,6 +215,8 @@ class ProjectSession(QObject):
         # While Save As opens the copy: the path it was copied from. The same project under a new
         # name, so views keep what they show (their SRCs follow it) instead of starting afresh.
         self.moved_from: Path | None = None
+        # An untitled project saved as a copy while leaving it: deleted on close whatever it holds.
+        self.copied = False
         # The decoded runs and the store's data version they were read at (see runs()).
         self._runs_cache: tuple[int, list[RunInfo], dict[int, RunInfo]] | None = None
         # The tab sessions read by prepare_open, at that data version (see panel_state()).
@@ -292,14 +315,14 @@ class ProjectSession(QObject):
 
     def close(self, *, discard_untitled: bool = False) -> None:
         """Close the store; an untitled project is deleted when asked to (after the user agreed)."""
-        store, path, untitled = self.store, self.path, self.untitled
-        self.store, self.path, self.untitled, self.display_name = None, None, False, ""
+        store, path, untitled, copied = self.store, self.path, self.untitled, self.copied
+        self.store, self.path, self.untitled, self.display_name, self.copied = None, None, False, "", False
         self._runs_cache = self._states = None
         self._steps.clear()  # a step of the last project never runs on the next one
         self._step_timer.stop()
         if store is not None:
             store.close()
-        if discard_untitled and untitled and path is not None and not self._has_content_at(path):
+        if discard_untitled and untitled and path is not None and (copied or not self._has_content_at(path)):
             for suffix in ("", *SIDE_FILES):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
 
@@ -321,13 +344,21 @@ class ProjectSession(QObject):
             return False
 
     def save_as(self, dest: str | Path, *, force: bool = False) -> Path:
-        """Copy through the backup API and continue on the copy (an untitled original is removed)."""
+        """Copy through the backup API and continue on the copy (an untitled original is removed).
+
+        All of it on the calling thread; the window copies and opens on a worker
+        (:func:`prepare_save_as`) and continues with :meth:`adopt_copy`.
+        """
         if self.store is None:
             raise WorkbenchError("no project is open")
-        dest = Path(dest).expanduser().absolute()
-        if dest.suffix != ".tokproj":
-            dest = dest.with_name(dest.name + ".tokproj")
+        dest = project_dest(dest)
         self.store.save_as(dest, force=force)
+        self.adopt_copy(prepare_open(dest))
+        return dest
+
+    def adopt_copy(self, opened: OpenedProject) -> None:
+        """Continue on a copy of this project (Save As): the views keep what they show
+        (:attr:`moved_from`), an untitled original is deleted."""
         source = self.path
         if self.untitled:
             self.discard()
@@ -335,10 +366,9 @@ class ProjectSession(QObject):
             self.close()
         self.moved_from = source
         try:
-            self.open(dest)
+            self.adopt(opened)
         finally:
             self.moved_from = None
-        return dest
 
     # ---- state -----------------------------------------------------------------------------------
     @property

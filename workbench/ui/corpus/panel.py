@@ -424,7 +424,7 @@ class CorpusPanel(QWidget):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(True)
-        self.progress.setMinimumWidth(180)
+        self.progress.setMinimumWidth(160)
         self.progress.setMaximumWidth(280)
         self.progress.setAccessibleName("Reading progress")
         self.rate_label = QLabel()
@@ -434,7 +434,14 @@ class CorpusPanel(QWidget):
         self.cancel_button.clicked.connect(lambda _c=False: self.cancel_scan())
         for w in (self.rate_label, self.progress, self.cancel_button):
             bar.addWidget(w)
-        layout.addLayout(bar)
+        # The row asks the window for no width of its own: with the reading progress shown it was
+        # wider than a 1,200-px window, which grew by a few pixels whenever a project's files
+        # were read (and repainted whole, ~25 ms); on a narrower window its right end is cut instead.
+        toolbar = QWidget()
+        toolbar.setLayout(bar)
+        toolbar.setMinimumWidth(1)
+        bar.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(toolbar)
         layout.addWidget(self._build_notices())
 
         self.stack = QStackedWidget()

@@ -128,6 +128,7 @@ class MergePanel(QWidget):
         self.path: Path | None = None
         self._conn: sqlite3.Connection | None = None
         self._sources: list[SourceInfo] = []
+        self._listed: list[SourceInfo] | None = None  # read by open_project, shown by show_listed
         self._source: Source | None = None
         self._merge_source: MergeSource | None = None
         self._follow_latest = True
@@ -288,20 +289,45 @@ class MergePanel(QWidget):
     # ---- project ------------------------------------------------------------------------------------
     def set_project(self, path: Path | None) -> None:
         """Open ``path`` read-only (None: close); the chooser lists its runs and references."""
+        if self.open_project(path):
+            self.show_listed()
+
+    def open_project(self, path: Path | None) -> bool:
+        """The first half of :meth:`set_project`: open ``path`` and read its runs and references,
+        showing nothing of them yet (:meth:`show_listed` does) — so that a window taking a project
+        over does each half in a turn of its own. False when there is nothing to show."""
         self._close_store()
+        self._listed = None
         if path is None:
             self._show_empty(*NO_PROJECT)
-            return
+            return False
         try:
             store = open_read(path)
         except WorkbenchError as exc:
             self._show_empty("Cannot open the project", str(exc))
-            return
+            return False
         self.store, self.path = store, Path(path)
         self._conn = store_connection(store)
         self._follow_latest = True
+        self._listed = self._list_sources()
+        return True
+
+    def show_listed(self) -> None:
+        """The second half of :meth:`set_project`: the chooser, and the newest run shown."""
+        if self._conn is None:
+            return
         self.diff.set_project(self.path, [])
-        self._sync_sources(force=True)
+        self._sync_sources(force=True, listed=self._listed)
+        self._listed = None
+
+    def _list_sources(self) -> list[SourceInfo] | None:
+        if self._conn is None:
+            return None
+        try:
+            return list_sources(self._conn)
+        except Exception as exc:  # noqa: BLE001 - the file may be mid-checkpoint; try again next refresh
+            log.warning("listing the runs of %s failed (next refresh retries): %s", self.path, exc)
+            return None
 
     def _close_store(self) -> None:
         self.audit.set_source(None, None)
@@ -327,14 +353,13 @@ class MergePanel(QWidget):
         self.empty.set_text(title, body)
         self.stack.setCurrentIndex(0)
 
-    def _sync_sources(self, force: bool = False) -> bool:
-        """Re-read runs and references; returns True when the list changed."""
+    def _sync_sources(self, force: bool = False, listed: list[SourceInfo] | None = None) -> bool:
+        """Re-read runs and references (or take ``listed``, read a turn before); returns True when
+        the list changed."""
         if self._conn is None:
             return False
-        try:
-            sources = list_sources(self._conn)
-        except Exception as exc:  # noqa: BLE001 - the file may be mid-checkpoint; try again next refresh
-            log.warning("listing the runs of %s failed (next refresh retries): %s", self.path, exc)
+        sources = listed if listed is not None else self._list_sources()
+        if sources is None:
             return False
         if sources == self._sources and not force:
             return False

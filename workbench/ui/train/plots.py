@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal, Slot
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -124,6 +124,16 @@ class RunCurves:
 MergeLookup = Callable[[int, int], str | None]
 
 
+def steps_array(rows: Sequence[StepRow]) -> np.ndarray | None:
+    """Merges rows as :meth:`TrainingPlots.append` buffers them, built where they were read (a
+    worker: 20,000 rows are ~15–30 ms of Python); None when a row has extras (a parity-aware or
+    PickyBPE run), which ``append`` reads itself. Touches no Qt object."""
+    if any(r.extra for r in rows):
+        return None
+    return np.array([(r.step, r.vocab_size, r.frequency, r.token_count, 0) for r in rows],
+                    dtype=np.float64).reshape(-1, 5)
+
+
 class TrainingPlots(QWidget):
     """Four linked plots; ``append`` buffers, ``redraw`` draws what changed."""
 
@@ -200,6 +210,12 @@ class TrainingPlots(QWidget):
         self.view.scene().sigMouseClicked.connect(self._on_mouse_clicked)
         self.follow = {name: True for name in PLOTS}  # False once the user zooms or pans that plot
         self.live = False  # while a run trains, ranges keep headroom so the axes change rarely
+        # redraw_in_turns: plot name -> the runs whose curves it is still to draw, one plot a turn
+        self._staged: dict[str, set[int]] = {}
+        self._stage_timer = QTimer(self)
+        self._stage_timer.setSingleShot(True)
+        self._stage_timer.setInterval(0)
+        self._stage_timer.timeout.connect(self._draw_next_plot)
         self._apply_palette()
 
     # ---- data ----------------------------------------------------------------------------------
@@ -228,6 +244,8 @@ class TrainingPlots(QWidget):
         return new
 
     def clear(self) -> None:
+        self._staged.clear()
+        self._stage_timer.stop()
         for rid in list(self.runs):
             self._remove(rid)
         self.legend.setVisible(False)
@@ -250,6 +268,17 @@ class TrainingPlots(QWidget):
     def last_step(self, run_id: int) -> int:
         curves = self.runs.get(run_id)
         return curves.last_step if curves else 0
+
+    def append_array(self, run_id: int, arr: np.ndarray) -> None:
+        """Add a run's steps as built by :func:`steps_array` (off the GUI thread)."""
+        curves = self.runs.get(run_id)
+        if curves is None or not len(arr):
+            return
+        if curves.removed:  # (a PickyBPE run's removals come with extras: never through here)
+            arr = arr.copy()
+            arr[:, 1] -= curves.removed
+        curves.points.extend(arr)
+        curves.dirty = True
 
     def append(self, run_id: int, rows: Sequence[StepRow] | Sequence[RunStepRow]) -> None:
         """Add a run's new steps: merges rows (``StepRow``) or ``run_steps`` rows (``RunStepRow``)."""
@@ -401,7 +430,12 @@ class TrainingPlots(QWidget):
         kinds = {c.kind for c in self.runs.values()}
         for curves in self.runs.values():  # which runs the second plot takes may have changed
             curves.dirty = True
-        self.plots["frequency"].setLogMode(x=False, y=self.value_kind() != "log_likelihood")
+        value = self.plots["frequency"]
+        log = self.value_kind() != "log_likelihood"
+        if value.getAxis("left").logMode != log:
+            value.setLogMode(x=False, y=log)
+            if self.follow["frequency"]:  # the last run's range means nothing on the other scale (a
+                value.vb.setYRange(0.0, 1.0, padding=0)  # log-likelihood's -400,000 read as 10^-400000)
         unit = ("merge step" if kinds <= {"frequency", "score"} else
                 "EM round / pruning step" if kinds == {"log_likelihood"} else "step")
         for plot in self.plots.values():
@@ -460,19 +494,69 @@ class TrainingPlots(QWidget):
     @Slot()
     def redraw(self) -> bool:
         """Push changed buffers into the curves; returns True when anything was drawn."""
-        changed = False
         if not self.isVisible():
             return False  # buffers stay dirty; showEvent draws them when the plots are shown again
-        for curves in self.runs.values():
-            if not curves.dirty:
-                continue
+        dirty = [c for c in self.runs.values() if c.dirty]
+        if not dirty:
+            return False
+        for curves in dirty:
             curves.dirty = False
-            changed = True
-            v = curves.points.view
-            x = v[:, 0]
-            # Views of the buffer are safe to hand over: rows are only ever appended, never changed.
+            for name in PLOTS:
+                self._draw_plot(curves, name)
+        self._drawn(PLOTS)
+        return True
+
+    def redraw_in_turns(self) -> None:
+        """:meth:`redraw`, one plot per turn of the event loop: a stored run's first curves.
+
+        Setting a long run's points and fitting the ranges of all four plots, then painting them
+        (eight axes laid out afresh) took 40–100 ms of the window's thread in one frame; a plot a
+        turn is a quarter of that in each. The first turn draws the vocabulary plot, whose x range
+        the others follow. Live drawing while a run trains stays :meth:`redraw` (a batch at a time).
+        """
+        if not self.isVisible():
+            return
+        dirty = [c.run_id for c in self.runs.values() if c.dirty]
+        for rid in dirty:
+            self.runs[rid].dirty = False
+        for name in PLOTS:
+            self._staged.setdefault(name, set()).update(dirty)
+        if self._staged and not self._stage_timer.isActive():
+            self._stage_timer.start()
+
+    def drawing(self) -> bool:
+        """Plots of :meth:`redraw_in_turns` are still to be drawn."""
+        return bool(self._staged)
+
+    @Slot()
+    def _draw_next_plot(self) -> None:
+        if not self._staged:
+            return
+        name = next(iter(self._staged))
+        ids = self._staged.pop(name)
+        for rid in ids:
+            curves = self.runs.get(rid)
+            if curves is not None:
+                self._draw_plot(curves, name)
+        self._drawn((name,), done=not self._staged)
+        if self._staged:
+            self._stage_timer.start()
+
+    def _drawn(self, names: Sequence[str], *, done: bool = True) -> None:
+        """After points went into the curves of ``names``: their ranges, the note, the signal."""
+        self._fit_ranges(names)
+        if done:
+            self.no_chars_note.setVisible(self.point_count() > 0 and not any(c.chars or c.parity_items
+                                                                             for c in self.runs.values()))
+            self.redrawn.emit(self.point_count())
+
+    def _draw_plot(self, curves: RunCurves, name: str) -> None:
+        """A run's buffered points into its curve (and marks) of plot ``name``."""
+        v = curves.points.view
+        x = v[:, 0]
+        # Views of the buffer are safe to hand over: rows are only ever appended, never changed.
+        if name == "vocab":
             curves.items["vocab"].setData(x, v[:, 1], skipFiniteCheck=True)
-            self._draw_value(curves, v)
             marked = v[:, 4] >= PHASES["prune"]
             if curves.marks is not None:
                 if marked.any():
@@ -487,7 +571,11 @@ class TrainingPlots(QWidget):
                                                for p in phase])
                 else:
                     curves.marks.setData([], [])
+        elif name == "frequency":
+            self._draw_value(curves, v)
+        elif name == "tokens":
             curves.items["tokens"].setData(x, v[:, 3], skipFiniteCheck=True)
+        else:
             if curves.chars:
                 with np.errstate(divide="ignore"):
                     ratio = np.where(v[:, 3] > 0, curves.chars / np.maximum(v[:, 3], 1), np.nan)
@@ -498,12 +586,6 @@ class TrainingPlots(QWidget):
                 p = curves.parity.view
                 for j, item in enumerate(curves.parity_items.values()):
                     item.setData(p[:, 0], p[:, 1 + j], connect="finite")
-        if changed:
-            self._fit_ranges()
-            self.no_chars_note.setVisible(self.point_count() > 0 and not any(c.chars or c.parity_items
-                                                                             for c in self.runs.values()))
-            self.redrawn.emit(self.point_count())
-        return changed
 
     def _draw_value(self, curves: RunCurves, v: np.ndarray) -> None:
         """The second plot's curve: counts and scores over every merge, a log-likelihood over the EM
@@ -581,8 +663,9 @@ class TrainingPlots(QWidget):
             return None
         return new
 
-    def _fit_ranges(self) -> None:
-        for name, plot in self.plots.items():
+    def _fit_ranges(self, names: Sequence[str] = PLOTS) -> None:
+        for name in names:
+            plot = self.plots[name]
             if not self.follow[name]:
                 continue
             bounds = self._bounds(name)

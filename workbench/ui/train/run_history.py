@@ -32,6 +32,7 @@ from workbench.store import RunInfo
 from workbench.tasks.models import family_of
 from workbench.tasks.preflight import estimate_ratios
 from workbench.tasks.sample_report import SampleOverlap
+from workbench.tasks.trim import vocab_entries  # at start-up, not in the turn that takes a project over (5 ms)
 from workbench.ui import style, text
 
 COLUMNS = ("Run", "Status", "|V|", "Merges", "Started", "Took", "vs estimate", "vs all lines")
@@ -58,8 +59,6 @@ def describe(run: RunInfo, overlap: SampleOverlap | None = None) -> str:
              f"took {phases}" if phases else ""]
     trim = s.get("trim")
     if isinstance(trim, dict):
-        from workbench.tasks.trim import vocab_entries
-
         entries = vocab_entries(s, run.vocab_size)
         lines.append(f"trim of {trim.get('source')}: {len(trim.get('requested') or []):,} asked for + "
                      f"{len(trim.get('cascade') or []):,} by the cascade; {entries:,} entries"
@@ -218,8 +217,6 @@ class RunHistory(QWidget):
         ratios = estimate_ratios(run.settings, run.timings or {})
         versus = " · ".join(f"{what} ×{value:.2f}" for what, value in
                             (("mem", ratios.memory), ("time", ratios.time)) if value is not None) if ratios else ""
-        from workbench.tasks.trim import vocab_entries
-
         entries = vocab_entries(run.settings, run.vocab_size)  # a trim that kept its ids: its entries
         overlap = self._overlaps.get(run.id)
         sampled = f"{100 * overlap.share:.1f}% of run {overlap.full_run}" if overlap is not None else ""

@@ -28,6 +28,7 @@ naming the setting, never a front end's flag or widget.
 from __future__ import annotations
 
 import heapq
+import os
 from array import array
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
@@ -52,6 +53,21 @@ _K_MASK = (1 << _K_BITS) - 1
 _C_SHIFT = _P_BITS + _K_BITS
 _CMAX = 1 << 62  # counts stay below this
 _EMPTY = array("i")
+
+
+def _load_native() -> object | None:
+    """The optional C merge loop (``workbench/core/_bpe_merge.c``, built at install when a compiler is
+    there), or None: not built, or ``WORKBENCH_PURE=1`` in the environment (tests and benches)."""
+    if os.environ.get("WORKBENCH_PURE", "") not in ("", "0"):
+        return None
+    try:
+        from workbench.core import _bpe_merge  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return _bpe_merge
+
+
+_native = _load_native()
 
 
 @dataclass(frozen=True)
@@ -214,6 +230,10 @@ class BpeTrainer:
     # trainer keeps them flat; ``words`` turns them into lists for the trainers that edit lists.
     _words: list[list[int]] | None = None
     _flat: FlatWords | None = None
+    # The C merge loop (``_bpe_merge``) runs plain training when it was built: None follows the
+    # environment (``WORKBENCH_PURE=1``: the pure loops); False keeps the pure loops (tests of them).
+    # Subclasses and extensions (``refuse``, ``refit``) always run the pure loops.
+    native: bool | None = None
 
     @property
     def words(self) -> list[list[int]]:
@@ -326,10 +346,65 @@ class BpeTrainer:
 
     def run(self, should_stop: Callable[[], bool] | None = None) -> Iterator[MergeEvent]:
         """Merge until the target is reached, no pair is frequent enough, or ``should_stop()``."""
+        if (self.native is not False and _native is not None and type(self) is BpeTrainer
+                and self.refit is None and self.refuse is None):
+            return self._run_native(should_stop)
         # An extension's refit may make a word longer again: lists, not fixed slots.
         if self.refit is not None or self.word_types < self.flat_min_words:
             return self._run_lists(should_stop)
         return self._run_flat(should_stop)
+
+    def _run_native(self, should_stop: Callable[[], bool] | None) -> Iterator[MergeEvent]:
+        """The merge loop in C (:mod:`workbench.core._bpe_merge`) over the flat store: the same
+        merges, in the same order, as :meth:`_run_flat` (a hypothesis test holds them equal). The C
+        side picks the best pair and applies it; the piece table, the log and the events stay here,
+        and ``should_stop`` is asked before every merge as in the pure loops."""
+        cfg = self.config
+        first_seen = cfg.tie_break == "first-seen"
+        store = self._flat
+        if store is None:
+            store = self._flat = FlatWords.from_lists(self._words or [])
+            self._words = None
+        unit_len = self._unit_len
+        hf_rank = self._hf_rank() if not first_seen else []
+        loop = _native.MergeLoop(store.sym, store.lens, store.start, self.freqs,  # type: ignore[attr-defined]
+                                 unit_len, first_seen, hf_rank)
+        max_merges = cfg.merges if cfg.merges is not None else float("inf")
+        target_vocab = cfg.vocab_size if cfg.vocab_size is not None else float("inf")
+        min_freq = max(1, cfg.min_frequency)
+        step = 0
+        token_count = self.token_count
+        vocab = self.vocab
+        piece_id = self._piece_id
+        while step < max_merges and len(vocab) < target_vocab:
+            if should_stop is not None and should_stop():
+                return
+            picked = loop.pop_best()
+            if picked is None:
+                return
+            a, b, frequency = picked
+            if frequency < min_freq:
+                return
+            piece = vocab[a] + vocab[b]
+            new = piece_id.get(piece)
+            if new is None:
+                new = len(vocab)
+                vocab.append(piece)
+                unit_len.append(unit_len[a] + unit_len[b])
+                piece_id[piece] = new
+            token_count -= loop.merge(a, b, new)
+            step += 1
+            self.merges.append((a, b, new))
+            self.frequencies.append(frequency)
+            self.token_counts.append(token_count)  # last: len(self.log) counts complete entries
+            self.token_count = token_count
+            yield MergeEvent(step, a, b, new, frequency, len(vocab), token_count)
+            if self._flat is not store:  # someone asked for the words as lists: a fresh loop on them
+                del loop
+                store = self._flat = FlatWords.from_lists(self._words or [])
+                self._words = None
+                loop = _native.MergeLoop(store.sym, store.lens, store.start, self.freqs,  # type: ignore[attr-defined]
+                                         unit_len, first_seen, hf_rank)
 
     def _run_lists(self, should_stop: Callable[[], bool] | None) -> Iterator[MergeEvent]:
         """The loop over words held as lists (an extension's refit needs them)."""

@@ -15,7 +15,11 @@ CPU time is user + system of the process and every child it waited for (``os.wai
 is the peak of the summed RSS of the process tree, polled every 20 ms (counting may fork a second
 process; the store writes from a child). Ratios are medians over rounds, ours ÷ theirs.
 
-``--before DIR`` adds a third contender, the workbench of another source tree (e.g. ``git archive``
+``pure``: the same workbench with ``WORKBENCH_PURE=1`` (the pure-Python merge loop instead of the C one,
+``workbench/core/_bpe_merge.c``), run interleaved beside them when the C loop is built (``--no-pure``:
+not). ``ours`` is whatever the tree uses by default: the C loop when it was built.
+
+``--before DIR`` adds a further contender, the workbench of another source tree (e.g. ``git archive``
 of the commit before a change), run interleaved with the other two; its ratios are printed beside.
 
 Corpora: ``×1`` is the shared corpora concatenated (8.9 MB); ``code`` (``--code``) the standard
@@ -110,6 +114,7 @@ def main() -> None:
     parser.add_argument("--scale", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--code", action="store_true", help="also the code corpus (standard library *.py)")
+    parser.add_argument("--no-pure", action="store_true", help="do not time the pure-Python merge loop beside")
     parser.add_argument("--before", help="a second workbench source tree to time beside (interleaved)")
     parser.add_argument("--ours", default=str(ROOT),
                         help="the source tree of the workbench to time (default: this one; e.g. an older commit's)")
@@ -117,35 +122,49 @@ def main() -> None:
     hf_env = {"RAYON_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start; "
           f"medians of {args.rounds} interleaved rounds")
+    check = subprocess.run([sys.executable, "-c", "import workbench.core.bpe as b; print(b._native is not None)"],
+                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": args.ours}, cwd=args.ours)
+    native = check.stdout.strip() == "True"
+    pure = native and not args.no_pure
+    print(f"ours: {'the C merge loop' if native else 'the pure-Python merge loop (the C loop is not built)'}")
     before_cols = " before CPU s | before CPU × | before peak MB | before memory × |" if args.before else ""
+    pure_cols = " pure CPU s | pure CPU × | pure peak MB | pure memory × |" if pure else ""
     print("| corpus | V | ours CPU s | tokenizers CPU s | CPU × | ours peak MB | tokenizers peak MB | memory × |"
-          f" ours wall s | tokenizers wall s |{before_cols} load |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" * 4 if args.before else "") + "---:|")
+          f" ours wall s | tokenizers wall s |{pure_cols}{before_cols} load |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" * 4 if pure else "")
+          + ("---:|" * 4 if args.before else "") + "---:|")
     results: dict[tuple[int, int], tuple[float, float, float, float]] = {}
     corpora = ([0] if args.code else []) + list(args.scale)
     for scale in corpora:
         path = corpus(scale)
         for vocab in args.vocab if scale else args.vocab[:1]:
-            ours, theirs, before = [], [], []
+            ours, theirs, before, pures = [], [], [], []
 
-            def workbench(tree: str, path: Path = path, vocab: int = vocab) -> tuple[float, float, float]:
+            def workbench(tree: str, path: Path = path, vocab: int = vocab,
+                          extra: dict[str, str] | None = None) -> tuple[float, float, float]:
                 with tempfile.TemporaryDirectory() as tmp:
                     return measure([sys.executable, "-m", "workbench", "train", str(path), "--vocab-size",
                                     str(vocab), "--project", str(Path(tmp) / "b.tokproj"),
-                                    "--no-count-cache", "--progress", "none"], {"PYTHONPATH": tree}, cwd=tree)
+                                    "--no-count-cache", "--progress", "none"], {"PYTHONPATH": tree, **(extra or {})},
+                                   cwd=tree)
 
             for _ in range(args.rounds):
                 if args.before:
                     before.append(workbench(args.before))
+                if pure:
+                    pures.append(workbench(args.ours, extra={"WORKBENCH_PURE": "1"}))
                 ours.append(workbench(args.ours))
                 theirs.append(measure([sys.executable, "-c", HF_SCRIPT, str(path), str(vocab)], hf_env))
             o = [statistics.median(m[i] for m in ours) for i in range(3)]
             t = [statistics.median(m[i] for m in theirs) for i in range(3)]
             results[(scale, vocab)] = (o[1], o[2], t[1], t[2])
             extra = ""
+            if pure:
+                u = [statistics.median(m[i] for m in pures) for i in range(3)]
+                extra += f" {u[1]:.1f} | {u[1] / t[1]:.2f} | {u[2]:.0f} | {u[2] / t[2]:.2f} |"
             if args.before:
                 b = [statistics.median(m[i] for m in before) for i in range(3)]
-                extra = f" {b[1]:.1f} | {b[1] / t[1]:.2f} | {b[2]:.0f} | {b[2] / t[2]:.2f} |"
+                extra += f" {b[1]:.1f} | {b[1] / t[1]:.2f} | {b[2]:.0f} | {b[2] / t[2]:.2f} |"
             name = f"×{scale}" if scale else "code"
             print(f"| {name} ({path.stat().st_size / 1e6:.1f} MB) | {vocab:,} | {o[1]:.1f} | {t[1]:.1f} | "
                   f"{o[1] / t[1]:.2f} | {o[2]:.0f} | {t[2]:.0f} | {o[2] / t[2]:.2f} | {o[0]:.1f} | {t[0]:.1f} |{extra}"

@@ -9,7 +9,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 "$PY" -m pip install -q "pyinstaller>=6.5"
+# The optional C merge loop of BPE training, built beside its source (pathex is the checkout): skipped
+# with a warning when there is no compiler; the bundle then trains with the pure-Python loop.
+"$PY" setup.py -q build_ext --inplace || echo "build_bundle: no C merge loop (no compiler?): the pure loop ships" >&2
 "$PY" -m PyInstaller --noconfirm --clean --distpath dist --workpath build/pyinstaller packaging/workbench.spec
+if "$PY" -c "import workbench.core._bpe_merge" 2>/dev/null \
+   && ! find dist/workbench -name '_bpe_merge*' | grep -q .; then
+  echo "build_bundle: the C merge loop was built but is not in the bundle" >&2
+  exit 1
+fi
 [ "${1:-}" = "--smoke" ] || exit 0
 
 app=dist/workbench/workbench

@@ -9,6 +9,7 @@ and the final words must agree."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +34,7 @@ configs = st.fixed_dictionaries({
 def _run(counts: dict[str, int], config: TrainConfig, threshold: int,
          few_entries: bool = False) -> tuple[list, list[list[int]]]:
     trainer = BpeTrainer(counts, config)
+    trainer.native = False  # the pure loops (the C loop is held to them in test_bpe_native.py)
     trainer.numpy_min_words = threshold
     if few_entries:  # heap entries at the start for the most frequent pairs only: the rest added later
         trainer.heap_min_entries = -NEVER
@@ -71,12 +73,15 @@ def test_weighted_runs_of_one_symbol(counts):
         assert events[-1].token_count == sum(f * len(w) for w, f in zip(words, BpeTrainer(counts, config).freqs))
 
 
-def test_words_read_mid_run_then_continued():
-    """Asking for ``words`` between merges turns them into lists; the run takes them back flat."""
+@pytest.mark.parametrize("native", [False, None])
+def test_words_read_mid_run_then_continued(native):
+    """Asking for ``words`` between merges turns them into lists; the run takes them back flat (the
+    C loop, when built: a fresh loop on the words as they are)."""
     counts = count_pretokens(["the cat sat on the mat with the hat " * 30 + "aaaa aaa bbbb"], pretokenizer="gpt2")
     config = TrainConfig(merges=25)
     plain = _run(counts, config, 0)
     trainer = BpeTrainer(counts, config)
+    trainer.native = native
     trainer.numpy_min_words = trainer.flat_min_words = 0
     events = []
     for event in trainer.run():

@@ -568,7 +568,7 @@ static PyTypeObject MergeLoopType = {
 };
 
 static struct PyModuleDef moduledef = {
-    PyModuleDef_HEAD_INIT, "_bpe_merge", "Optional C merge loop of workbench.core.bpe (issue 24).", -1, NULL,
+    PyModuleDef_HEAD_INIT, "_bpe_merge", "Optional C merge loop of workbench.core.bpe (issue 24).", -1, NULL, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__bpe_merge(void) {

@@ -87,3 +87,16 @@ def test_the_wheel_ships_the_demo_and_trains_and_exports_outside_the_checkout(in
     by_model = _workbench(installed, "encode", "--tokenizer", str(model), "--text", text, "--json", cwd=tmp_path)
     assert by_model.returncode == 0, by_model.stderr
     assert json.loads(by_model.stdout)["ids"] == json.loads(by_project.stdout)["ids"]
+
+
+def test_the_wheel_carries_the_c_merge_loop_when_a_compiler_built_it(installed, tmp_path):
+    """With a C compiler at build time (CI installs gcc) the wheel holds BPE's C merge loop and the
+    installed trainer uses it; without one the wheel is pure and trains the same merges."""
+    import shutil
+
+    if shutil.which("gcc") is None and shutil.which("cc") is None:
+        pytest.skip("no C compiler here: the wheel is pure Python")
+    code = "import workbench.core.bpe as b; print(b._native is not None, b._native and b._native.__file__)"
+    out = subprocess.run([str(installed / "bin" / "python"), "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, env=_clean_env(), timeout=60)
+    assert out.stdout.startswith("True ") and str(installed) in out.stdout, out.stdout + out.stderr

@@ -234,7 +234,8 @@ static inline int64_t rank_of(MergeLoop *self, int64_t id) {
 }
 
 static inline uint64_t tie_key(MergeLoop *self, int32_t s) {
-    if (self->first_seen) return (uint64_t)self->pw[s].w[0] << POS_BITS;
+    if (self->first_seen) /* (no word listed: 0, a lower bound like any other) */
+        return self->pw[s].n ? (uint64_t)self->pw[s].w[0] << POS_BITS : 0;
     uint64_t p = self->pkey[s];
     return ((uint64_t)rank_of(self, (int64_t)(p >> SHIFT_BITS)) << SHIFT_BITS) |
            (uint64_t)rank_of(self, (int64_t)(p & ((1u << SHIFT_BITS) - 1)));

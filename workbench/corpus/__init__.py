@@ -11,9 +11,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+# Loaded now, not on first use: the function ``fingerprint`` shares its module's name, and importing
+# the module ``workbench.corpus.fingerprint`` later would bind the package's ``fingerprint`` to it.
+# (Every training run reads this module anyway: it fingerprints the corpus.)
+from workbench.corpus.fingerprint import fingerprint, fingerprint_matches
+
 if TYPE_CHECKING:
     from workbench.corpus.demo import demo_corpus_files
-    from workbench.corpus.fingerprint import fingerprint, fingerprint_matches
     from workbench.corpus.readers import Chunk, iter_chunks, iter_text, iter_word_counts
     from workbench.corpus.source import (
         KINDS,
@@ -33,7 +37,7 @@ if TYPE_CHECKING:
     )
 
 _SOURCES = {
-    "demo_corpus_files": "demo", "fingerprint": "fingerprint", "fingerprint_matches": "fingerprint",
+    "demo_corpus_files": "demo",
     "Chunk": "readers", "iter_chunks": "readers", "iter_text": "readers", "iter_word_counts": "readers",
     "KINDS": "source", "SUPPORTED": "source", "CorpusSource": "source", "detect_kind": "source",
     "expand_paths": "source", "folder_files": "source", "open_source": "source",

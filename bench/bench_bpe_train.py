@@ -111,7 +111,7 @@ def measure(cmd: list[str], env: dict[str, str], cwd: str | Path = ROOT) -> tupl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vocab", type=int, nargs="+", default=[8192, 32768])
-    parser.add_argument("--scale", type=int, nargs="+", default=[1, 4])
+    parser.add_argument("--scale", type=int, nargs="*", default=[1, 4], help="corpus sizes (none: the code corpus alone)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--code", action="store_true", help="also the code corpus (standard library *.py)")
     parser.add_argument("--no-pure", action="store_true", help="do not time the pure-Python merge loop beside")

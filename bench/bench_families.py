@@ -5,8 +5,10 @@
 
 Each measurement is one child process timed from its start (imports, reading, counting, training,
 storing) to its end; CPU time counts its own and its children's (counting may use a second process),
-peak RSS is the larger of the two (``ru_maxrss``). Rounds are interleaved (anchor, ours, anchor, ours
-…) and the medians are reported as ratios of the same run, with the load average beside them.
+peak RSS is the larger of the two (``ru_maxrss``: the trainer's own peak); ``tree`` is the peak of
+the summed RSS of the process tree, polled every 20 ms (the trainer and the store's writer process
+at once: what the machine holds). Rounds are interleaved (anchor, ours, anchor, ours …) and the
+medians are reported as ratios of the same run, with the load average beside them.
 
 * WordPiece: ``tokenizers``' ``WordPieceTrainer`` with one thread (``RAYON_NUM_THREADS=1``),
   ``BertNormalizer()`` with its defaults (uncased: lower-casing and accents stripped — our family's
@@ -130,15 +132,33 @@ def profile(path: Path, family: str, vocab: int) -> None:
 
 
 def run_child(kind: str, family: str, corpus: str, vocab: int, root: Path = ROOT) -> dict:
+    """One measurement; besides the child's own figures, ``tree_mb``: the peak of the summed RSS of
+    its process tree, polled every 20 ms (as bench_bpe_train.py) — the trainer and the store's
+    writer process together. ``peak_mb`` (``ru_maxrss``) cannot say that: a child's ``ru_maxrss``
+    starts from its parent's resident size when it was spawned (Linux keeps the high-water mark
+    across exec), so it never shows the writer's own ~15 MB, only the trainer's peak."""
+    import psutil
+
     env = dict(os.environ, RAYON_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(root))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, __file__, "--child", kind, family, corpus, str(vocab)], env=env,
-                         capture_output=True, text=True, check=False, cwd=root)
-    if out.returncode != 0:
-        raise SystemExit(f"{kind} {family} on {corpus} failed:\n{out.stderr[-3000:]}")
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen([sys.executable, __file__, "--child", kind, family, corpus, str(vocab)], env=env,
+                                stdout=out, stderr=err, text=True, cwd=root)
+        ps, tree = psutil.Process(proc.pid), 0
+        while proc.poll() is None:
+            try:
+                tree = max(tree, ps.memory_info().rss + sum(c.memory_info().rss for c in ps.children(recursive=True)))
+            except psutil.Error:
+                pass
+            time.sleep(0.02)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise SystemExit(f"{kind} {family} on {corpus} failed:\n{err.read()[-3000:]}")
+        result = json.loads(out.read().strip().splitlines()[-1])
     result["wall_s"] = time.perf_counter() - t0
+    result["tree_mb"] = max(tree / 2**20, result["peak_mb"])
     return result
 
 
@@ -181,7 +201,7 @@ def main() -> None:
                     row = run_child("anchor" if name == "anchor" else "ours", family, corpus, vocab, root)
                     row["load"] = os.getloadavg()[0]
                     rows[name].append(row)
-            med = {name: {k: statistics.median(r[k] for r in rs) for k in ("cpu_s", "peak_mb", "wall_s")}
+            med = {name: {k: statistics.median(r[k] for r in rs) for k in ("cpu_s", "peak_mb", "tree_mb", "wall_s")}
                    for name, rs in rows.items()}
             anchor = "tokenizers WordPieceTrainer" if family == "wordpiece" else "sentencepiece"
             loads = ", ".join(f"{r['load']:.1f}" for rs in rows.values() for r in rs)
@@ -191,6 +211,7 @@ def main() -> None:
                 label = anchor if name == "anchor" else f"workbench ({name})"
                 print(f"{label:<30} CPU {m['cpu_s']:7.2f} s ({m['cpu_s'] / med['anchor']['cpu_s']:.2f}×)  "
                       f"peak {m['peak_mb']:6.0f} MB ({m['peak_mb'] / med['anchor']['peak_mb']:.2f}×)  "
+                      f"tree {m['tree_mb']:4.0f} MB ({m['tree_mb'] / med['anchor']['tree_mb']:.2f}×)  "
                       f"wall {m['wall_s']:6.2f} s   rounds CPU: "
                       + ", ".join(f"{r['cpu_s']:.2f}" for r in rows[name]))
             if args.before:

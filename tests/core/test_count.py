@@ -26,21 +26,30 @@ def test_two_worker_processes_give_the_same_ordered_table(corpora):
 
 
 # Whitespace of every kind (U+001C-U+001F: str.split's but not Unicode's), punctuation, CJK, marks.
-_BERT_CHARS = "ab c,.!'#-\n\t\r\x0b\x1c\x1f\x00\u3000\u00a0\u2003\u0085日本，。ÉéΣ\u0301\ufffd"
+_BERT_CHARS = "ab c,.!'#-\n\t\r\x0b\x1c\x1f\x00\u3000\u00a0\u2003\u0085日本，。ÉéΣ\u0301\ufffd\u1100\u1161\u0345ﬁ"
 _BERT_TEXT = st.text(alphabet=st.sampled_from(list(_BERT_CHARS)), max_size=60)
 
 
 @settings(max_examples=150, deadline=None)
-@given(batch=st.lists(_BERT_TEXT, max_size=8), normalizer=st.sampled_from([(), ("bert",), ("bert-lower",)]))
-def test_bert_batch_count_equals_the_regex_over_each_sequence(batch, normalizer):
+@given(batch=st.lists(_BERT_TEXT, max_size=8),
+       normalizer=st.sampled_from([(), ("bert",), ("bert-lower",), ("nfkc", "bert-lower"), ("lower",), ("nfc",),
+                                   ("strip-accents",), ("spm-whitespace",), ("nmt-nfkc", "spm-whitespace")]),
+       group=st.sampled_from([1, 3, 512]))
+def test_bert_batch_count_equals_the_regex_over_each_sequence(batch, normalizer, group):
     """``bert`` counts a batch by splitting at whitespace and running the regex once per distinct
-    word: the table (order included) is the one of the regex over each sequence."""
+    word, normalizing ``group`` lines joined by a line break per call: the table (order included)
+    is the one of the regex over each sequence normalized on its own."""
     from collections import Counter
 
+    from workbench.core import count
     from workbench.core.count import _batch_counter, _batch_splitter
 
     expected = Counter(_batch_splitter("bert", normalizer)(batch))
-    got = _batch_counter("bert", normalizer)(batch)
+    saved, count._GROUP = count._GROUP, group
+    try:
+        got = _batch_counter("bert", normalizer)(batch)
+    finally:
+        count._GROUP = saved
     assert list(got.items()) == list(expected.items())
 
 

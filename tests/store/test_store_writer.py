@@ -432,3 +432,19 @@ class _Nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+def test_the_writer_process_imports_only_what_it_writes_with():
+    """The writer process's resident memory counts against every training run (the benchmarks sum
+    the process tree): it loads neither OpenSSL (``secrets``/``hashlib``), ``dataclasses`` (with
+    ``inspect``), ``subprocess``, nor the trainer's or the project store's modules (20 → 14 MB)."""
+    root = str(Path(__file__).resolve().parents[2])
+    code = ("import sys; sys.path.append(sys.argv[1]); import workbench.store.writer_process; "
+            "print(' '.join(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-I", "-c", code, root], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    loaded = set(out.stdout.split())
+    assert "workbench.store.writer_process" in loaded and "sqlite3" in loaded
+    unwanted = {"hashlib", "secrets", "dataclasses", "inspect", "subprocess", "socket", "workbench.core.trainer",
+                "workbench.core.model", "workbench.store.project", "workbench.corpus"}
+    assert not unwanted & loaded, sorted(unwanted & loaded)

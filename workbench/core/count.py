@@ -80,6 +80,17 @@ def _batch_splitter(pretokenizer: str, normalizer: tuple[str, ...]) -> Callable[
 # information separators U+001C-U+001F): a text holding one is split by the regex alone.
 _SPLIT_NOT_WHITE = ("\x1c", "\x1d", "\x1e", "\x1f")
 
+# Normalizers whose result, split at whitespace, is the same for lines joined by "\n" as for each
+# line on its own: character maps (str.translate, case, compatibility forms) and Unicode
+# normalization forms, whose reordering and composition stop at "\n" (a starter that composes with
+# nothing; str.lower's final-sigma context stops there too), and spm-whitespace, which only
+# touches spaces. Each turns "\n" into whitespace or keeps it, so no two lines' words can meet.
+# bert counting normalizes :data:`_GROUP` lines per call under these (the per-line calls were a
+# third of WordPiece's counting time); any other normalizer is called line by line.
+_LINE_LOCAL = frozenset({"nfc", "nfd", "nfkc", "nfkd", "lower", "strip-accents", "bert", "bert-lower",
+                         "spm-whitespace", "nmt", "nmt-nfkc"})
+_GROUP = 512
+
 
 def _batch_counter(pretokenizer: str, normalizer: tuple[str, ...]) -> Callable[[Sequence[str]], Counter]:
     """``{pre-token: count}`` of a batch of sequences, in order of first appearance: what
@@ -98,15 +109,25 @@ def _batch_counter(pretokenizer: str, normalizer: tuple[str, ...]) -> Callable[[
     assert compiled is not None
     findall = compiled.findall
     normalize = make_normalizer(normalizer) if normalizer else None
+    grouped = normalize is not None and all(name in _LINE_LOCAL for name in normalizer)
 
     def count(batch: Sequence[str]) -> Counter:
-        texts = batch if normalize is None else list(map(normalize, batch))
-        text = " ".join(texts)  # the sequences stay apart: whitespace ends every bert piece
+        if normalize is None:
+            texts = batch
+        elif grouped:  # one call per group of lines: ~100k calls fewer per 4 MB, the same words
+            texts = [normalize("\n".join(batch[i:i + _GROUP])) for i in range(0, len(batch), _GROUP)]
+        else:
+            texts = list(map(normalize, batch))
+        text = " ".join(texts)  # one scan in C for the separators str.split() would cut at
         if any(ch in text for ch in _SPLIT_NOT_WHITE):
             return Counter(chain.from_iterable(map(findall, texts)))
+        del text
         out: Counter = Counter()
         get = out.get
-        for word, n in Counter(text.split()).items():
+        # Line by line, not ``text.split()`` of the whole batch: the same words in the same order
+        # (the sequences stay apart: whitespace ends every bert piece), but only one line's word
+        # list at a time instead of every word of the batch (~10 MB at once on a 1 MB batch).
+        for word, n in Counter(chain.from_iterable(map(str.split, texts))).items():
             parts = findall(word)
             if len(parts) == 1:
                 piece = parts[0]
@@ -266,6 +287,9 @@ def count_batches(batches: Iterable[Sequence[str]], *, pretokenizer: str = "gpt2
             counts.update(count(batch))
             if on_batch is not None:
                 on_batch(sum(map(len, batch)))
+            # Dropped before the next batch is read: else two batches' lines (a few MB each) are
+            # alive at once, and the heap the count stage leaves behind is that much larger.
+            del batch
             if flush is not None and 0 < flush_at <= len(counts):
                 flush(dict(counts))
                 counts = Counter()

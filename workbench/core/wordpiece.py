@@ -431,7 +431,12 @@ class WordPieceTrainer:
         counts, where = self._pair_index()
         # A heap key: most frequent first, then smallest (left, right), then the entry's index,
         # whose words are ``entries[index]`` (tokenizers' ``Merge.pos``).
-        entries: list[Collection[int] | None] = list(where.values())
+        # Each entry's words as a machine array (4 bytes a word), not a list of int objects (~40):
+        # the entries the queue still holds are most of the loop's memory (measured on 3.9 MB of
+        # text: 57k words, 70k entries pushed; arrays cut the run's peak by ~7 MB), for the cost
+        # of one C copy per list. Same words, same order: the same merges.
+        entries: list[Collection[int] | None] = [ws if isinstance(ws, array) else array("i", ws)
+                                                 for ws in where.values()]
         heap = [((_CMAX - counts[p]) << PI) | (p << _I_BITS) | index for index, p in enumerate(where)]
         del where
         heapq.heapify(heap)
@@ -467,7 +472,7 @@ class WordPieceTrainer:
                 cq = counts[q]
                 if cq > 0:
                     heappush(heap, ((_CMAX - cq) << PI) | (q << _I_BITS) | len(entries))
-                    entries.append(qws)
+                    entries.append(qws if isinstance(qws, array) else array("i", qws))
             if made:  # an entry whose words hold the pair no more merges nothing: not a step
                 yield self._log(a, b, new, c, float(c), made)
 

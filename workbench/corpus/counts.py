@@ -158,7 +158,10 @@ def source_batches(src, *, pretokenizer: str, sequences: str = DEFAULT_SEQUENCES
         chunks = _paused_for_tests(iter_text(src, should_stop=should_stop, progress=progress))
         if sequences == "lines":
             for chunk in chunks:
-                yield split_lines(chunk)
+                lines = split_lines(chunk)
+                del chunk  # neither this chunk's text nor its lines stay alive while the next is read
+                yield lines
+                del lines
         else:
             for chunk in chunks_for(pretokenizer, chunks):
                 yield [chunk]

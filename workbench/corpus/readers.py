@@ -206,6 +206,9 @@ def _text_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Ite
                 except UnicodeDecodeError:
                     raise find_decode_error(src) from None
                 yield Chunk(text, len(part) if is_utf8 else -1)
+                del text
+            # Not kept while the next block is read (the consumer holds the chunk's text if it needs it).
+            block = buf = part = b""
             progress(pos(), src.size)
             if eof:
                 return

@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import math
 import os
-import socket
 import sqlite3
 import stat
 import threading
 import time
 import urllib.parse
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from workbench.errors import WorkbenchError
 from workbench.store import schema, wal
@@ -39,8 +37,7 @@ SIDE_FILES = ("-wal", "-shm", "-journal")
 BUSY_TIMEOUT_S = 5.0
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(NamedTuple):  # not a dataclass: the run's writer process would import dataclasses (1 MB)
     page_size: int
     page_count: int | None  # None when the header says its in-header size is not valid
     user_version: int
@@ -409,6 +406,8 @@ def owner_alive(pid: int | None, host: str | None, started: float | None = None)
     its parent — will never write again, and a process created after the run ``started`` only
     inherited the dead owner's pid.
     """
+    import socket  # here: the run's writer process opens projects and needs neither
+
     import psutil
 
     if pid is None:

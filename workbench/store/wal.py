@@ -33,12 +33,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import sqlite3
 import struct
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from workbench.store import schema
 
@@ -55,8 +54,7 @@ _WAL_VERSION = 3007000
 _SHM_DMS_BYTE = 128  # SQLite's "dead man switch": every open connection holds a read lock on it
 
 
-@dataclass(frozen=True)
-class Committed:
+class Committed(NamedTuple):  # not a dataclass: see opening.Header
     page_size: int
     pages: dict[int, int]  # page number -> offset of its last committed image in the WAL
 
@@ -234,7 +232,7 @@ def stamp_lineage(conn: sqlite3.Connection) -> None:
     either copy is refused on the other. Done on the first write, not on open, so opening a file
     for writing and leaving it (or refusing it) changes none of its bytes.
     """
-    value = json.dumps({"id": secrets.token_hex(8), "seq": 1})
+    value = json.dumps({"id": os.urandom(8).hex(), "seq": 1})  # secrets.token_hex(8), without its 4 MB of OpenSSL
     conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) "
                  "DO UPDATE SET value = excluded.value", (LINEAGE_KEY, value))
 

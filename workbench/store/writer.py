@@ -48,19 +48,19 @@ import json
 import os
 import sqlite3
 import struct
-import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, BinaryIO, Callable, ContextManager, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, Callable, ContextManager, Mapping, NamedTuple, Sequence
 
-from workbench.core.trainer import StepRecord, TrainLog
 from workbench.errors import WorkbenchError
 
-if TYPE_CHECKING:  # its process (writer_process) needs no model code
+if TYPE_CHECKING:  # its process (writer_process) needs no model code, nor subprocess
+    import subprocess
+
     from workbench.core.model import MergeEvent
+    from workbench.core.trainer import StepRecord, TrainLog
 
 #: One write transaction on the project (``ProjectStore._write``): yields the connection.
 Transaction = Callable[[], ContextManager[sqlite3.Connection]]
@@ -90,9 +90,11 @@ _STEP_ROWS = ("INSERT INTO run_steps (run_id, step, phase, vocab_size, token_cou
               "VALUES (?, ?, ?, ?, ?, ?)")
 
 
-@dataclass
-class Batch:
-    """Merges in column form: what a batch holds on both sides of the pipe."""
+class Batch(NamedTuple):
+    """Merges in column form: what a batch holds on both sides of the pipe.
+
+    A NamedTuple, not a dataclass: the writer process then imports neither dataclasses nor inspect
+    (1 MB of its resident memory; ``bench/bench_bpe_train.py`` counts the whole process tree)."""
 
     ranks: Sequence[int]
     merges: Sequence[int]  # left, right, new of each merge, flattened
@@ -141,7 +143,11 @@ class Batch:
         at += pieces_size
         extras = [tuple(x) for x in json.loads(body[at:at + extras_size])] if extras_size else []
         at += extras_size
-        steps = [StepRecord(*x) for x in json.loads(body[at:at + steps_size])] if steps_size else []
+        steps: list[StepRecord] = []
+        if steps_size:  # Unigram's steps only: a BPE run's writer process never imports the trainer module
+            from workbench.core.trainer import StepRecord
+
+            steps = [StepRecord(*x) for x in json.loads(body[at:at + steps_size])]
         return cls(columns[:n], columns[n:4 * n], columns[4 * n:5 * n], columns[5 * n:6 * n],
                    pieces, extras, values, steps)
 
@@ -424,6 +430,8 @@ def _start_writer_process(path: os.PathLike, run_id: int) -> subprocess.Popen | 
     else:
         root = str(Path(__file__).resolve().parents[2])  # the folder holding this workbench
         command = [sys.executable, "-I", "-c", _ISOLATED_MAIN, root]
+    import subprocess
+
     try:
         proc = subprocess.Popen(
             [*command, os.path.abspath(path), str(run_id)],

@@ -567,7 +567,10 @@ class TrainingPlots(QWidget):
         """Push changed buffers into the curves; returns True when anything was drawn."""
         if not self.isVisible():
             return False  # buffers stay dirty; showEvent draws them when the plots are shown again
-        dirty = [c for c in self.runs.values() if c.dirty]
+        staged = set().union(*self._staged.values()) if self._staged else set()
+        self._staged.clear()  # what redraw_in_turns had still to draw is drawn now, whole
+        self._stage_timer.stop()
+        dirty = [c for c in self.runs.values() if c.dirty or c.run_id in staged]
         if not dirty:
             return False
         for curves in dirty:

@@ -591,11 +591,13 @@ class TrainingPlots(QWidget):
         if not self.isVisible():
             return
         dirty = [c.run_id for c in self.runs.values() if c.dirty]
+        if not dirty:
+            return
         for rid in dirty:
             self.runs[rid].dirty = False
         for name in PLOTS:
             self._staged.setdefault(name, set()).update(dirty)
-        if self._staged and not self._stage_timer.isActive():
+        if not self._stage_timer.isActive():
             self._stage_timer.start()
 
     def drawing(self) -> bool:
@@ -606,7 +608,7 @@ class TrainingPlots(QWidget):
     def _draw_next_plot(self) -> None:
         if not self._staged:
             return
-        name = next(iter(self._staged))
+        name = next(n for n in PLOTS if n in self._staged)  # the vocabulary plot first: the others follow its x
         ids = self._staged.pop(name)
         for rid in ids:
             curves = self.runs.get(rid)

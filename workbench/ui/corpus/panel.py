@@ -394,7 +394,7 @@ class CorpusPanel(QWidget):
 
         self._worker = CorpusScanWorker(gpt2_findall())
         self._worker.files_added.connect(self._on_files_added)
-        self._worker.file_rejected.connect(self._on_file_rejected)
+        self._worker.files_rejected.connect(self._on_files_rejected)
         self._worker.file_progress.connect(self._on_file_progress)
         self._worker.file_scanned.connect(self._on_file_scanned)
         self._worker.file_failed.connect(self._on_file_failed)
@@ -951,7 +951,15 @@ class CorpusPanel(QWidget):
             self._scan_total += src.size
         self._later()
 
-    @Slot(int, str, str, str, bool)
+    @Slot(int, object)
+    def _on_files_rejected(self, job_id: int, items: object) -> None:
+        """A batch of refused files from the scan (``REJECTED_BATCH`` a signal, each in a turn of
+        the event loop of its own: the worker sends the next once this one is taken)."""
+        assert isinstance(items, list)
+        self._worker.listed()
+        for path, message, encoding, bad_record in items:
+            self._on_file_rejected(job_id, path, message, encoding, bad_record)
+
     def _on_file_rejected(self, job_id: int, path: str, message: str, encoding: str = "",
                           bad_record: bool = False) -> None:
         if self._worker.cancelled(job_id):

@@ -359,8 +359,9 @@ class TrainingPlots(QWidget):
                 self._set_titles()  # the vocabulary plot now says what × marks
             return
         if isinstance(rows[0], StepRow):
+            steps: Sequence[StepRow] = rows  # type: ignore[assignment]
             arr = np.array([(r.step, r.vocab_size - curves.removed, r.frequency, r.token_count, 0)
-                            for r in rows], dtype=np.float64)  # type: ignore[union-attr]
+                            for r in steps], dtype=np.float64)
         else:
             arr = _run_steps_array(rows)  # type: ignore[arg-type]
         curves.points.extend(arr)

@@ -503,6 +503,9 @@ class TrainingPlots(QWidget):
         for curves in self.runs.values():  # which runs the second plot takes may have changed
             curves.dirty = True
         value = self.plots["frequency"]
+        for curves in self.runs.values():  # now, not in a later turn: a log-likelihood left on a log
+            if curves.kind != self.value_kind() and "frequency" in curves.items:  # axis reads as NaN
+                curves.items["frequency"].setData([], [])
         log = self.value_kind() != "log_likelihood"
         if value.getAxis("left").logMode != log:
             value.setLogMode(x=False, y=log)

@@ -7,7 +7,8 @@ merges and vocabulary entries, and a real Unigram run extended to ``--pieces`` p
 probability each. Then the real main window (offscreen) opens it while a 5 ms ``PreciseTimer``
 records the longest gap between two ticks — the longest the window stood still — through each
 phase: opening the project, the Merges tab's filter (substring and regex) and sort, the Vocabulary
-tab's filter and sort, the Unigram piece table's filter and sort. Prints one line per phase:
+tab's filter and sort, the Unigram piece table's filter and sort and its corpus count with the
+never-used share. Prints one line per phase:
 wall time, longest stall, and the process's peak resident memory so far.
 """
 
@@ -281,7 +282,10 @@ def main() -> None:
     training = window.training
 
     def train_drawn() -> bool:
-        return bool(training.plots.runs) and not window.is_opening() and not window.corpus.is_scanning()
+        plots = training.plots
+        return (bool(plots.runs) and all(c.points.n > 0 for c in plots.runs.values())
+                and not getattr(plots, "drawing", lambda: False)() and not window.is_opening()
+                and not window.corpus.is_scanning() and not getattr(window.merges, "is_listing", lambda: False)())
 
     phase(probe, "open project (Train tab drawn)", lambda: window.open_project(project, ask_first=False), train_drawn,
           FirstPaint(window))
@@ -334,6 +338,12 @@ def main() -> None:
     print(f"    {pmodel.rowCount():,} rows")
     phase(probe, "pieces: sort by log prob", lambda: pmodel.sort(2, Qt.SortOrder.AscendingOrder),
           lambda: not pmodel.busy)
+    merges.set_filter()
+    spin_until(lambda: not pmodel.busy)
+    # The corpus count of 200,000 pieces (on a worker) and its summary line: the never-used share
+    # (a pass over every piece, ~60 ms) was made on the window's thread at each summary update.
+    phase(probe, "pieces: usage counted and shown", pieces.count_usage,
+          lambda: pieces.usage is not None and "Never used" in pieces.summary.text())
     window.shutdown()
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}", flush=True)
 

@@ -276,3 +276,58 @@ def test_a_frequency_scored_wordpiece_shows_its_frequency_once(panel, demo_proje
     _choose(panel, runs["wordpiece"])
     assert panel.model.rowCount() > 0 and panel.table.isColumnHidden(MergeTableModel.SCORE_COLUMN)
     assert panel.model.has_scores()  # recorded all the same: the detail pane still names the score
+
+
+@pytest.fixture
+def summary_threads(monkeypatch) -> list[int]:
+    """The threads that computed a count's never-used list (``VocabUsage.never_used``), recorded by
+    a cached_property that calls the real computation."""
+    import threading
+    from functools import cached_property
+
+    from workbench.core.metrics import VocabUsage
+
+    threads: list[int] = []
+    real = VocabUsage.never_used.func
+
+    def recording(self):
+        threads.append(threading.get_ident())
+        return real(self)
+    spy = cached_property(recording)
+    spy.__set_name__(VocabUsage, "never_used")
+    monkeypatch.setattr(VocabUsage, "never_used", spy)
+    return threads
+
+
+def test_the_never_used_share_is_counted_off_the_window_thread(panel, demo_project, qtbot, summary_threads):
+    """Counting, and a count taken from the cache that has no share yet: the summary says
+    "Usage: counting…" until a worker has made the share, then the share itself."""
+    import threading
+
+    from workbench.core.metrics import VocabUsage
+    from workbench.tasks.usage import remember_usage
+    from workbench.ui.merges.usage import SUMMARY_PENDING
+
+    path, runs = demo_project
+    panel.set_project(path)
+    _choose(panel, runs["unigram"])
+    pieces = panel.pieces
+    pieces.cancel_usage()
+    with qtbot.waitSignal(pieces.usage_ready, timeout=60_000):
+        pieces.count_usage()
+    usage = pieces.usage
+    assert usage is not None and usage.summarised
+    expected = ([i for i, (f, c) in enumerate(zip(usage.frequencies, usage.counted)) if c and f == 0],
+                sum(usage.counted))
+    shown = f"Never used: {len(expected[0]):,} of {expected[1]:,} pieces"
+    assert shown in pieces.summary.text()
+    # The same count as a cache entry without its share (a count made before shares were kept).
+    bare = VocabUsage(usage.frequencies, usage.counted, usage.total_tokens, usage.word_types)
+    assert not bare.summarised
+    remember_usage(pieces._usage_key(), (bare, []))
+    pieces._usage = None
+    pieces.count_usage()  # from the cache: no job counts; the share is made off the thread
+    assert pieces.usage is bare and pieces.summary.text() == SUMMARY_PENDING
+    qtbot.waitUntil(lambda: shown in pieces.summary.text(), timeout=10_000)
+    assert bare.never_used == expected[0] and bare.eligible == expected[1]
+    assert summary_threads and threading.get_ident() not in summary_threads

@@ -123,3 +123,30 @@ def test_a_folder_of_many_files_is_listed_a_batch_per_turn_of_the_event_loop(qtb
     assert batches == [10, 10, 5]
     assert len(panel.entries()) == 25 and all(e.stats is not None for e in panel.model.entries)
     panel.shutdown()
+
+
+def test_refused_files_come_a_batch_per_turn_of_the_event_loop_and_all_are_listed(qtbot, tmp_path, monkeypatch):
+    """A folder of many files that cannot be read as text: the worker sends the refusals
+    ``REJECTED_BATCH`` at a time, paced as the files added are (a signal per refusal queued 5,000
+    that the window handled in one stretch); every one is listed, named, and the good files read."""
+    from workbench.ui.corpus import scan
+
+    monkeypatch.setattr(scan, "REJECTED_BATCH", 10)
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    for i in range(23):
+        (folder / f"bad{i:02d}.txt").write_bytes(b"caf\xe9 \xff\xfe not utf-8\n")
+    for i in range(3):
+        (folder / f"good{i}.txt").write_text(f"hello world {i}\n", encoding="utf-8")
+    panel = CorpusPanel()
+    qtbot.addWidget(panel)
+    batches: list[int] = []
+    panel._worker.files_rejected.connect(lambda _job, items: batches.append(len(items)))
+    with qtbot.waitSignal(panel.scan_finished, timeout=30000):
+        panel.add_paths([str(folder)], prompt=False)
+    assert batches == [10, 10, 3]
+    assert panel.rejected_list.count() == 23
+    listed = "\n".join(panel.rejected_list.item(i).text() for i in range(panel.rejected_list.count()))
+    assert all(f"bad{i:02d}.txt" in listed for i in range(23))
+    assert sorted(e.source.path.name for e in panel.entries()) == ["good0.txt", "good1.txt", "good2.txt"]
+    panel.shutdown()

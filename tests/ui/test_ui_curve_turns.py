@@ -69,3 +69,95 @@ def test_the_window_keeps_its_width_while_a_projects_files_are_read(make_window,
     qtbot.wait(50)
     assert window.minimumSizeHint().width() <= 1000
     assert window.width() == 1200
+
+
+def _extras_rows() -> list[StepRow]:
+    """A parity-aware PickyBPE-like run: per-language characters per token, and two removals."""
+    rows = []
+    for k in range(1, 41):
+        extra: dict = {"parity_cpt": {"en": 2.0 + k / 100, "zh": 1.0 + k / 200}}
+        if k in (10, 30):
+            extra.update(removed=[100 + k], in_use=256 + k - (1 if k == 10 else 2))
+        rows.append(StepRow(step=k, vocab_size=256 + k, token_count=10_000 - k, frequency=500 - k, extra=extra))
+    return rows
+
+
+def test_a_stored_curve_built_off_the_window_is_what_append_buffers(qtbot) -> None:
+    """stored_curve (run on a worker) gives the buffers append gives, extras included: a parity-aware
+    run's languages and a PickyBPE run's vocabulary in use and removal marks."""
+    from workbench.store import RunStepRow
+    from workbench.ui.train.plots import stored_curve
+
+    rows = _extras_rows()
+    unigram = [RunStepRow(step=k, phase="em" if k % 3 else "prune", vocab_size=900 - k, token_count=5_000 + k,
+                          value=None if k % 3 == 0 else -1000.0 + k) for k in range(1, 20)]
+    for case in (rows, unigram, [StepRow(k, 256 + k, 1000 - k, 50 - k) for k in range(1, 30)]):
+        by_append, by_worker = TrainingPlots(), TrainingPlots()
+        qtbot.addWidget(by_append)
+        qtbot.addWidget(by_worker)
+        for plots in (by_append, by_worker):
+            plots.show_runs([(1, "run (run 1)")])
+        by_append.append(1, case)
+        by_worker.add_stored(1, stored_curve(case))
+        a, w = by_append.runs[1], by_worker.runs[1]
+        np.testing.assert_array_equal(a.points.view, w.points.view)
+        assert a.removed == w.removed and a.languages == w.languages
+        if a.parity is None:
+            assert w.parity is None
+        else:
+            assert w.parity is not None
+            np.testing.assert_array_equal(a.parity.view, w.parity.view)
+            assert list(w.parity_items) == ["en", "zh"]
+    assert by_append.runs[1].removed == 0  # the last case: plain BPE, nothing removed
+    picky = stored_curve(rows)
+    assert picky.removed == 2 and picky.languages == ("en", "zh")
+    assert int((picky.points[:, 4] == 4).sum()) == 2  # two removal marks
+
+
+def test_selecting_a_stored_run_reads_and_builds_its_points_off_the_window_thread(
+        make_window, qtbot, project, small_corpus, monkeypatch) -> None:
+    """However short the run: its steps are read on a worker's connection and built into points
+    there; the window's own connection reads no step, and the curves are the stored steps."""
+    import threading
+
+    from ui_helpers import train_cli, wait_for_curves
+
+    from workbench.store import ProjectStore
+    from workbench.store.browse import store_connection
+    from workbench.ui.train import panel as train_panel
+
+    train_cli(small_corpus, project, "--merges", "25", "--name", "short")
+    train_cli(small_corpus, project, "--merges", "15", "--name", "shorter", "--units", "chars")
+    window = make_window(project)
+    window.show_panel("train")
+    training = window.training
+    history, plots = training.history, training.plots
+    ids = history.run_ids()
+    wait_for_curves(qtbot, plots, [rid for rid in ids if rid in plots.runs])
+    built_on: list[int] = []
+    real = train_panel.stored_curve
+
+    def spy(rows):
+        built_on.append(threading.get_ident())
+        return real(rows)
+    monkeypatch.setattr(train_panel, "stored_curve", spy)
+    statements: list[str] = []
+    conn = store_connection(training.session.store)
+    conn.set_trace_callback(statements.append)
+    try:
+        history.select(ids)
+        # In the selection's turn: the runs are listed, no point is read or drawn yet.
+        assert sorted(plots.runs) == sorted(ids)
+        new = [rid for rid in ids if not len(plots.curve_data(rid, "vocab")[0])]
+        assert new
+        wait_for_curves(qtbot, plots, ids)
+    finally:
+        conn.set_trace_callback(None)
+    assert len(built_on) == len(new) and threading.get_ident() not in built_on
+    assert not [s for s in statements if "FROM merges" in s or "FROM run_steps" in s], statements
+    with ProjectStore.open(project, readonly=True) as store:
+        for rid in ids:
+            steps = store.steps(rid)
+            x, y = plots.curve_data(rid, "tokens")
+            np.testing.assert_array_equal(x, [s.step for s in steps])
+            np.testing.assert_array_equal(y, [s.token_count for s in steps])

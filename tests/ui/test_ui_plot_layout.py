@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QRectF
-from ui_helpers import train_cli
+from ui_helpers import train_cli, wait_for_curves
 
 from workbench.corpus.demo import demo_corpus_files
 
@@ -68,7 +68,7 @@ def test_five_overlaid_runs_keep_every_plot_readable_in_both_themes(make_window,
     ids = panel.history.run_ids()
     assert len(ids) == 5
     panel.history.select(ids)
-    qtbot.waitUntil(lambda: len(plots.runs) == 5 and plots.point_count() > 0, timeout=10000)
+    wait_for_curves(qtbot, plots, ids)  # each run's points read on a worker, then drawn a plot per turn
     qtbot.waitUntil(lambda: plots.legend.columnCount >= 2, timeout=5000)
     assert "others left out" in plots.titles()["frequency"]
     assert "share no axis" in plots.title_tips()["frequency"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QFileDialog
-from ui_helpers import train_cli
+from ui_helpers import train_cli, wait_for_curves
 
 from workbench.ui.main_window import SAVED_MESSAGE
 from workbench.ui.settings import documents_folder, inside_installation
@@ -220,6 +220,7 @@ def test_the_overlay_legend_covers_no_curve(make_window, qtbot, project, small_c
     plots = window.training.plots
     window.training.history.select(window.training.history.run_ids())
     qtbot.waitUntil(lambda: len(plots.runs) == 3 and plots.legend.isVisible(), timeout=10000)
+    wait_for_curves(qtbot, plots, list(plots.runs))  # each run's points from a worker, drawn a plot per turn
     plots.redraw()
     qtbot.wait(50)  # one paint, so the legend has its laid-out size
     box = plots.legend.sceneBoundingRect()

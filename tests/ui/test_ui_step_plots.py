@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from ui_helpers import train_cli
+from ui_helpers import train_cli, wait_for_curves
 
 from workbench.corpus.demo import demo_corpus_files
 from workbench.store import ProjectStore
@@ -80,6 +80,7 @@ def test_a_unigram_run_is_plotted_live_and_after_reopening(make_window, qtbot, p
     window.shutdown()
     again = make_window(project)
     assert again.training.history.run_ids() == [run_id]
+    wait_for_curves(qtbot, again.training.plots, [run_id])  # read and built on a worker, drawn a plot a turn
     _assert_unigram_curves(again.training.plots, run_id, rows)
 
 
@@ -104,7 +105,7 @@ def three_models(tmp_path, demo_pair):
     return project, runs, stored
 
 
-def test_a_fresh_window_plots_every_finished_run_of_the_three_models(make_window, three_models, demo_pair):
+def test_a_fresh_window_plots_every_finished_run_of_the_three_models(make_window, qtbot, three_models, demo_pair):
     project, runs, stored = three_models
     window = make_window(project)
     panel = window.training
@@ -116,27 +117,32 @@ def test_a_fresh_window_plots_every_finished_run_of_the_three_models(make_window
         assert rows, model
         panel.history.select([rid])
         assert list(plots.runs) == [rid]
+        wait_for_curves(qtbot, plots, [rid])
         for name in ("vocab", "frequency", "tokens", "compression"):
             x, y = plots.curve_data(rid, name)
             assert len(x) > 0 and np.isfinite(y).all(), (model, name)
         np.testing.assert_allclose(plots.curve_data(rid, "compression")[1],
                                    [chars / r.token_count for r in rows])
     panel.history.select([runs["bpe"]])
+    wait_for_curves(qtbot, plots, [runs["bpe"]])
     assert plots.titles()["frequency"] == "Frequency of the merged pair (log)"
     np.testing.assert_array_equal(plots.curve_data(runs["bpe"], "frequency")[1],
                                   [r.frequency for r in stored["bpe"]])
     assert plots.plots["vocab"].getAxis("bottom").labelText == "merge step"
     panel.history.select([runs["wordpiece"]])
+    wait_for_curves(qtbot, plots, [runs["wordpiece"]])
     assert plots.titles()["frequency"] == "WordPiece score of the merged pair (log)"
     scores = [r.value for r in stored["wordpiece"]]
     assert all(0 < s <= 1 for s in scores)
     np.testing.assert_allclose(plots.curve_data(runs["wordpiece"], "frequency")[1], scores)
     assert "score" in plots.hover_at(1)
     panel.history.select([runs["unigram"]])
+    wait_for_curves(qtbot, plots, [runs["unigram"]])
     _assert_unigram_curves(plots, runs["unigram"], stored["unigram"])
     assert plots.plots["vocab"].getAxis("bottom").labelText == "EM round / pruning step"
     # Overlaid, the value plot keeps the first run's kind and says the others are left out.
     panel.history.select([runs["bpe"], runs["unigram"]])
+    wait_for_curves(qtbot, plots, [runs["bpe"], runs["unigram"]])
     assert "left out" in plots.titles()["frequency"]
     assert len(plots.curve_data(runs["unigram"], "frequency")[0]) == 0
     assert len(plots.curve_data(runs["bpe"], "frequency")[0]) == len(stored["bpe"])

@@ -52,7 +52,10 @@ def test_a_run_trains_to_completion_and_the_plots_hold_the_stored_steps(make_win
     assert again.training.history.run_ids() == [run_id]
     assert again.training.history.item_for(run_id).text(0) == info.name
     assert sorted(e.source.path.name for e in again.corpus.entries()) == sorted(p.name for p in small_corpus)
-    np.testing.assert_array_equal(again.training.plots.curve_data(run_id, "vocab")[0], [s.step for s in steps])
+    # A stored run's points are read and built on a worker, then drawn a plot per turn.
+    plots = again.training.plots
+    qtbot.waitUntil(lambda: plots.point_count() > 0 and not plots.drawing(), timeout=10000)
+    np.testing.assert_array_equal(plots.curve_data(run_id, "vocab")[0], [s.step for s in steps])
 
 
 def child_pids(pid: int) -> list[int]:
@@ -137,7 +140,7 @@ def test_custom_pattern_has_a_live_preview_and_an_inline_error(make_window, qtbo
 
 
 def test_overlaying_two_runs_shows_both_curves(make_window, qtbot, project, small_corpus):
-    from ui_helpers import train_cli
+    from ui_helpers import train_cli, wait_for_curves
 
     train_cli(small_corpus, project, "--merges", "20", "--name", "twenty")
     train_cli(small_corpus, project, "--merges", "30", "--name", "thirty", "--units", "chars")
@@ -148,6 +151,7 @@ def test_overlaying_two_runs_shows_both_curves(make_window, qtbot, project, smal
     history.select(ids)
     plots = window.training.plots
     assert sorted(plots.runs) == sorted(ids)
+    wait_for_curves(qtbot, plots, ids)
     lengths = sorted(len(plots.curve_data(rid, "vocab")[0]) for rid in ids)
     assert lengths == [20, 30]
     assert plots.legend.isVisible()

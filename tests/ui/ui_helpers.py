@@ -51,3 +51,12 @@ def open_and_wait(window, qtbot, project: Path, timeout: int = 30000) -> bool:
         return False
     qtbot.waitUntil(lambda: not window.is_opening(), timeout=timeout)
     return window.session.path == Path(project).expanduser().absolute()
+
+
+def wait_for_curves(qtbot, plots, run_ids, timeout: int = 10000) -> None:
+    """Until every run in ``run_ids`` has its stored points and all four plots are drawn: a stored
+    run's points are read and built on a worker, then drawn a plot per turn of the event loop."""
+    def drawn() -> bool:
+        return (all(rid in plots.runs and plots.runs[rid].points.n > 0 for rid in run_ids)
+                and not plots.drawing())
+    qtbot.waitUntil(drawn, timeout=timeout)

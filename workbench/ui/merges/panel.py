@@ -107,6 +107,7 @@ NO_RUNS = ("No training runs yet",
 
 TAB_MERGES, TAB_VOCAB, TAB_COMPARE = 0, 1, 2
 CHECK_KEY = "check-source"  # the job checking a long run's stored values before it is shown
+LIST_KEY = "list-sources"  # the job listing a project's runs and checking the newest (the window's open)
 #: That check reads every row (10M merges: seconds, more on a busy machine); off the GUI thread it
 #: may take longer than a filter before it gives up. Choosing another run stops it at once.
 CHECK_LIMIT_S = 120.0
@@ -129,6 +130,8 @@ class MergePanel(QWidget):
         self._conn: sqlite3.Connection | None = None
         self._sources: list[SourceInfo] = []
         self._listed: list[SourceInfo] | None = None  # read by open_project, shown by show_listed
+        self._checked: tuple | None = None  # (source, problem, scores, prepared) of the source shown first
+        self._show_when_listed = False  # show_listed came while the runs were still being listed
         self._source: Source | None = None
         self._merge_source: MergeSource | None = None
         self._follow_latest = True
@@ -288,16 +291,21 @@ class MergePanel(QWidget):
 
     # ---- project ------------------------------------------------------------------------------------
     def set_project(self, path: Path | None) -> None:
-        """Open ``path`` read-only (None: close); the chooser lists its runs and references."""
-        if self.open_project(path):
+        """Open ``path`` read-only (None: close); the chooser lists its runs and references now
+        (the window opens a project with :meth:`open_project` and :meth:`show_listed` instead)."""
+        if self.open_project(path, off_thread=False):
             self.show_listed()
 
-    def open_project(self, path: Path | None) -> bool:
-        """The first half of :meth:`set_project`: open ``path`` and read its runs and references,
-        showing nothing of them yet (:meth:`show_listed` does) — so that a window taking a project
-        over does each half in a turn of its own. False when there is nothing to show."""
+    def open_project(self, path: Path | None, *, off_thread: bool = True) -> bool:
+        """The first half of :meth:`set_project`: open ``path``; its runs and references are listed,
+        and the newest run's stored values checked and its sources set up, by a worker on a
+        connection of its own (``off_thread``; else here, now) — nothing is shown until
+        :meth:`show_listed`, which a window taking a project over calls in a later turn (and which
+        waits for the worker). False when there is nothing to show."""
         self._close_store()
         self._listed = None
+        self._checked = None
+        self._show_when_listed = False
         if path is None:
             self._show_empty(*NO_PROJECT)
             return False
@@ -309,16 +317,68 @@ class MergePanel(QWidget):
         self.store, self.path = store, Path(path)
         self._conn = store_connection(store)
         self._follow_latest = True
-        self._listed = self._list_sources()
+        if off_thread:
+            self._list_off_thread(Path(path))
+        else:
+            self._listed = self._list_sources()
         return True
 
+    def _list_off_thread(self, path: Path) -> None:
+        """List the runs and references of ``path`` and check the one shown first (the newest run),
+        on a worker: a project of many runs, or a newest run of 100,000 merges whose every row the
+        check reads, held the window's thread for as long."""
+        def job(should_stop, _progress) -> tuple[list[SourceInfo], tuple | None]:
+            try:
+                with open_read(path, should_stop=should_stop, limit_s=CHECK_LIMIT_S) as store:
+                    conn = store_connection(store)
+                    sources = list_sources(conn)
+                    first = self._latest_run(sources) or (sources[0].source if sources else None)
+                    if first is None:
+                        return sources, None
+                    problem = str(store.source_problem(first) or "")
+                    if problem:
+                        return sources, (first, problem, UNREAD, None)
+                    scores = source_scores(store.connection, first)
+                    return sources, (first, "", scores, prepare_source(conn, first, scores))
+            except sqlite3.Error as exc:  # stopped, or the file went away: one line
+                raise sql_error(exc) from None
+
+        def done(result: tuple[list[SourceInfo], tuple | None]) -> None:
+            if self.path != path or self._conn is None:
+                return
+            self._listed, self._checked = result
+            if self._show_when_listed:
+                self.show_listed()
+
+        def failed(message: str) -> None:
+            log.warning("listing the runs of %s failed: %s", path, message)
+            if self.path == path:
+                self._listed, self._checked = None, None
+                if self._show_when_listed:
+                    self._show_when_listed = False
+                    self._show_empty("Cannot list the runs of the project", message)
+
+        self.count_label.setText("listing the runs…")
+        self.jobs.submit(job, done, failed, key=LIST_KEY, hooks=True)
+
+    def is_listing(self) -> bool:
+        """The runs of the project just opened are still being listed (off the GUI thread)."""
+        return self.jobs.is_running(LIST_KEY)
+
     def show_listed(self) -> None:
-        """The second half of :meth:`set_project`: the chooser, and the newest run shown."""
+        """The second half of :meth:`set_project`: the chooser, and the newest run shown — once the
+        worker of :meth:`open_project` has listed them (until then, when it delivers)."""
         if self._conn is None:
             return
+        if self.jobs.is_running(LIST_KEY):
+            self._show_when_listed = True
+            return
+        self._show_when_listed = False
+        self.count_label.setText("")
         self.diff.set_project(self.path, [])
         self._sync_sources(force=True, listed=self._listed)
         self._listed = None
+        self._checked = None
 
     def _list_sources(self) -> list[SourceInfo] | None:
         if self._conn is None:
@@ -330,6 +390,7 @@ class MergePanel(QWidget):
             return None
 
     def _close_store(self) -> None:
+        self.jobs.cancel(LIST_KEY)
         self.audit.set_source(None, None)
         self.vocab.set_source(None, None, None)
         self.pieces.set_source(None, None, None)
@@ -420,14 +481,41 @@ class MergePanel(QWidget):
         # named in the chooser but not shown: the line says which column, the others stay usable.
         # The check reads every row: a long run's is made off the GUI thread (seconds for 10M merges).
         if source is not None and self.store is not None and self._conn is not None and self.path is not None:
+            checked, self._checked = self._checked, None
+            if checked is not None and checked[0] == source:  # checked by the worker that listed the runs
+                self._show_source(*checked)
+                return
             # a long merge list, or a Unigram run's long piece table (no merges, 200,000 pieces)
-            if source_key_end(self._conn, source) >= self.model.ASYNC_KEYS:
+            end = source_key_end(self._conn, source)
+            if end >= self.model.ASYNC_KEYS:
                 self._check_off_thread(source, self.path)
                 return
-            problem = self.store.source_problem(source)
-            self._show_source(source, str(problem or ""))
+            problem = self._problem_here(source) if end >= self.model.SHORT_KEYS else \
+                str(self.store.source_problem(source) or "")
+            if problem is None:  # not checked within a frame: a worker checks it
+                self._check_off_thread(source, self.path)
+                return
+            self._show_source(source, problem)
             return
         self._show_source(source, "")
+
+    def _problem_here(self, source: Source) -> str | None:
+        """The stored-value check of ``source`` on the window's connection, for at most
+        ``HERE_LIMIT_S`` of this thread's CPU (the check reads every row: a run of 100,000 merges
+        took a few hundred ms); None once that is spent — whatever the check said, as a statement
+        it stopped may have read as damage."""
+        assert self.store is not None and self._conn is not None
+        within = getattr(self._conn, "within", None)
+        if within is None:
+            return str(self.store.source_problem(source) or "")
+        with within(self.model.HERE_LIMIT_S) as ran_out:
+            try:
+                problem = str(self.store.source_problem(source) or "")
+            except (WorkbenchError, sqlite3.OperationalError):
+                if ran_out():
+                    return None
+                raise
+        return None if ran_out() else problem
 
     def _check_off_thread(self, source: Source, path: Path) -> None:
         """Show nothing of ``source`` until its stored values are checked on a connection of its own."""
@@ -580,8 +668,8 @@ class MergePanel(QWidget):
     # ---- live updates ---------------------------------------------------------------------------------
     def refresh(self) -> None:
         """Pick up new runs and new merges (called every ~500 ms while a run trains)."""
-        if self._conn is None:
-            return
+        if self._conn is None or self.is_listing() or self._show_when_listed:
+            return  # the runs are being listed off the GUI thread: shown when they arrive
         self._sync_sources()
         if self._merge_source is None:
             return

@@ -42,7 +42,7 @@ from workbench.tasks.usage import usage_cache_key
 from workbench.ui.merges.detail import DetailPane, _short
 from workbench.ui.merges.merge_model import browser_piece, mono_font
 from workbench.ui.merges.piece_model import NEVER_USED_TIP, PieceTableModel, format_probability
-from workbench.ui.merges.usage import USAGE_KEY, UsageView
+from workbench.ui.merges.usage import SUMMARY_PENDING, USAGE_KEY, UsageView
 from workbench.ui.merges.widgets import (
     PlaceholderTableView,
     beside_detail,
@@ -260,6 +260,8 @@ class PieceView(UsageView):
                 text = "Never-used pieces are counted once the run has finished."
             else:
                 text = "Never-used pieces not counted yet."
+        elif not self._summary_ready():
+            text = SUMMARY_PENDING
         else:
             text = (f"<b>Never used: {len(u.never_used):,} of {u.eligible:,} pieces "
                     f"({100 * u.never_used_share:.2f} %)</b> in the encoded training corpus")

@@ -35,10 +35,19 @@ from workbench.ui.merges.widgets import ErrorLabel, PlaceholderTableView, show_j
 log = logging.getLogger(__name__)
 
 USAGE_KEY = "usage"  # the count's key on the view's runner (the table's own jobs have another)
+SUMMARY_KEY = "usage-summary"  # the never-used share of a count that has none yet
+#: The summary line while the never-used share of a count is being made off the GUI thread.
+SUMMARY_PENDING = "Usage: counting…"
+
+
 def usage_job(path: Path, source: Source):
-    """The function the worker runs: :func:`workbench.tasks.usage.count_usage` (its own connection)."""
+    """The function the worker runs: :func:`workbench.tasks.usage.count_usage` (its own connection),
+    with the never-used share made there too (``VocabUsage.summarise``: ~60 ms for 200,000 pieces)."""
     def job(should_stop, progress):
-        return count_usage(path, source, should_stop=should_stop, progress=progress)
+        result = count_usage(path, source, should_stop=should_stop, progress=progress)
+        if result is not None:
+            result[0].summarise()
+        return result
     return job
 
 
@@ -216,6 +225,19 @@ class UsageView(QWidget):
         if self._source is not None:
             self._source.set_usage(usage.frequencies, usage.counted)
         self.never_only.setEnabled(True)
+
+    def _summary_ready(self) -> bool:
+        """Whether the count's never-used share can be shown without computing it here; if not, a
+        worker makes it (the summary says :data:`SUMMARY_PENDING` meanwhile) and shows it when done."""
+        usage = self._usage
+        if usage is None or usage.summarised:
+            return True
+        if not self.job.is_running(SUMMARY_KEY):
+            def done(_summarised: VocabUsage) -> None:
+                if self._usage is usage:
+                    self._update_summary()
+            self.job.submit(usage.summarise, done, self._on_failed, key=SUMMARY_KEY)
+        return False
 
     @property
     def usage(self) -> VocabUsage | None:

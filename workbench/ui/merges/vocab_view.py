@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from workbench.formats.tables import write_vocab_csv
 from workbench.store.browse import Source, TextFilter, VocabQuery, VocabSource, register_audit
 from workbench.tasks.usage import usage_cache_key
-from workbench.ui.merges.usage import USAGE_KEY, UsageView
+from workbench.ui.merges.usage import SUMMARY_PENDING, USAGE_KEY, UsageView
 from workbench.ui.merges.vocab_model import VocabTableModel
 from workbench.ui.merges.widgets import (
     FilterEdit,
@@ -154,6 +154,9 @@ class VocabView(UsageView):
                                      "(press “Count in corpus” to count the merges so far).")
             else:
                 self.summary.setText("Corpus frequencies not counted yet.")
+            return
+        if not self._summary_ready():
+            self.summary.setText(SUMMARY_PENDING)
             return
         never = len(u.never_used)
         text = (f"<b>Never used: {never:,} of {u.eligible:,} entries ({100 * u.never_used_share:.2f} %)</b>"

@@ -22,7 +22,6 @@ import time
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -65,7 +64,7 @@ from workbench.ui.jobs import JobRunner, SplitPreviewer
 from workbench.ui.project_session import ProjectSession, open_read
 from workbench.ui.settings import AppSettings
 from workbench.ui.train.extend_form import ExtendBox, ExtensionReport
-from workbench.ui.train.plots import TrainingPlots, steps_array
+from workbench.ui.train.plots import StoredCurve, TrainingPlots, stored_curve
 from workbench.ui.train.preflight_panel import PreflightPanel
 from workbench.ui.train.process import (
     TrainingProcess,
@@ -142,6 +141,7 @@ class TrainingPanel(QWidget):
     steps_arrived = Signal(int)          # run id: new merges are in the store (rate-limited)
     training_changed = Signal(bool)      # a child process is running
     message = Signal(str)                # a status-bar line
+    curve_read = Signal(int)             # run id: a stored run's points arrived from the worker (tests wait on it)
 
     def __init__(self, session: ProjectSession, corpus_panel=None, settings: AppSettings | None = None,
                  parent: QWidget | None = None):
@@ -1230,25 +1230,36 @@ class TrainingPanel(QWidget):
         self._next_redraw = now + 3.0 * (time.perf_counter() - t0)
 
     def _read_stored_curve(self, run_id: int) -> None:
-        """A long stored run's strided steps, read on a connection of their own off the GUI thread
-        (20,000 of 10M merges: about a second); drawn when they arrive, if the run is still shown."""
-        path, every = self.session.path, self._plot_every.get(run_id, 1)
+        """A stored run's steps (a long run's strided: 20,000 of 10M merges, about a second), read on
+        a connection of their own and built into points off the GUI thread; drawn a plot per turn
+        when they arrive, if the run is still shown and has no points yet. Every stored run comes
+        this way, however short: 10,000 rows are ~10–20 ms of Python, a frame on their own."""
+        path = self.session.path
         if path is None:
             return
+        every, start = self._plot_every.get(run_id, 1), self._plot_start.get(run_id, 0)
+        kind = self._kinds.get(run_id, "frequency")
 
-        def job(should_stop, _progress) -> tuple[list, np.ndarray | None]:
+        def job(should_stop, _progress) -> tuple[bool, StoredCurve]:
             with open_read(path, should_stop=should_stop) as store:
-                rows = store.steps(run_id, 0, every=every)
-            return rows, steps_array(rows)  # the points built here, not on the window's thread
+                rows: list = (store.steps(run_id, start, every=every) if kind == "frequency"
+                              else store.run_steps(run_id, start))
+                # A WordPiece run stored before schema 2 kept no scores: plot its frequencies.
+                unscored = not rows and kind == "score"
+                if unscored:
+                    rows = store.steps(run_id, 0)
+            return unscored, stored_curve(rows)  # the points built here, not on the window's thread
 
-        def done(read: tuple[list, np.ndarray | None]) -> None:
-            rows, points = read
-            if self.session.path == path and self.plots.has_run(run_id) and self.plots.last_step(run_id) == 0:
-                if points is not None:
-                    self.plots.append_array(run_id, points)
-                else:
-                    self.plots.append(run_id, rows)
-                self.plots.redraw_in_turns()  # a plot a turn (four plots and their axes were ~40–100 ms)
+        def done(read: tuple[bool, StoredCurve]) -> None:
+            unscored, curve = read
+            if self.session.path != path or not self.plots.has_run(run_id) or self.plots.last_step(run_id) != 0:
+                return
+            if unscored:
+                self._kinds[run_id] = "frequency"
+                self.plots.set_kind(run_id, "frequency")
+            self.plots.add_stored(run_id, curve)
+            self.plots.redraw_in_turns()  # a plot a turn (four plots and their axes were ~40–100 ms)
+            self.curve_read.emit(run_id)
 
         self.curves.submit(job, done, lambda message: self.message.emit(f"Could not read the project file: {message}"),
                            key=("curve", run_id), hooks=True)
@@ -1321,11 +1332,9 @@ class TrainingPanel(QWidget):
             self.plots.set_chars(rid, self._chars_for(runs[rid]))
             self.plots.set_transition(rid, transition_step(runs[rid].settings))  # SuperBPE's t
         for rid in new:
-            if rid != self.live_run and self._plot_every.get(rid, 1) > 1 and self._kinds.get(rid) == "frequency":
-                self._read_stored_curve(rid)
-            elif rid != self.live_run:
-                self._poll_run(rid)
-        self.plots.redraw()
+            if rid != self.live_run:  # (the live run's steps come with the polling timer)
+                self._read_stored_curve(rid)  # stored: read and built on a worker, drawn a plot a turn
+        self.plots.redraw_in_turns()  # the runs still shown, restyled: a plot a turn too
         self.plot_stack.setCurrentIndex(1 if ids else 0)
         self._update_controls()
 

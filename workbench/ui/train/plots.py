@@ -127,11 +127,75 @@ MergeLookup = Callable[[int, int], str | None]
 def steps_array(rows: Sequence[StepRow]) -> np.ndarray | None:
     """Merges rows as :meth:`TrainingPlots.append` buffers them, built where they were read (a
     worker: 20,000 rows are ~15–30 ms of Python); None when a row has extras (a parity-aware or
-    PickyBPE run), which ``append`` reads itself. Touches no Qt object."""
+    PickyBPE run): :func:`stored_curve` builds those. Touches no Qt object."""
     if any(r.extra for r in rows):
         return None
     return np.array([(r.step, r.vocab_size, r.frequency, r.token_count, 0) for r in rows],
                     dtype=np.float64).reshape(-1, 5)
+
+
+@dataclass(frozen=True)
+class StoredCurve:
+    """A stored run's points as :class:`TrainingPlots` buffers them, built by :func:`stored_curve`
+    on the worker that read the rows: the window's thread only hands the arrays to the curves.
+
+    ``removed`` is a PickyBPE run's ids made minus the vocabulary in use after its last row;
+    ``languages`` and ``parity`` a parity-aware run's languages and their characters per token
+    (columns: step, then one per language), None for other runs.
+    """
+
+    points: np.ndarray
+    removed: int = 0
+    languages: tuple[str, ...] = ()
+    parity: np.ndarray | None = None
+
+
+def _step_rows_array(rows: Sequence[StepRow], removed: int) -> tuple[np.ndarray, int]:
+    """Merges rows with extras as buffered, and the removed count after them (PickyBPE: the
+    vocabulary in use is ids made minus the removed ones, as the last removal said)."""
+    out = []
+    for r in rows:
+        gone = r.extra.get("removed") if r.extra else None
+        if gone and isinstance(r.extra.get("in_use"), int):
+            removed = r.vocab_size - r.extra["in_use"]
+        out.append((r.step, r.vocab_size - removed, r.frequency, r.token_count,
+                    PHASES["remove"] if gone else 0))
+    return np.array(out, dtype=np.float64).reshape(-1, 5), removed
+
+
+def _parity_array(rows: Sequence[StepRow], languages: Sequence[str] | None) -> tuple[list[str], np.ndarray | None]:
+    """The ``parity_cpt`` of a parity-aware run's merges rows: (languages — those given, else the
+    first row's, in its order — and an array of step then one column per language), or None."""
+    found = [(r.step, r.extra["parity_cpt"]) for r in rows
+             if r.extra and isinstance(r.extra.get("parity_cpt"), dict)]
+    if not found:
+        return list(languages or ()), None
+    langs = list(languages) if languages else [str(lang) for lang in found[0][1]]
+    arr = np.array([(step, *(_number(cpt.get(lang)) for lang in langs)) for step, cpt in found],
+                   dtype=np.float64).reshape(-1, 1 + len(langs))
+    return langs, arr
+
+
+def _run_steps_array(rows: Sequence[RunStepRow]) -> np.ndarray:
+    return np.array([(r.step, r.vocab_size, np.nan if r.value is None else r.value, r.token_count,
+                      PHASES.get(r.phase, 0)) for r in rows], dtype=np.float64).reshape(-1, 5)
+
+
+def stored_curve(rows: Sequence[StepRow] | Sequence[RunStepRow]) -> StoredCurve:
+    """A stored run's rows, read from its start, as :meth:`TrainingPlots.add_stored` takes them —
+    merges rows (``StepRow``, with a parity-aware or PickyBPE run's extras) or ``run_steps`` rows
+    (``RunStepRow``). Built where the rows were read (a worker): touches no Qt object."""
+    if not rows:
+        return StoredCurve(np.zeros((0, 5), dtype=np.float64))
+    if not isinstance(rows[0], StepRow):
+        return StoredCurve(_run_steps_array(rows))  # type: ignore[arg-type]
+    steps: Sequence[StepRow] = rows  # type: ignore[assignment]
+    plain = steps_array(steps)
+    if plain is not None:
+        return StoredCurve(plain)
+    languages, parity = _parity_array(steps, None)
+    points, removed = _step_rows_array(steps, 0)
+    return StoredCurve(points, removed, tuple(languages), parity)
 
 
 class TrainingPlots(QWidget):
@@ -285,36 +349,54 @@ class TrainingPlots(QWidget):
         curves = self.runs.get(run_id)
         if curves is None or not rows:
             return
-        nan = np.nan
         if isinstance(rows[0], StepRow) and any(r.extra for r in rows):  # type: ignore[union-attr]
             self._append_parity(curves, rows)  # type: ignore[arg-type]
             before = curves.removed
-            arr = np.array([self._removal_row(curves, r) for r in rows], dtype=np.float64)  # type: ignore[arg-type]
+            arr, curves.removed = _step_rows_array(rows, curves.removed)  # type: ignore[arg-type]
             curves.points.extend(arr)
             curves.dirty = True
             if not before and curves.removed and hasattr(self, "_fg"):
                 self._set_titles()  # the vocabulary plot now says what × marks
             return
-        arr = np.array([(r.step, r.vocab_size - curves.removed, r.frequency, r.token_count, 0)
-                        if isinstance(r, StepRow) else
-                        (r.step, r.vocab_size, nan if r.value is None else r.value, r.token_count,
-                         PHASES.get(r.phase, 0)) for r in rows], dtype=np.float64)
+        if isinstance(rows[0], StepRow):
+            steps: Sequence[StepRow] = rows  # type: ignore[assignment]
+            arr = np.array([(r.step, r.vocab_size - curves.removed, r.frequency, r.token_count, 0)
+                            for r in steps], dtype=np.float64)
+        else:
+            arr = _run_steps_array(rows)  # type: ignore[arg-type]
         curves.points.extend(arr)
         curves.dirty = True
+
+    def add_stored(self, run_id: int, curve: StoredCurve) -> None:
+        """A stored run's points, read from its start and built off the GUI thread
+        (:func:`stored_curve`): into the run's buffers, drawn by the next redraw."""
+        curves = self.runs.get(run_id)
+        if curves is None or not len(curve.points):
+            return
+        if curve.parity is not None and curve.languages:
+            if curves.parity is None:
+                curves.languages = list(curve.languages)
+                curves.parity = _Growing(1 + len(curves.languages))
+                self._make_parity_items(curves)
+            if curves.parity.data.shape[1] == curve.parity.shape[1]:
+                curves.parity.extend(curve.parity)
+        before = curves.removed
+        curves.removed = curve.removed
+        curves.points.extend(curve.points)
+        curves.dirty = True
+        if not before and curves.removed and hasattr(self, "_fg"):
+            self._set_titles()  # the vocabulary plot now says what × marks
 
     def _append_parity(self, curves: RunCurves, rows: Sequence[StepRow]) -> None:
         """Buffer the ``parity_cpt`` of a parity-aware BPE run's merges rows (one column per language,
         in the order the first row names them)."""
-        found = [(r.step, r.extra["parity_cpt"]) for r in rows
-                 if r.extra and isinstance(r.extra.get("parity_cpt"), dict)]
-        if not found:
+        languages, arr = _parity_array(rows, curves.languages if curves.parity is not None else None)
+        if arr is None:
             return
         if curves.parity is None:
-            curves.languages = [str(lang) for lang in found[0][1]]
+            curves.languages = languages
             curves.parity = _Growing(1 + len(curves.languages))
             self._make_parity_items(curves)
-        arr = np.array([(step, *(_number(cpt.get(lang)) for lang in curves.languages)) for step, cpt in found],
-                       dtype=np.float64)
         curves.parity.extend(arr)
 
     def parity_data(self, run_id: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -374,16 +456,6 @@ class TrainingPlots(QWidget):
         if hasattr(self, "_fg"):
             style.recolour_legend(self.parity_legend, self._fg)
 
-    @staticmethod
-    def _removal_row(curves: RunCurves, r: StepRow) -> tuple:
-        """A merges row of a PickyBPE run: the vocabulary in use (its removals' ``in_use``), and a
-        removal mark when the merge removed a token."""
-        removed = r.extra.get("removed") if r.extra else None
-        if removed and isinstance(r.extra.get("in_use"), int):
-            curves.removed = r.vocab_size - r.extra["in_use"]
-        return (r.step, r.vocab_size - curves.removed, r.frequency, r.token_count,
-                PHASES["remove"] if removed else 0)
-
     def set_kind(self, run_id: int, kind: str) -> None:
         """What the run's step value is (``workbench.tasks.train.step_value``): titles and scales follow."""
         curves = self.runs.get(run_id)
@@ -431,6 +503,9 @@ class TrainingPlots(QWidget):
         for curves in self.runs.values():  # which runs the second plot takes may have changed
             curves.dirty = True
         value = self.plots["frequency"]
+        for curves in self.runs.values():  # now, not in a later turn: a log-likelihood left on a log
+            if curves.kind != self.value_kind() and "frequency" in curves.items:  # axis reads as NaN
+                curves.items["frequency"].setData([], [])
         log = self.value_kind() != "log_likelihood"
         if value.getAxis("left").logMode != log:
             value.setLogMode(x=False, y=log)
@@ -496,7 +571,10 @@ class TrainingPlots(QWidget):
         """Push changed buffers into the curves; returns True when anything was drawn."""
         if not self.isVisible():
             return False  # buffers stay dirty; showEvent draws them when the plots are shown again
-        dirty = [c for c in self.runs.values() if c.dirty]
+        staged = set().union(*self._staged.values()) if self._staged else set()
+        self._staged.clear()  # what redraw_in_turns had still to draw is drawn now, whole
+        self._stage_timer.stop()
+        dirty = [c for c in self.runs.values() if c.dirty or c.run_id in staged]
         if not dirty:
             return False
         for curves in dirty:
@@ -517,11 +595,13 @@ class TrainingPlots(QWidget):
         if not self.isVisible():
             return
         dirty = [c.run_id for c in self.runs.values() if c.dirty]
+        if not dirty:
+            return
         for rid in dirty:
             self.runs[rid].dirty = False
         for name in PLOTS:
             self._staged.setdefault(name, set()).update(dirty)
-        if self._staged and not self._stage_timer.isActive():
+        if not self._stage_timer.isActive():
             self._stage_timer.start()
 
     def drawing(self) -> bool:
@@ -532,7 +612,7 @@ class TrainingPlots(QWidget):
     def _draw_next_plot(self) -> None:
         if not self._staged:
             return
-        name = next(iter(self._staged))
+        name = next(n for n in PLOTS if n in self._staged)  # the vocabulary plot first: the others follow its x
         ids = self._staged.pop(name)
         for rid in ids:
             curves = self.runs.get(rid)
@@ -870,7 +950,7 @@ class TrainingPlots(QWidget):
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
-        self.redraw()
+        self.redraw_in_turns()  # what arrived while hidden: a plot a turn, as a stored run's curves
 
     def leaveEvent(self, event) -> None:  # noqa: N802
         super().leaveEvent(event)

@@ -240,8 +240,9 @@ class ProjectSession(QObject):
         # The rest of what prepare_open read (references, corpus counts and paths), at that data
         # version: the take-over's tabs ask for them on the window's thread (see _read()).
         self._reads: tuple[int, dict[str, object]] | None = None
-        # True during the turn that adopts a project read on a worker: what it read is as current as
-        # a read made now (a few ms ago), so nothing is asked of the file, not even its data version.
+        # True while the views take over a project read on a worker (adopt): what it read is as
+        # current as a read made now (a few ms ago), so nothing is asked of the file, not even its
+        # data version.
         self._fresh = False
         # Steps of taking a project over, one per turn of the event loop (see after_open).
         self._steps: list[Callable[[], object]] = []
@@ -271,13 +272,12 @@ class ProjectSession(QObject):
                                     "run_corpora": dict(opened.run_corpora)}
         if opened.corpus_paths is not None:
             reads["corpus_paths"] = list(opened.corpus_paths)
-        self._fresh = True  # until this turn ends (the views' take-over below runs in it)
-        QTimer.singleShot(0, self._end_fresh)
-        self._replace(opened.store, opened.path, untitled=opened.untitled,
-                      runs=(opened.version, opened.runs), states=opened.panel_states, reads=reads)
-
-    def _end_fresh(self) -> None:
-        self._fresh = False
+        self._fresh = True  # while the views take it over (project_changed, emitted by _replace)
+        try:
+            self._replace(opened.store, opened.path, untitled=opened.untitled,
+                          runs=(opened.version, opened.runs), states=opened.panel_states, reads=reads)
+        finally:
+            self._fresh = False
 
     def _version(self) -> int | None:
         """The store's data version; None in the adopting turn (what was read then is current)."""

@@ -81,8 +81,9 @@ class Probe(QObject):
     window thread's Python stack while it stands still and :meth:`report` says what each stall was.
     """
 
-    def __init__(self, sampler: StallSampler | None = None):
+    def __init__(self, sampler: StallSampler | None = None, turns: TurnProfiler | None = None):
         super().__init__()
+        self.turns = turns
         self.timer = QTimer(self)
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.setInterval(TICK_MS)
@@ -99,6 +100,8 @@ class Probe(QObject):
         self.over_frame = 0
         if self.sampler is not None:
             self.sampler.begin(self._last)
+        if self.turns is not None:
+            self.turns.begin()
         self.timer.start()
 
     def stop(self) -> float:
@@ -106,6 +109,8 @@ class Probe(QObject):
         self._tick()
         if self.sampler is not None:
             self.sampler.end()
+        if self.turns is not None:
+            self.turns.end()
         return self.longest
 
     def cpu_text(self) -> str:
@@ -124,7 +129,9 @@ class Probe(QObject):
             self.over_frame += 1
         if self.sampler is not None:
             self.sampler.tick(now, gap, used)
-        self._last, self._last_cpu = now, cpu
+        if self.turns is not None:
+            self.turns.tick(used)
+        self._last, self._last_cpu = now, time.thread_time()
 
 
 FRAME_MS = 1000 / 60
@@ -183,6 +190,54 @@ class StallSampler:
             print(f"      stall {1000 * wall:6.0f} ms wall, {1000 * cpu:5.0f} ms CPU:", flush=True)
             for where, n in inside.most_common(5):
                 print(f"        {n:4d} × {where}", flush=True)
+
+
+class TurnProfiler:
+    """cProfile of the window thread between two ticks; keeps the few gaps with the most own CPU.
+
+    What runs inside Qt without a Python frame (painting native widgets, layout) is not in a
+    profile: the gap's CPU against the profile's total says how much of it that was.
+    """
+
+    def __init__(self, keep: int = 3):
+        self.keep = keep
+        self.kept: list[tuple[float, object]] = []
+        self._prof = None
+
+    def begin(self) -> None:
+        import cProfile
+
+        self.kept = []
+        self._prof = cProfile.Profile(time.thread_time)  # own CPU, not waits for the GIL
+        self._prof.enable()
+
+    def tick(self, cpu: float) -> None:
+        import cProfile
+
+        if self._prof is None:
+            return
+        self._prof.disable()
+        if cpu * 1000 > FRAME_MS:
+            self.kept.append((cpu, self._prof))
+            self.kept = sorted(self.kept, key=lambda k: -k[0])[:self.keep]
+        self._prof = cProfile.Profile(time.thread_time)  # own CPU, not waits for the GIL
+        self._prof.enable()
+
+    def end(self) -> None:
+        import io
+        import pstats
+
+        if self._prof is not None:
+            self._prof.disable()
+            self._prof = None
+        for cpu, prof in self.kept:
+            out = io.StringIO()
+            stats = pstats.Stats(prof, stream=out)
+            print(f"      turn with {1000 * cpu:.0f} ms own CPU (profile total {1000 * stats.total_tt:.0f} ms):")
+            stats.sort_stats("cumulative").print_stats(18)
+            lines = [ln for ln in out.getvalue().splitlines() if ln.strip()][5:]
+            for ln in lines[:22]:
+                print("        " + ln[:180])
 
 
 def _where(frame) -> str:
@@ -258,6 +313,8 @@ def main() -> None:
     ap.add_argument("--open-only", action="store_true", help="stop once the Merges tab shows the long run")
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "wb-huge-bench")
     ap.add_argument("--profile", action="store_true", help="say what each stall longer than a frame was")
+    ap.add_argument("--turns", action="store_true",
+                    help="cProfile the window thread's three worst turns per phase (slows it: what, not how long)")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}", flush=True)
     t0 = time.perf_counter()
@@ -275,7 +332,7 @@ def main() -> None:
     window = MainWindow(AppSettings())
     window.resize(1200, 800)
     window.show()
-    probe = Probe(StallSampler() if args.profile else None)
+    probe = Probe(StallSampler() if args.profile else None, TurnProfiler() if args.turns else None)
     merges = window.merges
     model = merges.model
 

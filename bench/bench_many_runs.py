@@ -27,7 +27,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_huge_project import Probe, StallSampler, phase  # noqa: E402
+from bench_huge_project import Probe, StallSampler, TurnProfiler, phase  # noqa: E402
 
 TABLES = ("merges", "vocab", "run_steps", "run_corpora", "pruning_checkpoints")
 
@@ -70,6 +70,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "wb-runs-bench")
     ap.add_argument("--profile", action="store_true", help="say what each stall longer than a frame was")
+    ap.add_argument("--turns", action="store_true", help="cProfile the window thread's worst turns per phase")
     args = ap.parse_args()
     t0 = time.perf_counter()
     project = build(args.dir, args.runs)
@@ -92,7 +93,7 @@ def main() -> None:
     window = MainWindow(AppSettings())
     window.resize(1200, 800)
     window.show()
-    probe = Probe(StallSampler() if args.profile else None)
+    probe = Probe(StallSampler() if args.profile else None, TurnProfiler() if args.turns else None)
     training = window.training
 
     def drawn(ids) -> bool:

@@ -237,3 +237,58 @@ def test_a_project_is_opened_on_a_worker_and_a_file_that_cannot_open_leaves_the_
     assert len(failed) == 1 and "\n" not in failed[0] and box.texts and box.texts[0] == failed[0].splitlines()[0]
     assert not window.is_opening() and window.session.path == two_runs and window.act_train.isEnabled()
     assert junk.read_bytes() == b"not a project at all\n" * 100  # nothing written to it
+
+
+def test_the_take_over_turn_asks_nothing_of_the_file_on_the_gui_thread(make_window, two_runs, qtbot, monkeypatch,
+                                                                      tmp_path):
+    """Every read the adopting turn needs (runs, references, the runs' corpus paths, the tabs'
+    sessions) was made by the opening worker: no statement — not even the data version — runs on
+    the window's thread while it takes the project over (issue 26)."""
+    from workbench.store import project as store_project
+    from workbench.ui import main_window
+
+    project = tmp_path / "p.tokproj"
+    project.write_bytes(two_runs.read_bytes())
+    gui = threading.get_ident()
+    adopting = [False]
+    during: list[str] = []   # statements run on the GUI thread inside _adopt
+    workers: list[str] = []  # statements the opening worker ran on the connection it handed over
+    real_init = store_project.ProjectStore.__init__
+
+    def traced(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+
+        def trace(sql: str) -> None:
+            if threading.get_ident() == gui:
+                if adopting[0]:
+                    during.append(sql)
+            else:
+                workers.append(sql)
+
+        self.connection.set_trace_callback(trace)
+
+    real_adopt = main_window.MainWindow._adopt
+
+    def adopt(self, *args):
+        adopting[0] = True
+        try:
+            return real_adopt(self, *args)
+        finally:
+            adopting[0] = False
+
+    monkeypatch.setattr(store_project.ProjectStore, "__init__", traced)
+    monkeypatch.setattr(main_window.MainWindow, "_adopt", adopt)
+    window = make_window()
+    errors: list[str] = []
+    monkeypatch.setattr(window, "_error", lambda _title, message: errors.append(message))
+    with qtbot.waitSignal(window.project_opened, timeout=30000):
+        assert window.open_project(project, ask_first=False)
+    assert during == [] and errors == []
+    assert any("FROM refs" in s for s in workers) and any("FROM corpora" in s for s in workers)
+    qtbot.waitUntil(lambda: _settled(window) and not window.is_opening(), timeout=30000)
+    # What the take-over showed is what the file holds.
+    assert window.training.history.run_ids() == [2, 1]
+    assert set(window.training._corpus_paths.values()) == {str(two_runs.parent / "c.txt")}
+    with store_project.ProjectStore.open(project, readonly=True) as store:  # the kept answers are the file's
+        assert window.session.references() == store.references()
+        assert window.session.corpus_count() == store.corpus_count() == 2  # (one row per run's read)

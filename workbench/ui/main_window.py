@@ -71,6 +71,7 @@ from workbench.ui.project_session import (
     INSPECT_SESSION_KEY,
     OpenedProject,
     ProjectSession,
+    copy_project,
     prepare_open,
     prepare_save_as,
     project_dest,
@@ -115,6 +116,8 @@ class MainWindow(QMainWindow):
     open_failed = Signal(str)      # open_project could not open it: the message shown
     project_loaded = Signal(str)   # ... and every tab has taken it over (is_opening() is False from here)
     project_saved = Signal(str)    # Save As copied the project and the window continues on the copy
+    leave_saved = Signal(str)      # an untitled project being left was copied there (then the leave went on)
+    leave_save_failed = Signal(str)  # ... or could not be: the message shown (the window stayed on it)
     export_finished = Signal(bool, str)   # ok, message
     import_finished = Signal(bool, str)
 
@@ -138,6 +141,9 @@ class MainWindow(QMainWindow):
         self._opening = 0  # open_project's generation: a newer open overtakes an older one
         self._opening_path: tuple[int, Path] | None = None  # the open under way, if any
         self._last_refusal: str | None = None  # a refused file's message, shown on the next turn
+        # An untitled project being saved while the window leaves it: where, and the leave to finish
+        # (close, open, new) once the copy is written (see _save_copy_and_leave).
+        self._leave_save: tuple[Path, Callable[[], object] | None] | None = None
         self._build_tabs()
         first = next(iter(self.docks.values()))
         for dock in list(self.docks.values())[1:]:
@@ -543,17 +549,25 @@ class MainWindow(QMainWindow):
             self._guarded(view, "refresh", view.refresh)
 
     # ---- project lifecycle ----------------------------------------------------------------------
-    def _may_leave_project(self) -> bool:
-        """Ask about a running run and an untitled project with content; False to stay."""
+    def _may_leave_project(self, then: Callable[[], object] | None = None) -> bool:
+        """Ask about a running run and an untitled project with content; False to stay (for now:
+        see :meth:`_keep_or_discard_untitled` for ``then``)."""
         if self.training.is_training():
             QMessageBox.information(self, "Training in progress",
                                     "A training run is in progress. Wait for it to finish or cancel it first.")
             return False
-        return self._keep_or_discard_untitled("continuing")
+        return self._keep_or_discard_untitled("continuing", then)
 
-    def _keep_or_discard_untitled(self, before: str) -> bool:
-        """For an untitled project with runs: Save (as), Discard or Cancel; False means stay."""
-        if not self.session.is_modified():
+    def _keep_or_discard_untitled(self, before: str, then: Callable[[], object] | None = None) -> bool:
+        """For an untitled project with runs: Save (as), Discard or Cancel; False means stay.
+
+        Save copies on a worker (:meth:`_save_copy_and_leave`): this returns False — the leave
+        waits — and ``then`` (the close, open or new project asked for) runs once the copy is
+        written; when it cannot be written the window stays on the project and says why.
+        """
+        if self._leave_save is not None:
+            return False  # a copy is being written: its leave follows when it is done
+        if self.session.copied or not self.session.is_modified():
             return True
         answer = ask(self, "Save the untitled project?",
                      f"This untitled project holds training runs. Save it before {before}?",
@@ -562,7 +576,8 @@ class MainWindow(QMainWindow):
         if answer == QMessageBox.StandardButton.Cancel:
             return False
         if answer == QMessageBox.StandardButton.Save:
-            return self.save_as(leaving=True)
+            self.save_as(leaving=True, then=then)
+            return False
         self.session.discard()
         return True
 
@@ -577,7 +592,9 @@ class MainWindow(QMainWindow):
                                      "Press F5 to train a 1,000-token BPE vocabulary on it.", 15000)
 
     def new_project(self, files: list[str] | None = None) -> bool:
-        if not self._may_leave_project():
+        """A new untitled project (with ``files`` in its corpus); False when the window stays (the
+        user cancelled, or the untitled project in front is being saved first: then it follows)."""
+        if not self._may_leave_project(partial(self.new_project, files)):
             return False
         self._save_inspect_session()
         self._new_untitled()
@@ -610,8 +627,10 @@ class MainWindow(QMainWindow):
         for :meth:`is_opening` to turn False (or one of the two signals) before using the project.
         """
         path = Path(path)
-        if ask_first and not self._may_leave_project():
+        if ask_first and not self._may_leave_project(partial(self.open_project, path)):
             return False
+        if self._leave_save is not None:
+            return False  # the project in front is being copied: its leave decides what follows
         self._save_inspect_session()
         self._opening += 1
         generation = self._opening_path = self._opening, path
@@ -647,6 +666,8 @@ class MainWindow(QMainWindow):
         if self._opening_path != generation:
             return  # a newer open overtook this one
         self._end_opening()
+        if self.session.copied:  # saved as a copy to be left, and not left: ask again next time
+            self.session.copied = False
         self.statusBar().clearMessage()
         self._error("Cannot open the project", message)
         self.open_failed.emit(message)
@@ -684,12 +705,13 @@ class MainWindow(QMainWindow):
             self._end_opening()
             self.project_loaded.emit(str(path))
 
-    def save_as(self, *, leaving: bool = False) -> bool:
+    def save_as(self, *, leaving: bool = False, then: Callable[[], object] | None = None) -> bool:
         """File ▸ Save As: ask where, then copy and continue on the copy (:meth:`save_as_path`).
 
-        ``leaving``: the window is about to close this project (an untitled one the user chose to
-        save): the copy is written here and now, nothing opens it, and the untitled original is
-        removed — the one Save As that runs on the window's thread, since what follows needs it done.
+        ``leaving``: the window is about to leave this project (an untitled one the user chose to
+        save): the copy is written on a worker, nothing opens it, and ``then`` (the leave) runs when
+        it is done (:meth:`_save_copy_and_leave`). True when the copy started (or, not leaving, the
+        Save As did).
         """
         if self.session.store is None:
             return False
@@ -706,20 +728,63 @@ class MainWindow(QMainWindow):
         if not path:
             return False
         if leaving:
-            return self._save_copy_and_leave(path)
+            return self._save_copy_and_leave(path, then)
         return self.save_as_path(path, force=True)
 
-    def _save_copy_and_leave(self, path: str) -> bool:
-        assert self.session.store is not None
-        try:
-            dest = self.session.store.save_as(project_dest(path), force=True)
-        except WorkbenchError as exc:
-            self._error("Cannot save the project", str(exc))
+    def is_saving_to_leave(self) -> bool:
+        """An untitled project is being copied before the window leaves it (see :meth:`_save_copy_and_leave`)."""
+        return self._leave_save is not None
+
+    def _save_copy_and_leave(self, path: str | Path, then: Callable[[], object] | None) -> bool:
+        """Copy the untitled project to ``path`` on a worker, then run ``then`` (the leave).
+
+        The copy was written on the window's thread (a large project: seconds of a frozen window).
+        Meanwhile the status bar says "Saving as …" and the actions that would leave or change the
+        project wait; the project in front stays open and untouched. A copy that cannot be written
+        leaves the window on the project with one message (nothing is lost: the untitled file is
+        as it was); a change committed while it was copied has it copied again. Closing the
+        window meanwhile waits for the copy (the close follows it, the event loop keeps running).
+        """
+        if self.session.store is None or self.session.path is None:
             return False
+        dest = project_dest(path)
+        source, version = self.session.path, self.session.store.data_version()
+        self._leave_save = (dest, then)
+        self._show_opening(dest, "Saving as")
+        self.tasks.submit(partial(copy_project, source, dest, force=True),
+                          lambda copied: self._left_copy_written(source, version, copied),
+                          self._left_copy_failed)
+        return True
+
+    def _left_copy_written(self, source: Path, version: int, dest: Path) -> None:
+        pending, self._leave_save = self._leave_save, None
+        self._end_leave_save()
+        if pending is None or self.session.path != source or self.session.store is None:
+            return
+        then = pending[1]
+        if self.session.store.data_version() != version:  # written while it was copied: copy again
+            self._save_copy_and_leave(dest, then)
+            return
         self.settings.add_recent_project(dest)
         self.settings.last_folder = str(dest.parent)
         self.session.copied = True  # the untitled original goes when the window leaves it
-        return True
+        self.statusBar().showMessage(f"Saved as {dest}.", 8000)
+        self.leave_saved.emit(str(dest))
+        if then is not None:
+            then()
+
+    def _left_copy_failed(self, message: str) -> None:
+        self._leave_save = None
+        self._end_leave_save()
+        self.statusBar().showMessage("Not saved: the untitled project stays open, unchanged.", 15000)
+        self._error("Cannot save the project", message)
+        self.leave_save_failed.emit(message)
+
+    def _end_leave_save(self) -> None:
+        if self._opening_path is None:  # (an open under way keeps its own label)
+            self.opening_label.hide()
+            self.training.set_opening(False)
+        self._update_actions()
 
     def save_as_path(self, path: str | Path, *, force: bool = False) -> bool:
         """Save a copy at ``path`` and continue on it: False when it cannot start, True when started.
@@ -1017,9 +1082,13 @@ class MainWindow(QMainWindow):
         is_open = self.session.is_open
         training = self.training.is_training()
         opening = getattr(self, "_opening_path", None) is not None
-        self.act_train.setEnabled(not opening)  # the project in front is about to be replaced
-        self.act_save_as.setEnabled(is_open and not training and not opening)
-        self.act_import.setEnabled(is_open and not self.session.read_only)
+        saving = getattr(self, "_leave_save", None) is not None  # copied before the window leaves it
+        self.act_train.setEnabled(not opening and not saving)  # the project in front is about to be replaced
+        self.act_save_as.setEnabled(is_open and not training and not opening and not saving)
+        for act in (self.act_new, self.act_open, self.act_save):
+            act.setEnabled(not saving)
+        self.recent_menu.setEnabled(not saving)
+        self.act_import.setEnabled(is_open and not self.session.read_only and not saving)
         self.act_export.setEnabled(is_open and bool(self.session.runs()))
         self.act_pause.setEnabled(training)
         self.act_cancel.setEnabled(training)
@@ -1077,6 +1146,11 @@ class MainWindow(QMainWindow):
 
     # ---- closing --------------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        if self._leave_save is not None:  # the untitled project is being copied: close when it is written
+            self._leave_save = (self._leave_save[0], self.close)
+            self.statusBar().showMessage("Closing once the copy is written…")
+            event.ignore()
+            return
         if self.training.is_training():
             answer = ask(self, "A run is training",
                          "A training run is in progress. Stop it and close?\n\n"
@@ -1088,7 +1162,7 @@ class MainWindow(QMainWindow):
                 return
             self.statusBar().showMessage("Stopping the run…")
             self.training.stop_and_wait()
-        if not self._keep_or_discard_untitled("closing"):
+        if not self._keep_or_discard_untitled("closing", self.close):
             event.ignore()
             return
         self._save_inspect_session()

@@ -24,12 +24,12 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence, cast
 
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
 from workbench.errors import WorkbenchError
-from workbench.store import ProjectStore, RunInfo, RunStepRow, StepRow
+from workbench.store import ProjectStore, ReferenceInfo, RunInfo, RunStepRow, StepRow
 from workbench.store.opening import SIDE_FILES
 from workbench.store.schema import INSPECT_SESSION_KEY, V1_INSPECT_SESSION_NAME
 
@@ -102,6 +102,10 @@ class OpenedProject:
     corpus_paths: list[tuple[str, dict]] | None = None
     #: Each kept tab session (project settings) read on the worker, by key.
     panel_states: dict[str, dict] = field(default_factory=dict)
+    #: The imported reference tokenizers (the tabs' source lists and the title's modified marker).
+    references: list[ReferenceInfo] = field(default_factory=list)
+    #: The path of each corpus file a run used, by corpus id (the run history's descriptions).
+    run_corpora: dict[int, str] = field(default_factory=dict)
 
     def discard(self) -> None:
         """A result nobody adopts (a newer open overtook it): close its connection."""
@@ -153,11 +157,15 @@ def prepare_open(path: str | Path, *, list_below: int = 0,
         count = store.corpus_count()
         paths = _distinct_corpus_paths(store) if count < list_below else None
         states = {key: _panel_state_of(store, key, path) for key in settings_keys}
+        refs = store.references()
+        used = {cid for run in runs for cid in run.corpus_ids}  # not every file: a project may list 100,000
+        run_corpora = {c.id: c.path for c in store.corpora(used)}
     except BaseException:
         store.close()
         raise
     untitled = path.parent == untitled_folder() and path.name.startswith(UNTITLED_PREFIX)
-    return OpenedProject(path, store, writable, note, untitled, version, runs, count, paths, states)
+    return OpenedProject(path, store, writable, note, untitled, version, runs, count, paths, states, refs,
+                         run_corpora)
 
 
 def prepare_save_as(source: str | Path, dest: str | Path, *, force: bool = False, list_below: int = 0,
@@ -169,10 +177,18 @@ def prepare_save_as(source: str | Path, dest: str | Path, *, force: bool = False
     (:meth:`ProjectStore.save_as`). ``dest`` gets the ``.tokproj`` suffix when it has none.
     WorkbenchError with the user's message when the copy cannot be written or opened.
     """
+    dest = copy_project(source, dest, force=force)
+    return prepare_open(dest, list_below=list_below, settings_keys=settings_keys)
+
+
+def copy_project(source: str | Path, dest: str | Path, *, force: bool = False) -> Path:
+    """Copy ``source`` to ``dest`` (the ``.tokproj`` suffix added when missing) on the calling
+    thread, through a read-only connection of its own; returns where the copy is. The window runs
+    it on a worker when it saves an untitled project it is leaving (nothing opens the copy then)."""
     dest = project_dest(dest)
     with ProjectStore.open(Path(source), readonly=True) as store:
         store.save_as(dest, force=force)
-    return prepare_open(dest, list_below=list_below, settings_keys=settings_keys)
+    return dest
 
 
 def project_dest(dest: str | Path) -> Path:
@@ -221,6 +237,13 @@ class ProjectSession(QObject):
         self._runs_cache: tuple[int, list[RunInfo], dict[int, RunInfo]] | None = None
         # The tab sessions read by prepare_open, at that data version (see panel_state()).
         self._states: tuple[int, dict[str, dict]] | None = None
+        # The rest of what prepare_open read (references, corpus counts and paths), at that data
+        # version: the take-over's tabs ask for them on the window's thread (see _read()).
+        self._reads: tuple[int, dict[str, object]] | None = None
+        # True while the views take over a project read on a worker (adopt): what it read is as
+        # current as a read made now (a few ms ago), so nothing is asked of the file, not even its
+        # data version.
+        self._fresh = False
         # Steps of taking a project over, one per turn of the event loop (see after_open).
         self._steps: list[Callable[[], object]] = []
         self._step_timer = QTimer(self)
@@ -245,8 +268,32 @@ class ProjectSession(QObject):
         window's, its decoded runs the kept ones (until another connection commits), its tab
         sessions the answers of :meth:`panel_state` until the next write of this session."""
         self.writable, self.note = opened.writable, opened.note
-        self._replace(opened.store, opened.path, untitled=opened.untitled,
-                      runs=(opened.version, opened.runs), states=opened.panel_states)
+        reads: dict[str, object] = {"references": list(opened.references), "corpus_count": opened.corpus_count,
+                                    "run_corpora": dict(opened.run_corpora)}
+        if opened.corpus_paths is not None:
+            reads["corpus_paths"] = list(opened.corpus_paths)
+        self._fresh = True  # while the views take it over (project_changed, emitted by _replace)
+        try:
+            self._replace(opened.store, opened.path, untitled=opened.untitled,
+                          runs=(opened.version, opened.runs), states=opened.panel_states, reads=reads)
+        finally:
+            self._fresh = False
+
+    def _version(self) -> int | None:
+        """The store's data version; None in the adopting turn (what was read then is current)."""
+        if self.store is None:
+            return None
+        return None if self._fresh else self.store.data_version()
+
+    def _read(self, key: str) -> object | None:
+        """What :func:`prepare_open` read under ``key``, if nobody has written since (else None)."""
+        if self._reads is None or key not in self._reads[1]:
+            return None
+        version = self._version()
+        if version is not None and version != self._reads[0]:
+            self._reads = None
+            return None
+        return self._reads[1][key]
 
     @contextmanager
     def _writer(self) -> Iterator[ProjectStore]:
@@ -271,13 +318,17 @@ class ProjectSession(QObject):
         return path
 
     def _replace(self, store: ProjectStore, path: Path, *, untitled: bool,
-                 runs: tuple[int, list[RunInfo]] | None = None, states: dict[str, dict] | None = None) -> None:
+                 runs: tuple[int, list[RunInfo]] | None = None, states: dict[str, dict] | None = None,
+                 reads: dict[str, object] | None = None) -> None:
+        fresh = self._fresh
         self.close(discard_untitled=True)
+        self._fresh = fresh
         self.store, self.path, self.untitled = store, path, untitled
         self.display_name = "Untitled" if untitled else path.name
         if runs is not None and not any(r.status == "running" for r in runs[1]):
             self._runs_cache = (runs[0], list(runs[1]), {r.id: r for r in runs[1]})
         self._states = (runs[0], dict(states)) if runs is not None and states else None
+        self._reads = (runs[0], reads) if runs is not None and reads else None
         self.project_changed.emit()
         self.modified_changed.emit(self.is_modified())
 
@@ -317,7 +368,8 @@ class ProjectSession(QObject):
         """Close the store; an untitled project is deleted when asked to (after the user agreed)."""
         store, path, untitled, copied = self.store, self.path, self.untitled, self.copied
         self.store, self.path, self.untitled, self.display_name, self.copied = None, None, False, "", False
-        self._runs_cache = self._states = None
+        self._runs_cache = self._states = self._reads = None
+        self._fresh = False
         self._steps.clear()  # a step of the last project never runs on the next one
         self._step_timer.stop()
         if store is not None:
@@ -384,7 +436,7 @@ class ProjectSession(QObject):
         if not self.untitled or self.store is None:
             return False
         try:
-            return bool(self.runs() or self.store.references())
+            return bool(self.runs() or self.references())
         except Exception:  # noqa: BLE001 - a title marker must never raise
             log.exception("cannot read the runs of %s for the title's modified marker", self.path)
             return False
@@ -411,6 +463,8 @@ class ProjectSession(QObject):
     def _cached_runs(self) -> tuple[int, list[RunInfo], dict[int, RunInfo]] | None:
         if self.store is None:
             return None
+        if self._fresh and self._runs_cache is not None:
+            return self._runs_cache
         version = self.store.data_version()
         if self._runs_cache is not None and self._runs_cache[0] == version:
             return self._runs_cache
@@ -433,13 +487,36 @@ class ProjectSession(QObject):
         rows = self.store.merges(run_id, step - 1, 1)
         return rows[0] if rows else None
 
+    def references(self) -> list[ReferenceInfo]:
+        """The project's imported reference tokenizers (read by the opening worker until the file changes)."""
+        if self.store is None:
+            return []
+        kept = self._read("references")
+        return list(cast(list, kept)) if kept is not None else self.store.references()
+
     def corpus_count(self) -> int:
         """How many corpus rows the project has (cheap: says whether listing them takes a while)."""
-        return self.store.corpus_count() if self.store is not None else 0
+        if self.store is None:
+            return 0
+        kept = self._read("corpus_count")
+        return cast(int, kept) if kept is not None else self.store.corpus_count()
 
     def corpus_paths(self) -> list[tuple[str, dict]]:
         """Distinct corpus files of the project (latest reader options win), in first-added order."""
-        return _distinct_corpus_paths(self.store) if self.store is not None else []
+        if self.store is None:
+            return []
+        kept = self._read("corpus_paths")
+        return list(cast(list, kept)) if kept is not None else _distinct_corpus_paths(self.store)
+
+    def run_corpus_paths(self, runs: Sequence[RunInfo]) -> dict[int, str]:
+        """The path of each corpus file ``runs`` used, by corpus id (not every file of the project)."""
+        if self.store is None:
+            return {}
+        used = {cid for run in runs for cid in run.corpus_ids}
+        kept = cast("dict[int, str] | None", self._read("run_corpora"))
+        if kept is not None and used <= kept.keys():
+            return {cid: kept[cid] for cid in used}
+        return {c.id: c.path for c in self.store.corpora(used)}
 
     # ---- writes ----------------------------------------------------------------------------------
     def rename_run(self, run_id: int, name: str) -> None:
@@ -466,6 +543,7 @@ class ProjectSession(QObject):
 
     def notify_references_changed(self) -> None:
         """A reference was imported: every view's lists of tokenizers must offer it now."""
+        self._reads = None
         self.references_changed.emit()
         self.modified_changed.emit(self.is_modified())
 
@@ -475,7 +553,7 @@ class ProjectSession(QObject):
         if self.store is None:
             return {}
         if self._states is not None and key in self._states[1]:
-            if self.store.data_version() == self._states[0]:  # nobody wrote since prepare_open read it
+            if self._fresh or self.store.data_version() == self._states[0]:  # nobody wrote since prepare_open read it
                 return dict(self._states[1][key])
             self._states = None
         return _panel_state_of(self.store, key, self.path or Path())

@@ -660,7 +660,7 @@ class ComparePanel(QWidget):
         if self.project is None:
             return [], []
         if self.session is not None and self.session.store is not None and self.session.path == self.project:
-            runs, refs = self.session.runs(), self.session.store.references()
+            runs, refs = self.session.runs(), self.session.references()
             corpora = self.session.corpus_paths() if self.session.corpus_count() < LIST_OFF_THREAD else None
         else:
             from workbench.ui.project_session import open_read

@@ -824,7 +824,7 @@ def list_sources(project: Path, session=None) -> list[SourceInfo]:
     """The project's runs and references as the choosers list them: the window's session's decoded
     runs when it has this project open, else one short read-only open."""
     if session is not None and session.store is not None and session.path == Path(project):
-        return _sources_of(session.runs(), session.store.references())
+        return _sources_of(session.runs(), session.references())
     with open_read(project) as store:
         return _sources_of(store.runs(), store.references())
 

@@ -939,7 +939,7 @@ class TrainingPanel(QWidget):
             for run in self.session.runs():
                 if run.status == "finished":
                     sources.append((f"run {run.id}: {run.name}", f"{path}#{run.id}"))
-            for ref in self.session.store.references():
+            for ref in self.session.references():
                 sources.append((f"reference {ref.id}: {ref.name}", f"{path}#ref:{ref.id}"))
         self.extend_box.set_sources(sources)
 
@@ -1291,8 +1291,8 @@ class TrainingPanel(QWidget):
     # ---- history -----------------------------------------------------------------------------------
     def reload_history(self, select: list[int] | None = None) -> None:
         runs = self.session.runs()
-        used = {cid for run in runs for cid in run.corpus_ids}  # not every file of the project: it may list 100,000
-        self._corpus_paths = {c.id: c.path for c in self.session.store.corpora(used)} if self.session.store else {}
+        # not every file of the project (it may list 100,000); the opening worker read them for the take-over
+        self._corpus_paths = self.session.run_corpus_paths(runs)
         self.history.set_runs(runs, self.live_run)
         self._read_sample_overlaps(runs)
         if select is not None:

@@ -131,3 +131,15 @@ def test_extensions_and_subclasses_keep_the_pure_loops(monkeypatch):
 
     assert len(list(Sub(counts, TrainConfig(merges=5)).run())) == 5 and not calls
     assert list(BpeTrainer(counts, TrainConfig(merges=5)).run()) == [] and calls == [1]
+
+
+def test_refuses_more_units_than_a_pair_key_holds():
+    """Pair keys pack two ids of 21 bits: a unit table past 2**21 ids is refused, never wrapped around
+    into another pair's key (the trainer's config check keeps vocabularies far below it)."""
+    from array import array
+
+    sym, lens, start = array("i", [0, 1]), array("i", [2]), array("i", [0])
+    with pytest.raises(OverflowError):
+        bpe._native.MergeLoop(sym, lens, start, [1], [1] * ((1 << 21) + 1), True, [])
+    loop = bpe._native.MergeLoop(sym, lens, start, [1], [1] * (1 << 21), True, [])
+    assert loop.pop_best()[:2] == (0, 1)

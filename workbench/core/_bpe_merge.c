@@ -341,6 +341,11 @@ static int MergeLoop_init(MergeLoop *self, PyObject *args, PyObject *kwds) {
     if (!(self->freq = int64_list(freqs, &n, "freqs must be a sequence"))) return -1;
     if (n != self->nwords) { PyErr_SetString(PyExc_ValueError, "freqs and lens differ in length"); return -1; }
     if (!(self->ulen = int64_list(unit_len, &self->nulen, "unit_len must be a sequence"))) return -1;
+    if (self->nulen > ((Py_ssize_t)1 << SHIFT_BITS)) {
+        /* a pair key holds two ids of SHIFT_BITS bits each: larger vocabularies stay on the pure loop */
+        PyErr_SetString(PyExc_OverflowError, "more units than a pair key holds");
+        return -1;
+    }
     self->ulencap = (size_t)(self->nulen ? self->nulen : 1);
     self->first_seen = first_seen;
     if (!(self->rank = int64_list(hf_rank, &self->nrank, "hf_rank must be a sequence"))) return -1;

@@ -27,6 +27,11 @@
 
 #define SHIFT_BITS 21
 #define POS_BITS 32
+/* The corpus's tokens (sum of frequency * length over the words) must stay below this: every count,
+ * count change and token total of the loop is at most that sum, so int64 arithmetic cannot wrap
+ * (the extension is built with -fwrapv: a wrapped count would silently change the merges). Larger
+ * corpora (huge frequencies) train on the pure loops, which count in Python ints (bpe.py run()). */
+#define MAX_TOKENS ((int64_t)1 << 62)
 
 typedef struct {
     int32_t *w;
@@ -48,7 +53,9 @@ typedef struct {
     int32_t *lens;
     int64_t *start;
     int64_t *freq;
-    Py_ssize_t nwords;
+    Py_ssize_t nwords, nsym;
+    int ready;  /* __init__ finished: the other methods refuse until then (a bare __new__ object) */
+    int broken; /* an error (out of memory) in the middle of a merge: the store is half rewritten */
     /* pairs */
     uint64_t *pkey;
     int64_t *pcount;
@@ -245,9 +252,13 @@ static inline uint64_t tie_key(MergeLoop *self, int32_t s) {
 static int64_t pair_offset(MergeLoop *self, int32_t w, int32_t a, int32_t b) {
     const int32_t *s = self->sym + self->start[w];
     int32_t n = self->lens[w];
+    /* (the store's arrays are Python objects: a length or symbol written from Python while the
+     * loop runs must not make it read outside them; such a word is "not found") */
+    if (n < 0 || n > self->nsym - self->start[w]) return -1;
     int64_t off = 0;
     for (int32_t i = 0; i + 1 < n; i++) {
         if (s[i] == a && s[i + 1] == b) return off;
+        if ((uint32_t)s[i] >= (uint64_t)self->nulen) return -1;
         off += self->ulen[s[i]];
     }
     return -1;
@@ -300,15 +311,42 @@ static int64_t *int64_list(PyObject *seq, Py_ssize_t *n_out, const char *what) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
     int64_t *out = (int64_t *)malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     if (!out) { Py_DECREF(fast); PyErr_NoMemory(); return NULL; }
-    PyObject **items = PySequence_Fast_ITEMS(fast);
     for (Py_ssize_t i = 0; i < n; i++) {
-        long long v = PyLong_AsLongLong(items[i]);
+        /* An item's __index__ may run Python code that changes the list: size and item are read
+         * afresh each time (a saved items pointer would dangle), and the item is held while converted. */
+        if (i >= PySequence_Fast_GET_SIZE(fast)) {
+            PyErr_Format(PyExc_RuntimeError, "%s: the sequence changed size while being read", what);
+            free(out); Py_DECREF(fast); return NULL;
+        }
+        PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
+        Py_INCREF(item);
+        long long v = PyLong_AsLongLong(item);
+        Py_DECREF(item);
         if (v == -1 && PyErr_Occurred()) { free(out); Py_DECREF(fast); return NULL; }
         out[i] = (int64_t)v;
+    }
+    if (n != PySequence_Fast_GET_SIZE(fast)) {
+        PyErr_Format(PyExc_RuntimeError, "%s: the sequence changed size while being read", what);
+        free(out); Py_DECREF(fast); return NULL;
     }
     Py_DECREF(fast);
     *n_out = n;
     return out;
+}
+
+/* A buffer of native signed 32-bit ints: array('i'), a memoryview cast to 'i', numpy int32. Not
+ * array('I') (unsigned), array('f') (4-byte floats), bytes, or a list: the loop writes symbol ids
+ * into it, so anything else would be reinterpreted bits. */
+static int int32_format(const Py_buffer *b) {
+    const char *f = b->format ? b->format : "B";
+    if (b->itemsize != 4) return 0;
+#if PY_LITTLE_ENDIAN
+    if (*f == '@' || *f == '=' || *f == '<') f++;
+#else
+    if (*f == '@' || *f == '=' || *f == '>' || *f == '!') f++;
+#endif
+    if (f[0] && !f[1] && (f[0] == 'i' || (f[0] == 'l' && sizeof(long) == 4))) return 1;
+    return 0;
 }
 
 /* MergeLoop(sym, lens, start, freqs, unit_len, first_seen, hf_rank) */
@@ -319,22 +357,31 @@ static int MergeLoop_init(MergeLoop *self, PyObject *args, PyObject *kwds) {
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOpO", kwlist, &sym, &lens, &start, &freqs, &unit_len,
                                      &first_seen, &hf_rank))
         return -1;
+    self->best_slot = -1;
     if (self->have_sym || self->have_lens) {
         PyErr_SetString(PyExc_RuntimeError, "MergeLoop is set up once");
         return -1;
     }
-    if (PyObject_GetBuffer(sym, &self->symbuf, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return -1;
+    /* PyBUF_ND: C-contiguous, with its format (a memoryview refuses FORMAT without ND) */
+    if (PyObject_GetBuffer(sym, &self->symbuf, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_ND) < 0) return -1;
     self->have_sym = 1;
-    if (PyObject_GetBuffer(lens, &self->lensbuf, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return -1;
+    if (PyObject_GetBuffer(lens, &self->lensbuf, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_ND) < 0) return -1;
     self->have_lens = 1;
-    if (self->symbuf.itemsize != 4 || self->lensbuf.itemsize != 4) {
-        PyErr_SetString(PyExc_TypeError, "sym and lens must be array('i') of 4-byte items");
+    if (!int32_format(&self->symbuf) || !int32_format(&self->lensbuf)) {
+        PyErr_SetString(PyExc_TypeError, "sym and lens must be array('i') (signed 4-byte items)");
         return -1;
     }
     self->sym = (int32_t *)self->symbuf.buf;
     self->lens = (int32_t *)self->lensbuf.buf;
-    Py_ssize_t nsym = self->symbuf.len / 4;
+    Py_ssize_t nsym = self->nsym = self->symbuf.len / 4;
     self->nwords = self->lensbuf.len / 4;
+    {   /* one buffer for both (or overlapping views): rewriting a word would rewrite lengths */
+        const char *s0 = (const char *)self->symbuf.buf, *l0 = (const char *)self->lensbuf.buf;
+        if (self->symbuf.len && self->lensbuf.len && s0 < l0 + self->lensbuf.len && l0 < s0 + self->symbuf.len) {
+            PyErr_SetString(PyExc_ValueError, "sym and lens must be two separate arrays");
+            return -1;
+        }
+    }
     Py_ssize_t n;
     if (!(self->start = int64_list(start, &n, "start must be a sequence"))) return -1;
     if (n != self->nwords) { PyErr_SetString(PyExc_ValueError, "start and lens differ in length"); return -1; }
@@ -349,18 +396,32 @@ static int MergeLoop_init(MergeLoop *self, PyObject *args, PyObject *kwds) {
     self->ulencap = (size_t)(self->nulen ? self->nulen : 1);
     self->first_seen = first_seen;
     if (!(self->rank = int64_list(hf_rank, &self->nrank, "hf_rank must be a sequence"))) return -1;
+    for (Py_ssize_t i = 0; i < self->nrank; i++) {
+        if (self->rank[i] < 0 || self->rank[i] >= ((int64_t)1 << SHIFT_BITS)) {
+            PyErr_SetString(PyExc_ValueError, "a Hugging Face rank is outside 0 .. 2**21 - 1");
+            return -1;
+        }
+    }
     if (self->nwords >= INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many words"); return -1; }
+    int64_t tokens = 0;
     for (Py_ssize_t w = 0; w < self->nwords; w++) {
-        int64_t s = self->start[w], l = self->lens[w];
-        if (s < 0 || l < 0 || s + l > nsym) { PyErr_SetString(PyExc_ValueError, "a word lies outside sym"); return -1; }
+        int64_t s = self->start[w], l = self->lens[w], f = self->freq[w];
+        /* (s > nsym first: s + l could wrap around for a huge s) */
+        if (s < 0 || l < 0 || s > nsym || l > nsym - s) {
+            PyErr_SetString(PyExc_ValueError, "a word lies outside sym");
+            return -1;
+        }
         for (int64_t i = s; i < s + l; i++) {
             int32_t v = self->sym[i];
             if (v < 0 || v >= self->nulen) { PyErr_SetString(PyExc_ValueError, "a symbol has no unit length"); return -1; }
         }
-        if (self->freq[w] < 0 || self->freq[w] > ((int64_t)1 << 50)) {
-            PyErr_SetString(PyExc_OverflowError, "a word frequency is out of range");
+        if (f < 0) { PyErr_SetString(PyExc_ValueError, "a word frequency is negative"); return -1; }
+        if (l && f > (MAX_TOKENS - 1 - tokens) / l) {
+            PyErr_SetString(PyExc_OverflowError, "the corpus has 2**62 tokens or more (frequency * length): "
+                                                 "too many for the C loop's 64-bit counts");
             return -1;
         }
+        tokens += f * l;
     }
     self->wstamp = (int32_t *)calloc((size_t)(self->nwords ? self->nwords : 1), sizeof(int32_t));
     if (!self->wstamp) { PyErr_NoMemory(); return -1; }
@@ -387,12 +448,26 @@ static int MergeLoop_init(MergeLoop *self, PyObject *args, PyObject *kwds) {
     }
     for (size_t i = self->hn / 2; i-- > 0;) sift_down(self->heap, self->hn, i);
     self->best_slot = -1;
+    self->ready = 1;
     return 0;
+}
+
+/* The methods' guard: set up, and not left half-way by an error inside merge(). */
+static int usable(MergeLoop *self) {
+    if (!self->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "MergeLoop not set up (its __init__ did not succeed)");
+        return 0;
+    }
+    if (self->broken) {
+        PyErr_SetString(PyExc_RuntimeError, "MergeLoop unusable: an earlier merge() failed half-way");
+        return 0;
+    }
+    return 1;
 }
 
 /* pop_best() -> (left, right, count) of the pair to merge next, taken out of the counts; None: no pair left. */
 static PyObject *MergeLoop_pop_best(MergeLoop *self, PyObject *Py_UNUSED(ignored)) {
-    if (!self->have_sym) { PyErr_SetString(PyExc_RuntimeError, "MergeLoop not set up"); return NULL; }
+    if (!usable(self)) return NULL;
     while (self->hn) {
         Entry e = self->heap[0];
         int32_t s = e.slot;
@@ -444,9 +519,14 @@ static inline int add_delta(MergeLoop *self, uint64_t key, int64_t d, int32_t w,
 static PyObject *MergeLoop_merge(MergeLoop *self, PyObject *args) {
     int a, b, nw;
     if (!PyArg_ParseTuple(args, "iii", &a, &b, &nw)) return NULL;
+    if (!usable(self)) return NULL;
     int32_t bs = self->best_slot;
     if (bs < 0 || self->pkey[bs] != (((uint64_t)a << SHIFT_BITS) | (uint64_t)b)) {
         PyErr_SetString(PyExc_RuntimeError, "merge() must follow pop_best() with its pair");
+        return NULL;
+    }
+    if (a < 0 || b < 0 || a >= self->nulen || b >= self->nulen) { /* (a symbol written from Python) */
+        PyErr_SetString(PyExc_ValueError, "the pair's ids have no unit length");
         return NULL;
     }
     if (nw < 0 || nw >= (1 << SHIFT_BITS) || nw > self->nulen) {
@@ -476,6 +556,10 @@ static PyObject *MergeLoop_merge(MergeLoop *self, PyObject *args) {
         int32_t *s = self->sym + self->start[w];
         int32_t n = self->lens[w];
         int64_t f = self->freq[w];
+        if (n < 0 || n > self->nsym - self->start[w]) {
+            PyErr_SetString(PyExc_RuntimeError, "the word store changed under the merge loop (a length)");
+            goto fail;
+        }
         /* the matches, left to right, not overlapping */
         size_t np = 0;
         int32_t last_end = -1;
@@ -534,12 +618,18 @@ static PyObject *MergeLoop_merge(MergeLoop *self, PyObject *args) {
         self->pcount[q] = c;
         if (d > 0 || (self->first_seen && d == 0)) {
             Entry e = {(uint64_t)c, tie_key(self, q), self->pkey[q], q};
-            if (heap_push(self, e) < 0) return NULL;
+            if (heap_push(self, e) < 0) {
+                self->broken = 1;
+                for (; t < self->ntouched; t++) self->ptouched[self->touched[t]] = 0;
+                self->ntouched = 0;
+                return NULL;
+            }
         }
     }
     self->ntouched = 0;
     return PyLong_FromLongLong(removed);
 fail:
+    self->broken = 1; /* some words are rewritten, their counts not: no further merges */
     free(list.w);
     for (size_t t = 0; t < self->ntouched; t++) self->ptouched[self->touched[t]] = 0;
     self->ntouched = 0;
@@ -547,6 +637,7 @@ fail:
 }
 
 static PyObject *MergeLoop_pairs(MergeLoop *self, PyObject *Py_UNUSED(ignored)) {
+    if (!usable(self)) return NULL;
     Py_ssize_t live = 0;
     for (Py_ssize_t i = 0; i < self->npairs; i++) live += self->pcount[i] > 0;
     return PyLong_FromSsize_t(live);

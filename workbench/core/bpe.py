@@ -353,8 +353,10 @@ class BpeTrainer:
 
     def run(self, should_stop: Callable[[], bool] | None = None) -> Iterator[MergeEvent]:
         """Merge until the target is reached, no pair is frequent enough, or ``should_stop()``."""
+        # (the C loop counts in 64-bit ints: a corpus of 2**62 tokens or more — huge frequencies —
+        # trains on the pure loops, whose Python ints do not wrap; _bpe_merge.c refuses it too)
         if (self.native is not False and _native is not None and type(self) is BpeTrainer
-                and self.refit is None and self.refuse is None):
+                and self.refit is None and self.refuse is None and self.token_count < 1 << 62):
             return self._run_native(should_stop)
         # An extension's refit may make a word longer again: lists, not fixed slots.
         if self.refit is not None or self.word_types < self.flat_min_words:

@@ -276,8 +276,10 @@ def test_runs_of_one_symbol_and_huge_words():
 
 
 def test_pair_keys_colliding_in_the_hash_table():
-    """Thousands of pairs whose keys hash into the same few buckets (long probe runs), then enough
-    other pairs to make the table grow twice: counts and merges as the pure loops'."""
+    """Thousands of pairs whose keys the unseeded hash put into 256 neighbouring buckets (found: probe
+    runs thousands long, quadratic inserts; the hash is now seeded per loop), then enough other pairs
+    to make the table grow twice: counts and merges as the pure loops'. (Time is bench material: on
+    16,000 such pairs the seeded table builds in 2 ms where the unseeded one took 77 ms.)"""
     np = pytest.importorskip("numpy")
     n = 1024
     keys = (np.arange(n, dtype=np.uint64)[:, None] << np.uint64(21)) | np.arange(n, dtype=np.uint64)[None, :]

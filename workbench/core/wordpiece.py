@@ -57,12 +57,14 @@ Left out: ``end_of_word_suffix`` and ``max_token_length`` (HF options BERT does 
 from __future__ import annotations
 
 import heapq
+import os
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import add
+from types import ModuleType
 from typing import TYPE_CHECKING, Literal
 
 from workbench.core.bpe import FlatWords, merged_word
@@ -72,6 +74,23 @@ from workbench.errors import ConfigError, WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.core.bpe_kernel import FlatView
+
+
+
+def _load_native() -> ModuleType | None:
+    """The optional C queue loop of the frequency score (``workbench/core/_wordpiece_queue.c``, built at
+    install when a compiler is there), or None: not built, or ``WORKBENCH_PURE=1`` in the environment
+    (tests and benches)."""
+    if os.environ.get("WORKBENCH_PURE", "") not in ("", "0"):
+        return None
+    try:
+        from workbench.core import _wordpiece_queue
+    except ImportError:
+        return None
+    return _wordpiece_queue
+
+
+_native = _load_native()
 
 Score = Literal["likelihood", "frequency"]
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -155,6 +174,9 @@ class WordPieceTrainer:
     # shared with BPE's trainer and kernel) that merges rewrite in place.
     _flat: FlatWords | None = None
     _view: FlatView | None = None  # the numpy views over ``_flat`` (bpe_kernel.FlatView), made by the first big merge
+    # The C queue loop (``_wordpiece_queue``) runs the frequency score when it was built: None follows
+    # the environment (``WORKBENCH_PURE=1``: the pure loop); False keeps the pure loop (tests of it).
+    native: bool | None = None
 
     @property
     def words(self) -> list[list[int]]:
@@ -269,6 +291,8 @@ class WordPieceTrainer:
     def run(self, should_stop: Callable[[], bool] | None = None) -> Iterator[MergeEvent]:
         """Merge until a limit is reached or no pair qualifies; ``should_stop()`` ends between merges."""
         if self.config.score == "frequency":
+            if self.native is not False and _native is not None and type(self) is WordPieceTrainer:
+                return self._run_native(should_stop)
             return self._run_frequency(should_stop)
         return self._run_likelihood(should_stop)
 
@@ -473,6 +497,37 @@ class WordPieceTrainer:
                 if cq > 0:
                     heappush(heap, ((_CMAX - cq) << PI) | (q << _I_BITS) | len(entries))
                     entries.append(qws if isinstance(qws, array) else array("i", qws))
+            if made:  # an entry whose words hold the pair no more merges nothing: not a step
+                yield self._log(a, b, new, c, float(c), made)
+
+    def _run_native(self, should_stop: Callable[[], bool] | None) -> Iterator[MergeEvent]:
+        """:meth:`_run_frequency` with its queue, counts and word edits in C
+        (:mod:`workbench.core._wordpiece_queue`): the same entries popped in the same order, the same
+        merges, the same :attr:`undetermined_from` (a hypothesis test holds them equal). The C side
+        builds the pair index, pops and applies entries; the piece table, the minimum frequency, the
+        log and the events stay here, and ``should_stop`` is asked before every merge as in the pure
+        loop."""
+        store = self._flatten()
+        native = _native
+        assert native is not None  # (run() chose this loop because it is)
+        loop = native.QueueLoop(store.sym, store.lens, store.start, self.freqs)
+        max_merges, target_vocab = self._limits()
+        min_freq = self.config.min_frequency
+        merges, pieces = self.merges, self.pieces
+        pop, tied, merge = loop.pop, loop.tied, loop.merge
+        while len(merges) < max_merges and len(pieces) < target_vocab:
+            if should_stop is not None and should_stop():
+                return
+            picked = pop()
+            if picked is None:
+                return
+            a, b, c = picked
+            if c < 1 or min_freq > c:
+                return
+            if self.undetermined_from is None and tied():
+                self.undetermined_from = len(pieces)
+            new = self._merged_piece(a, b)
+            made = merge(new)
             if made:  # an entry whose words hold the pair no more merges nothing: not a step
                 yield self._log(a, b, new, c, float(c), made)
 

@@ -26,19 +26,27 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #define SHIFT_BITS 21
 
+/* A word list; one word is held inline (cap 0), without an allocation: most queue entries are one word. */
 typedef struct {
-    int32_t *w;
+    union {
+        int32_t *w;
+        int32_t one;
+    } u;
     int32_t n, cap;
 } WList;
 
+static inline int32_t *wl_data(WList *l) { return l->cap ? l->u.w : &l->u.one; }
+
 typedef struct {
     int64_t count;  /* the pair's count when pushed */
-    uint64_t pair;  /* pair key */
     uint32_t entry; /* whose words it merges */
-    int32_t slot;   /* the pair's slot */
+    int32_t slot;   /* the pair's slot (its key: pkey[slot]) */
 } HEntry;
 
 typedef struct {
@@ -49,11 +57,11 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    Py_buffer symbuf, lensbuf;
-    int have_sym, have_lens;
+    Py_buffer symbuf, lensbuf, startbuf, freqbuf;
+    int have_sym, have_lens, have_startbuf, have_freqbuf;
     int32_t *sym;
     int32_t *lens;
-    int64_t *start;
+    int64_t *start; /* the trainer's array('q') (startbuf) or a copy of a sequence */
     int64_t *freq;
     Py_ssize_t nwords;
     /* pairs */
@@ -151,38 +159,64 @@ static int32_t pair_slot(QueueLoop *self, uint64_t key) {
 
 /* Append word w unless it is already last. */
 static int wlist_add(WList *l, int32_t w) {
-    if (l->n && l->w[l->n - 1] == w) return 0;
-    if (l->n == l->cap) {
-        int32_t cap = l->cap ? (l->cap < 1024 ? l->cap * 2 : l->cap + l->cap / 2) : 2;
-        int32_t *p = realloc(l->w, (size_t)cap * sizeof(int32_t));
+    if (!l->cap) {
+        if (!l->n) { l->u.one = w; l->n = 1; return 0; }
+        if (l->u.one == w) return 0;
+        int32_t *p = malloc(4 * sizeof(int32_t));
         if (!p) { PyErr_NoMemory(); return -1; }
-        l->w = p;
+        p[0] = l->u.one;
+        p[1] = w;
+        l->u.w = p;
+        l->n = 2;
+        l->cap = 4;
+        return 0;
+    }
+    if (l->u.w[l->n - 1] == w) return 0;
+    if (l->n == l->cap) {
+        int32_t cap = l->cap < 1024 ? l->cap * 2 : l->cap + l->cap / 2;
+        int32_t *p = realloc(l->u.w, (size_t)cap * sizeof(int32_t));
+        if (!p) { PyErr_NoMemory(); return -1; }
+        l->u.w = p;
         l->cap = cap;
     }
-    l->w[l->n++] = w;
+    l->u.w[l->n++] = w;
     return 0;
 }
 
 static void wlist_free(WList *l) {
-    free(l->w);
-    l->w = NULL;
+    if (l->cap) free(l->u.w);
+    l->u.w = NULL;
     l->n = l->cap = 0;
 }
 
+/* Exact size (the lists of queued entries live until popped): one word goes inline. */
+static void wlist_shrink(WList *l) {
+    if (!l->cap || l->cap == l->n) return;
+    if (l->n <= 1) {
+        int32_t *p = l->u.w;
+        l->u.one = l->n ? p[0] : 0;
+        free(p);
+        l->cap = 0;
+        return;
+    }
+    int32_t *p = realloc(l->u.w, (size_t)l->n * sizeof(int32_t));
+    if (p) { l->u.w = p; l->cap = l->n; }
+}
+
 /* ---- heap: the smallest entry is the largest count, then the smallest pair, then the oldest entry ---- */
-static inline int entry_less(const HEntry *x, const HEntry *y) {
+static inline int entry_less(const HEntry *x, const HEntry *y, const uint64_t *pkey) {
     if (x->count != y->count) return x->count > y->count;
-    if (x->pair != y->pair) return x->pair < y->pair;
+    if (x->slot != y->slot) return pkey[x->slot] < pkey[y->slot];
     return x->entry < y->entry;
 }
 
-static void sift_down(HEntry *h, size_t n, size_t i) {
+static void sift_down(HEntry *h, size_t n, size_t i, const uint64_t *pkey) {
     HEntry e = h[i];
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && entry_less(&h[c + 1], &h[c])) c++;
-        if (!entry_less(&h[c], &e)) break;
+        if (c + 1 < n && entry_less(&h[c + 1], &h[c], pkey)) c++;
+        if (!entry_less(&h[c], &e, pkey)) break;
         h[i] = h[c];
         i = c;
     }
@@ -195,7 +229,7 @@ static int heap_push(QueueLoop *self, HEntry e) {
     HEntry *h = self->heap;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!entry_less(&e, &h[p])) break;
+        if (!entry_less(&e, &h[p], self->pkey)) break;
         h[i] = h[p];
         i = p;
     }
@@ -207,12 +241,9 @@ static int heap_push(QueueLoop *self, HEntry e) {
 static int64_t new_entry(QueueLoop *self, WList *l) {
     if (self->nentries >= UINT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many queue entries"); return -1; }
     if (grow((void **)&self->entries, &self->ecap, self->nentries + 1, sizeof(WList)) < 0) return -1;
-    if (l->cap > l->n + 8 && l->n) { /* give back the doubling's slack: entries live long */
-        int32_t *p = realloc(l->w, (size_t)l->n * sizeof(int32_t));
-        if (p) { l->w = p; l->cap = l->n; }
-    }
+    wlist_shrink(l); /* no doubling's slack: entries live long */
     self->entries[self->nentries] = *l;
-    l->w = NULL;
+    l->u.w = NULL;
     l->n = l->cap = 0;
     return (int64_t)self->nentries++;
 }
@@ -220,11 +251,15 @@ static int64_t new_entry(QueueLoop *self, WList *l) {
 static void QueueLoop_dealloc(QueueLoop *self) {
     if (self->have_sym) PyBuffer_Release(&self->symbuf);
     if (self->have_lens) PyBuffer_Release(&self->lensbuf);
+    if (self->have_startbuf) PyBuffer_Release(&self->startbuf);
+    else free(self->start);
+    if (self->have_freqbuf) PyBuffer_Release(&self->freqbuf);
+    else free(self->freq);
     if (self->entries)
-        for (size_t i = 0; i < self->nentries; i++) free(self->entries[i].w);
+        for (size_t i = 0; i < self->nentries; i++) wlist_free(&self->entries[i]);
     if (self->touch)
-        for (size_t i = 0; i < self->ntouch; i++) free(self->touch[i].grown.w);
-    free(self->start); free(self->freq); free(self->pkey); free(self->pcount); free(self->ptouch);
+        for (size_t i = 0; i < self->ntouch; i++) wlist_free(&self->touch[i].grown);
+    free(self->pkey); free(self->pcount); free(self->ptouch);
     free(self->htab); free(self->entries); free(self->heap); free(self->touch); free(self->pos);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -244,6 +279,23 @@ static int64_t *int64_list(PyObject *seq, Py_ssize_t *n_out, const char *what) {
     Py_DECREF(fast);
     *n_out = n;
     return out;
+}
+
+/* ``seq`` as int64 values: read in place when it is a buffer of 8-byte integers (the trainer's
+ * array('q'), held until the loop goes), else copied from a sequence of ints. */
+static int64_t *int64_view(PyObject *seq, Py_buffer *buf, int *have, Py_ssize_t *n_out, const char *what) {
+    if (PyObject_CheckBuffer(seq)) {
+        if (PyObject_GetBuffer(seq, buf, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+        const char *f = buf->format ? buf->format : "B";
+        if (f[0] == '@' || f[0] == '=') f++;
+        if (buf->itemsize == 8 && (f[0] == 'q' || f[0] == 'l') && f[1] == 0) {
+            *have = 1;
+            *n_out = buf->len / 8;
+            return (int64_t *)buf->buf;
+        }
+        PyBuffer_Release(buf);
+    }
+    return int64_list(seq, n_out, what);
 }
 
 /* QueueLoop(sym, lens, start, freqs) */
@@ -268,9 +320,11 @@ static int QueueLoop_init(QueueLoop *self, PyObject *args, PyObject *kwds) {
     Py_ssize_t nsym = self->symbuf.len / 4;
     self->nwords = self->lensbuf.len / 4;
     Py_ssize_t n;
-    if (!(self->start = int64_list(start, &n, "start must be a sequence"))) return -1;
+    if (!(self->start = int64_view(start, &self->startbuf, &self->have_startbuf, &n, "start must be a sequence")))
+        return -1;
     if (n != self->nwords) { PyErr_SetString(PyExc_ValueError, "start and lens differ in length"); return -1; }
-    if (!(self->freq = int64_list(freqs, &n, "freqs must be a sequence"))) return -1;
+    if (!(self->freq = int64_view(freqs, &self->freqbuf, &self->have_freqbuf, &n, "freqs must be a sequence")))
+        return -1;
     if (n != self->nwords) { PyErr_SetString(PyExc_ValueError, "freqs and lens differ in length"); return -1; }
     if (self->nwords >= INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many words"); return -1; }
     for (Py_ssize_t w = 0; w < self->nwords; w++) {
@@ -289,6 +343,11 @@ static int QueueLoop_init(QueueLoop *self, PyObject *args, PyObject *kwds) {
             return -1;
         }
     }
+#if defined(__GLIBC__)
+    /* What setting up freed (the table of strings, the count stage's batches) goes back to the
+     * system before the loop's own arrays are made (the trainer's peak is in the loop). */
+    malloc_trim(0);
+#endif
     self->hsize = 1 << 16;
     if (rehash(self, self->hsize) < 0) return -1;
     /* The index: every adjacent pair of every word, words in order (each list ascending, each word once). */
@@ -303,26 +362,20 @@ static int QueueLoop_init(QueueLoop *self, PyObject *args, PyObject *kwds) {
             self->pcount[slot] += f;
             if ((size_t)slot >= self->nentries) { /* entry i is pair slot i's word list */
                 if (grow((void **)&self->entries, &self->ecap, (size_t)slot + 1, sizeof(WList)) < 0) return -1;
-                self->entries[slot].w = NULL;
+                self->entries[slot].u.w = NULL;
                 self->entries[slot].n = self->entries[slot].cap = 0;
                 self->nentries = (size_t)slot + 1;
             }
             if (wlist_add(&self->entries[slot], (int32_t)w) < 0) return -1;
         }
     }
-    for (size_t i = 0; i < self->nentries; i++) { /* exact sizes: the lists live until popped */
-        WList *l = &self->entries[i];
-        if (l->cap > l->n && l->n) {
-            int32_t *p = realloc(l->w, (size_t)l->n * sizeof(int32_t));
-            if (p) { l->w = p; l->cap = l->n; }
-        }
-    }
+    for (size_t i = 0; i < self->nentries; i++) wlist_shrink(&self->entries[i]); /* they live until popped */
     if (grow((void **)&self->heap, &self->hcap, (size_t)self->npairs + 1, sizeof(HEntry)) < 0) return -1;
     for (Py_ssize_t i = 0; i < self->npairs; i++) {
-        HEntry e = {self->pcount[i], self->pkey[i], (uint32_t)i, (int32_t)i};
+        HEntry e = {self->pcount[i], (uint32_t)i, (int32_t)i};
         self->heap[self->hn++] = e;
     }
-    for (size_t i = self->hn / 2; i-- > 0;) sift_down(self->heap, self->hn, i);
+    for (size_t i = self->hn / 2; i-- > 0;) sift_down(self->heap, self->hn, i, self->pkey);
     return 0;
 }
 
@@ -339,17 +392,18 @@ static PyObject *QueueLoop_pop(QueueLoop *self, PyObject *Py_UNUSED(ignored)) {
         if (c != e.count) { /* stale: back in with the pair's count, same words */
             e.count = c;
             self->heap[0] = e;
-            sift_down(self->heap, self->hn, 0);
+            sift_down(self->heap, self->hn, 0, self->pkey);
             continue;
         }
         self->hn--;
         if (self->hn) {
             self->heap[0] = self->heap[self->hn];
-            sift_down(self->heap, self->hn, 0);
+            sift_down(self->heap, self->hn, 0, self->pkey);
         }
         self->popped = e;
         self->have_popped = 1;
-        return Py_BuildValue("(llL)", (long)(e.pair >> SHIFT_BITS), (long)(e.pair & ((1u << SHIFT_BITS) - 1)),
+        uint64_t pair = self->pkey[e.slot];
+        return Py_BuildValue("(llL)", (long)(pair >> SHIFT_BITS), (long)(pair & ((1u << SHIFT_BITS) - 1)),
                              (long long)c);
     }
     Py_RETURN_NONE;
@@ -371,11 +425,12 @@ static int cmp_i32(const void *x, const void *y) {
 /* The words of entry ``k`` that hold (a, b) now, sorted, into ``*out`` (n in ``*n``). */
 static int live_words(QueueLoop *self, uint32_t k, int32_t a, int32_t b, int32_t **out, size_t *cap, size_t *n) {
     WList *l = &self->entries[k];
+    const int32_t *ws = wl_data(l);
     *n = 0;
     for (int32_t j = 0; j < l->n; j++) {
-        if (holds(self, l->w[j], a, b)) {
+        if (holds(self, ws[j], a, b)) {
             if (grow((void **)out, cap, *n + 1, sizeof(int32_t)) < 0) return -1;
-            (*out)[(*n)++] = l->w[j];
+            (*out)[(*n)++] = ws[j];
         }
     }
     qsort(*out, *n, sizeof(int32_t), cmp_i32);
@@ -388,8 +443,9 @@ static int live_words(QueueLoop *self, uint32_t k, int32_t a, int32_t b, int32_t
 static PyObject *QueueLoop_tied(QueueLoop *self, PyObject *Py_UNUSED(ignored)) {
     if (!self->have_popped) { PyErr_SetString(PyExc_RuntimeError, "tied() must follow pop()"); return NULL; }
     HEntry e = self->popped;
-    if (!self->hn || self->heap[0].count != e.count || self->heap[0].pair != e.pair) Py_RETURN_FALSE;
-    int32_t a = (int32_t)(e.pair >> SHIFT_BITS), b = (int32_t)(e.pair & ((1u << SHIFT_BITS) - 1));
+    if (!self->hn || self->heap[0].count != e.count || self->heap[0].slot != e.slot) Py_RETURN_FALSE;
+    uint64_t pair = self->pkey[e.slot];
+    int32_t a = (int32_t)(pair >> SHIFT_BITS), b = (int32_t)(pair & ((1u << SHIFT_BITS) - 1));
     /* the equal keys form a subtree at the heap's root */
     size_t *todo = NULL, ntodo = 0, todocap = 0;
     uint32_t *tied = NULL;
@@ -403,7 +459,7 @@ static PyObject *QueueLoop_tied(QueueLoop *self, PyObject *Py_UNUSED(ignored)) {
     todo[ntodo++] = 0;
     while (ntodo) {
         size_t i = todo[--ntodo];
-        if (i < self->hn && self->heap[i].count == e.count && self->heap[i].pair == e.pair) {
+        if (i < self->hn && self->heap[i].count == e.count && self->heap[i].slot == e.slot) {
             if (grow((void **)&tied, &tiedcap, ntied + 1, sizeof(uint32_t)) < 0) goto fail;
             tied[ntied++] = self->heap[i].entry;
             if (grow((void **)&todo, &todocap, ntodo + 2, sizeof(size_t)) < 0) goto fail;
@@ -442,7 +498,7 @@ static inline int add_delta(QueueLoop *self, uint64_t key, int64_t d, int32_t w,
         Touch *x = &self->touch[t];
         x->slot = s;
         x->delta = 0;
-        x->grown.w = NULL;
+        x->grown.u.w = NULL;
         x->grown.n = x->grown.cap = 0;
     }
     Touch *x = &self->touch[t];
@@ -469,14 +525,16 @@ static PyObject *QueueLoop_merge(QueueLoop *self, PyObject *args) {
     if (nw < 0 || nw >= (1 << SHIFT_BITS)) { PyErr_SetString(PyExc_ValueError, "new id out of range"); return NULL; }
     HEntry e = self->popped;
     self->have_popped = 0;
-    int32_t a = (int32_t)(e.pair >> SHIFT_BITS), b = (int32_t)(e.pair & ((1u << SHIFT_BITS) - 1));
+    uint64_t pair = self->pkey[e.slot];
+    int32_t a = (int32_t)(pair >> SHIFT_BITS), b = (int32_t)(pair & ((1u << SHIFT_BITS) - 1));
     WList list = self->entries[e.entry];
-    self->entries[e.entry].w = NULL;
+    self->entries[e.entry].u.w = NULL;
     self->entries[e.entry].n = self->entries[e.entry].cap = 0;
+    const int32_t *ws = wl_data(&list);
     int64_t made = 0;
     uint64_t S = (uint64_t)1 << SHIFT_BITS;
     for (int32_t k = 0; k < list.n; k++) {
-        int32_t w = list.w[k];
+        int32_t w = ws[k];
         int32_t *s = self->sym + self->start[w];
         int32_t n = self->lens[w];
         int64_t f = self->freq[w];
@@ -517,8 +575,7 @@ static PyObject *QueueLoop_merge(QueueLoop *self, PyObject *args) {
         self->lens[w] = out;
         made += (int64_t)np * f;
     }
-    free(list.w);
-    list.w = NULL;
+    wlist_free(&list);
     for (size_t t = 0; t < self->ntouch; t++) self->pcount[self->touch[t].slot] += self->touch[t].delta;
     for (size_t t = 0; t < self->ntouch; t++) {
         Touch *x = &self->touch[t];
@@ -528,13 +585,13 @@ static PyObject *QueueLoop_merge(QueueLoop *self, PyObject *args) {
         if (c <= 0) { wlist_free(&x->grown); continue; }
         int64_t k = new_entry(self, &x->grown);
         if (k < 0) goto fail_after;
-        HEntry h = {c, self->pkey[x->slot], (uint32_t)k, x->slot};
+        HEntry h = {c, (uint32_t)k, x->slot};
         if (heap_push(self, h) < 0) goto fail_after;
     }
     self->ntouch = 0;
     return PyLong_FromLongLong(made);
 fail:
-    free(list.w);
+    wlist_free(&list);
 fail_after:
     drop_touched(self);
     return NULL;
@@ -544,7 +601,22 @@ static PyObject *QueueLoop_queued(QueueLoop *self, PyObject *Py_UNUSED(ignored))
     return PyLong_FromSize_t(self->hn);
 }
 
+/* held() -> (pairs, queued entries, words listed in live entries, bytes allocated): what the loop holds. */
+static PyObject *QueueLoop_held(QueueLoop *self, PyObject *Py_UNUSED(ignored)) {
+    size_t words = 0, bytes = 0;
+    for (size_t i = 0; i < self->nentries; i++) {
+        words += (size_t)self->entries[i].n;
+        bytes += (size_t)self->entries[i].cap * sizeof(int32_t) + (self->entries[i].cap ? 16 : 0);
+    }
+    bytes += (size_t)self->pcap * (sizeof(uint64_t) + sizeof(int64_t) + sizeof(int32_t)) + self->hsize * sizeof(int32_t)
+             + self->ecap * sizeof(WList) + self->hcap * sizeof(HEntry) + self->tcap * sizeof(Touch)
+             + (size_t)self->nwords * 2 * sizeof(int64_t);
+    return Py_BuildValue("(nnnn)", self->npairs, (Py_ssize_t)self->hn, (Py_ssize_t)words, (Py_ssize_t)bytes);
+}
+
 static PyMethodDef QueueLoop_methods[] = {
+    {"held", (PyCFunction)QueueLoop_held, METH_NOARGS,
+     "held() -> (pairs, queued entries, words listed in live entries, bytes allocated)."},
     {"pop", (PyCFunction)QueueLoop_pop, METH_NOARGS,
      "pop() -> (left, right, count) of the next current queue entry, taken off; None: the queue is empty."},
     {"tied", (PyCFunction)QueueLoop_tied, METH_NOARGS,

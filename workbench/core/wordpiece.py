@@ -542,7 +542,7 @@ class WordPieceTrainer:
             if new == len(ids):
                 ids.append(new)
             made = merge(new)
-            if made:  # an entry whose words hold the pair no more merges nothing: not a step
+            if made:  # (as in _run_frequency: an entry that merged nothing is no step)
                 yield self._log(ids[a], ids[b], ids[new], c, c, made)
 
     def _check_tie(self, heap: list[int], entry: int, entries: Sequence[Collection[int] | None], a: int, b: int

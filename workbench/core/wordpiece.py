@@ -45,6 +45,12 @@ loop of :meth:`WordPieceTrainer._merge`: tests hold them equal), and a large tab
 :func:`~workbench.core.bpe_kernel.build_index`. The kernel's "words where a pair gained" map is
 exactly the word set a queue entry of the frequency score merges.
 
+The frequency score's loop runs in C when the optional extension :mod:`workbench.core._wordpiece_queue`
+was built (:meth:`WordPieceTrainer._run_native`: the same queue, quirks included, over the flat
+store's own buffers, with its own pair index — no numpy); :meth:`WordPieceTrainer._run_frequency`
+stays the reference, used when the module is absent, with ``WORKBENCH_PURE=1``, by subclasses and
+with ``native = False``, and a hypothesis test holds the two equal (tests/core/test_wordpiece_native.py).
+
 **Inference** (:class:`WordPieceModel`) is BERT's: greedy longest match per pre-token, the
 prefix on non-initial pieces, the whole word becoming ``[UNK]`` when some part matches nothing or
 the word is longer than ``max_input_chars_per_word`` characters. **Decoding** is the WordPiece

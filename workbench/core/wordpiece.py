@@ -82,7 +82,6 @@ if TYPE_CHECKING:
     from workbench.core.bpe_kernel import FlatView
 
 
-
 def _load_native() -> ModuleType | None:
     """The optional C queue loop of the frequency score (``workbench/core/_wordpiece_queue.c``, built at
     install when a compiler is there), or None: not built, or ``WORKBENCH_PURE=1`` in the environment

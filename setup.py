@@ -1,4 +1,5 @@
-"""The optional C merge loop of BPE training (workbench/core/_bpe_merge.c, issue 24).
+"""The optional C loops of training (issue 24): BPE's merge loop (workbench/core/_bpe_merge.c) and
+WordPiece's frequency-score queue loop (workbench/core/_wordpiece_queue.c).
 
 Everything else is in pyproject.toml. ``optional=True``: without a C compiler (or Python headers)
 the build prints a warning and installs the pure-Python package, which trains the same merges
@@ -8,5 +9,8 @@ import os
 
 from setuptools import Extension, setup
 
+_ARGS = [] if os.name == "nt" else ["-O2"]
 setup(ext_modules=[Extension("workbench.core._bpe_merge", ["workbench/core/_bpe_merge.c"], optional=True,
-                             extra_compile_args=[] if os.name == "nt" else ["-O2"])])
+                             extra_compile_args=_ARGS),
+                   Extension("workbench.core._wordpiece_queue", ["workbench/core/_wordpiece_queue.c"], optional=True,
+                             extra_compile_args=_ARGS)])

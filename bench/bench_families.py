@@ -1,14 +1,18 @@
 """WordPiece and Unigram training, whole process, against their anchors: CPU time and peak RSS ratios.
 
     python bench/bench_families.py [--family wordpiece unigram] [--corpus shared slice39]
-                                   [--rounds 2] [--before DIR] [--profile]
+                                   [--rounds 2] [--before DIR] [--pure] [--profile]
 
 Each measurement is one child process timed from its start (imports, reading, counting, training,
 storing) to its end; CPU time counts its own and its children's (counting may use a second process),
 peak RSS is the larger of the two (``ru_maxrss``: the trainer's own peak); ``tree`` is the peak of
 the summed RSS of the process tree, polled every 20 ms (the trainer and the store's writer process
-at once: what the machine holds). Rounds are interleaved (anchor, ours, anchor, ours …) and the
-medians are reported as ratios of the same run, with the load average beside them.
+at once); ``pss`` the peak of its summed PSS (proportional set size, ``/proc/PID/smaps_rollup``):
+what the machine holds, where summed RSS counts twice the pages a forked child shares with its
+parent — the two counting workers forked on a corpus of 8 MB or more, and a child caught between
+``fork`` and ``exec`` (the writer being started) shows the trainer's whole RSS again. Rounds are
+interleaved (anchor, ours, anchor, ours …) and the medians are reported as ratios of the same run,
+with the load average beside them.
 
 * WordPiece: ``tokenizers``' ``WordPieceTrainer`` with one thread (``RAYON_NUM_THREADS=1``),
   ``BertNormalizer()`` with its defaults (uncased: lower-casing and accents stripped — our family's
@@ -25,7 +29,8 @@ medians are reported as ratios of the same run, with the load average beside the
 Corpora: ``shared`` — the five files of ``../shared/corpora`` concatenated in name order (8.9 MB);
 ``slice39`` — the first 3.9 MB of that concatenation cut at a line end (German quotes, Shakespeare,
 the Taylor Swift article and the start of the Russian fortunes). ``--before DIR`` runs our side a
-second time with the package from ``DIR`` (a checkout of an earlier commit) and prints after ÷ before.
+second time with the package from ``DIR`` (a checkout of an earlier commit) and prints after ÷ before;
+``--pure`` runs it once more with ``WORKBENCH_PURE=1`` (the pure-Python loops, not the C ones).
 ``--profile`` prints cProfile's top functions of our side instead. Not a test: timings never decide
 pass/fail.
 """
@@ -131,7 +136,20 @@ def profile(path: Path, family: str, vocab: int) -> None:
     stats.sort_stats("cumulative").print_stats(30)
 
 
-def run_child(kind: str, family: str, corpus: str, vocab: int, root: Path = ROOT) -> dict:
+def _pss(pid: int) -> int:
+    """The process's proportional set size in bytes (0 when it is gone or the kernel lacks smaps_rollup)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def run_child(kind: str, family: str, corpus: str, vocab: int, root: Path = ROOT, extra_env: dict | None = None
+              ) -> dict:
     """One measurement; besides the child's own figures, ``tree_mb``: the peak of the summed RSS of
     its process tree, polled every 20 ms (as bench_bpe_train.py) — the trainer and the store's
     writer process together. ``peak_mb`` (``ru_maxrss``) cannot say that: a child's ``ru_maxrss``
@@ -139,16 +157,19 @@ def run_child(kind: str, family: str, corpus: str, vocab: int, root: Path = ROOT
     across exec), so it never shows the writer's own ~15 MB, only the trainer's peak."""
     import psutil
 
-    env = dict(os.environ, RAYON_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(root))
+    env = dict(os.environ, RAYON_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(root),
+               **(extra_env or {}))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen([sys.executable, __file__, "--child", kind, family, corpus, str(vocab)], env=env,
                                 stdout=out, stderr=err, text=True, cwd=root)
-        ps, tree = psutil.Process(proc.pid), 0
+        ps, tree, pss = psutil.Process(proc.pid), 0, 0
         while proc.poll() is None:
             try:
-                tree = max(tree, ps.memory_info().rss + sum(c.memory_info().rss for c in ps.children(recursive=True)))
+                kids = ps.children(recursive=True)
+                tree = max(tree, ps.memory_info().rss + sum(c.memory_info().rss for c in kids))
+                pss = max(pss, _pss(proc.pid) + sum(_pss(c.pid) for c in kids))
             except psutil.Error:
                 pass
             time.sleep(0.02)
@@ -159,6 +180,7 @@ def run_child(kind: str, family: str, corpus: str, vocab: int, root: Path = ROOT
         result = json.loads(out.read().strip().splitlines()[-1])
     result["wall_s"] = time.perf_counter() - t0
     result["tree_mb"] = max(tree / 2**20, result["peak_mb"])
+    result["pss_mb"] = pss / 2**20
     return result
 
 
@@ -170,6 +192,7 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, help="override the vocabulary size (default: wordpiece "
                         f"{VOCAB['wordpiece']:,}, unigram {VOCAB['unigram']:,})")
     parser.add_argument("--before", type=Path, help="a checkout whose workbench package is measured too")
+    parser.add_argument("--pure", action="store_true", help="also run ours with WORKBENCH_PURE=1 (no C loops)")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -190,7 +213,8 @@ def main() -> None:
                 profile(corpus_file(corpus), family, args.vocab or VOCAB[family])
         return
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; load {os.getloadavg()}; anchors with one thread")
-    contenders = [("anchor", ROOT), ("ours", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
+    contenders = [("anchor", ROOT), ("ours", ROOT)] + ([("pure", ROOT)] if args.pure else []) \
+        + ([("before", args.before.resolve())] if args.before else [])
     for family in args.family:
         vocab = args.vocab or VOCAB[family]
         for corpus in args.corpus:
@@ -198,10 +222,12 @@ def main() -> None:
             rows: dict[str, list[dict]] = {name: [] for name, _root in contenders}
             for _ in range(args.rounds):
                 for name, root in contenders:
-                    row = run_child("anchor" if name == "anchor" else "ours", family, corpus, vocab, root)
+                    row = run_child("anchor" if name == "anchor" else "ours", family, corpus, vocab, root,
+                                    {"WORKBENCH_PURE": "1"} if name == "pure" else None)
                     row["load"] = os.getloadavg()[0]
                     rows[name].append(row)
-            med = {name: {k: statistics.median(r[k] for r in rs) for k in ("cpu_s", "peak_mb", "tree_mb", "wall_s")}
+            med = {name: {k: statistics.median(r[k] for r in rs)
+                          for k in ("cpu_s", "peak_mb", "tree_mb", "pss_mb", "wall_s")}
                    for name, rs in rows.items()}
             anchor = "tokenizers WordPieceTrainer" if family == "wordpiece" else "sentencepiece"
             loads = ", ".join(f"{r['load']:.1f}" for rs in rows.values() for r in rs)
@@ -212,8 +238,10 @@ def main() -> None:
                 print(f"{label:<30} CPU {m['cpu_s']:7.2f} s ({m['cpu_s'] / med['anchor']['cpu_s']:.2f}×)  "
                       f"peak {m['peak_mb']:6.0f} MB ({m['peak_mb'] / med['anchor']['peak_mb']:.2f}×)  "
                       f"tree {m['tree_mb']:4.0f} MB ({m['tree_mb'] / med['anchor']['tree_mb']:.2f}×)  "
+                      f"pss {m['pss_mb']:4.0f} MB ({m['pss_mb'] / max(med['anchor']['pss_mb'], 1e-9):.2f}×)  "
                       f"wall {m['wall_s']:6.2f} s   rounds CPU: "
-                      + ", ".join(f"{r['cpu_s']:.2f}" for r in rows[name]))
+                      + ", ".join(f"{r['cpu_s']:.2f}" for r in rows[name])
+                      + "; tree: " + ", ".join(f"{r['tree_mb']:.0f}" for r in rows[name]))
             if args.before:
                 print(f"after ÷ before: CPU {med['ours']['cpu_s'] / med['before']['cpu_s']:.2f}×, "
                       f"peak {med['ours']['peak_mb'] / med['before']['peak_mb']:.2f}×")

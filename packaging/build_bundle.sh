@@ -13,11 +13,13 @@ PY=${PYTHON:-.venv/bin/python}
 # with a warning when there is no compiler; the bundle then trains with the pure-Python loop.
 "$PY" setup.py -q build_ext --inplace || echo "build_bundle: no C merge loop (no compiler?): the pure loop ships" >&2
 "$PY" -m PyInstaller --noconfirm --clean --distpath dist --workpath build/pyinstaller packaging/workbench.spec
-if "$PY" -c "import workbench.core._bpe_merge" 2>/dev/null \
-   && ! find dist/workbench -name '_bpe_merge*' | grep -q .; then
-  echo "build_bundle: the C merge loop was built but is not in the bundle" >&2
-  exit 1
-fi
+for loop in _bpe_merge _wordpiece_queue; do  # the C loops of BPE and WordPiece training
+  if "$PY" -c "import workbench.core.$loop" 2>/dev/null \
+     && ! find dist/workbench -name "$loop*" | grep -q .; then
+    echo "build_bundle: the C loop $loop was built but is not in the bundle" >&2
+    exit 1
+  fi
+done
 [ "${1:-}" = "--smoke" ] || exit 0
 
 app=dist/workbench/workbench

@@ -139,9 +139,18 @@ def replayed(counts: dict[str, int], vocab_size: int, expected: list[str]) -> Wo
     config = WordPieceConfig(vocab_size=vocab_size, score="frequency", special_tokens=("[UNK]",), normalizer=(),
                              pretokenizer="none")
     probe = WordPieceTrainer(counts, config)
-    trainer = WordPieceTrainer(counts, config, continuation_order=expected[1 + probe.alphabet_size : probe.initial_size])
+    order = expected[1 + probe.alphabet_size : probe.initial_size]
+    trainer = WordPieceTrainer(counts, config, continuation_order=order)
     for _event in trainer.run():
         pass
+    # The pure loop too, when the C loop ran (test_wordpiece_native holds them equal on random tables;
+    # here both face the library itself).
+    pure = WordPieceTrainer(counts, config, continuation_order=order)
+    pure.native = False
+    for _event in pure.run():
+        pass
+    assert (pure.pieces, pure.merges, pure.undetermined_from) == (trainer.pieces, trainer.merges,
+                                                                  trainer.undetermined_from)
     return trainer
 
 

@@ -45,6 +45,12 @@ loop of :meth:`WordPieceTrainer._merge`: tests hold them equal), and a large tab
 :func:`~workbench.core.bpe_kernel.build_index`. The kernel's "words where a pair gained" map is
 exactly the word set a queue entry of the frequency score merges.
 
+The frequency score's loop runs in C when the optional extension :mod:`workbench.core._wordpiece_queue`
+was built (:meth:`WordPieceTrainer._run_native`: the same queue, quirks included, over the flat
+store's own buffers, with its own pair index — no numpy); :meth:`WordPieceTrainer._run_frequency`
+stays the reference, used when the module is absent, with ``WORKBENCH_PURE=1``, by subclasses and
+with ``native = False``, and a hypothesis test holds the two equal (tests/core/test_wordpiece_native.py).
+
 **Inference** (:class:`WordPieceModel`) is BERT's: greedy longest match per pre-token, the
 prefix on non-initial pieces, the whole word becoming ``[UNK]`` when some part matches nothing or
 the word is longer than ``max_input_chars_per_word`` characters. **Decoding** is the WordPiece
@@ -57,13 +63,15 @@ Left out: ``end_of_word_suffix`` and ``max_token_length`` (HF options BERT does 
 from __future__ import annotations
 
 import heapq
+import os
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import add
-from typing import TYPE_CHECKING, Literal
+from itertools import accumulate, repeat
+from operator import add, mul
+from types import ModuleType
+from typing import TYPE_CHECKING, Literal, cast
 
 from workbench.core.bpe import FlatWords, merged_word
 from workbench.core.model import MergeEvent, Tokenizer
@@ -72,6 +80,22 @@ from workbench.errors import ConfigError, WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.core.bpe_kernel import FlatView
+
+
+def _load_native() -> ModuleType | None:
+    """The optional C queue loop of the frequency score (``workbench/core/_wordpiece_queue.c``, built at
+    install when a compiler is there), or None: not built, or ``WORKBENCH_PURE=1`` in the environment
+    (tests and benches)."""
+    if os.environ.get("WORKBENCH_PURE", "") not in ("", "0"):
+        return None
+    try:
+        from workbench.core import _wordpiece_queue
+    except ImportError:
+        return None
+    return _wordpiece_queue
+
+
+_native = _load_native()
 
 Score = Literal["likelihood", "frequency"]
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -155,11 +179,14 @@ class WordPieceTrainer:
     # shared with BPE's trainer and kernel) that merges rewrite in place.
     _flat: FlatWords | None = None
     _view: FlatView | None = None  # the numpy views over ``_flat`` (bpe_kernel.FlatView), made by the first big merge
+    # The C queue loop (``_wordpiece_queue``) runs the frequency score when it was built: None follows
+    # the environment (``WORKBENCH_PURE=1``: the pure loop); False keeps the pure loop (tests of it).
+    native: bool | None = None
 
     @property
     def words(self) -> list[list[int]]:
-        """Each word's current symbol ids, in table order (a copy once a run has started)."""
-        return self._flat.to_lists() if self._flat is not None else self._words
+        """Each word's current symbol ids, in table order (a copy: the store is :attr:`_flat`)."""
+        return self._flatten().to_lists()
 
     def __init__(self, word_counts: Mapping[str, int], config: WordPieceConfig, *,
                  continuation_order: Sequence[str] | None = None):
@@ -201,30 +228,38 @@ class WordPieceTrainer:
             if piece.startswith(prefix) and ch in id_of:
                 cont[ch] = self._add(piece)
 
-        self._words: list[list[int]] = []
-        self.freqs: list[int] = []
+        # The words go straight into the flat store (4 bytes a symbol; a list per word held next to
+        # the table of strings was the set-up's peak) and their counts into a machine array.
+        sym, lens = array("i"), array("i")
+        freqs = array("q")
+        extend, add_len, add_freq = sym.extend, lens.append, freqs.append
         continuation = cont.__getitem__
         for word, count in word_counts.items():
             if count <= 0 or not word:
                 continue
+            n0 = len(sym)
             # "First" is the word's own first character, even when a cut alphabet drops it (as HF).
             head = id_of.get(word[0])
-            symbols = [] if head is None else [head]
+            if head is not None:
+                sym.append(head)
             try:
-                symbols += map(continuation, word[1:])  # (a C loop: the hot line of setting up)
+                extend(map(continuation, word[1:]))  # (a C loop: the hot line of setting up)
             except KeyError:  # a character seen after a word's start for the first time (or cut)
+                del sym[n0 + (head is not None):]
                 for ch in word[1:]:
                     if ch not in cont and ch in id_of:
                         cont[ch] = self._add(prefix + ch)
-                symbols = ([] if head is None else [head]) + [cont[ch] for ch in word[1:] if ch in cont]
-            if symbols:
-                self._words.append(symbols)
-                self.freqs.append(count)
+                extend([cont[ch] for ch in word[1:] if ch in cont])
+            if len(sym) > n0:
+                add_len(len(sym) - n0)
+                add_freq(count)
+        self._flat = _flat_store(sym, lens)
+        self.freqs: Sequence[int] = freqs
         self.initial_size = len(self.pieces)
         # score = frequency: where tokenizers' own result stops being a function of its input (see
         # ``_check_tie``); ``pieces[:undetermined_from + 1]`` are the library's whatever its seed.
         self.undetermined_from: int | None = None
-        self.token_count = sum(f * len(w) for w, f in zip(self._words, self.freqs))
+        self.token_count = sum(map(mul, lens, freqs))
         # The merge log, one entry per applied merge (what a run writer stores).
         self.merges: list[tuple[int, int, int]] = []
         self.frequencies: list[int] = []
@@ -239,7 +274,7 @@ class WordPieceTrainer:
         special_ids = set(self.special_tokens.values())
         self.initial_kinds = tuple("special" if i in special_ids else "base" for i in range(len(self.vocab)))
         self.initial_token_count = self.token_count
-        self.word_types = len(self._words)
+        self.word_types = len(lens)
         if config.vocab_size is not None:
             self.target = max(0, config.vocab_size - self.initial_size)
             if config.merges is not None:
@@ -269,15 +304,15 @@ class WordPieceTrainer:
     def run(self, should_stop: Callable[[], bool] | None = None) -> Iterator[MergeEvent]:
         """Merge until a limit is reached or no pair qualifies; ``should_stop()`` ends between merges."""
         if self.config.score == "frequency":
+            if self.native is not False and _native is not None and type(self) is WordPieceTrainer:
+                return self._run_native(should_stop)
             return self._run_frequency(should_stop)
         return self._run_likelihood(should_stop)
 
     # ---- merging one pair inside the words that hold it ------------------------------------------
     def _flatten(self) -> FlatWords:
-        """The words in the flat store (made once, when a run starts)."""
-        if self._flat is None:
-            self._flat = FlatWords.from_lists(self._words)
-            self._words = []
+        """The words' flat store (made by ``__init__``)."""
+        assert self._flat is not None
         return self._flat
 
     def _symbols(self, w: int) -> array:
@@ -299,7 +334,7 @@ class WordPieceTrainer:
             from workbench.core import bpe_kernel
 
             if self._view is None:
-                self._view = bpe_kernel.FlatView(store, self.freqs)
+                self._view = bpe_kernel.FlatView(store, cast("list[int]", self.freqs))
             grown: dict[int, array] = {}
             ids = ws if isinstance(ws, array) else array("i", ws)
             pairs, changes, made = bpe_kernel.apply_merge(self._view, ids, a, b, new, _SHIFT, 0, grown, None)
@@ -386,6 +421,8 @@ class WordPieceTrainer:
         return list(delta), list(delta.values()), grown_lists, made
 
     def _log(self, a: int, b: int, new: int, count: int, score: float, made: int) -> MergeEvent:
+        """Log one merge (``score``: the frequency score passes the count itself, one object for both
+        lists; :meth:`id_scores` makes it a float)."""
         self.token_count -= made
         self.merges.append((a, b, new))
         self.frequencies.append(count)
@@ -402,15 +439,17 @@ class WordPieceTrainer:
         if self.word_types >= self.numpy_index_min_words:
             from workbench.core import bpe_kernel
 
-            self._view = bpe_kernel.FlatView(self._flatten(), self.freqs)
+            self._view = bpe_kernel.FlatView(self._flatten(), cast("list[int]", self.freqs))
             pair_counts, pair_words, _first = bpe_kernel.build_index(self._view, _SHIFT, 1, False)
             return pair_counts, pair_words
         S = _SHIFT
         counts: dict[int, int] = {}
         lists: dict[int, list[int]] = {}
         get = counts.get
-        for w, sym in enumerate(self._words):
-            f = self.freqs[w]
+        store = self._flatten()
+        flat = store.sym
+        for w, (s, n, f) in enumerate(zip(store.start, store.lens, self.freqs)):
+            sym = flat[s : s + n]
             for x, y in zip(sym, sym[1:]):
                 p = x * S + y
                 c = get(p)
@@ -422,7 +461,6 @@ class WordPieceTrainer:
                     listed = lists[p]
                     if listed[-1] != w:
                         listed.append(w)
-        self._flatten()
         return counts, lists
 
     def _run_frequency(self, should_stop: Callable[[], bool] | None) -> Iterator[MergeEvent]:
@@ -474,7 +512,43 @@ class WordPieceTrainer:
                     heappush(heap, ((_CMAX - cq) << PI) | (q << _I_BITS) | len(entries))
                     entries.append(qws if isinstance(qws, array) else array("i", qws))
             if made:  # an entry whose words hold the pair no more merges nothing: not a step
-                yield self._log(a, b, new, c, float(c), made)
+                yield self._log(a, b, new, c, c, made)
+
+    def _run_native(self, should_stop: Callable[[], bool] | None) -> Iterator[MergeEvent]:
+        """:meth:`_run_frequency` with its queue, counts and word edits in C
+        (:mod:`workbench.core._wordpiece_queue`): the same entries popped in the same order, the same
+        merges, the same :attr:`undetermined_from` (a hypothesis test holds them equal). The C side
+        builds the pair index, pops and applies entries; the piece table, the minimum frequency, the
+        log and the events stay here, and ``should_stop`` is asked before every merge as in the pure
+        loop."""
+        store = self._flatten()
+        native = _native
+        assert native is not None  # (run() chose this loop because it is)
+        loop = native.QueueLoop(store.sym, store.lens, store.start, self.freqs)
+        max_merges, target_vocab = self._limits()
+        min_freq = self.config.min_frequency
+        merges, pieces = self.merges, self.pieces
+        pop, tied, merge = loop.pop, loop.tied, loop.merge
+        # One int object per id, shared by every merge that names it (the C side returns new ones:
+        # 64 bytes a merge on 30k merges).
+        ids = list(range(len(pieces)))
+        while len(merges) < max_merges and len(pieces) < target_vocab:
+            if should_stop is not None and should_stop():
+                return
+            picked = pop()
+            if picked is None:
+                return
+            a, b, c = picked
+            if c < 1 or min_freq > c:
+                return
+            if self.undetermined_from is None and tied():
+                self.undetermined_from = len(pieces)
+            new = self._merged_piece(a, b)
+            if new == len(ids):
+                ids.append(new)
+            made = merge(new)
+            if made:  # (as in _run_frequency: an entry that merged nothing is no step)
+                yield self._log(ids[a], ids[b], ids[new], c, c, made)
 
     def _check_tie(self, heap: list[int], entry: int, entries: Sequence[Collection[int] | None], a: int, b: int
                    ) -> None:
@@ -504,7 +578,7 @@ class WordPieceTrainer:
         where: defaultdict[int, set[int]] = defaultdict(set)
         sym_count: list[int] = [0] * len(self.pieces)
         pairs_of: defaultdict[int, set[int]] = defaultdict(set)
-        for w, sym in enumerate(self.words):  # (before the run's first merge: the lists themselves)
+        for w, sym in enumerate(self.words):  # (a copy of the store as lists)
             f = self.freqs[w]
             for s in sym:
                 sym_count[s] += f
@@ -612,8 +686,20 @@ class WordPieceTrainer:
         for (_a, _b, new), score in zip(self.merges, self.scores):
             if new not in made:
                 made.add(new)
-                out[new] = score
+                out[new] = float(score)
         return tuple(out)
+
+
+def _flat_store(sym: array, lens: array) -> FlatWords:
+    """A :class:`FlatWords` store whose word starts are an ``array('q')`` (8 bytes a word, where the
+    store's own list of int objects takes ~36): the loops only index it, and numpy and the C loop
+    read it as int64 the same."""
+    store = FlatWords.__new__(FlatWords)
+    store.sym, store.lens = sym, lens
+    start = array("q", accumulate(lens, initial=0))
+    start.pop()
+    store.start = cast("list[int]", start)  # (typed a list in core/bpe.py: an index-only sequence here)
+    return store
 
 
 def _holds(sym: Sequence[int], a: int, b: int) -> bool:

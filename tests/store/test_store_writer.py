@@ -192,6 +192,33 @@ def test_the_writer_process_and_writing_on_the_callers_thread_store_the_same_row
                                               **{e.new_id: p for e, p in zip(events, pieces)}}
 
 
+def test_a_deferred_writer_commits_on_the_callers_thread_then_hands_over_to_its_process(tmp_path):
+    """``defer``: the first batches are committed by the caller until they have cost that much CPU;
+    the next one starts the writer process, and the rows are those a writer process alone stores."""
+    initial, kinds, events, pieces = synthetic_run(3000, seed=5)
+    tables = []
+    for defer in (0.0, 1e-9, 3600.0):
+        path = tmp_path / f"{defer}.tokproj"
+        with ProjectStore.open(path, create=True) as store:
+            run = store.create_run("r", {}, [], initial, kinds)
+            with store.run_writer(run, interval=float("inf"), defer=defer) as writer:
+                assert (writer._proc is not None) == (defer == 0.0)
+                for k in range(0, 3000, 1000):
+                    for e, p in zip(events[k:k + 1000], pieces[k:k + 1000]):
+                        writer.add(e, p)
+                    writer.flush()
+                    assert committed(path, run) == k + 1000  # each batch is committed when flushed
+                    if defer == 1e-9:  # the first batch costs more than that: the second starts the process
+                        assert (writer._proc is not None) == (k > 0)
+                started = writer._proc is not None
+            assert started == (defer < 1) and writer.batches == 3
+            if started:
+                assert writer._proc.returncode == 0
+            tables.append(_tables(path, run))
+    assert tables[0] == tables[1] == tables[2]
+    assert len(tables[0][0]) == 3000
+
+
 def test_batches_commit_in_the_writer_process_without_the_trainer_waiting(tmp_path):
     path = tmp_path / "p.tokproj"
     initial, kinds, events, pieces = synthetic_run(500)
@@ -326,7 +353,10 @@ def test_a_training_whose_writer_dies_ends_failed_with_the_reason(tmp_path, monk
 
     monkeypatch.setattr(bpe, "_native", None)
     from workbench.corpus.demo import demo_corpus_files
+    from workbench.tasks import train
     from workbench.tasks.train import train_into_project
+
+    monkeypatch.setattr(train, "WRITER_DEFER_S", 0.0)  # the writer process from the first batch on
 
     path = tmp_path / "p.tokproj"
     killed = []

@@ -33,7 +33,6 @@ import contextlib
 import ctypes
 import errno
 import os
-import secrets
 import shutil
 import signal
 import sys
@@ -201,7 +200,7 @@ def _naming(exc: OSError, path: Path) -> OSError:
 
 def _temp_name(label: str) -> str:
     # A fresh name opened with "x"/mkdir, so the umask decides the mode (mkstemp would give 0600).
-    return f"{TEMP_PREFIX}{label}.{os.getpid()}.{secrets.token_hex(4)}"
+    return f"{TEMP_PREFIX}{label}.{os.getpid()}.{os.urandom(4).hex()}"
 
 
 def _make_folders(folder: Path) -> list[Path]:

@@ -63,6 +63,11 @@ class Progress:
 
 
 # ---- what differs per model family lives in workbench.tasks.models ------------------------------
+#: CPU seconds the trainer's thread spends committing merge batches itself before the store's writer
+#: process is started (``RunWriter``'s ``defer``): about what starting that process costs, so a short
+#: run (a few thousand merges) never starts it and a long one pays at most this twice.
+WRITER_DEFER_S = 0.04
+
 #: The pre-tokenizer the counting pass uses when it is not the run's own (Unigram counts whole lines
 #: and cuts them into SentencePiece's words itself): each family's ``counted_as``.
 COUNTED_AS = {name: f.counted_as for name, f in FAMILIES.items() if f.counted_as}
@@ -410,7 +415,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
             if report:
                 report(Progress("started", run_id=run_id, target=target, vocab_size=initial, goal=goal,
                                 model=spec.model, token_count=trainer.initial_token_count))
-            writer = store.run_writer(run_id)
+            writer = store.run_writer(run_id, defer=WRITER_DEFER_S)
             last = 0.0
             # The merge loop makes no reference cycles, and with millions of live objects (word
             # lists, pair sets) every cyclic collection walks them all: measured here, switching the

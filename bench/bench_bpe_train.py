@@ -135,13 +135,14 @@ def main() -> None:
     native = check.stdout.strip() == "True"
     pure = native and not args.no_pure
     print(f"ours: {'the C merge loop' if native else 'the pure-Python merge loop (the C loop is not built)'}")
-    before_cols = " before CPU s | before CPU × | before peak MB | before memory × |" if args.before else ""
+    before_cols = (" before CPU s | before CPU × | before peak MB | before memory × | before PSS MB |"
+                   if args.before else "")
     pure_cols = " pure CPU s | pure CPU × | pure peak MB | pure memory × |" if pure else ""
     print("| corpus | V | ours CPU s | tokenizers CPU s | CPU × | ours peak MB | tokenizers peak MB | memory × |"
           " ours PSS MB | tokenizers PSS MB | PSS × |"
           f" ours wall s | tokenizers wall s |{pure_cols}{before_cols} load |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" * 4 if pure else "")
-          + ("---:|" * 4 if args.before else "") + "---:|")
+          + ("---:|" * 5 if args.before else "") + "---:|")
     results: dict[tuple[int, int], tuple[float, float, float, float]] = {}
     corpora = ([0] if args.code else []) + list(args.scale)
     for scale in corpora:
@@ -172,8 +173,8 @@ def main() -> None:
                 u = [statistics.median(m[i] for m in pures) for i in range(3)]
                 extra += f" {u[1]:.1f} | {u[1] / t[1]:.2f} | {u[2]:.0f} | {u[2] / t[2]:.2f} |"
             if args.before:
-                b = [statistics.median(m[i] for m in before) for i in range(3)]
-                extra += f" {b[1]:.1f} | {b[1] / t[1]:.2f} | {b[2]:.0f} | {b[2] / t[2]:.2f} |"
+                b = [statistics.median(m[i] for m in before) for i in range(4)]
+                extra += f" {b[1]:.1f} | {b[1] / t[1]:.2f} | {b[2]:.0f} | {b[2] / t[2]:.2f} | {b[3]:.0f} |"
             name = f"×{scale}" if scale else "code"
             print(f"| {name} ({path.stat().st_size / 1e6:.1f} MB) | {vocab:,} | {o[1]:.1f} | {t[1]:.1f} | "
                   f"{o[1] / t[1]:.2f} | {o[2]:.0f} | {t[2]:.0f} | {o[2] / t[2]:.2f} | {o[3]:.0f} | {t[3]:.0f} | "

@@ -30,7 +30,6 @@ two renames, and a crash between them leaves the old folder under a hidden name 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import shutil
@@ -268,6 +267,8 @@ def _exchange(a: Path, b: Path) -> bool:
     """Atomically swap two paths with Linux's ``renameat2(RENAME_EXCHANGE)``; False if unavailable."""
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes  # here: a training run never swaps folders (ctypes: 0.4 MB of its memory)
+
     try:
         renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):  # libc without renameat2 (glibc < 2.28, musl)

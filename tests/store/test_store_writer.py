@@ -391,6 +391,33 @@ def test_a_training_whose_writer_dies_ends_failed_with_the_reason(tmp_path, monk
         assert len(store.load_tokenizer(run).merges) == info.merge_count  # consistent as stored
 
 
+@pytest.mark.parametrize("suspendable", [False, True])
+def test_a_run_the_window_may_pause_commits_through_the_writer_process_from_the_start(tmp_path, monkeypatch,
+                                                                                   suspendable):
+    """A CLI run commits its first batches itself (a short run never starts the writer process); one
+    the window may suspend (``--progress json``) must not: a commit stopped half-way would hold the
+    project's write lock for the whole pause. Checked at the loop's first progress report (pure loop:
+    the C loop finishes the demo corpus before it)."""
+    from workbench.core import bpe
+    from workbench.corpus.demo import demo_corpus_files
+    from workbench.tasks.train import check_project, resolve_files, spec_from_config, train_run
+
+    monkeypatch.setattr(bpe, "_native", None)
+    path = tmp_path / "p.tokproj"
+    seen: list[int] = []
+
+    def report(progress):
+        if progress.event == "merges" and not seen:
+            seen.append(len(writer_processes(path)))
+
+    check_project(path)
+    spec = spec_from_config(bpe.TrainConfig(vocab_size=1500), resolve_files([str(p) for p in demo_corpus_files()]))
+    run, status = train_run(spec, path, report=report, suspendable=suspendable)
+    assert status == "finished" and seen == [1 if suspendable else 0]
+    with ProjectStore.open(path, readonly=True) as store:
+        assert store.merge_count(run) == 1500 - 256
+
+
 def test_a_tokenize_py_in_the_working_folder_does_not_reach_the_writer(tmp_path):
     """The writer process runs isolated: a user's tokenize.py (imported by the stdlib) is ignored."""
     (tmp_path / "tokenize.py").write_text("raise SystemExit('user script ran')\n")

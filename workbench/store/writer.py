@@ -36,13 +36,16 @@ exits; a project busy in another program is retried for about half a minute.
 can be started).
 
 Deferred start (``defer``, what training uses): a writer process costs ~35–40 ms of CPU to start
-and ~11 MB of resident memory while it lives, which a short run never earns back — its few
+and 14–18 MB of resident memory while it lives, which a short run never earns back — its few
 thousand merges cost the caller's thread ~3 µs each to commit itself (8,000 merges: ~25 ms). So
 with ``defer=s`` the batches are committed on the caller's thread, as with ``background=False``,
 until that has taken ``s`` CPU seconds; the next batch starts the process (a "rent or buy" rule:
 a run pays at most twice the better of the two). Each batch is still one transaction either way,
 so a ``kill -9`` leaves the same consistent file; a batch committed on the caller's thread is
 committed before the call returns, so the process, once started, never reorders anything.
+Not for a trainer the window may pause (it suspends the trainer's process tree, all but the writer
+process): a commit stopped half-way would hold the project's write lock for the whole pause, so
+such a run (``train_run(suspendable=True)``, ``--progress json``) starts the process at once.
 
 The writer knows the project only by its path and by two functions its store gives it (one
 ``BEGIN IMMEDIATE`` transaction, and how to explain an SQLite error to the user), so this module

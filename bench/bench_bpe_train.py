@@ -5,8 +5,9 @@
 Each contender is a fresh process, run in interleaved rounds (ours, theirs, ours, theirs …):
 
 - ours: ``python -m workbench train CORPUS --vocab-size V --project P --no-count-cache`` — byte-level
-  BPE, GPT-2 split, each line a sequence, every merge written to the project file (the store's writer
-  process included), cold count cache;
+  BPE, GPT-2 split, each line a sequence, every merge written to the project file (by the store's
+  writer process once the trainer's own commits have cost what starting it would: a short run, e.g.
+  V 8,192, commits its few batches itself; see ``store/writer.py``), cold count cache;
 - theirs: ``tokenizers`` ``Tokenizer(BPE())`` with ``ByteLevel(add_prefix_space=False)`` (the GPT-2
   regex), ``BpeTrainer(vocab_size=V, initial_alphabet=ByteLevel.alphabet())``, ``train([CORPUS])``,
   ``RAYON_NUM_THREADS=1``.

@@ -5,15 +5,19 @@
 Each contender is a fresh process, run in interleaved rounds (ours, theirs, ours, theirs …):
 
 - ours: ``python -m workbench train CORPUS --vocab-size V --project P --no-count-cache`` — byte-level
-  BPE, GPT-2 split, each line a sequence, every merge written to the project file (the store's writer
-  process included), cold count cache;
+  BPE, GPT-2 split, each line a sequence, every merge written to the project file (by the store's
+  writer process once the trainer's own commits have cost what starting it would: a short run, e.g.
+  V 8,192, commits its few batches itself; see ``store/writer.py``), cold count cache;
 - theirs: ``tokenizers`` ``Tokenizer(BPE())`` with ``ByteLevel(add_prefix_space=False)`` (the GPT-2
   regex), ``BpeTrainer(vocab_size=V, initial_alphabet=ByteLevel.alphabet())``, ``train([CORPUS])``,
   ``RAYON_NUM_THREADS=1``.
 
 CPU time is user + system of the process and every child it waited for (``os.wait4``); peak memory
 is the peak of the summed RSS of the process tree, polled every 20 ms (counting may fork a second
-process; the store writes from a child). Ratios are medians over rounds, ours ÷ theirs.
+process; the store writes from a child). Ratios are medians over rounds, ours ÷ theirs. Beside it,
+``PSS``: the peak of the tree's summed proportional set size (``smaps_rollup``; a page shared by n
+processes counts 1/n in each), which does not count twice the libpython/libc pages a trainer and its
+writer process share — a second view, not the target: the target is the RSS column.
 
 ``pure``: the same workbench with ``WORKBENCH_PURE=1`` (the pure-Python merge loop instead of the C one,
 ``workbench/core/_bpe_merge.c``), run interleaved beside them when the C loop is built (``--no-pure``:
@@ -80,22 +84,27 @@ def corpus(scale: int) -> Path:
     return out
 
 
-def measure(cmd: list[str], env: dict[str, str], cwd: str | Path = ROOT) -> tuple[float, float, float]:
-    """``(wall s, CPU s of the process tree, peak summed RSS MB)`` of one command."""
+def measure(cmd: list[str], env: dict[str, str], cwd: str | Path = ROOT) -> tuple[float, float, float, float]:
+    """``(wall s, CPU s of the process tree, peak summed RSS MB, peak summed PSS MB)`` of one command."""
     import psutil
 
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **env},
                             cwd=cwd)
     ps = psutil.Process(proc.pid)
-    peak = 0
+    peak = peak_pss = 0
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
         try:
-            rss = ps.memory_info().rss + sum(c.memory_info().rss for c in ps.children(recursive=True))
-            peak = max(peak, rss)
+            tree = [ps, *ps.children(recursive=True)]
+            rss = pss = 0
+            for p in tree:
+                full = p.memory_full_info()  # /proc/PID/smaps_rollup: RSS and PSS of one moment
+                rss += full.rss
+                pss += full.pss
+            peak, peak_pss = max(peak, rss), max(peak_pss, pss)
         except psutil.Error:
             pass
         time.sleep(0.02)
@@ -105,7 +114,7 @@ def measure(cmd: list[str], env: dict[str, str], cwd: str | Path = ROOT) -> tupl
     if proc.returncode != 0:
         raise SystemExit(f"{cmd[:4]} failed: {err[-2000:]}")
     peak = max(peak, usage.ru_maxrss * 1024)
-    return wall, usage.ru_utime + usage.ru_stime, peak / 2**20
+    return wall, usage.ru_utime + usage.ru_stime, peak / 2**20, peak_pss / 2**20
 
 
 def main() -> None:
@@ -127,12 +136,14 @@ def main() -> None:
     native = check.stdout.strip() == "True"
     pure = native and not args.no_pure
     print(f"ours: {'the C merge loop' if native else 'the pure-Python merge loop (the C loop is not built)'}")
-    before_cols = " before CPU s | before CPU × | before peak MB | before memory × |" if args.before else ""
+    before_cols = (" before CPU s | before CPU × | before peak MB | before memory × | before PSS MB |"
+                   if args.before else "")
     pure_cols = " pure CPU s | pure CPU × | pure peak MB | pure memory × |" if pure else ""
     print("| corpus | V | ours CPU s | tokenizers CPU s | CPU × | ours peak MB | tokenizers peak MB | memory × |"
+          " ours PSS MB | tokenizers PSS MB | PSS × |"
           f" ours wall s | tokenizers wall s |{pure_cols}{before_cols} load |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" * 4 if pure else "")
-          + ("---:|" * 4 if args.before else "") + "---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" * 4 if pure else "")
+          + ("---:|" * 5 if args.before else "") + "---:|")
     results: dict[tuple[int, int], tuple[float, float, float, float]] = {}
     corpora = ([0] if args.code else []) + list(args.scale)
     for scale in corpora:
@@ -141,7 +152,7 @@ def main() -> None:
             ours, theirs, before, pures = [], [], [], []
 
             def workbench(tree: str, path: Path = path, vocab: int = vocab,
-                          extra: dict[str, str] | None = None) -> tuple[float, float, float]:
+                          extra: dict[str, str] | None = None) -> tuple[float, float, float, float]:
                 with tempfile.TemporaryDirectory() as tmp:
                     return measure([sys.executable, "-m", "workbench", "train", str(path), "--vocab-size",
                                     str(vocab), "--project", str(Path(tmp) / "b.tokproj"),
@@ -155,19 +166,20 @@ def main() -> None:
                     pures.append(workbench(args.ours, extra={"WORKBENCH_PURE": "1"}))
                 ours.append(workbench(args.ours))
                 theirs.append(measure([sys.executable, "-c", HF_SCRIPT, str(path), str(vocab)], hf_env))
-            o = [statistics.median(m[i] for m in ours) for i in range(3)]
-            t = [statistics.median(m[i] for m in theirs) for i in range(3)]
+            o = [statistics.median(m[i] for m in ours) for i in range(4)]
+            t = [statistics.median(m[i] for m in theirs) for i in range(4)]
             results[(scale, vocab)] = (o[1], o[2], t[1], t[2])
             extra = ""
             if pure:
                 u = [statistics.median(m[i] for m in pures) for i in range(3)]
                 extra += f" {u[1]:.1f} | {u[1] / t[1]:.2f} | {u[2]:.0f} | {u[2] / t[2]:.2f} |"
             if args.before:
-                b = [statistics.median(m[i] for m in before) for i in range(3)]
-                extra += f" {b[1]:.1f} | {b[1] / t[1]:.2f} | {b[2]:.0f} | {b[2] / t[2]:.2f} |"
+                b = [statistics.median(m[i] for m in before) for i in range(4)]
+                extra += f" {b[1]:.1f} | {b[1] / t[1]:.2f} | {b[2]:.0f} | {b[2] / t[2]:.2f} | {b[3]:.0f} |"
             name = f"×{scale}" if scale else "code"
             print(f"| {name} ({path.stat().st_size / 1e6:.1f} MB) | {vocab:,} | {o[1]:.1f} | {t[1]:.1f} | "
-                  f"{o[1] / t[1]:.2f} | {o[2]:.0f} | {t[2]:.0f} | {o[2] / t[2]:.2f} | {o[0]:.1f} | {t[0]:.1f} |{extra}"
+                  f"{o[1] / t[1]:.2f} | {o[2]:.0f} | {t[2]:.0f} | {o[2] / t[2]:.2f} | {o[3]:.0f} | {t[3]:.0f} | "
+                  f"{o[3] / t[3]:.2f} | {o[0]:.1f} | {t[0]:.1f} |{extra}"
                   f" {os.getloadavg()[0]:.1f} |", flush=True)
     scales = sorted(args.scale)
     if len(scales) > 1:

@@ -362,7 +362,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         project = args.project or spec.project
         run_id, status = train_run(spec, project or None, report=reporter, should_stop=stop,
                                    count_cache=args.count_cache, count_memory=_max_memory(args),
-                                   estimate=True if args.estimate else None)
+                                   estimate=True if args.estimate else None,
+                                   suspendable=args.progress == "json")  # the window's child: it may be paused
     except ConfigError as exc:
         if args.progress == "json":  # the window marks the form field this is about
             sys.stderr.write(json.dumps({"event": "error", "field": exc.field, "message": exc.message}) + "\n")
@@ -503,7 +504,8 @@ def cmd_extend(args: argparse.Namespace) -> int:
     try:
         request = _extend_request(args)
         project = args.project or request.project
-        run_id, status = extend_run(request, project, report=reporter, should_stop=stop, count_cache=args.count_cache)
+        run_id, status = extend_run(request, project, report=reporter, should_stop=stop, count_cache=args.count_cache,
+                                    suspendable=args.progress == "json")  # the window's child: it may be paused
     except ConfigError as exc:
         if args.progress == "json":
             sys.stderr.write(json.dumps({"event": "error", "field": exc.field, "message": exc.message}) + "\n")

@@ -43,3 +43,25 @@ def test_fingerprint_errors(tmp_path):
         fingerprint(tmp_path / "gone.txt")
     with pytest.raises(WorkbenchError, match="is a folder"):
         fingerprint(tmp_path)
+
+
+def test_a_small_file_is_hashed_without_openssl_and_gives_hashlibs_digest(tmp_path):
+    """Below BUILTIN_SHA256_BYTES the builtin ``_sha256`` hashes (hashlib would load OpenSSL's 3.6 MB);
+    above it hashlib does. Either way the digest is hashlib's: cache keys and stored fingerprints
+    must not change. In a fresh interpreter, where nothing has loaded hashlib yet."""
+    import subprocess
+    import sys
+
+    from workbench.corpus.fingerprint import BUILTIN_SHA256_BYTES
+
+    small, large = tmp_path / "small.txt", tmp_path / "large.txt"
+    small.write_bytes(b"def f(x):\n    return x\n" * 1000)
+    large.write_bytes(bytes(range(256)) * (BUILTIN_SHA256_BYTES // 256 + 1))
+    code = ("import sys; from workbench.corpus.fingerprint import fingerprint, sha256; "
+            "print(fingerprint(sys.argv[1])); print(sha256(b'abc').hexdigest()); print('hashlib' in sys.modules); "
+            "print(fingerprint(sys.argv[2])); print('hashlib' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(small), str(large)], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == [f"{small.stat().st_size}:sha256:{hashlib.sha256(small.read_bytes()).hexdigest()}",
+                   hashlib.sha256(b"abc").hexdigest(), "False",
+                   f"{large.stat().st_size}:sha256:{hashlib.sha256(large.read_bytes()).hexdigest()}", "True"]

@@ -192,6 +192,33 @@ def test_the_writer_process_and_writing_on_the_callers_thread_store_the_same_row
                                               **{e.new_id: p for e, p in zip(events, pieces)}}
 
 
+def test_a_deferred_writer_commits_on_the_callers_thread_then_hands_over_to_its_process(tmp_path):
+    """``defer``: the first batches are committed by the caller until they have cost that much CPU;
+    the next one starts the writer process, and the rows are those a writer process alone stores."""
+    initial, kinds, events, pieces = synthetic_run(3000, seed=5)
+    tables = []
+    for defer in (0.0, 1e-9, 3600.0):
+        path = tmp_path / f"{defer}.tokproj"
+        with ProjectStore.open(path, create=True) as store:
+            run = store.create_run("r", {}, [], initial, kinds)
+            with store.run_writer(run, interval=float("inf"), defer=defer) as writer:
+                assert (writer._proc is not None) == (defer == 0.0)
+                for k in range(0, 3000, 1000):
+                    for e, p in zip(events[k:k + 1000], pieces[k:k + 1000]):
+                        writer.add(e, p)
+                    writer.flush()
+                    assert committed(path, run) == k + 1000  # each batch is committed when flushed
+                    if defer == 1e-9:  # the first batch costs more than that: the second starts the process
+                        assert (writer._proc is not None) == (k > 0)
+                started = writer._proc is not None
+            assert started == (defer < 1) and writer.batches == 3
+            if started:
+                assert writer._proc.returncode == 0
+            tables.append(_tables(path, run))
+    assert tables[0] == tables[1] == tables[2]
+    assert len(tables[0][0]) == 3000
+
+
 def test_batches_commit_in_the_writer_process_without_the_trainer_waiting(tmp_path):
     path = tmp_path / "p.tokproj"
     initial, kinds, events, pieces = synthetic_run(500)
@@ -326,7 +353,10 @@ def test_a_training_whose_writer_dies_ends_failed_with_the_reason(tmp_path, monk
 
     monkeypatch.setattr(bpe, "_native", None)
     from workbench.corpus.demo import demo_corpus_files
+    from workbench.tasks import train
     from workbench.tasks.train import train_into_project
+
+    monkeypatch.setattr(train, "WRITER_DEFER_S", 0.0)  # the writer process from the first batch on
 
     path = tmp_path / "p.tokproj"
     killed = []
@@ -359,6 +389,33 @@ def test_a_training_whose_writer_dies_ends_failed_with_the_reason(tmp_path, monk
         assert info.timings and store.integrity_check() == "ok"
         assert 0 < info.merge_count < 6000 - 256
         assert len(store.load_tokenizer(run).merges) == info.merge_count  # consistent as stored
+
+
+@pytest.mark.parametrize("suspendable", [False, True])
+def test_a_run_the_window_may_pause_commits_through_the_writer_process_from_the_start(tmp_path, monkeypatch,
+                                                                                   suspendable):
+    """A CLI run commits its first batches itself (a short run never starts the writer process); one
+    the window may suspend (``--progress json``) must not: a commit stopped half-way would hold the
+    project's write lock for the whole pause. Checked at the loop's first progress report (pure loop:
+    the C loop finishes the demo corpus before it)."""
+    from workbench.core import bpe
+    from workbench.corpus.demo import demo_corpus_files
+    from workbench.tasks.train import check_project, resolve_files, spec_from_config, train_run
+
+    monkeypatch.setattr(bpe, "_native", None)
+    path = tmp_path / "p.tokproj"
+    seen: list[int] = []
+
+    def report(progress):
+        if progress.event == "merges" and not seen:
+            seen.append(len(writer_processes(path)))
+
+    check_project(path)
+    spec = spec_from_config(bpe.TrainConfig(vocab_size=1500), resolve_files([str(p) for p in demo_corpus_files()]))
+    run, status = train_run(spec, path, report=report, suspendable=suspendable)
+    assert status == "finished" and seen == [1 if suspendable else 0]
+    with ProjectStore.open(path, readonly=True) as store:
+        assert store.merge_count(run) == 1500 - 256
 
 
 def test_a_tokenize_py_in_the_working_folder_does_not_reach_the_writer(tmp_path):

@@ -30,7 +30,6 @@ sharing between machines.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import marshal
@@ -41,7 +40,7 @@ from pathlib import Path
 
 from workbench.core.atomic import write_atomic
 from workbench.corpus.counts_table import counts_settings
-from workbench.corpus.fingerprint import fingerprint
+from workbench.corpus.fingerprint import fingerprint, sha256
 
 log = logging.getLogger(__name__)
 _NOTES = logging.getLogger("workbench.notes")  # one `note:` line each on the CLI's stderr
@@ -63,7 +62,7 @@ def encode_entry(key: str, counts: Mapping[str, int]) -> bytes:
     table = dict(counts)
     payload = marshal.dumps(table)
     header = json.dumps({"key": key, "distinct": len(table), "tokens": sum(table.values()),
-                         "sha256": hashlib.sha256(payload).hexdigest()})
+                         "sha256": sha256(payload).hexdigest()})
     return MAGIC + header.encode("ascii") + b"\n" + payload
 
 
@@ -81,7 +80,7 @@ def decode_entry(data: bytes, key: str) -> dict[str, int]:
     if not isinstance(header, dict) or header.get("key") != key:
         raise DamagedEntry("the header names another key")
     payload = data[end + 1:]
-    if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+    if sha256(payload).hexdigest() != header.get("sha256"):
         raise DamagedEntry("checksum mismatch")
     try:
         counts = marshal.loads(payload)
@@ -134,7 +133,7 @@ class CountCache:
             "compressed": bool(getattr(src, "compressed", False)),
             "settings": settings if settings is not None else counts_settings(pretokenizer, normalizer, sequences),
         }
-        return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+        return sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
     def path(self, key: str) -> Path:
         return self.folder / f"{key}{SUFFIX}"

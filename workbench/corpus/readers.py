@@ -60,8 +60,13 @@ def iter_text(
     For JSONL/CSV/TSV/Parquet each document is followed by ``"\\n"``. Bad content found mid-stream
     raises :class:`WorkbenchError` naming file and line.
     """
-    for chunk in iter_chunks(src, progress=progress, should_stop=should_stop):
-        yield chunk.text
+    # map, not a loop: no frame here holds the last chunk while the consumer works on it (it can
+    # then drop the text once it has cut it into lines: ~1 MB less alive while a batch is counted).
+    yield from map(_text_of, iter_chunks(src, progress=progress, should_stop=should_stop))
+
+
+def _text_of(chunk: Chunk) -> str:
+    return chunk.text
 
 
 def iter_chunks(
@@ -202,11 +207,14 @@ def _text_chunks(src: CorpusSource, progress: Progress, stop: ShouldStop) -> Ite
                     part = part[3:]
             if part:
                 try:
-                    text = part.decode(codec)
+                    decoded = [part.decode(codec)]
                 except UnicodeDecodeError:
                     raise find_decode_error(src) from None
-                yield Chunk(text, len(part) if is_utf8 else -1)
-                del text
+                size = len(part) if is_utf8 else -1
+                # Nothing here holds the bytes or the text while the consumer works on the chunk
+                # (counting drops the text once it is cut into lines): 2-3 MB less alive meanwhile.
+                block = buf = part = b""
+                yield Chunk(decoded.pop(), size)
             # Not kept while the next block is read (the consumer holds the chunk's text if it needs it).
             block = buf = part = b""
             progress(pos(), src.size)

@@ -430,13 +430,14 @@ class ProjectStore:
         return run_id
 
     def run_writer(self, run_id: int, *, interval: float = 0.1,
-                   background: bool = True) -> RunWriter:
-        """A batched writer for a running run's merges (``background``: see :class:`RunWriter`)."""
+                   background: bool = True, defer: float = 0.0) -> RunWriter:
+        """A batched writer for a running run's merges (``background``, ``defer``: see :class:`RunWriter`)."""
         self._require_run(run_id)
         if self.read_only:
             raise WorkbenchError(f"{self.path} is open read-only; training needs a writable project.")
         writer = RunWriter(self.path, run_id, transaction=self._write, explain=self._explain,
-                           on_close=self._writers.discard, interval=interval, background=background)
+                           on_close=self._writers.discard, interval=interval, background=background,
+                           defer=defer)
         self._writers.add(writer)
         return writer
 

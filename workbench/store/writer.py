@@ -13,7 +13,7 @@ Where the time goes, and why it is done this way (``bench/bench_store.py`` measu
   batch insert run by a thread (SQLite parsing with the GIL released) cut that to about 1.5 µs
   per merge of serialising, plus GIL hand-overs: +4.5 % in all.
 * So the SQL runs in a separate process (:mod:`workbench.store.writer_process`, started with
-  ``python -I``), with its own interpreter, on the other core. The trainer's thread packs each batch into a few machine
+  ``python -I -S``), with its own interpreter, on the other core. The trainer's thread packs each batch into a few machine
   arrays — no per-value formatting — and writes them to the process's stdin (about 0.6 µs per
   merge, most of it reading the trainer's log from memory).
 * Re-measured against that writer thread rebuilt on today's TrainLog (``bench_store.py``, 2-core
@@ -34,6 +34,18 @@ is killed, the writer process reads end-of-file, commits the complete batches it
 exits; a project busy in another program is retried for about half a minute.
 ``background=False`` writes on the caller's thread instead (also the fallback when no process
 can be started).
+
+Deferred start (``defer``, what training uses): a writer process costs ~35–40 ms of CPU to start
+and 14–18 MB of resident memory while it lives, which a short run never earns back — its few
+thousand merges cost the caller's thread ~3 µs each to commit itself (8,000 merges: ~25 ms). So
+with ``defer=s`` the batches are committed on the caller's thread, as with ``background=False``,
+until that has taken ``s`` CPU seconds; the next batch starts the process (a "rent or buy" rule:
+a run pays at most twice the better of the two). Each batch is still one transaction either way,
+so a ``kill -9`` leaves the same consistent file; a batch committed on the caller's thread is
+committed before the call returns, so the process, once started, never reorders anything.
+Not for a trainer the window may pause (it suspends the trainer's process tree, all but the writer
+process): a commit stopped half-way would hold the project's write lock for the whole pause, so
+such a run (``train_run(suspendable=True)``, ``--progress json``) starts the process at once.
 
 The writer knows the project only by its path and by two functions its store gives it (one
 ``BEGIN IMMEDIATE`` transaction, and how to explain an SQLite error to the user), so this module
@@ -198,7 +210,8 @@ class RunWriter:
     def __init__(self, path: os.PathLike | str, run_id: int, *, transaction: Transaction,
                  explain: Callable[[sqlite3.OperationalError], Exception] = lambda e: e,
                  on_close: Callable[[RunWriter], None] | None = None, interval: float = 0.1,
-                 clock: Callable[[], float] = time.monotonic, background: bool = True) -> None:
+                 clock: Callable[[], float] = time.monotonic, background: bool = True,
+                 defer: float = 0.0) -> None:
         self.path = Path(path)
         self._transaction = transaction
         self._explain = explain
@@ -218,15 +231,24 @@ class RunWriter:
         self._error: BaseException | None = None
         self._answered = threading.Condition()
         self._proc: subprocess.Popen[bytes] | None = None
-        if background:
-            self._proc = _start_writer_process(self.path, run_id)
+        # CPU seconds the caller's thread may spend writing batches itself before the writer
+        # process is started (0: at once; see "Deferred start" in the module docstring).
+        self._defer = defer if background else float("inf")
+        self._spent = 0.0
+        if background and defer <= 0:
+            self._start()
+
+    def _start(self) -> None:
+        """Start the writer process; where none can be started, the caller's thread goes on writing."""
+        self._defer = float("inf")  # one attempt: the next batches go where this one decides
+        self._proc = _start_writer_process(self.path, self.run_id)
         if self._proc is not None:
             assert self._proc.stdin and self._proc.stdout and self._proc.stderr  # all three are pipes
             self._stdin: IO[bytes] = self._proc.stdin
             self._stdout: IO[bytes] = self._proc.stdout
             self._stderr: IO[bytes] = self._proc.stderr
             self._reader = threading.Thread(target=self._read_answers, daemon=True,
-                                            name=f"RunWriter-{run_id} answers")
+                                            name=f"RunWriter-{self.run_id} answers")
             self._reader.start()
 
     @property
@@ -327,9 +349,13 @@ class RunWriter:
     def _send(self, batch: Batch) -> None:
         """Commit ``batch``: through the writer process, or here when there is none."""
         self._raise_error()
+        if self._proc is None and self._spent >= self._defer:
+            self._start()
         if self._proc is None:
+            spent = time.thread_time()
             with self._transaction() as conn:
                 batch.write(conn, self.run_id)
+            self._spent += time.thread_time() - spent
             self.batches += 1
             return
         frame = batch.encode()
@@ -412,7 +438,10 @@ def _answer_error(line: str) -> BaseException:
 WRITER_FLAG = "--run-writer"
 
 # Isolated (-I): no current folder, PYTHONPATH or user site on sys.path, so a stray tokenize.py
-# or an older workbench in the folder training was started from cannot stand in for ours.
+# or an older workbench in the folder training was started from cannot stand in for ours. No site
+# (-S): the process needs only the standard library and this workbench (whose folder it is given),
+# and site's work (the site-packages folders, their .pth files, an editable install's finder)
+# costs ~2.3 MB of its resident memory and a few ms.
 _ISOLATED_MAIN = ("import sys; sys.path.append(sys.argv.pop(1)); "
                   "from workbench.store.writer_process import main; main()")
 
@@ -429,7 +458,7 @@ def _start_writer_process(path: os.PathLike, run_id: int) -> subprocess.Popen | 
         command = [sys.executable, WRITER_FLAG]
     else:
         root = str(Path(__file__).resolve().parents[2])  # the folder holding this workbench
-        command = [sys.executable, "-I", "-c", _ISOLATED_MAIN, root]
+        command = [sys.executable, "-I", "-S", "-c", _ISOLATED_MAIN, root]
     import subprocess
 
     try:

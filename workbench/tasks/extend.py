@@ -102,8 +102,10 @@ def base_problem(base: Tokenizer) -> str | None:
 
 def extend_run(request: ExtendRequest, project: str | os.PathLike | None = None, *,
                report: Callable[[Progress], None] | None = None,
-               should_stop: Callable[[], bool] | None = None, count_cache: bool = True) -> tuple[int | None, str]:
-    """Extend the base on the corpus and store the result as a run; returns (run id, status)."""
+               should_stop: Callable[[], bool] | None = None, count_cache: bool = True,
+               suspendable: bool = False) -> tuple[int | None, str]:
+    """Extend the base on the corpus and store the result as a run; returns (run id, status).
+    ``suspendable``: as :func:`~workbench.tasks.train.train_run`'s (the window may pause the process)."""
     from workbench.tasks.sources import load_tokenizer
 
     request = request.validate()
@@ -113,7 +115,7 @@ def extend_run(request: ExtendRequest, project: str | os.PathLike | None = None,
     config = request.config()
     if base.model != "bpe":
         return _extend_pieces(request, base, project, report=report, should_stop=should_stop,
-                              count_cache=count_cache)
+                              count_cache=count_cache, suspendable=suspendable)
     spec = RunSpec(files=request.files, model="bpe", merges=request.add, units=base.units,
                    end_of_word=base.end_of_word, pretokenizer=base.pretokenizer,
                    normalizer=tuple(base.normalizer), min_frequency=request.min_frequency,
@@ -126,11 +128,11 @@ def extend_run(request: ExtendRequest, project: str | os.PathLike | None = None,
         return ExtendTrainer(base, counts, config, base_source=source)
 
     return train_run(spec, project, report=report, should_stop=should_stop, count_cache=count_cache,
-                     make_trainer=make)
+                     make_trainer=make, suspendable=suspendable)
 
 
 def _extend_pieces(request: ExtendRequest, base: Tokenizer, project, *, report, should_stop,
-                   count_cache: bool) -> tuple[int | None, str]:
+                   count_cache: bool, suspendable: bool = False) -> tuple[int | None, str]:
     """A WordPiece or Unigram base (:mod:`workbench.core.extend_pieces`): counted as its family
     counts (pre-tokens; Unigram: whole lines, cut into SentencePiece words here)."""
     from workbench.core.extend_pieces import UnigramExtendTrainer, WordPieceExtendTrainer
@@ -158,7 +160,7 @@ def _extend_pieces(request: ExtendRequest, base: Tokenizer, project, *, report, 
         return UnigramExtendTrainer(base, words, config, base_source=source)
 
     return train_run(spec, project, report=report, should_stop=should_stop, count_cache=count_cache,
-                     make_trainer=make)
+                     make_trainer=make, suspendable=suspendable)
 
 
 # ---- the report --------------------------------------------------------------------------------------

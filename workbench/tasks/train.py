@@ -63,6 +63,11 @@ class Progress:
 
 
 # ---- what differs per model family lives in workbench.tasks.models ------------------------------
+#: CPU seconds the trainer's thread spends committing merge batches itself before the store's writer
+#: process is started (``RunWriter``'s ``defer``): about what starting that process costs, so a short
+#: run (a few thousand merges) never starts it and a long one pays at most this twice.
+WRITER_DEFER_S = 0.04
+
 #: The pre-tokenizer the counting pass uses when it is not the run's own (Unigram counts whole lines
 #: and cuts them into SentencePiece's words itself): each family's ``counted_as``.
 COUNTED_AS = {name: f.counted_as for name, f in FAMILIES.items() if f.counted_as}
@@ -305,7 +310,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
               report: Callable[[Progress], None] | None = None,
               should_stop: Callable[[], bool] | None = None, count_cache: bool = True,
               estimate=None, count_memory: int | None = None,
-              make_trainer: TrainerFactory | None = None) -> tuple[int | None, str]:
+              make_trainer: TrainerFactory | None = None, suspendable: bool = False) -> tuple[int | None, str]:
     """Train and store one run; returns (run id, final status) — (None, "cancelled") when stopped
     while the corpus was still being read, in which case the project is left untouched.
 
@@ -318,6 +323,10 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
     ``count_memory``: the counting bound in bytes (see :func:`count_words`).
     ``make_trainer`` replaces the family's trainer (an extension continues a base:
     :mod:`workbench.tasks.extend`); a trainer with ``extra_settings()`` adds them to the run's.
+    ``suspendable``: the window may pause this process (``--progress json``: it suspends the
+    process tree, all but the store's writer process), so every batch is committed by the writer
+    process, from the first one on — a commit stopped half-way here would hold the project's write
+    lock for the whole pause. Otherwise the first batches are committed here (:data:`WRITER_DEFER_S`).
     """
     from workbench.store import ProjectStore
 
@@ -410,7 +419,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
             if report:
                 report(Progress("started", run_id=run_id, target=target, vocab_size=initial, goal=goal,
                                 model=spec.model, token_count=trainer.initial_token_count))
-            writer = store.run_writer(run_id)
+            writer = store.run_writer(run_id, defer=0.0 if suspendable else WRITER_DEFER_S)
             last = 0.0
             # The merge loop makes no reference cycles, and with millions of live objects (word
             # lists, pair sets) every cyclic collection walks them all: measured here, switching the

@@ -113,6 +113,7 @@ def main() -> None:
     window = MainWindow(AppSettings())
     window.resize(1200, 800)
     window.show()
+    spin_until(lambda: False, 0.5)  # the window's own first show (polish, layout, paint) is not the phase's
     window.show_panel("corpus")
     corpus = window.corpus
     probe = Probe(StallSampler() if args.profile else None)

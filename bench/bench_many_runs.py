@@ -27,7 +27,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_huge_project import Probe, StallSampler, TurnProfiler, phase  # noqa: E402
+from bench_huge_project import Probe, StallSampler, TurnProfiler, phase, spin_until  # noqa: E402
 
 TABLES = ("merges", "vocab", "run_steps", "run_corpora", "pruning_checkpoints")
 
@@ -93,6 +93,7 @@ def main() -> None:
     window = MainWindow(AppSettings())
     window.resize(1200, 800)
     window.show()
+    spin_until(lambda: False, 0.5)  # the window's own first show (polish, layout, paint) is not the phase's
     probe = Probe(StallSampler() if args.profile else None, TurnProfiler() if args.turns else None)
     training = window.training
 

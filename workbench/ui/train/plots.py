@@ -28,7 +28,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from workbench.store import RunStepRow, StepRow
-from workbench.ui import style
+from workbench.ui import style, turns
 from workbench.ui.plot_labels import LegendFitter, TickAxis, set_title, title_text
 
 PLOTS = ("vocab", "frequency", "tokens", "compression")  # "frequency": the model's value (see VALUE_TITLES)
@@ -279,7 +279,8 @@ class TrainingPlots(QWidget):
         self._stage_timer = QTimer(self)
         self._stage_timer.setSingleShot(True)
         self._stage_timer.setInterval(0)
-        self._stage_timer.timeout.connect(self._draw_next_plot)
+        # (a turn already spent by other views' steps puts the next plot off to a later one)
+        self._stage_timer.timeout.connect(self._timed_draw)
         self._legend_due = False  # the runs' legend is to be filled (in a turn of its own)
         # The plots are painted one per turn the first time the widget is shown (_draw_next_plot):
         # four plots' eight axes made and painted in one frame were ~20–30 ms of the window's thread.
@@ -632,6 +633,11 @@ class TrainingPlots(QWidget):
         """Plots of :meth:`redraw_in_turns` (or the legend after them) are still to be drawn, or
         the plots still to be shown the first time (one a turn)."""
         return bool(self._staged) or self._stage_timer.isActive() or (bool(self._unrevealed) and self.isVisible())
+
+    @Slot()
+    def _timed_draw(self) -> None:
+        if turns.room(self._stage_timer):
+            self._draw_next_plot()
 
     @Slot()
     def _draw_next_plot(self) -> None:

@@ -144,6 +144,7 @@ class LanguageBarChart(_Chart):
         self.bars: list[pg.BarGraphItem] = []
         self.values: dict[tuple[str, str], float] = {}  # (tokenizer, language) → bar height
         self._apply_palette()
+        self.set_rows([], [], None)  # its empty state now, not in the turn that opens the first project
 
     def _apply_palette(self) -> None:
         super()._apply_palette()

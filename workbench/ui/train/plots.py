@@ -311,7 +311,10 @@ class TrainingPlots(QWidget):
                 self._style_items(curves)
         self.runs = {rid: self.runs[rid] for rid, _ in specs}  # in the order asked for: the first sets the value plot
         if len(self.runs) <= 1:
-            self._fill_legend()  # (hidden; emptied now so no removed run lingers in it)
+            if self.legend.items or self.legend.isVisible():
+                self._fill_legend()  # (hidden; emptied now so no removed run lingers in it)
+            else:
+                self._legend_due = False  # empty and hidden already: fitting it lays all four plots out
         else:
             self._legend_due = True  # filled in a turn of its own: it lays the plots out afresh
         self._style_parity()  # one parity run or several: line styles and legend entries differ

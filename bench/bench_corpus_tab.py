@@ -24,7 +24,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_huge_project import Probe, StallSampler, spin_until  # noqa: E402
+from bench_huge_project import Probe, StallSampler, TurnProfiler, spin_until  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT.parent / "shared" / "corpora"
@@ -96,6 +96,7 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "wb-corpus-bench")
     ap.add_argument("--skip-folder", action="store_true", help="only open the project")
     ap.add_argument("--profile", action="store_true", help="say what each stall longer than a frame was")
+    ap.add_argument("--turns", action="store_true", help="cProfile the window thread's worst turns per phase")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}", flush=True)
     t0 = time.perf_counter()
@@ -113,9 +114,10 @@ def main() -> None:
     window = MainWindow(AppSettings())
     window.resize(1200, 800)
     window.show()
+    spin_until(lambda: False, 0.5)  # the window's own first show (polish, layout, paint) is not the phase's
     window.show_panel("corpus")
     corpus = window.corpus
-    probe = Probe(StallSampler() if args.profile else None)
+    probe = Probe(StallSampler() if args.profile else None, TurnProfiler() if args.turns else None)
 
     def counts() -> str:
         return f"    {corpus.model.rowCount():,} listed, {corpus.rejected_list.count():,} refused"

@@ -192,22 +192,66 @@ class StallSampler:
                 print(f"        {n:4d} × {where}", flush=True)
 
 
+class EventLog(QObject):
+    """Every event the window's thread delivers, with its thread CPU time when delivery began (an
+    application-wide event filter): what a turn spent inside Qt — painting a widget, laying a
+    window out — where a Python profile sees nothing. An event's cost is read as the CPU until the
+    next event began (a paint's nested child paints are events of their own)."""
+
+    def __init__(self):
+        super().__init__()
+        self.events: list[tuple[float, str, int]] = []
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+        self.events.append((time.thread_time(), type(obj).__name__, event.type().value))
+        return False
+
+    def take(self) -> list[tuple[float, str, int]]:
+        out, self.events = self.events, []
+        return out
+
+    @staticmethod
+    def summary(events: list[tuple[float, str, int]], end: float, top: int = 8) -> list[str]:
+        from collections import defaultdict
+
+        from PySide6.QtCore import QEvent
+
+        cost: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0])
+        for (t, cls, kind), nxt in zip(events, [e[0] for e in events[1:]] + [end]):
+            cost[(cls, kind)][0] += nxt - t
+            cost[(cls, kind)][1] += 1
+        out = []
+        for (cls, kind), (spent, n) in sorted(cost.items(), key=lambda kv: -kv[1][0])[:top]:
+            try:
+                name = QEvent.Type(kind).name
+            except ValueError:
+                name = str(kind)
+            out.append(f"{1000 * spent:6.1f} ms  {n:4d} × {name} → {cls}")
+        return out
+
+
 class TurnProfiler:
     """cProfile of the window thread between two ticks; keeps the few gaps with the most own CPU.
 
     What runs inside Qt without a Python frame (painting native widgets, layout) is not in a
-    profile: the gap's CPU against the profile's total says how much of it that was.
+    profile: the gap's CPU against the profile's total says how much of it that was, and the
+    turn's Qt events (:class:`EventLog`) say which widgets and events it went to.
     """
 
     def __init__(self, keep: int = 3):
         self.keep = keep
-        self.kept: list[tuple[float, object]] = []
+        self.kept: list[tuple[float, object, list[str]]] = []
         self._prof = None
+        self.log = EventLog()
 
     def begin(self) -> None:
         import cProfile
 
+        from PySide6.QtWidgets import QApplication
+
         self.kept = []
+        QApplication.instance().installEventFilter(self.log)
+        self.log.take()
         self._prof = cProfile.Profile(time.thread_time)  # own CPU, not waits for the GIL
         self._prof.enable()
 
@@ -217,8 +261,9 @@ class TurnProfiler:
         if self._prof is None:
             return
         self._prof.disable()
+        events = self.log.take()
         if cpu * 1000 > FRAME_MS:
-            self.kept.append((cpu, self._prof))
+            self.kept.append((cpu, self._prof, EventLog.summary(events, time.thread_time())))
             self.kept = sorted(self.kept, key=lambda k: -k[0])[:self.keep]
         self._prof = cProfile.Profile(time.thread_time)  # own CPU, not waits for the GIL
         self._prof.enable()
@@ -227,10 +272,13 @@ class TurnProfiler:
         import io
         import pstats
 
+        from PySide6.QtWidgets import QApplication
+
         if self._prof is not None:
             self._prof.disable()
             self._prof = None
-        for cpu, prof in self.kept:
+        QApplication.instance().removeEventFilter(self.log)
+        for cpu, prof, events in self.kept:
             out = io.StringIO()
             stats = pstats.Stats(prof, stream=out)
             print(f"      turn with {1000 * cpu:.0f} ms own CPU (profile total {1000 * stats.total_tt:.0f} ms):")
@@ -238,6 +286,9 @@ class TurnProfiler:
             lines = [ln for ln in out.getvalue().splitlines() if ln.strip()][5:]
             for ln in lines[:22]:
                 print("        " + ln[:180])
+            print("        its Qt events, by CPU until the next began:")
+            for ln in events:
+                print("          " + ln)
 
 
 def _where(frame) -> str:
@@ -273,6 +324,9 @@ class FirstPaint(QObject):
         if self.at is None and event.type() == QEvent.Type.Paint and hasattr(obj, "window") \
                 and obj.window() is self.window:
             self.at = time.perf_counter()
+            from PySide6.QtWidgets import QApplication
+
+            QApplication.instance().removeEventFilter(self)  # it saw every event until then: no more
         return False
 
 
@@ -332,6 +386,7 @@ def main() -> None:
     window = MainWindow(AppSettings())
     window.resize(1200, 800)
     window.show()
+    spin_until(lambda: False, 0.5)  # the window's own first show (polish, layout, paint) is not the phase's
     probe = Probe(StallSampler() if args.profile else None, TurnProfiler() if args.turns else None)
     merges = window.merges
     model = merges.model

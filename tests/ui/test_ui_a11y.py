@@ -223,6 +223,9 @@ def test_overlaid_series_differ_by_line_style_marker_and_hatch(demo_window, qtbo
     plots = window.training.plots
     window.training.history.select(window.training.history.run_ids())
     qtbot.waitUntil(lambda: len(plots.runs) == 2, timeout=10000)
+    # the curve items are made in the turns that draw their plots, after the selection's
+    qtbot.waitUntil(lambda: all("vocab" in c.items for c in plots.runs.values()) and not plots.drawing(),
+                    timeout=10000)
     pens = [c.items["vocab"].opts["pen"] for c in plots.runs.values()]
     assert len({p.style() for p in pens}) == 2 and len({p.color().name() for p in pens}) == 2
 

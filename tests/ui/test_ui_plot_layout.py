@@ -91,7 +91,9 @@ def test_a_narrow_window_elides_titles_and_keeps_their_full_text_in_the_tooltip(
     window.show_panel("train")
     panel = window.training
     plots = panel.plots
-    panel.history.select(panel.history.run_ids())
+    ids = panel.history.run_ids()
+    panel.history.select(ids)
+    wait_for_curves(qtbot, plots, ids)  # the legend of several runs is filled in a turn after the curves
     window.resize(1000, 700)
     qtbot.waitUntil(lambda: plots.shown_titles()["frequency"][1].endswith("…"), timeout=5000)
     title, shown, tip = plots.shown_titles()["frequency"]

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QRectF, Qt
-from PySide6.QtGui import QFontMetricsF, QGuiApplication, QResizeEvent
+from PySide6.QtGui import QFont, QFontMetricsF, QGuiApplication, QResizeEvent
 
 #: (smallest axis magnitude, divisor, suffix): the SI suffix one linear axis uses for all its labels.
 SI_STEPS = ((1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k"))
@@ -162,6 +162,17 @@ class TickAxis(pg.AxisItem):
     _label_minor = True
     _finest: float | None = None
 
+    def setRange(self, mn: float, mx: float) -> None:  # noqa: N802 - pyqtgraph override
+        """The range, drawn afresh only when it changed. pyqtgraph sets it again — and makes and
+        paints the axis anew (~1–2 ms each) — whenever the linked view is resized or another axis
+        of it changes: the four bottom axes were redrawn when a legend row took the plots' height.
+        Without a grid the axis is drawn from its own geometry and range alone (a resize of the
+        axis itself still redraws it); with one the grid lines span the view, so it always redraws.
+        """
+        if getattr(self, "grid", None) is False and self.picture is not None and self.range == [mn, mx]:
+            return
+        super().setRange(mn, mx)
+
     def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - pyqtgraph override
         if not self.logMode:
             levels = super().tickValues(minVal, maxVal, size)
@@ -245,31 +256,70 @@ def title_text(plot: pg.PlotItem) -> str:
 
 
 def _fit(plot: pg.PlotItem) -> None:
-    """Show as much of the title as the plot's width holds, measured on the drawn text item."""
+    """Show as much of the title as the plot's width holds.
+
+    Candidates are measured with the title's font (what the drawn text item measures, to the
+    pixel: the text's advance and the document's margins) and only the one chosen is set: each
+    ``setTitle`` lays an HTML document out and asks the scene's layout to run again, and the
+    bisection once set a dozen of them per plot on every resize (~10–25 ms of a frame for four
+    plots). The plot's geometry changes on every move too: nothing is done when neither the text
+    nor the width changed.
+    """
     label = plot.titleLabel
     text: str = label.full_text
-    label.fit_width = plot.vb.geometry().width()
-    available = label.fit_width - 4  # the title is centred over the view box, not the axis
+    width = plot.vb.geometry().width()
+    key = (text, label.colour, label.size, label.tip, width)
+    if getattr(label, "fitted", None) == key:
+        return
+    label.fit_width = width
+    available = width - 4  # the title is centred over the view box, not the axis
+    measure = _title_measure(label)
 
-    def show(candidate: str) -> float:
-        plot.setTitle(_escape(candidate), color=label.colour, size=label.size)
-        return float(label.item.boundingRect().width())
-
-    shown = text
-    if show(text) > available > 0:
-        lo, hi = 0, len(text)  # the longest prefix + "…" that fits: bisection on the drawn width
+    shown, lo = text, len(text)
+    if measure(text) > available > 0:
+        lo, hi = 0, len(text)  # the longest prefix + "…" that fits: bisection on the measured width
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if show(text[:mid].rstrip() + "…") <= available:
+            if measure(text[:mid].rstrip() + "…") <= available:
                 lo = mid
             else:
                 hi = mid - 1
         shown = text[:lo].rstrip() + "…"
-        show(shown)
+    _show_title(plot, shown)
+    while shown != text and lo > 0 and float(label.item.boundingRect().width()) > available > 0:
+        lo -= 1  # the drawn text is wider than measured (a font fallback): one character less
+        shown = text[:lo].rstrip() + "…"
+        _show_title(plot, shown)
     label.shown_text = shown
     label.setToolTip("\n".join(t for t in (text if shown != text else "", label.tip) if t))
     label.setMinimumWidth(0)  # setTitle made the text's width the minimum: the plot's column decides
     label.setPreferredWidth(0)
+    label.fitted = key
+
+
+def _show_title(plot: pg.PlotItem, shown: str) -> None:
+    """``setTitle``, unless the title shows this text in this colour and size already."""
+    label = plot.titleLabel
+    state = (shown, label.colour, label.size)
+    if getattr(label, "set_state", None) != state:
+        plot.setTitle(_escape(shown), color=label.colour, size=label.size)
+        label.set_state = state
+
+
+def _title_measure(label: pg.LabelItem):
+    """A function giving the width a title's text item would have for a candidate text."""
+    size = str(label.size or "")
+    margin = 2 * label.item.document().documentMargin()
+    font = QFont(label.item.font())
+    try:
+        if size.endswith("pt"):
+            font.setPointSizeF(float(size[:-2]))
+        elif size.endswith("px"):
+            font.setPixelSize(round(float(size[:-2])))
+    except ValueError:
+        pass
+    metrics = QFontMetricsF(font)
+    return lambda candidate: metrics.horizontalAdvance(candidate) + margin
 
 
 def _escape(text: str) -> str:

@@ -32,6 +32,7 @@ from workbench.errors import WorkbenchError
 from workbench.store import ProjectStore, ReferenceInfo, RunInfo, RunStepRow, StepRow
 from workbench.store.opening import SIDE_FILES
 from workbench.store.schema import INSPECT_SESSION_KEY, V1_INSPECT_SESSION_NAME
+from workbench.ui import turns
 
 UNTITLED_PREFIX = "Untitled"
 #: Where schema 1 kept the Inspect session: a text of this reserved name. The schema-2 upgrade moves
@@ -249,7 +250,7 @@ class ProjectSession(QObject):
         self._step_timer = QTimer(self)
         self._step_timer.setSingleShot(True)
         self._step_timer.setInterval(0)
-        self._step_timer.timeout.connect(self._next_step)
+        self._step_timer.timeout.connect(self._timed_step)
 
     # ---- opening -------------------------------------------------------------------------------
     def open(self, path: str | Path, *, create: bool = False) -> None:
@@ -349,6 +350,10 @@ class ProjectSession(QObject):
     def run_pending_steps(self) -> None:
         """Run every queued step now (a view needs what they show before it can answer)."""
         while self._steps:
+            self._next_step()
+
+    def _timed_step(self) -> None:
+        if turns.room(self._step_timer):  # a turn already spent by other views' steps: the next
             self._next_step()
 
     def _next_step(self) -> None:

@@ -144,6 +144,7 @@ class LanguageBarChart(_Chart):
         self.bars: list[pg.BarGraphItem] = []
         self.values: dict[tuple[str, str], float] = {}  # (tokenizer, language) → bar height
         self._apply_palette()
+        self.set_rows([], [], None)  # its empty state now, not in the turn that opens the first project
 
     def _apply_palette(self) -> None:
         super()._apply_palette()
@@ -151,6 +152,10 @@ class LanguageBarChart(_Chart):
             mark.setColor(self._fg())
 
     def set_rows(self, per_language: Sequence[Metrics], fairness: Sequence[Fairness], baseline: str | None) -> None:
+        empty = not per_language and not fairness and not baseline
+        if empty and getattr(self, "_empty_shown", False):
+            return  # the Compare tab clears on every project opened: the axis label and title rebuilt were ~5 ms
+        self._empty_shown = empty
         self.plot.clear()
         if self.legend is not None:
             self.legend.clear()
@@ -240,10 +245,13 @@ class SweepChart(_Chart):
         self.advice: float | None = None  # the advisor's compute-optimal |V|, marked on every plot
         self.advice_lines: list[pg.InfiniteLine] = []
         self._apply_palette()
+        self.set_sweeps([])  # its empty state now, not in the turn that opens the first project
 
     def set_advice(self, vocab: float | None) -> None:
         """Mark the compute-optimal vocabulary size (workbench.core.vocab_advisor) beside the knee."""
         self.advice = vocab
+        if vocab is not None:
+            self._empty_drawn = False
         for plot, line in zip(self.plots, self.advice_lines):
             plot.removeItem(line)
         self.advice_lines = []
@@ -262,6 +270,9 @@ class SweepChart(_Chart):
             self.set_sweeps(self.sweeps)  # drawn again in the new one
 
     def set_sweeps(self, sweeps: Sequence[Sweep]) -> None:
+        if not sweeps and self.advice is None and getattr(self, "_empty_drawn", False):
+            return  # drawn empty already (the Compare tab clears on every project opened)
+        self._empty_drawn = not sweeps and self.advice is None
         self.sweeps = list(sweeps)
         for plot in self.plots:
             plot.clear()

@@ -120,6 +120,8 @@ class ComparePanel(QWidget):
         # refresh again (each listed 300 runs a second time while a project opened).
         self.follows_session = session is not None
         self._pending_project: Path | None = None  # opened, to be listed in a later turn
+        # the choosers (sweep, split, Gini) of a project just listed are filled in a turn of their own
+        self._defer_choosers = self._choosers_due = False
         if session is not None:
             session.project_changed.connect(self._on_session_project)
             session.runs_changed.connect(self.refresh)
@@ -364,12 +366,26 @@ class ComparePanel(QWidget):
     def _set_pending_project(self) -> None:
         path, self._pending_project = self._pending_project, None
         if path is not None and self.session is not None and self.session.path == path:
-            self.set_project(path)
+            # its runs listed in this turn, the four choosers of them (~1,200 entries for 300 runs)
+            # in the next: together they were a stretch of ~20 ms in the take-over
+            self._defer_choosers = True
+            try:
+                self.set_project(path)
+            finally:
+                self._defer_choosers = False
+            if self._choosers_due:
+                self.session.after_open(self._fill_due_choosers)
+
+    def _fill_due_choosers(self) -> None:
+        if self._choosers_due:
+            self._choosers_due = False
+            self._fill_choosers()
 
     def _listed_now(self) -> None:
         """A project taken over but not listed yet (see :meth:`_on_session_project`): list it now."""
         if self._pending_project is not None:
             self._set_pending_project()
+        self._fill_due_choosers()
 
     def set_project(self, path: Path | None) -> None:
         """List this project's runs, references and corpus files.
@@ -592,7 +608,11 @@ class ComparePanel(QWidget):
             self._add_tokenizer_item(label, src, checked=src in ticked or (first and self.tokenizer_list.count() < 2))
         for label, src in added:
             self._add_tokenizer_item(label, src, checked=src in ticked, added=True)
-        self._fill_choosers()
+        if self._defer_choosers:
+            self._choosers_due = True  # (see _set_pending_project)
+        else:
+            self._choosers_due = False
+            self._fill_choosers()
         if error:
             self.status.setText(error)
         if corpora is None and self.project is not None:

@@ -395,8 +395,7 @@ class CorpusPanel(QWidget):
         self._worker = CorpusScanWorker(gpt2_findall())
         self._worker.files_added.connect(self._on_files_added)
         self._worker.files_rejected.connect(self._on_files_rejected)
-        self._worker.file_progress.connect(self._on_file_progress)
-        self._worker.file_scanned.connect(self._on_file_scanned)
+        self._worker.file_reports.connect(self._on_file_reports)
         self._worker.file_failed.connect(self._on_file_failed)
         self._worker.job_finished.connect(self._on_job_finished)
         self._thread = ScanThread(self._worker)
@@ -1014,6 +1013,15 @@ class CorpusPanel(QWidget):
         if items:
             self._list_rejected(items)
 
+    @Slot(object)
+    def _on_file_reports(self, reports: list) -> None:
+        """A batch of the scan's reports (``CorpusScanWorker.file_reports``), in their order."""
+        for report in reports:
+            if report[0] == "scanned":
+                self._on_file_scanned(report[1], report[2])
+            else:
+                self._on_file_progress(report[1], report[2], report[3])
+
     @Slot(str, int, int)
     def _on_file_progress(self, key: str, done: int, total: int) -> None:
         e = self.model.entry(key)
@@ -1130,8 +1138,12 @@ class CorpusPanel(QWidget):
             return
         total = self._scan_total or 1
         done = self._scan_read
+        # QProgressBar.setValue repaints at once (the bar and what lies under it), a paint of its own
+        # beside the window's: with updates off it is drawn with the rest of this turn's changes
+        self.progress.setUpdatesEnabled(False)
         self.progress.setValue(int(1000 * min(done, total) / total))
         self.progress.setFormat(f"{100 * done / total:.0f}%  of {text.human_bytes(total)}")
+        self.progress.setUpdatesEnabled(True)
         elapsed = max(time.monotonic() - self._scan_started, 1e-3)
         self.rate_label.setText(f"Reading {text.human_bytes(done / elapsed)}/s")
 

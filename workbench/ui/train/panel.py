@@ -1357,7 +1357,8 @@ class TrainingPanel(QWidget):
             run = self.session.run(rid)
             if run is not None:
                 self.plots.set_chars(rid, self._chars_for(run))
-        self.plots.redraw()
+        # the compression curves in a turn of their own (a live run's come with its next redraw)
+        self.plots.redraw_in_turns()
         self._update_controls()
         if not self.sample_edit.text() and self.corpus is not None:
             sample = self.corpus.sample_line()

@@ -28,7 +28,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from workbench.store import RunStepRow, StepRow
-from workbench.ui import style
+from workbench.ui import style, turns
 from workbench.ui.plot_labels import LegendFitter, TickAxis, set_title, title_text
 
 PLOTS = ("vocab", "frequency", "tokens", "compression")  # "frequency": the model's value (see VALUE_TITLES)
@@ -279,7 +279,16 @@ class TrainingPlots(QWidget):
         self._stage_timer = QTimer(self)
         self._stage_timer.setSingleShot(True)
         self._stage_timer.setInterval(0)
-        self._stage_timer.timeout.connect(self._draw_next_plot)
+        # (a turn already spent by other views' steps puts the next plot off to a later one)
+        self._stage_timer.timeout.connect(self._timed_draw)
+        self._legend_due = False  # the runs' legend is to be filled (in a turn of its own)
+        # The plots are painted one per turn the first time the widget is shown (_draw_next_plot):
+        # four plots' eight axes made and painted in one frame were ~20–30 ms of the window's thread.
+        # Until its turn a plot is fully transparent — the scene paints nothing of it — but laid
+        # out as shown (a hidden item would leave the layout, and its showing lay all four out again).
+        self._unrevealed = list(PLOTS)
+        for plot in self.plots.values():
+            plot.setOpacity(0.0)
         self._apply_palette()
 
     # ---- data ----------------------------------------------------------------------------------
@@ -293,15 +302,21 @@ class TrainingPlots(QWidget):
             colour = style.RUN_COLOURS[index % len(style.RUN_COLOURS)]
             curves = self.runs.get(rid)
             if curves is None:
+                # its curve items are made in the turn that draws each plot (_draw_plot): four
+                # PlotDataItems, the marks and the legend entry were ~5–10 ms of this turn
                 curves = self.runs[rid] = RunCurves(rid, name, colour)
-                self._make_items(curves)
                 new.append(rid)
             elif curves.colour != colour or curves.name != name:
                 curves.colour, curves.name = colour, name
                 self._style_items(curves)
         self.runs = {rid: self.runs[rid] for rid, _ in specs}  # in the order asked for: the first sets the value plot
-        self.legend.setVisible(len(self.runs) > 1)
-        self._fill_legend()
+        if len(self.runs) <= 1:
+            if self.legend.items or self.legend.isVisible():
+                self._fill_legend()  # (hidden; emptied now so no removed run lingers in it)
+            else:
+                self._legend_due = False  # empty and hidden already: fitting it lays all four plots out
+        else:
+            self._legend_due = True  # filled in a turn of its own: it lays the plots out afresh
         self._style_parity()  # one parity run or several: line styles and legend entries differ
         self._hide_hover()
         self._update_value_axis()
@@ -310,6 +325,9 @@ class TrainingPlots(QWidget):
     def clear(self) -> None:
         self._staged.clear()
         self._stage_timer.stop()
+        self._follow_links()
+        if self._unrevealed and self.isVisible():
+            self._stage_timer.start()  # the plots still to be shown, one a turn
         for rid in list(self.runs):
             self._remove(rid)
         self.legend.setVisible(False)
@@ -514,7 +532,8 @@ class TrainingPlots(QWidget):
         unit = ("merge step" if kinds <= {"frequency", "score"} else
                 "EM round / pruning step" if kinds == {"log_likelihood"} else "step")
         for plot in self.plots.values():
-            plot.setLabel("bottom", unit)
+            if plot.getAxis("bottom").labelText != unit:  # setLabel lays the axis out and paints it afresh
+                plot.setLabel("bottom", unit)
         if hasattr(self, "_fg"):
             self._set_titles()
 
@@ -522,7 +541,10 @@ class TrainingPlots(QWidget):
         curves = self.runs.get(run_id)
         if curves is not None and curves.chars != chars:
             curves.chars = chars
-            curves.dirty = True
+            if not curves.dirty:  # only its compression curve changes: that plot alone, in a turn
+                self._staged.setdefault("compression", set()).add(run_id)
+                if self.isVisible() and not self._stage_timer.isActive():
+                    self._stage_timer.start()
 
     def set_transition(self, run_id: int, step: int | None) -> None:
         """Mark a SuperBPE run's transition point t: a dashed line in the run's colour at that merge
@@ -560,7 +582,9 @@ class TrainingPlots(QWidget):
 
     def curve_data(self, run_id: int, plot: str) -> tuple[np.ndarray, np.ndarray]:
         """What the curve ``plot`` of ``run_id`` holds (x, y) as drawn — for tests and export."""
-        item = self.runs[run_id].items[plot]
+        item = self.runs[run_id].items.get(plot)
+        if item is None:  # not drawn yet: items are made in the turn that draws their plot
+            return np.array([]), np.array([])
         # xData/yData are the data as given (getData() would be log10'd, clipped and downsampled).
         if item.xData is None:
             return np.array([]), np.array([])
@@ -571,16 +595,20 @@ class TrainingPlots(QWidget):
         """Push changed buffers into the curves; returns True when anything was drawn."""
         if not self.isVisible():
             return False  # buffers stay dirty; showEvent draws them when the plots are shown again
+        self._reveal(len(self._unrevealed))
         staged = set().union(*self._staged.values()) if self._staged else set()
         self._staged.clear()  # what redraw_in_turns had still to draw is drawn now, whole
         self._stage_timer.stop()
+        self._follow_links()
         dirty = [c for c in self.runs.values() if c.dirty or c.run_id in staged]
-        if not dirty:
-            return False
         for curves in dirty:
             curves.dirty = False
             for name in PLOTS:
                 self._draw_plot(curves, name)
+        if self._legend_due:
+            self._fill_legend()
+        if not dirty:
+            return False
         self._drawn(PLOTS)
         return True
 
@@ -595,7 +623,7 @@ class TrainingPlots(QWidget):
         if not self.isVisible():
             return
         dirty = [c.run_id for c in self.runs.values() if c.dirty]
-        if not dirty:
+        if not dirty and not self._legend_due and not self._staged:
             return
         for rid in dirty:
             self.runs[rid].dirty = False
@@ -605,22 +633,62 @@ class TrainingPlots(QWidget):
             self._stage_timer.start()
 
     def drawing(self) -> bool:
-        """Plots of :meth:`redraw_in_turns` are still to be drawn."""
-        return bool(self._staged)
+        """Plots of :meth:`redraw_in_turns` (or the legend after them) are still to be drawn, or
+        the plots still to be shown the first time (one a turn)."""
+        return bool(self._staged) or self._stage_timer.isActive() or (bool(self._unrevealed) and self.isVisible())
+
+    @Slot()
+    def _timed_draw(self) -> None:
+        if turns.room(self._stage_timer):
+            self._draw_next_plot()
 
     @Slot()
     def _draw_next_plot(self) -> None:
+        """One turn of :meth:`redraw_in_turns`: one plot's curves, its ranges and its axes.
+
+        The other plots follow the vocabulary plot's x range (``setXLink``): each in its own turn,
+        not when the vocabulary plot's range is set — four bottom axes laid out and painted in the
+        vocabulary plot's frame were half its cost. A legend of several runs is filled in a turn
+        of its own after the curves (it lays all four plots out afresh).
+        """
+        if self._unrevealed:  # the first showing: one empty plot a turn, then the curves
+            self._reveal(1)
+            if self._unrevealed or self._staged or self._legend_due:
+                self._stage_timer.start()
+            return
         if not self._staged:
+            if self._legend_due:
+                self._fill_legend()
             return
         name = next(n for n in PLOTS if n in self._staged)  # the vocabulary plot first: the others follow its x
         ids = self._staged.pop(name)
+        if name == "vocab":
+            for other in self._staged:  # their x follows in their own turn
+                self.plots[other].vb.blockLink(True)
+        else:
+            self._follow_links((name,))
         for rid in ids:
             curves = self.runs.get(rid)
             if curves is not None:
                 self._draw_plot(curves, name)
         self._drawn((name,), done=not self._staged)
-        if self._staged:
+        if self._staged or self._legend_due:
             self._stage_timer.start()
+
+    def _reveal(self, count: int) -> None:
+        """Paint the next ``count`` plots not painted yet (each in the next frame)."""
+        for name in self._unrevealed[:count]:
+            self.plots[name].setOpacity(1.0)
+        del self._unrevealed[:count]
+
+    def _follow_links(self, names: Sequence[str] = PLOTS) -> None:
+        """The plots ``names`` follow the vocabulary plot's x range again, and take it now."""
+        source = self.plots["vocab"].vb
+        for name in names:
+            vb = self.plots[name].vb
+            if name != "vocab" and vb.linksBlocked:
+                vb.blockLink(False)
+                vb.linkedViewChanged(source, pg.ViewBox.XAxis)
 
     def _drawn(self, names: Sequence[str], *, done: bool = True) -> None:
         """After points went into the curves of ``names``: their ranges, the note, the signal."""
@@ -631,7 +699,9 @@ class TrainingPlots(QWidget):
             self.redrawn.emit(self.point_count())
 
     def _draw_plot(self, curves: RunCurves, name: str) -> None:
-        """A run's buffered points into its curve (and marks) of plot ``name``."""
+        """A run's buffered points into its curve (and marks) of plot ``name`` (made now if new)."""
+        if name not in curves.items:
+            self._make_item(curves, name)
         v = curves.points.view
         x = v[:, 0]
         # Views of the buffer are safe to hand over: rows are only ever appended, never changed.
@@ -786,34 +856,50 @@ class TrainingPlots(QWidget):
             self.fit_all()
 
     # ---- items -----------------------------------------------------------------------------------
-    def _make_items(self, curves: RunCurves) -> None:
-        for name, plot in self.plots.items():
-            item = pg.PlotDataItem(name=curves.name if name == "vocab" else None)
-            item.setDownsampling(auto=True, method="peak")
-            item.setClipToView(True)
-            plot.addItem(item)
-            curves.items[name] = item
-        curves.marks = pg.ScatterPlotItem(pxMode=True)
-        curves.marks.setZValue(20)
-        self.plots["vocab"].addItem(curves.marks)
-        self._style_items(curves)
+    def _make_item(self, curves: RunCurves, name: str) -> None:
+        """A run's curve on plot ``name`` (and its marks, on the vocabulary plot), in its style."""
+        item = pg.PlotDataItem(name=curves.name if name == "vocab" else None)
+        item.setDownsampling(auto=True, method="peak")
+        item.setClipToView(True)
+        item.setPen(self._pen(curves))
+        self.plots[name].addItem(item)
+        curves.items[name] = item
+        if name == "vocab":
+            curves.marks = pg.ScatterPlotItem(pxMode=True)
+            curves.marks.setZValue(20)
+            self._style_marks(curves)
+            self.plots["vocab"].addItem(curves.marks)
+            if len(self.runs) > 1:
+                self._legend_due = True  # its entry, in the legend's own turn
+        elif name == "compression" and curves.parity_items and len(self.runs) == 1:
+            self._fill_parity_legend()  # names the training text's curve
 
-    def _style_items(self, curves: RunCurves) -> None:
-        for name, item in curves.items.items():
-            # 1-px cosmetic lines take the fast path; the first run is solid, others dashed, dotted …
-            item.setPen(pg.mkPen(curves.colour, width=1, style=style.run_line_style(curves.colour)))
-            if name == "vocab":
-                item.opts["name"] = curves.name
-        if curves.parity_items:
-            self._style_parity()
+    @staticmethod
+    def _pen(curves: RunCurves):
+        # 1-px cosmetic lines take the fast path; the first run is solid, others dashed, dotted …
+        return pg.mkPen(curves.colour, width=1, style=style.run_line_style(curves.colour))
+
+    @staticmethod
+    def _style_marks(curves: RunCurves) -> None:
         if curves.marks is not None:
             curves.marks.setPen(pg.mkPen(curves.colour, width=1.5))
             curves.marks.setBrush(pg.mkBrush(curves.colour))
             curves.marks.setSymbol("t")
-        self._fill_legend()
+
+    def _style_items(self, curves: RunCurves) -> None:
+        for name, item in curves.items.items():
+            item.setPen(self._pen(curves))
+            if name == "vocab":
+                item.opts["name"] = curves.name
+        if curves.parity_items:
+            self._style_parity()
+        self._style_marks(curves)
+        self._legend_due = True
 
     def _fill_legend(self) -> None:
         """One entry per shown run, in the order shown, in as many columns as the width holds."""
+        self._legend_due = False
+        self.legend.setVisible(len(self.runs) > 1)
         self.legend.clear()
         for c in self.runs.values():
             if "vocab" in c.items:
@@ -833,8 +919,8 @@ class TrainingPlots(QWidget):
         if curves.parity_items:
             curves.parity_items = {}
             self._style_parity()
-        if self.legend is not None:
-            self.legend.removeItem(curves.items.get("vocab"))
+        if self.legend is not None and "vocab" in curves.items:
+            self.legend.removeItem(curves.items["vocab"])
 
     # ---- hover -------------------------------------------------------------------------------------
     def hover_text(self) -> str:
@@ -951,6 +1037,8 @@ class TrainingPlots(QWidget):
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
         self.redraw_in_turns()  # what arrived while hidden: a plot a turn, as a stored run's curves
+        if self._unrevealed and not self._stage_timer.isActive():
+            self._stage_timer.start()  # the plots shown one a turn
 
     def leaveEvent(self, event) -> None:  # noqa: N802
         super().leaveEvent(event)

@@ -33,7 +33,7 @@ from workbench.tasks.models import family_of
 from workbench.tasks.preflight import estimate_ratios
 from workbench.tasks.sample_report import SampleOverlap
 from workbench.tasks.trim import vocab_entries  # at start-up, not in the turn that takes a project over (5 ms)
-from workbench.ui import style, text
+from workbench.ui import style, text, turns
 
 COLUMNS = ("Run", "Status", "|V|", "Merges", "Started", "Took", "vs estimate", "vs all lines")
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -108,7 +108,7 @@ class RunHistory(QWidget):
         self._fill_timer = QTimer(self)
         self._fill_timer.setSingleShot(True)
         self._fill_timer.setInterval(0)
-        self._fill_timer.timeout.connect(self._fill_more)
+        self._fill_timer.timeout.connect(self._timed_fill)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         head = QHBoxLayout()
@@ -184,6 +184,10 @@ class RunHistory(QWidget):
     def filling(self) -> bool:
         """Whether rows of the last :meth:`set_runs` are still to be added (a long list)."""
         return bool(self._pending)
+
+    def _timed_fill(self) -> None:
+        if turns.room(self._fill_timer):  # a turn other views' steps have spent: the next batch in a later one
+            self._fill_more()
 
     def _fill_more(self) -> None:
         """Add the next batch of rows; after the last, say whether the selection changed."""

@@ -20,6 +20,14 @@
  * minimum frequency, the log, the events and the stop checks stay in core/wordpiece.py, so a
  * cancel is seen between merges as in the pure loop. A hypothesis test holds the two equal
  * (tests/core/test_wordpiece_native.py).
+ *
+ * Hostile use raises, never crashes (tests/core/test_wordpiece_native_hostile.py, the fixes review29
+ * made to _bpe_merge.c ported): a loop whose __init__ did not finish, buffers that are not separate
+ * writable array('i') (start, freqs: 8-byte signed or a sequence of ints), a list changed by an
+ * item's __index__ while read, words outside the buffer, a corpus of 2**61 tokens or more (64-bit
+ * counts could wrap), a length or start written from Python while the loop runs, a merge() that ran
+ * out of memory half-way (the loop is retired). The pair table's hash is seeded per loop. The GIL is
+ * held throughout.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -31,6 +39,13 @@
 #endif
 
 #define SHIFT_BITS 21
+/* The corpus's tokens (sum of frequency * length over the words) must stay below this. A pair's
+ * count is at most its first count plus its gains; the merged pair's count is never reset (the
+ * quirk above), so gains add up over merges, but every gain is one side of a merge made, and the
+ * merges made over the whole run are at most the tokens: every count stays below 3 * 2**61 < 2**63
+ * (the extension is built with -fwrapv: a wrapped count would silently change the merges). Larger
+ * corpora (huge frequencies) train on the pure loop, whose Python ints do not wrap (wordpiece.py run()). */
+#define MAX_TOKENS ((int64_t)1 << 61)
 
 /* A word list; one word is held inline (cap 0), without an allocation: most queue entries are one word. */
 typedef struct {
@@ -63,7 +78,9 @@ typedef struct {
     int32_t *lens;
     int64_t *start; /* the trainer's array('q') (startbuf) or a copy of a sequence */
     int64_t *freq;
-    Py_ssize_t nwords;
+    Py_ssize_t nwords, nsym;
+    int ready;  /* __init__ finished: the other methods refuse until then (a bare __new__ object) */
+    int broken; /* an error (out of memory) in the middle of a merge: the store is half rewritten */
     /* pairs */
     uint64_t *pkey;
     int64_t *pcount;
@@ -71,6 +88,7 @@ typedef struct {
     Py_ssize_t npairs, pcap;
     int32_t *htab;
     size_t hsize;
+    uint64_t seed;
     /* entries */
     WList *entries;
     size_t nentries, ecap;
@@ -99,7 +117,12 @@ static int grow(void **ptr, size_t *cap, size_t need, size_t elem) {
     return 0;
 }
 
-static inline size_t hash64(uint64_t k, size_t mask) {
+/* The table's hash: a seeded mix (as _bpe_merge.c's). Unseeded, pair keys are known in advance and
+ * a corpus built so that thousands of its pairs land in a few neighbouring buckets makes every insert
+ * walk the whole run: quadratic. The seed comes from Python's string hash (random per process, fixed
+ * by PYTHONHASHSEED) and the loop's address; the merges never depend on it. */
+static inline size_t hash64(uint64_t k, uint64_t seed, size_t mask) {
+    k ^= seed;
     k ^= k >> 31;
     k *= 0x9E3779B97F4A7C15ULL;
     k ^= k >> 29;
@@ -112,7 +135,7 @@ static int rehash(QueueLoop *self, size_t size) {
     memset(t, 0xff, size * sizeof(int32_t));
     size_t mask = size - 1;
     for (Py_ssize_t i = 0; i < self->npairs; i++) {
-        size_t h = hash64(self->pkey[i], mask);
+        size_t h = hash64(self->pkey[i], self->seed, mask);
         while (t[h] >= 0) h = (h + 1) & mask;
         t[h] = (int32_t)i;
     }
@@ -125,7 +148,7 @@ static int rehash(QueueLoop *self, size_t size) {
 /* The slot of pair ``key``, made (count 0) when there is none. Negative: error. */
 static int32_t pair_slot(QueueLoop *self, uint64_t key) {
     size_t mask = self->hsize - 1;
-    size_t h = hash64(key, mask);
+    size_t h = hash64(key, self->seed, mask);
     for (;;) {
         int32_t s = self->htab[h];
         if (s < 0) break;
@@ -271,25 +294,58 @@ static int64_t *int64_list(PyObject *seq, Py_ssize_t *n_out, const char *what) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
     int64_t *out = (int64_t *)malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     if (!out) { Py_DECREF(fast); PyErr_NoMemory(); return NULL; }
-    PyObject **items = PySequence_Fast_ITEMS(fast);
     for (Py_ssize_t i = 0; i < n; i++) {
-        long long v = PyLong_AsLongLong(items[i]);
+        /* An item's __index__ may run Python code that changes the list: size and item are read
+         * afresh each time (a saved items pointer would dangle), and the item is held while converted. */
+        if (i >= PySequence_Fast_GET_SIZE(fast)) {
+            PyErr_Format(PyExc_RuntimeError, "%s: the sequence changed size while being read", what);
+            free(out); Py_DECREF(fast); return NULL;
+        }
+        PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
+        Py_INCREF(item);
+        long long v = PyLong_AsLongLong(item);
+        Py_DECREF(item);
         if (v == -1 && PyErr_Occurred()) { free(out); Py_DECREF(fast); return NULL; }
         out[i] = (int64_t)v;
+    }
+    if (n != PySequence_Fast_GET_SIZE(fast)) {
+        PyErr_Format(PyExc_RuntimeError, "%s: the sequence changed size while being read", what);
+        free(out); Py_DECREF(fast); return NULL;
     }
     Py_DECREF(fast);
     *n_out = n;
     return out;
 }
 
+/* A buffer of native signed integers of ``size`` bytes: 'i' (or a 4-byte 'l') for 4, 'q' (or an
+ * 8-byte 'l') for 8. Not unsigned, floats, other byte orders or bytes: they would be reinterpreted bits. */
+static int signed_format(const Py_buffer *b, Py_ssize_t size) {
+    const char *f = b->format ? b->format : "B";
+    if (b->itemsize != size) return 0;
+#if PY_LITTLE_ENDIAN
+    if (*f == '@' || *f == '=' || *f == '<') f++;
+#else
+    if (*f == '@' || *f == '=' || *f == '>' || *f == '!') f++;
+#endif
+    if (!f[0] || f[1]) return 0;
+    if (size == 4) return f[0] == 'i' || (f[0] == 'l' && sizeof(long) == 4);
+    if (size == 8) return f[0] == 'q' || (f[0] == 'l' && sizeof(long) == 8);
+    return 0;
+}
+
+/* Whether two buffers share bytes. */
+static int overlap(const Py_buffer *x, const Py_buffer *y) {
+    const char *a = (const char *)x->buf, *b = (const char *)y->buf;
+    return x->len && y->len && a < b + y->len && b < a + x->len;
+}
+
 /* ``seq`` as int64 values: read in place when it is a buffer of 8-byte integers (the trainer's
  * array('q'), held until the loop goes), else copied from a sequence of ints. */
 static int64_t *int64_view(PyObject *seq, Py_buffer *buf, int *have, Py_ssize_t *n_out, const char *what) {
     if (PyObject_CheckBuffer(seq)) {
+        /* (anything else that is a buffer is read as a sequence of ints, below: its values, not its bits) */
         if (PyObject_GetBuffer(seq, buf, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return NULL;
-        const char *f = buf->format ? buf->format : "B";
-        if (f[0] == '@' || f[0] == '=') f++;
-        if (buf->itemsize == 8 && (f[0] == 'q' || f[0] == 'l') && f[1] == 0) {
+        if (signed_format(buf, 8)) {
             *have = 1;
             *n_out = buf->len / 8;
             return (int64_t *)buf->buf;
@@ -304,21 +360,27 @@ static int QueueLoop_init(QueueLoop *self, PyObject *args, PyObject *kwds) {
     PyObject *sym, *lens, *start, *freqs;
     static char *kwlist[] = {"sym", "lens", "start", "freqs", NULL};
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO", kwlist, &sym, &lens, &start, &freqs)) return -1;
-    if (self->have_sym || self->have_lens) {
+    if (self->have_sym || self->have_lens || self->ready) {
         PyErr_SetString(PyExc_RuntimeError, "QueueLoop is set up once");
         return -1;
     }
-    if (PyObject_GetBuffer(sym, &self->symbuf, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return -1;
+    /* PyBUF_ND: C-contiguous, with its format (a memoryview refuses FORMAT without ND) */
+    if (PyObject_GetBuffer(sym, &self->symbuf, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_ND) < 0) return -1;
     self->have_sym = 1;
-    if (PyObject_GetBuffer(lens, &self->lensbuf, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return -1;
+    if (PyObject_GetBuffer(lens, &self->lensbuf, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_ND) < 0) return -1;
     self->have_lens = 1;
-    if (self->symbuf.itemsize != 4 || self->lensbuf.itemsize != 4) {
-        PyErr_SetString(PyExc_TypeError, "sym and lens must be array('i') of 4-byte items");
+    if (!signed_format(&self->symbuf, 4) || !signed_format(&self->lensbuf, 4)) {
+        PyErr_SetString(PyExc_TypeError, "sym and lens must be array('i') (signed 4-byte items)");
+        return -1;
+    }
+    /* one buffer for both (or overlapping views): rewriting a word would rewrite lengths */
+    if (overlap(&self->symbuf, &self->lensbuf)) {
+        PyErr_SetString(PyExc_ValueError, "sym and lens must be two separate arrays");
         return -1;
     }
     self->sym = (int32_t *)self->symbuf.buf;
     self->lens = (int32_t *)self->lensbuf.buf;
-    Py_ssize_t nsym = self->symbuf.len / 4;
+    Py_ssize_t nsym = self->nsym = self->symbuf.len / 4;
     self->nwords = self->lensbuf.len / 4;
     Py_ssize_t n;
     if (!(self->start = int64_view(start, &self->startbuf, &self->have_startbuf, &n, "start must be a sequence")))
@@ -327,10 +389,21 @@ static int QueueLoop_init(QueueLoop *self, PyObject *args, PyObject *kwds) {
     if (!(self->freq = int64_view(freqs, &self->freqbuf, &self->have_freqbuf, &n, "freqs must be a sequence")))
         return -1;
     if (n != self->nwords) { PyErr_SetString(PyExc_ValueError, "freqs and lens differ in length"); return -1; }
+    /* start and freqs read in place must not be the words' bytes either (merges rewrite those) */
+    if ((self->have_startbuf && (overlap(&self->startbuf, &self->symbuf) || overlap(&self->startbuf, &self->lensbuf)))
+        || (self->have_freqbuf && (overlap(&self->freqbuf, &self->symbuf) || overlap(&self->freqbuf, &self->lensbuf)))) {
+        PyErr_SetString(PyExc_ValueError, "start and freqs must not share memory with sym or lens");
+        return -1;
+    }
     if (self->nwords >= INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many words"); return -1; }
+    int64_t tokens = 0;
     for (Py_ssize_t w = 0; w < self->nwords; w++) {
-        int64_t s = self->start[w], l = self->lens[w];
-        if (s < 0 || l < 0 || s + l > nsym) { PyErr_SetString(PyExc_ValueError, "a word lies outside sym"); return -1; }
+        int64_t s = self->start[w], l = self->lens[w], f = self->freq[w];
+        /* (s > nsym first: s + l could wrap around for a huge s) */
+        if (s < 0 || l < 0 || s > nsym || l > nsym - s) {
+            PyErr_SetString(PyExc_ValueError, "a word lies outside sym");
+            return -1;
+        }
         for (int64_t i = s; i < s + l; i++) {
             int32_t v = self->sym[i];
             if (v < 0 || v >= (1 << SHIFT_BITS)) {
@@ -339,10 +412,20 @@ static int QueueLoop_init(QueueLoop *self, PyObject *args, PyObject *kwds) {
                 return -1;
             }
         }
-        if (self->freq[w] < 0 || self->freq[w] > ((int64_t)1 << 50)) {
-            PyErr_SetString(PyExc_OverflowError, "a word frequency is out of range");
+        if (f < 0) { PyErr_SetString(PyExc_ValueError, "a word frequency is negative"); return -1; }
+        if (l && f > (MAX_TOKENS - 1 - tokens) / l) {
+            PyErr_SetString(PyExc_OverflowError, "the corpus has 2**61 tokens or more (frequency * length): "
+                                                 "too many for the C loop's 64-bit counts");
             return -1;
         }
+        tokens += f * l;
+    }
+    {
+        PyObject *name = PyUnicode_FromString("workbench.core._wordpiece_queue");
+        Py_hash_t h = name ? PyObject_Hash(name) : -1;
+        Py_XDECREF(name);
+        if (h == -1) return -1;
+        self->seed = ((uint64_t)h * 0x9E3779B97F4A7C15ULL) ^ (uint64_t)(uintptr_t)self;
     }
 #if defined(__GLIBC__)
     /* What setting up freed (the table of strings, the count stage's batches) goes back to the
@@ -377,12 +460,33 @@ static int QueueLoop_init(QueueLoop *self, PyObject *args, PyObject *kwds) {
         self->heap[self->hn++] = e;
     }
     for (size_t i = self->hn / 2; i-- > 0;) sift_down(self->heap, self->hn, i, self->pkey);
+    self->ready = 1;
     return 0;
+}
+
+/* The methods' guard: set up, and not left half-way by an error inside merge(). */
+static int usable(QueueLoop *self) {
+    if (!self->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "QueueLoop not set up (its __init__ did not succeed)");
+        return 0;
+    }
+    if (self->broken) {
+        PyErr_SetString(PyExc_RuntimeError, "QueueLoop unusable: an earlier merge() failed half-way");
+        return 0;
+    }
+    return 1;
+}
+
+/* Whether word w still lies inside sym (the store's arrays are Python objects: a length or start
+ * written from Python while the loop runs must not make it read outside them). */
+static inline int word_inside(const QueueLoop *self, int32_t w) {
+    int64_t s = self->start[w], n = self->lens[w];
+    return s >= 0 && n >= 0 && s <= self->nsym && n <= self->nsym - s;
 }
 
 /* pop() -> (left, right, count) of the next current entry, taken off the queue; None: the queue is empty. */
 static PyObject *QueueLoop_pop(QueueLoop *self, PyObject *Py_UNUSED(ignored)) {
-    if (!self->have_sym) { PyErr_SetString(PyExc_RuntimeError, "QueueLoop not set up"); return NULL; }
+    if (!usable(self)) return NULL;
     if (self->have_popped) {
         PyErr_SetString(PyExc_RuntimeError, "pop() again before merge(): the popped entry would be lost");
         return NULL;
@@ -411,6 +515,7 @@ static PyObject *QueueLoop_pop(QueueLoop *self, PyObject *Py_UNUSED(ignored)) {
 }
 
 static int holds(const QueueLoop *self, int32_t w, int32_t a, int32_t b) {
+    if (!word_inside(self, w)) return 0; /* (a store written from Python: "not found") */
     const int32_t *s = self->sym + self->start[w];
     int32_t n = self->lens[w];
     for (int32_t i = 0; i + 1 < n; i++)
@@ -442,6 +547,7 @@ static int live_words(QueueLoop *self, uint32_t k, int32_t a, int32_t b, int32_t
  * merge other words: which one tokenizers pops first depends on its hash maps' seeds (see
  * WordPieceTrainer._check_tie, which this is). */
 static PyObject *QueueLoop_tied(QueueLoop *self, PyObject *Py_UNUSED(ignored)) {
+    if (!usable(self)) return NULL;
     if (!self->have_popped) { PyErr_SetString(PyExc_RuntimeError, "tied() must follow pop()"); return NULL; }
     HEntry e = self->popped;
     if (!self->hn || self->heap[0].count != e.count || self->heap[0].slot != e.slot) Py_RETURN_FALSE;
@@ -522,6 +628,7 @@ static void drop_touched(QueueLoop *self) {
 static PyObject *QueueLoop_merge(QueueLoop *self, PyObject *args) {
     int nw;
     if (!PyArg_ParseTuple(args, "i", &nw)) return NULL;
+    if (!usable(self)) return NULL;
     if (!self->have_popped) { PyErr_SetString(PyExc_RuntimeError, "merge() must follow pop()"); return NULL; }
     if (nw < 0 || nw >= (1 << SHIFT_BITS)) { PyErr_SetString(PyExc_ValueError, "new id out of range"); return NULL; }
     HEntry e = self->popped;
@@ -536,6 +643,10 @@ static PyObject *QueueLoop_merge(QueueLoop *self, PyObject *args) {
     uint64_t S = (uint64_t)1 << SHIFT_BITS;
     for (int32_t k = 0; k < list.n; k++) {
         int32_t w = ws[k];
+        if (!word_inside(self, w)) {
+            PyErr_SetString(PyExc_RuntimeError, "the word store changed under the queue loop (a length or start)");
+            goto fail;
+        }
         int32_t *s = self->sym + self->start[w];
         int32_t n = self->lens[w];
         int64_t f = self->freq[w];
@@ -599,11 +710,13 @@ static PyObject *QueueLoop_merge(QueueLoop *self, PyObject *args) {
 fail:
     wlist_free(&list);
 fail_after:
+    self->broken = 1; /* some words are rewritten, their counts or entries not: no further merges */
     drop_touched(self);
     return NULL;
 }
 
 static PyObject *QueueLoop_queued(QueueLoop *self, PyObject *Py_UNUSED(ignored)) {
+    if (!usable(self)) return NULL;
     return PyLong_FromSize_t(self->hn);
 }
 

@@ -304,7 +304,10 @@ class WordPieceTrainer:
     def run(self, should_stop: Callable[[], bool] | None = None) -> Iterator[MergeEvent]:
         """Merge until a limit is reached or no pair qualifies; ``should_stop()`` ends between merges."""
         if self.config.score == "frequency":
-            if self.native is not False and _native is not None and type(self) is WordPieceTrainer:
+            # (the C loop counts in 64-bit ints: a corpus of 2**61 tokens or more — huge frequencies —
+            # trains on the pure loop, whose Python ints do not wrap; _wordpiece_queue.c refuses it too)
+            if (self.native is not False and _native is not None and type(self) is WordPieceTrainer
+                    and self.token_count < 1 << 61):
                 return self._run_native(should_stop)
             return self._run_frequency(should_stop)
         return self._run_likelihood(should_stop)

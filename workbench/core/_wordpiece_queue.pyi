@@ -1,6 +1,10 @@
 """Types of the optional C queue loop (``_wordpiece_queue.c``).
 
-See :meth:`workbench.core.wordpiece.WordPieceTrainer._run_native`."""
+See :meth:`workbench.core.wordpiece.WordPieceTrainer._run_native`. ``sym`` and ``lens`` must be two
+separate writable native signed int32 buffers (``array('i')``); ``start`` and ``freqs`` are read in place
+when native signed int64 (``array('q')``), else by value. Misuse raises (``RuntimeError`` for a loop not
+set up or retired by a failed ``merge()``, ``ValueError``/``TypeError``/``OverflowError`` for bad input,
+including a corpus of 2**61 tokens or more); see tests/core/test_wordpiece_native_hostile.py."""
 
 from array import array
 from typing import Sequence

@@ -11,6 +11,8 @@ from setuptools import Extension, setup
 
 _ARGS = [] if os.name == "nt" else ["-O2"]
 setup(ext_modules=[Extension("workbench.core._bpe_merge", ["workbench/core/_bpe_merge.c"], optional=True,
+                             depends=["workbench/core/_merge_common.h"],
                              extra_compile_args=_ARGS),
                    Extension("workbench.core._wordpiece_queue", ["workbench/core/_wordpiece_queue.c"], optional=True,
+                             depends=["workbench/core/_merge_common.h"],
                              extra_compile_args=_ARGS)])

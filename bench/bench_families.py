@@ -9,7 +9,7 @@ peak RSS is the larger of the two (``ru_maxrss``: the trainer's own peak); ``tre
 the summed RSS of the process tree, polled every 20 ms (the trainer and the store's writer process
 at once); ``pss`` the peak of its summed PSS (proportional set size, ``/proc/PID/smaps_rollup``):
 what the machine holds, where summed RSS counts twice the pages a forked child shares with its
-parent — the two counting workers forked on a corpus of 8 MB or more, and a child caught between
+parent — the counting worker forked on a corpus of 8 MB or more (the trainer counts the other share), and a child caught between
 ``fork`` and ``exec`` (the writer being started) shows the trainer's whole RSS again. Rounds are
 interleaved (anchor, ours, anchor, ours …) and the medians are reported as ratios of the same run,
 with the load average beside them.

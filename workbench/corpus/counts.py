@@ -49,10 +49,10 @@ FILE_PER_PROCESS_BYTES = 256 << 20
 _FILE_JOBS: list[tuple[Any, str, tuple[str, ...], str]] = []  # set before the pool forks
 
 
-def _count_file_job(index: int) -> dict[str, int]:
+def _count_file_job(index: int, should_stop: Callable[[], bool] | None = None) -> dict[str, int]:
     src, pretokenizer, normalizer, sequences = _FILE_JOBS[index]
-    return count_batches(source_batches(src, pretokenizer=pretokenizer, sequences=sequences),
-                         pretokenizer=pretokenizer, normalizer=normalizer)
+    return count_batches(source_batches(src, pretokenizer=pretokenizer, sequences=sequences, should_stop=should_stop),
+                         pretokenizer=pretokenizer, normalizer=normalizer, should_stop=should_stop)
 
 
 def count_files_in_processes(srcs: Sequence, *, pretokenizer: str, normalizer: tuple[str, ...], sequences: str,
@@ -71,8 +71,11 @@ def count_files_in_processes(srcs: Sequence, *, pretokenizer: str, normalizer: t
     _FILE_JOBS[:] = [(src, pretokenizer, normalizer, sequences) for src in srcs]
     counts: Counter = Counter()
     try:
+        # The trainer's own share of the files listens to should_stop between batches (a stopped
+        # count is never used, so a file cut short there does no harm).
         results = ordered_pool_map(_count_file_job, range(len(srcs)), workers=workers,
-                                   initargs=(pretokenizer, normalizer), should_stop=should_stop)
+                                   initargs=(pretokenizer, normalizer), should_stop=should_stop,
+                                   own=lambda index: _count_file_job(index, should_stop))
         for src, table in zip(srcs, results):  # a stopped count ends early and is never used
             if not counts:
                 counts = Counter(table)

@@ -28,7 +28,7 @@ with the load average beside them.
 
 Corpora: ``shared`` — the five files of ``../shared/corpora`` concatenated in name order (8.9 MB);
 ``slice39`` — the first 3.9 MB of that concatenation cut at a line end (German quotes, Shakespeare,
-the Taylor Swift article and the start of the Russian fortunes). ``--before DIR`` runs our side a
+the Taylor Swift article and the start of the Russian fortunes); or the path of any text file. ``--before DIR`` runs our side a
 second time with the package from ``DIR`` (a checkout of an earlier commit) and prints after ÷ before;
 ``--pure`` runs it once more with ``WORKBENCH_PURE=1`` (the pure-Python loops, not the C ones).
 ``--profile`` prints cProfile's top functions of our side instead. Not a test: timings never decide
@@ -57,7 +57,10 @@ SLICE_BYTES = 3_900_000
 
 
 def corpus_file(name: str) -> Path:
-    """The corpus as one file, made once (every contender reads the same bytes)."""
+    """The corpus as one file, made once (every contender reads the same bytes); a path to a text
+    file is used as it is (text the team did not tune on)."""
+    if name not in ("shared", "slice39") and Path(name).is_file():
+        return Path(name).resolve()
     CACHE.mkdir(parents=True, exist_ok=True)
     out = CACHE / f"families-{name}.txt"
     if out.exists():
@@ -66,7 +69,7 @@ def corpus_file(name: str) -> Path:
     if name == "slice39":
         data = data[: data.rindex(b"\n", 0, SLICE_BYTES) + 1]
     elif name != "shared":
-        raise SystemExit(f"unknown corpus {name}: use shared or slice39")
+        raise SystemExit(f"unknown corpus {name}: use shared, slice39 or a text file's path")
     out.write_bytes(data)
     return out
 

@@ -36,8 +36,8 @@ class Planted:
 
 
 PLANTED = [
-    Planted("lone-cr-breaks-lines", "workbench/core/count.py", 'parts = text.split("\\n")',
-            'parts = __import__("re").split(r"\\r(?!\\n)|\\n", text)',
+    Planted("lone-cr-breaks-lines", "workbench/core/count.py", 'lines = text.split("\\n")',
+            'lines = __import__("re").split(r"\\r(?!\\n)|\\n", text)',
             ("tests/corpus/test_sequences.py", "tests/test_train_sequences.py"),
             "a lone CR taken for a line break (tokenizers' train(files) splits at LF only)"),
     Planted("unigram-m-step-log", "workbench/core/unigram.py",
@@ -129,8 +129,15 @@ PLANTED = [
             "            flush(dict(counts))\n            counts = Counter()\n    return dict(counts)",
             "            flush(dict(counts))\n    return dict(counts)", ("tests/corpus/test_count_file_per_process.py",),
             "a bounded pooled count keeps its sum after a flush"),
+    Planted("pool-own-share-ignores-own", "workbench/core/count.py", "compute = own or fn", "compute = fn",
+            ("tests/core/test_count_pool.py",),
+            "the trainer's own share counted without its own stop check (a whole file not cancellable)"),
+    Planted("pool-own-share-out-of-turn", "workbench/core/count.py",
+            "done[first] = compute(mine.pop(first))", "done[taken + 1] = compute(mine.pop(first))",
+            ("tests/core/test_count_pool.py", "tests/core/test_count.py"),
+            "the trainer's own item counted while it waits filed under the next index, not its own"),
     Planted("open-state-without-version", "workbench/ui/project_session.py",
-            "if self.store.data_version() == self._states[0]:", "if True:",
+            "self.store.data_version() == self._states[0]:", "True:",
             ("tests/ui/test_ui_project_settings.py",),
             "a tab session read while opening answered after another connection changed it"),
 ]

@@ -239,8 +239,10 @@ class LazyKeyedModel(QAbstractTableModel):
     #: A filter, sort or reload of a shorter source is tried on the GUI thread for at most this much
     #: of its CPU time, then handed to the worker: a regex costs per piece what its backtracking
     #: costs (a pathological pattern on 1,700 pieces held the window 20 s, until the query limit),
-    #: a substring filter of 100,000 merges ~0.1 s. Less than a frame: painting the rows follows.
-    HERE_LIMIT_S = 0.010
+    #: a substring filter of 100,000 merges ~0.1 s. Well under a frame: the rows' paint (~5 ms
+    #: for 30 rows from their cells) and the labels' follow in the same turn (with 10 ms, a try
+    #: that used its budget and the paint after it were 13–18 ms; issue 26: one frame a turn).
+    HERE_LIMIT_S = 0.006
     #: Below this many keys a filter, sort or stored-value check is a few ms (5,000 merges: a check
     #: 4 ms, a substring filter 2 ms, a sort 3 ms measured): done at once, with no budget to miss.
     SHORT_KEYS = 5_000

@@ -147,3 +147,59 @@ def test_a_filter_done_on_the_worker_brings_the_first_rows_made(panel, big_proje
     for row in range(10):  # made on the worker = made here, and what cell() says
         assert made[row] == model.row_cells(model.entry(row), model.source)
     assert_cells_match_cell(model, range(10))
+
+
+def test_a_long_sorted_view_leaves_the_collectors_full_passes(panel, big_project, qtbot):
+    """100,000 sort values (a list the view holds) are frozen out of the cyclic collector's full
+    passes when shown: each pass visited every item, with the GIL held, on whichever thread
+    allocated (in the bench, a 190 ms turn of the window inside a paint)."""
+    import gc
+
+    path, _data = big_project
+    panel.set_project(path)
+    qtbot.waitUntil(lambda: not panel.jobs.busy() and not panel.model.busy, timeout=30000)
+    panel.table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
+    qtbot.waitUntil(lambda: not panel.model.busy, timeout=30000)
+    values = panel.model._values
+    assert isinstance(values, list) and len(values) == 100_000
+    assert not any(o is values for o in gc.get_objects())  # in the permanent generation
+    panel.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+    qtbot.waitUntil(lambda: not panel.model.busy, timeout=30000)
+
+
+def test_the_placeholder_repaints_the_table_only_when_it_changes_and_shows(qtbot, small_source):
+    """Setting the same message, or any message while rows are shown, paints nothing: a filter
+    handed to a worker set it and the whole table was painted again in the turn that tried it."""
+    from PySide6.QtCore import QEvent, QObject
+
+    from workbench.ui.merges.widgets import PlaceholderTableView
+
+    class Paints(QObject):
+        n = 0
+
+        def eventFilter(self, obj, event):  # noqa: N802
+            if event.type() == QEvent.Type.Paint:
+                self.n += 1
+            return False
+
+    source, _data, _store = small_source
+    model = MergeTableModel()
+    view = PlaceholderTableView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    view.resize(600, 400)
+    view.show()
+    qtbot.waitExposed(view)
+    paints = Paints()
+    view.viewport().installEventFilter(paints)
+    view.set_placeholder("No merges yet.")
+    qtbot.waitUntil(lambda: paints.n > 0)  # empty: the message changed and shows
+    model.set_source(source)
+    qtbot.wait(50)
+    before = paints.n
+    view.set_placeholder("No merges yet.")  # the same
+    view.set_placeholder("Filtering and sorting…")  # rows are shown: the message is not
+    qtbot.wait(50)
+    assert paints.n == before
+    model.set_source(None)  # empty again: the reset paints, with the last message
+    qtbot.waitUntil(lambda: paints.n > before)

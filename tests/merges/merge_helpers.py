@@ -10,6 +10,9 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QFont
+
 from workbench.core.bpe import TrainConfig
 from workbench.core.model import MergeEvent, Tokenizer, base_vocab
 from workbench.corpus import fingerprint
@@ -90,3 +93,36 @@ def diff_project(tmp_path: Path):
         ra = store.add_reference("A", a, fmt="hf", source_path="a.json", sha256="0" * 64)
         rb = store.add_reference("B", b, fmt="hf", source_path="b.json", sha256="1" * 64)
     return project, ra, rb
+
+
+# ---- the tables' cell cache ------------------------------------------------------------------------
+
+ROLES = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ForegroundRole,
+         Qt.ItemDataRole.TextAlignmentRole)
+
+
+def _plain(value):
+    """A role's value in a comparable form (a brush by its colour, a font by what is drawn)."""
+    if isinstance(value, QBrush):
+        return ("brush", value.color().name())
+    if isinstance(value, QFont):
+        return ("font", value.family(), value.pointSizeF(), value.strikeOut())
+    if isinstance(value, Qt.AlignmentFlag):
+        return int(value.value)
+    return value
+
+
+def assert_cells_match_cell(model, rows) -> int:
+    """Every drawn role of ``rows`` read through ``data()`` (the cache) equals ``cell()``; returns
+    how many cells were compared."""
+    checked = 0
+    for row in rows:
+        entry = model.entry(row)
+        assert entry is not None
+        for column in range(model.columnCount()):
+            for role in ROLES:
+                got = _plain(model.data(model.index(row, column), role))
+                want = _plain(model.cell(entry, column, role))
+                assert got == want, (row, column, role, got, want)
+                checked += 1
+    return checked

@@ -17,6 +17,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from merge_helpers import assert_cells_match_cell
 from PySide6.QtCore import Qt
 
 from workbench.core.encoder import Encoder
@@ -172,6 +173,9 @@ def test_the_audit_marks_the_unigram_piece_table(panel, demo_project, qtbot):
     assert "never used" in model.data(model.index(0, 8))
     panel.audit_filter.setCurrentIndex(0)
     qtbot.waitUntil(lambda: model.rowCount() == SIZES["unigram"], timeout=10_000)
+    # What a paint reads of the piece table (its cells, made once per row) is what cell() says:
+    # log probabilities, never-used and audit colours, the monospaced piece.
+    assert assert_cells_match_cell(model, range(0, model.rowCount(), 7)) > 0
 
 
 def test_piece_detail_lists_other_spellings(panel, demo_project, qtbot):

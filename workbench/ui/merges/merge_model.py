@@ -44,6 +44,7 @@ from workbench.core.display import piece_chars, piece_hex, piece_text
 from workbench.core.superbpe import is_superword
 from workbench.errors import WorkbenchError
 from workbench.store.browse import MergeEntry, audit_mark, sql_error, store_connection
+from workbench.ui.jobs import keep_what_is_built
 from workbench.ui.project_session import QUERY_LIMIT_S, open_read
 from workbench.ui.style import is_dark, muted
 
@@ -54,6 +55,19 @@ KEY_ROLE = Qt.ItemDataRole.UserRole + 2  # the row's key (rank / id)
 
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+
+# The roles a paint asks for, as plain ints (``data`` gets an int; an enum member's lookup costs a
+# call of its own, ~1,600 times per paint of 30 rows).
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_FONT = int(Qt.ItemDataRole.FontRole)
+_ALIGN = int(Qt.ItemDataRole.TextAlignmentRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+
+#: A cell's font and colour as :meth:`LazyKeyedModel.row_cells` keeps them: codes, resolved by
+#: ``data()`` when painted — a theme switch changes the brushes, not what a row's cells are.
+FONT_NONE, FONT_MONO, FONT_STRUCK = 0, 1, 2
+FG_NONE, FG_MUTED, FG_SUPERWORD, FG_WARNING = 0, 1, 2, 3
 
 
 def mono_font() -> QFont:
@@ -96,6 +110,20 @@ def _make_superword_brush() -> QBrush:
     """Teal that reads on light and dark backgrounds: a token across a space (SuperBPE's superwords),
     the colour the inspector underlines them with (token_colours.MARK_COLOURS["superword"])."""
     return QBrush(QColor("#5eead4") if is_dark() else QColor("#0f766e"))
+
+
+def warning_brush() -> QBrush:
+    return _cached_brush("warning", _make_warning_brush)
+
+
+def _make_warning_brush() -> QBrush:
+    """Orange that reads on light and dark backgrounds (never-used entries, audit findings)."""
+    return QBrush(QColor("#f0a04b") if is_dark() else QColor("#b35900"))
+
+
+#: What a foreground code of :meth:`LazyKeyedModel.row_cells` is drawn with (the brush of the
+#: palette shown when it is painted).
+_FG_BRUSHES = {FG_MUTED: muted_brush, FG_SUPERWORD: superword_brush, FG_WARNING: warning_brush}
 
 
 #: The line a superword's tooltip adds.
@@ -212,8 +240,10 @@ class LazyKeyedModel(QAbstractTableModel):
     #: A filter, sort or reload of a shorter source is tried on the GUI thread for at most this much
     #: of its CPU time, then handed to the worker: a regex costs per piece what its backtracking
     #: costs (a pathological pattern on 1,700 pieces held the window 20 s, until the query limit),
-    #: a substring filter of 100,000 merges ~0.1 s. Less than a frame: painting the rows follows.
-    HERE_LIMIT_S = 0.010
+    #: a substring filter of 100,000 merges ~0.1 s. Well under a frame: the rows' paint (~5 ms
+    #: for 30 rows from their cells) and the labels' follow in the same turn (with 10 ms, a try
+    #: that used its budget and the paint after it were 13–18 ms; issue 26: one frame a turn).
+    HERE_LIMIT_S = 0.006
     #: Below this many keys a filter, sort or stored-value check is a few ms (5,000 merges: a check
     #: 4 ms, a substring filter 2 ms, a sort 3 ms measured): done at once, with no budget to miss.
     SHORT_KEYS = 5_000
@@ -230,6 +260,12 @@ class LazyKeyedModel(QAbstractTableModel):
         self._values: Sequence = []
         self._last_key = -1
         self._pages: OrderedDict[int, list] = OrderedDict()
+        #: row -> (display texts, font codes, foreground codes) per column: what a paint asks of
+        #: a row, made once (:meth:`row_cells`) — or on the worker that filtered or sorted (the
+        #: first rows shown). Emptied wherever the pages are (a reset, a re-sort, inserted rows).
+        self._cells: dict[int, tuple[tuple, tuple, tuple]] = {}
+        self._aligns: tuple = tuple(self.alignment(c) for c in range(len(self.COLUMNS)))
+        self._struck: QFont | None = None
         self.fetches = 0  # pages read from SQLite (tests check laziness with it)
         self._font = mono_font()
         self._runner = None
@@ -307,9 +343,22 @@ class LazyKeyedModel(QAbstractTableModel):
         return source is not None and source.max_key() >= self.SHORT_KEYS
 
     def _apply(self, state: tuple) -> None:
+        """Take a computed view; a worker's state carries the first page of rows read and their
+        cells made (:meth:`_prefetch`), so the paint that follows reads nothing."""
         old = (self._keys, self._values)
-        self._identity, self._n, self._keys, self._values, self._last_key = state
+        self._identity, self._n, self._keys, self._values, self._last_key = state[:5]
         self._pages.clear()
+        self._cells.clear()
+        if len(state) > 5 and state[5] is not None:
+            page, cells = state[5]
+            self._pages[0] = page
+            self._cells.update(cells)
+        if any(isinstance(seq, list) and len(seq) >= RELEASE_AT for seq in (self._keys, self._values)):
+            # A list of millions of sort values: each full pass of the cyclic collector visits every
+            # item (a 10M-piece vocabulary sorted by piece: ~0.2 s with the GIL held, on whichever
+            # thread allocated — the window's, in a paint). Taken out of those passes like the
+            # window's other long listings (``jobs.keep_what_is_built``).
+            keep_what_is_built()
         release_off_thread(*(seq for seq in old if seq is not self._keys and seq is not self._values))
 
     # ---- long sources: off the GUI thread --------------------------------------------------------
@@ -346,7 +395,7 @@ class LazyKeyedModel(QAbstractTableModel):
                 after: int | None = None) -> None:
         """Run :meth:`_compute` off the GUI thread and ``apply`` its state — or, with ``after``,
         only the ``(keys, values)`` of rows with keys in ``(after, upto]`` (:meth:`refresh`)."""
-        open_source, compute = self._open_source, self._compute
+        open_source, compute, prefetch = self._open_source, self._compute, self._prefetch
         assert self._runner is not None and open_source is not None
 
         limit = self.JOB_LIMIT_S
@@ -359,7 +408,8 @@ class LazyKeyedModel(QAbstractTableModel):
             with open_source(source, stop) as copy:
                 if after is not None:
                     return copy.keys(query, order, descending, after=after, upto=upto)
-                return compute(copy, query, order, descending, upto)
+                state = compute(copy, query, order, descending, upto)
+                return (*state, prefetch(copy, state))
 
         def done(state: tuple) -> None:
             self._set_busy(False)
@@ -373,6 +423,34 @@ class LazyKeyedModel(QAbstractTableModel):
 
         self._set_busy(True)
         self._runner.submit(job, done, failed, key=("lazy-model", id(self)), hooks=True)
+
+    #: Rows whose cells a worker makes with the first page it reads: a window's worth and more.
+    PREFETCH_CELLS = 64
+
+    def _prefetch(self, source, state: tuple) -> tuple[list, dict] | None:
+        """On the worker, after a filter or sort: the first page of the new view read and the cells
+        of its first :attr:`PREFETCH_CELLS` rows made on ``source`` (the worker's copy), so the
+        window's turn that shows the result neither queries nor formats (a page of 10M merges by
+        key was ~5 ms, 30 rows' cells ~5 ms more). None when there is nothing to read or it fails:
+        the paint reads the page as before."""
+        identity, n, keys = state[0], state[1], state[2]
+        if source is None or n == 0:
+            return None
+        last = min(n, self.PAGE) - 1
+        try:
+            if identity:
+                found = source.rows_range(0, last)
+                page = [found.get(k) for k in range(last + 1)]
+            else:
+                wanted = list(keys[:last + 1])
+                found = source.rows(wanted)
+                page = [found.get(k) for k in wanted]
+            cells = {row: self.row_cells(e, source) for row, e in enumerate(page[:self.PREFETCH_CELLS])
+                     if e is not None}
+        except Exception as exc:  # noqa: BLE001 - only a head start: the paint reads it again
+            log.debug("prefetching the first rows failed (the paint reads them): %s", exc)
+            return None
+        return page, cells
 
     def _cancel_job(self) -> None:
         """Drop a running job of this model (its result will not arrive): the source changed."""
@@ -587,6 +665,14 @@ class LazyKeyedModel(QAbstractTableModel):
         first_page = row // self.PAGE
         for page in [p for p in self._pages if p >= first_page]:
             del self._pages[page]
+        # Rows inserted while a run trains: every row's cells are made again (a PickyBPE run's
+        # later merge can remove an earlier one's result, which that row then shows).
+        self._cells.clear()
+
+    def forget_cells(self) -> None:
+        """Make every row's cells again when next painted: something they show changed without a
+        reset (a WordPiece run's scores arrived when it ended)."""
+        self._cells.clear()
 
     # ---- rows -------------------------------------------------------------------------------------
     def key_at(self, row: int) -> int | None:
@@ -672,9 +758,27 @@ class LazyKeyedModel(QAbstractTableModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        # The role first: a paint asks each cell for ~8 roles and most have nothing here (a table
-        # of 30 rows was ~1,600 calls in one frame; each call on the index costs a trip into Qt).
-        if role not in self._ROLES and role != KEY_ROLE:
+        # A paint asks each visible cell for ~7 roles (30 rows: ~1,600 calls in one frame): the
+        # four it draws come from the row's cells, made once (:meth:`row_cells`); the others have
+        # nothing here and return before asking the index anything.
+        if role == _DISPLAY or role == _FOREGROUND or role == _FONT or role == _ALIGN:
+            row = index.row()
+            cells = self._cells.get(row)
+            if cells is None:
+                cells = self._make_cells(row)
+                if cells is None:  # outside the table, or its page could not be read (retried)
+                    return ("…" if role == _DISPLAY and index.isValid() and row < self._n
+                            and index.column() < len(self.COLUMNS) else None)
+            if role == _DISPLAY:
+                return cells[0][index.column()]
+            if role == _FOREGROUND:
+                code = cells[2][index.column()]
+                return _FG_BRUSHES[code]() if code else None
+            if role == _FONT:
+                code = cells[1][index.column()]
+                return None if not code else self._font if code == FONT_MONO else self._struck_font()
+            return self._aligns[index.column()]
+        if role != _TOOLTIP and role != ENTRY_ROLE and role != KEY_ROLE:
             return None
         row = index.row()
         if not index.isValid() or row >= self._n or index.column() >= len(self.COLUMNS):
@@ -683,13 +787,38 @@ class LazyKeyedModel(QAbstractTableModel):
             return self.key_at(row)
         entry = self.entry(row)
         if entry is None:
-            return "…" if role == Qt.ItemDataRole.DisplayRole else None
+            return None
         if role == ENTRY_ROLE:
             return entry
         return self.cell(entry, index.column(), role)
 
-    _ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.FontRole,
-                        Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ForegroundRole, ENTRY_ROLE})
+    def _make_cells(self, row: int) -> tuple[tuple, tuple, tuple] | None:
+        entry = self.entry(row)
+        if entry is None:
+            return None
+        cells = self.row_cells(entry, self._source)
+        if len(self._cells) >= self.MAX_PAGES * self.PAGE:
+            self._cells.clear()
+        self._cells[row] = cells
+        return cells
+
+    def _struck_font(self) -> QFont:
+        if self._struck is None:
+            self._struck = QFont(self._font)
+            self._struck.setStrikeOut(True)
+        return self._struck
+
+    def row_cells(self, entry, source) -> tuple[tuple, tuple, tuple]:  # pragma: no cover - overridden
+        """A row as a paint draws it: per column its display text, font code (``FONT_*``) and
+        foreground code (``FG_*``) — the DisplayRole, FontRole and ForegroundRole of
+        :meth:`cell`, made at once. ``source`` is the model's source or a worker's copy of it: a
+        worker thread calls this, so it reads nothing of the model but its class constants."""
+        n = len(self.COLUMNS)
+        return tuple("" for _ in range(n)), (FONT_NONE,) * n, (FG_NONE,) * n
+
+    def alignment(self, column: int) -> Any:
+        """A column's TextAlignmentRole (the same for every row)."""
+        return None
 
     def cell(self, entry, column: int, role: int) -> Any:  # pragma: no cover - overridden
         return None
@@ -796,6 +925,32 @@ class MergeTableModel(LazyKeyedModel):
             return None
         return None
 
+    def alignment(self, column: int) -> Any:
+        return _LEFT if column in self.PIECE_COLUMNS or column == self.AUDIT_COLUMN else _RIGHT
+
+    def row_cells(self, e: MergeEntry, source) -> tuple[tuple, tuple, tuple]:
+        """:meth:`cell`'s display text, font and colour of every column at once (see the base)."""
+        removed_by = getattr(source, "removed_by", None) if source is not None else None
+        removal = removed_by(e.rank) if removed_by is not None else None
+        left = "?" if e.left_piece is None else browser_piece(e.left_piece)
+        right = "?" if e.right_piece is None else browser_piece(e.right_piece)
+        result = "?" if e.piece is None else browser_piece(e.piece)
+        if removal is not None:
+            result = f"{result}   ✗ merge {removal[0]}"
+        score = (source.score(e.new_id, e.rank)
+                 if source is not None and getattr(source, "scores", None) is not None else None)
+        mark = audit_mark(getattr(source, "audit_key", None), e.new_id)
+        texts = (str(e.rank), left, right, result, "—" if e.frequency is None else f"{e.frequency:,}",
+                 str(e.length), str(e.chars), str(e.new_id), "—" if score is None else f"{score:.6g}",
+                 audit_label(mark))
+        fonts = (FONT_NONE, FONT_MONO, FONT_MONO, FONT_MONO if removal is None else FONT_STRUCK,
+                 FONT_NONE, FONT_NONE, FONT_NONE, FONT_NONE, FONT_NONE, FONT_NONE)
+        colours = (FG_NONE, _superword_code(e.left_piece), _superword_code(e.right_piece),
+                   FG_MUTED if removal is not None else _superword_code(e.piece),
+                   FG_MUTED if e.frequency is None else FG_NONE, FG_NONE, FG_NONE, FG_NONE, FG_NONE,
+                   FG_MUTED if mark is None else FG_WARNING if mark else FG_NONE)
+        return texts, fonts, colours
+
     def _removal(self, e: MergeEntry, column: int) -> tuple[int, list[int]] | None:
         """A removed result (PickyBPE): the merge that removed it and its split; else None."""
         if column != 3 or self._source is None:
@@ -803,13 +958,12 @@ class MergeTableModel(LazyKeyedModel):
         removed_by = getattr(self._source, "removed_by", None)
         return removed_by(e.rank) if removed_by is not None else None
 
-    def _struck_font(self) -> QFont:
-        font = QFont(self._font)
-        font.setStrikeOut(True)
-        return font
-
     def _audit_mark(self, token_id: int) -> str | None:
         return audit_mark(getattr(self._source, "audit_key", None), token_id)
+
+
+def _superword_code(piece: bytes | None) -> int:
+    return FG_SUPERWORD if piece is not None and is_superword(piece) else FG_NONE
 
 
 def audit_label(mark: str | None) -> str:
@@ -826,7 +980,5 @@ def _audit_brush(mark: str | None) -> QBrush | None:
     if mark is None:
         return muted_brush()
     if mark:
-        from workbench.ui.merges.vocab_model import warning_brush
-
         return warning_brush()
     return None

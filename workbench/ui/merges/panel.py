@@ -681,6 +681,7 @@ class MergePanel(QWidget):
         if (self._merge_source.scores is None and info is not None and info.status != "running"
                 and self._merge_source.load_scores()):  # WordPiece scores arrive when the run ends
             self.table.setColumnHidden(MergeTableModel.SCORE_COLUMN, False)
+            self.model.forget_cells()  # the score column's "—" becomes each merge's score
             self.table.viewport().update()
         try:
             inserted = self.model.refresh()

@@ -46,6 +46,7 @@ class PieceTableModel(UsageTableModel):
     PIECE_COLUMN = 1
     MONO = frozenset({1})
     LEFT = frozenset({1, 5, 7, 8})
+    AUDIT_COLUMN = 8
     NOT_COUNTED_TIP = "Not counted yet: the count runs when the piece table is shown"
 
     def own_cell(self, e: PieceEntry, column: int, role: int) -> Any:

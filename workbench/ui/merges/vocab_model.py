@@ -12,32 +12,28 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor
 
 from workbench.core.display import piece_hex
 from workbench.core.superbpe import is_superword
 from workbench.store.browse import VocabEntry
 from workbench.ui.merges.merge_model import (
+    _DISPLAY,
     _LEFT,
     _RIGHT,
+    FG_MUTED,
+    FG_NONE,
+    FG_SUPERWORD,
+    FG_WARNING,
+    FONT_MONO,
+    FONT_NONE,
     SUPERWORD_TIP,
     LazyKeyedModel,
-    _cached_brush,
     browser_piece,
     muted_brush,
     piece_tooltip,
     superword_brush,
+    warning_brush,
 )
-from workbench.ui.style import is_dark
-
-
-def warning_brush() -> QBrush:
-    return _cached_brush("warning", _make_warning_brush)
-
-
-def _make_warning_brush() -> QBrush:
-    """Orange that reads on light and dark backgrounds (never-used entries)."""
-    return QBrush(QColor("#f0a04b") if is_dark() else QColor("#b35900"))
 
 
 class UsageTableModel(LazyKeyedModel):
@@ -53,6 +49,29 @@ class UsageTableModel(LazyKeyedModel):
     MONO: frozenset[int] = frozenset()
     LEFT: frozenset[int] = frozenset()
     NOT_COUNTED_TIP = ""
+    AUDIT_COLUMN = -1  # the column of the Audit tab's marks: a finding is drawn as a warning
+
+    def alignment(self, column: int) -> Any:
+        return _LEFT if column in self.LEFT else _RIGHT
+
+    def row_cells(self, e: Any, source: Any) -> tuple[tuple, tuple, tuple]:
+        """:meth:`cell`'s display text, font and colour of every column at once (see the base):
+        every cell here depends on the entry alone."""
+        columns = range(len(self.COLUMNS))
+        texts = tuple(self.cell(e, c, _DISPLAY) for c in columns)
+        fonts = tuple(FONT_MONO if c in self.MONO else FONT_NONE for c in columns)
+        return texts, fonts, tuple(self._colour(e, c) for c in columns)
+
+    def _colour(self, e: Any, column: int) -> int:
+        """The ForegroundRole of :meth:`cell` as an ``FG_*`` code."""
+        if column == self.AUDIT_COLUMN and e.audit or e.never_used:
+            return FG_WARNING
+        key = self.COLUMNS[column][1]
+        if key in ("frequency", "never_used") and e.frequency is None or self.own_muted(e, column):
+            return FG_MUTED
+        if key == "piece" and e.piece and is_superword(e.piece):
+            return FG_SUPERWORD
+        return FG_NONE
 
     def usage_changed(self) -> None:
         """Frequencies arrived (or were cleared): re-read the rows (a reset keeps it simple)."""
@@ -120,6 +139,7 @@ class VocabTableModel(UsageTableModel):
     )
     MONO = frozenset({1, 2})
     LEFT = frozenset({1, 2, 3, 5, 6})
+    AUDIT_COLUMN = 6
     NOT_COUNTED_TIP = "Not counted yet: press “Count in corpus”"
 
     def own_cell(self, e: VocabEntry, column: int, role: int) -> Any:

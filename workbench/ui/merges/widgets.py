@@ -54,8 +54,15 @@ class PlaceholderTableView(QTableView):
         self._placeholder = ""
 
     def set_placeholder(self, text: str) -> None:
+        """The message an empty table shows. Repaints only when it changes and shows: a filter
+        handed to a worker set it on every change of the model's state, and each time the whole
+        table (30 rows of 8 columns) was painted again in the turn that had just tried the filter."""
+        if text == self._placeholder:
+            return
         self._placeholder = text
-        self.viewport().update()
+        model = self.model()
+        if model is None or model.rowCount() == 0:
+            self.viewport().update()
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().paintEvent(event)

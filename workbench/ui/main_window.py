@@ -527,7 +527,14 @@ class MainWindow(QMainWindow):
                 self.session.after_open(partial(self._open_merges_later, path))
                 self.session.after_open(partial(self._show_merges_later, path))
                 continue
+            if path is not None:  # its sources listed in a turn of its own, not in the adopting one
+                self.session.after_open(partial(self._set_view_project_later, view, path))
+                continue
             self._guarded(view, "set_project", lambda v=view: v.set_project(path))  # type: ignore[misc]
+
+    def _set_view_project_later(self, view: ProjectView, path: Path) -> None:
+        if self.session.path == path:  # not another project opened (or this one closed) since
+            self._guarded(view, "set_project", lambda: view.set_project(path))
 
     def _open_merges_later(self, path: Path) -> None:
         if self.session.path == path:  # not another project opened since
@@ -691,11 +698,15 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(self.session.note, 15000)
         else:
             self.statusBar().showMessage(f"Opened {path.name}.", 5000)
-        if opened.runs:
-            self.show_panel("train")
+        if opened.runs:  # the tab's first show (polish, layout) in a turn of its own, before the views' steps
+            self.session.after_open(partial(self._show_train_later, path), first=True)
         self.project_opened.emit(str(path))
         if not self.session.settling():
             self._on_settled()
+
+    def _show_train_later(self, path: Path) -> None:
+        if self.session.path == path:
+            self.show_panel("train")
 
     @Slot()
     def _on_settled(self) -> None:

@@ -8,7 +8,8 @@
   ``hooks=True`` the function is called as ``fn(should_stop, progress)`` (Orange's compute
   hooks): it polls ``should_stop()`` between steps and reports ``progress(done, total, what)``.
 * :func:`feed_in_batches` — hand a long list read off the thread to a view in batches sized to a
-  few ms of the window's thread (at most ``LIST_BATCH`` items), one per turn with room (a project's 100,000 corpus files, in the Corpus and Compare tabs).
+  few ms of the window's thread (at most ``LIST_BATCH`` items), one per turn with room (a
+  project's 100,000 corpus files, in the Corpus and Compare tabs).
 * :class:`SplitPreviewer` — the training form's live pre-tokenizer preview, one key on a runner
   (a custom pattern may backtrack for seconds, so it never runs on the GUI thread).
 

@@ -13,11 +13,12 @@ are kept in memory) and the project file (the training child records the corpus 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path, PurePath
 from typing import Callable, Sequence
@@ -85,7 +86,7 @@ class CorpusEntry:
     done: int = 0
     state: str = "queued"  # queued | reading | done | cancelled
     #: The table row's texts and the (stats, state, done) they were made for (CorpusTableModel._texts).
-    texts: tuple | None = field(default=None, repr=False, compare=False)
+    texts: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def corpus_file(self) -> CorpusFile:
         s = self.source

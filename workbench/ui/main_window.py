@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar, cast, runtime_checkable
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShowEvent
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -140,7 +140,6 @@ class MainWindow(QMainWindow):
         self.current_panel = "corpus"  # the tab in front (followed through the docks' visibility)
         self._opening = 0  # open_project's generation: a newer open overtakes an older one
         self._opening_path: tuple[int, Path] | None = None  # the open under way, if any
-        self._warmed = False  # the Train tab laid out behind the front tab (_warm_train_tab)
         self._last_refusal: str | None = None  # a refused file's message, shown on the next turn
         # An untitled project being saved while the window leaves it: where, and the leave to finish
         # (close, open, new) once the copy is written (see _save_copy_and_leave).
@@ -211,26 +210,6 @@ class MainWindow(QMainWindow):
                     if view.accessibleName() or isinstance(view, QHeaderView) or _in_combo_popup(view):
                         continue
                     view.setAccessibleName(f"{what} in the {dock.windowTitle()} panel")
-
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
-        super().showEvent(event)
-        if not self._warmed:
-            self._warmed = True
-            QTimer.singleShot(0, self._warm_train_tab)
-
-    def _warm_train_tab(self) -> None:
-        """Lay the Train tab out at the size it will be shown at while it is still behind another
-        tab, in a turn of its own after the window's first show: its first show — on opening a
-        project with runs, a step of its own — was ~12 ms of the window's thread, a third of it
-        this layout. What it leaves out: the first paint of the tab, which only its show can do."""
-        train, front = self.docks["train"], self.docks[self.current_panel]
-        if train.isVisible() or front is train or train.isFloating():
-            return
-        panel = train.widget()
-        panel.resize(front.widget().size())
-        layout = panel.layout()
-        if layout is not None:
-            layout.activate()
 
     def _on_dock_visible(self, key: str, visible: bool) -> None:
         if visible and not self.docks[key].isFloating():

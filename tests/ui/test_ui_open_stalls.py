@@ -296,10 +296,10 @@ def test_the_take_over_turn_asks_nothing_of_the_file_on_the_gui_thread(make_wind
 
 
 def test_the_take_over_shows_the_train_tab_and_lists_each_view_in_turns_of_their_own(make_window, many_runs, qtbot):
-    """The turn that takes the project over neither shows the Train tab (its first show is a
-    layout and paint of the whole tab) nor lists the Inspect tab's sources: each is a step of its
-    own, the Train tab first; once settled every view shows the project, the run history's
-    columns measured over every row."""
+    """The Train tab is shown in a turn before the one that takes the project over (its show is a
+    layout and paint of the whole tab), and the take-over does not list the Inspect tab's sources
+    (a step of its own); once settled every view shows the project, the run history's columns
+    measured over every row."""
     from workbench.ui.train.run_history import CONTENTS_PRECISION
 
     total = 3 * FILL_BATCH
@@ -307,11 +307,12 @@ def test_the_take_over_shows_the_train_tab_and_lists_each_view_in_turns_of_their
     window.show_panel("corpus")
     history = window.training.history
     seen: list[tuple] = []
+    window.session.project_changed.connect(lambda: seen.append(("taken over", window.current_panel)))
     window.project_opened.connect(lambda _p: seen.append((window.current_panel, len(window.inspect.sources),
                                                           window.session.settling())))
     with qtbot.waitSignal(window.project_opened, timeout=30000):
         assert window.open_project(many_runs, ask_first=False)
-    assert seen == [("corpus", 0, True)]
+    assert seen == [("taken over", "train"), ("train", 0, True)]
     qtbot.waitUntil(lambda: not window.is_opening() and not history.filling(), timeout=30000)
     assert window.current_panel == "train"
     assert {s.source[1] for s in window.inspect.sources if s.source[0] == "run"} == set(range(1, total + 1))

@@ -337,19 +337,18 @@ def test_a_project_replaced_mid_take_over_leaves_nothing_of_it(make_window, many
     assert window.compare.tokenizer_list.count() == 2
 
 
-def test_a_step_queued_first_runs_before_the_others(qtbot, tmp_path):
+def test_the_take_over_steps_run_in_order_and_none_after_a_close(qtbot, tmp_path):
     from workbench.ui.project_session import ProjectSession
 
     session = ProjectSession()
     session.new_untitled()
     order: list[str] = []
-    session.after_open(lambda: order.append("a"))
-    session.after_open(lambda: order.append("b"))
-    session.after_open(lambda: order.append("first"), first=True)
+    for name in ("a", "b", "c"):
+        session.after_open(lambda name=name: order.append(name))
     with qtbot.waitSignal(session.settled, timeout=5000):
         pass
-    assert order == ["first", "a", "b"]
+    assert order == ["a", "b", "c"]
     session.after_open(lambda: order.append("dropped"))
     session.discard()  # closed before its turn: never runs on the next project
     qtbot.wait(30)
-    assert order == ["first", "a", "b"] and not session.settling()
+    assert order == ["a", "b", "c"] and not session.settling()

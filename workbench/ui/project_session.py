@@ -334,16 +334,12 @@ class ProjectSession(QObject):
         self.modified_changed.emit(self.is_modified())
 
     # ---- taking a project over, one step per turn -----------------------------------------------------
-    def after_open(self, step: Callable[[], object], *, first: bool = False) -> None:
-        """Run ``step`` on a later turn of the event loop, after the steps queued before it (before
-        them with ``first``), one step per turn — so the tabs' first listings and plots of a
-        project just opened are each a stretch of their own, never one long one. Dropped when
-        another project opens or this one closes; :attr:`settled` is emitted once the last queued
-        step has run."""
-        if first:
-            self._steps.insert(0, step)
-        else:
-            self._steps.append(step)
+    def after_open(self, step: Callable[[], object]) -> None:
+        """Run ``step`` on a later turn of the event loop, after the steps queued before it, one
+        step per turn — so the tabs' first listings and plots of a project just opened are each a
+        stretch of their own, never one long one. Dropped when another project opens or this one
+        closes; :attr:`settled` is emitted once the last queued step has run."""
+        self._steps.append(step)
         if not self._step_timer.isActive():
             self._step_timer.start()
 

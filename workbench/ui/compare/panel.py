@@ -665,7 +665,7 @@ class ComparePanel(QWidget):
         self.lister.submit(listed, done, failed, key="listing")
 
     def _add_batches(self, generation: int, corpora: list[tuple[str, dict]], start: int) -> None:
-        """Add ``LIST_BATCH`` files per turn of the event loop (:func:`~workbench.ui.jobs.feed_in_batches`)."""
+        """Add files a few ms of the window's thread per turn (:func:`~workbench.ui.jobs.feed_in_batches`)."""
         def finished() -> None:
             self._listing = 0
             self.status.setText(f"{len(corpora):,} corpus files listed. Tick tokenizers and files, then Compute.")

@@ -757,8 +757,9 @@ class CorpusPanel(QWidget):
     # ---- a long project listing: read off the GUI thread, added in batches, stopped by a newer one ----
     def list_project(self, project: str | Path) -> None:
         """:meth:`set_files` for a project of many corpus files: its rows are read on a worker's
-        connection and added ``LIST_BATCH`` at a time, the event loop running between batches (each
-        batch is one scan job). Another project, :meth:`set_files` or :meth:`clear` stops it."""
+        connection and added a few ms of the window's thread at a time (at most ``LIST_BATCH``),
+        the event loop running between batches (each batch is one scan job). Another project,
+        :meth:`set_files` or :meth:`clear` stops it."""
         from workbench.tasks.compare_files import project_corpus_files
 
         self._stop_listing()
@@ -999,8 +1000,9 @@ class CorpusPanel(QWidget):
             self._update_view()
 
     def _feed_rejected(self) -> None:
-        """List the refused files queued so far, ``LIST_BATCH`` per turn of the event loop; when
-        more arrive meanwhile they follow, then a finished scan is announced."""
+        """List the refused files queued so far, a few ms of the window's thread per turn
+        (``feed_in_batches``); when more arrive meanwhile they follow, then a finished scan is
+        announced."""
         if self._rejected_feed or not self._rejected_queue:
             return
         items, self._rejected_queue = self._rejected_queue, []

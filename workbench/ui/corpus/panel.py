@@ -949,7 +949,9 @@ class CorpusPanel(QWidget):
         if is_url(str(path)):
             return  # a location is no folder of this disk
         p = Path(path)
-        self.settings.last_folder = str(p if p.is_dir() else p.parent)
+        folder = str(p if p.is_dir() else p.parent)
+        if self.settings.last_folder != folder:  # each write is a rewrite of the settings file, ~1 ms:
+            self.settings.last_folder = folder   # a project's 100,000 files are added a batch a turn
 
     def shutdown(self) -> None:
         self._stop_listing()

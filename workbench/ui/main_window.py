@@ -533,7 +533,7 @@ class MainWindow(QMainWindow):
                 self.session.after_open(partial(self._open_merges_later, path))
                 self.session.after_open(partial(self._show_merges_later, path))
                 continue
-            if path is not None:  # its sources listed in a turn of its own, not in the adopting one
+            if path is not None and self.session.adopting():  # listed in a turn of its own, not the take-over's
                 self.session.after_open(partial(self._set_view_project_later, view, path))
                 continue
             self._guarded(view, "set_project", lambda v=view: v.set_project(path))  # type: ignore[misc]

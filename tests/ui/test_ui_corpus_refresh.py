@@ -94,7 +94,8 @@ def test_refused_files_are_listed_in_batches_not_one_redraw_each(panel, qtbot, t
     with qtbot.waitSignal(panel.scan_finished, timeout=60000):
         panel.add_paths([folder], prompt=False)
         assert ended.wait(60)
-    assert bad <= LIST_BATCH and inserted == [bad]  # one insertion for all of them (it was one each)
+    # a few insertions for all of them (it was one each), sized by time: at most LIST_BATCH each
+    assert sum(inserted) == bad and len(inserted) <= 3 and max(inserted) <= LIST_BATCH
     assert panel.rejected_list.count() == bad == len(panel.rejected_messages())
     assert len(panel.entries()) == 2 and not panel.is_scanning()
     item = panel.rejected_list.item(bad - 1)

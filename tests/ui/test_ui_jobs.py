@@ -190,3 +190,40 @@ def test_the_split_preview_keeps_only_the_newest_request(qtbot):
         assert shown[-1][1]  # the pattern's error, as one line
     finally:
         previewer.shutdown()
+
+
+def test_a_feed_hands_every_item_in_order_in_batches_sized_by_time(qtbot):
+    """The first batch is FIRST_BATCH items; the next as many as fit the budget at the last one's
+    cost per item (never more than ``batch``); every item once, in order, then ``finished``."""
+    import time
+
+    from workbench.ui.jobs import FIRST_BATCH, feed_in_batches
+
+    items = list(range(1000))
+    got: list[list[int]] = []
+    done: list[bool] = []
+
+    def slow_add(batch) -> None:  # 0.2 ms of this thread per item: about 20 items fit the 4 ms budget
+        got.append(list(batch))
+        end = time.thread_time() + 0.0002 * len(batch)
+        while time.thread_time() < end:
+            pass
+
+    feed_in_batches(items, slow_add, lambda: True, lambda: done.append(True), batch=100)
+    assert [len(b) for b in got] == [FIRST_BATCH]  # the first at once, in the caller's turn
+    qtbot.waitUntil(lambda: bool(done), timeout=20000)
+    assert [i for b in got for i in b] == items
+    assert max(len(b) for b in got) <= 100 and all(len(b) < FIRST_BATCH for b in got[1:-1])
+
+
+def test_a_feed_stops_when_it_is_no_longer_current(qtbot):
+    from workbench.ui.jobs import feed_in_batches
+
+    got: list[int] = []
+    finished: list[bool] = []
+    # no longer current once 100 items are in (a newer listing, the project closed)
+    feed_in_batches(list(range(500)), lambda b: got.extend(b), lambda: len(got) < 100, lambda: finished.append(True),
+                    batch=10)
+    qtbot.waitUntil(lambda: len(got) >= 100, timeout=10000)
+    qtbot.wait(50)
+    assert got == list(range(100)) and not finished

@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from ui_helpers import open_and_wait, train_cli
 
 from workbench.store import validate
@@ -292,3 +293,62 @@ def test_the_take_over_turn_asks_nothing_of_the_file_on_the_gui_thread(make_wind
     with store_project.ProjectStore.open(project, readonly=True) as store:  # the kept answers are the file's
         assert window.session.references() == store.references()
         assert window.session.corpus_count() == store.corpus_count() == 2  # (one row per run's read)
+
+
+def test_the_take_over_shows_the_train_tab_and_lists_each_view_in_turns_of_their_own(make_window, many_runs, qtbot):
+    """The Train tab is shown in a turn before the one that takes the project over (its show is a
+    layout and paint of the whole tab), and the take-over does not list the Inspect tab's sources
+    (a step of its own); once settled every view shows the project, the run history's columns
+    measured over every row."""
+    from workbench.ui.train.run_history import CONTENTS_PRECISION
+
+    total = 3 * FILL_BATCH
+    window = make_window()
+    window.show_panel("corpus")
+    history = window.training.history
+    seen: list[tuple] = []
+    window.session.project_changed.connect(lambda: seen.append(("taken over", window.current_panel)))
+    window.project_opened.connect(lambda _p: seen.append((window.current_panel, len(window.inspect.sources),
+                                                          window.session.settling())))
+    with qtbot.waitSignal(window.project_opened, timeout=30000):
+        assert window.open_project(many_runs, ask_first=False)
+    assert seen == [("taken over", "train"), ("train", 0, True)]
+    qtbot.waitUntil(lambda: not window.is_opening() and not history.filling(), timeout=30000)
+    assert window.current_panel == "train"
+    assert {s.source[1] for s in window.inspect.sources if s.source[0] == "run"} == set(range(1, total + 1))
+    assert len(window.compare.tokenizer_list.findItems("run number", Qt.MatchFlag.MatchContains)) == total
+    assert history.tree.header().resizeContentsPrecision() == CONTENTS_PRECISION
+    assert history.tree.topLevelItemCount() == total
+
+
+def test_a_project_replaced_mid_take_over_leaves_nothing_of_it(make_window, many_runs, two_runs, qtbot):
+    """Another project opened while the steps of the first still wait: none of them runs on the
+    second (the Inspect tab lists the second's sources, the Train tab its runs)."""
+    window = make_window()
+    with qtbot.waitSignal(window.project_opened, timeout=30000):
+        assert window.open_project(many_runs, ask_first=False)
+    assert window.session.settling()
+    assert open_and_wait(window, qtbot, two_runs)
+    qtbot.waitUntil(lambda: not window.training.history.filling() and not window.session.settling(), timeout=30000)
+    qtbot.wait(50)
+    assert window.training.history.run_ids() == [2, 1]
+    assert window.inspect.project == two_runs.absolute()
+    assert {s.source[1] for s in window.inspect.sources if s.source[0] == "run"} == {1, 2}
+    assert window.compare.tokenizer_list.count() == 2
+
+
+def test_the_take_over_steps_run_in_order_and_none_after_a_close(qtbot, tmp_path):
+    from workbench.ui.project_session import ProjectSession
+
+    session = ProjectSession()
+    session.new_untitled()
+    order: list[str] = []
+    for name in ("a", "b", "c"):
+        session.after_open(lambda name=name: order.append(name))
+    with qtbot.waitSignal(session.settled, timeout=5000):
+        pass
+    assert order == ["a", "b", "c"]
+    session.after_open(lambda: order.append("dropped"))
+    session.discard()  # closed before its turn: never runs on the next project
+    qtbot.wait(30)
+    assert order == ["a", "b", "c"] and not session.settling()

@@ -7,8 +7,9 @@
   Without a key each job is its own (export, import: nothing overtakes them). With
   ``hooks=True`` the function is called as ``fn(should_stop, progress)`` (Orange's compute
   hooks): it polls ``should_stop()`` between steps and reports ``progress(done, total, what)``.
-* :func:`feed_in_batches` — hand a long list read off the thread to a view ``LIST_BATCH`` items
-  per turn of the event loop (a project's 100,000 corpus files, in the Corpus and Compare tabs).
+* :func:`feed_in_batches` — hand a long list read off the thread to a view in batches sized to a
+  few ms of the window's thread (at most ``LIST_BATCH`` items), one per turn with room (a
+  project's 100,000 corpus files, in the Corpus and Compare tabs).
 * :class:`SplitPreviewer` — the training form's live pre-tokenizer preview, one key on a runner
   (a custom pattern may backtrack for seconds, so it never runs on the GUI thread).
 
@@ -35,6 +36,7 @@ import gc
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -43,6 +45,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal, Slot
 
 from workbench.errors import WorkbenchError
+from workbench.ui import turns
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +231,7 @@ class JobRunner(QObject):
 
 
 #: A project with this many corpus files or more has them read off the GUI thread and listed in
-#: batches of LIST_BATCH rows, one per turn of the event loop (100,000 files blocked it ~5 s).
+#: batches of at most LIST_BATCH rows, one per turn of the event loop (100,000 files blocked it ~5 s).
 #: A batch is ~0.04–0.07 ms a row on the GUI thread (the Compare table, the refused-files list):
 #: 2,000 a turn held it 75–133 ms; 200 stay within a 60 Hz frame.
 LIST_OFF_THREAD = 5_000
@@ -260,22 +263,80 @@ def keep_what_is_built() -> None:
 def feed_in_batches(items: Sequence[Any], add: Callable[[Sequence[Any]], object], current: Callable[[], bool],
                     finished: Callable[[], object], progress: Callable[[int, int], object] | None = None,
                     *, start: int = 0, batch: int = LIST_BATCH) -> None:
-    """Call ``add`` with ``batch`` items at a time, letting the event loop run between batches,
-    then ``finished()``; stops silently as soon as ``current()`` is False (a newer listing, the
-    project closed). ``progress(done, total)`` is called between batches."""
-    if not current():
-        return
-    add(items[start:start + batch])
-    if start == 0 or (start // batch) % 10 == 0:
-        keep_what_is_built()  # the rows added so far (see there)
-    start += batch
-    if start < len(items):
-        if progress is not None:
-            progress(start, len(items))
-        QTimer.singleShot(0, lambda: feed_in_batches(items, add, current, finished, progress,
-                                                     start=start, batch=batch))
-        return
-    finished()
+    """Call ``add`` with at most ``batch`` items at a time, letting the event loop run between
+    batches, then ``finished()``; stops silently as soon as ``current()`` is False (a newer listing,
+    the project closed). ``progress(done, total)`` is called between batches.
+
+    Batches are sized by time, not count: the first holds ``FIRST_BATCH`` items, each next one as
+    many as the last took to fit :data:`FEED_BUDGET_S` of the window's thread (never more than
+    ``batch``). A batch waits for a turn with room (:func:`workbench.ui.turns.room`): a turn
+    already spent by a paint or another view's step gets none, so a batch and a repaint of what
+    the last one added no longer share one stretch. What it leaves out: what ``add`` sets off
+    later (a scan, a view's layout) is not counted in the batch's time.
+    """
+    _Feed(items, add, current, finished, progress, start, batch).next()
+
+
+#: Items in a feed's first batch (its cost per item is not known yet), and the window-thread time
+#: a batch is sized to: what is left of a 60 Hz frame must hold it and the repaint it causes.
+FIRST_BATCH = 50
+FEED_BUDGET_S = 0.004
+#: Items added between two :func:`keep_what_is_built` (a pass over the youngest objects, ~1 ms).
+FREEZE_EVERY = 2_000
+
+
+class _Feed(QObject):
+    """One :func:`feed_in_batches` under way: its timer (gated by ``turns.room``) and batch size."""
+
+    _live: set[_Feed] = set()  # feeds under way: kept alive until they end or are stopped
+
+    def __init__(self, items: Sequence[Any], add: Callable[[Sequence[Any]], object], current: Callable[[], bool],
+                 finished: Callable[[], object], progress: Callable[[int, int], object] | None, start: int,
+                 batch: int):
+        super().__init__()
+        self.items, self.add, self.current, self.finished, self.progress = items, add, current, finished, progress
+        self.start, self.most = start, max(1, batch)
+        self.size = min(FIRST_BATCH, self.most)
+        self.batches = 0
+        self.frozen_at = start  # where the rows added were last taken out of the collector's passes
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(0)
+        self.timer.timeout.connect(self._timed)
+
+    def next(self) -> None:
+        """Add the next batch (the first one at once: the caller's turn is the listing's own)."""
+        if not self.current():
+            self._end()
+            return
+        chunk = self.items[self.start:self.start + self.size]
+        began = time.thread_time()
+        self.add(chunk)
+        took = time.thread_time() - began
+        if self.start - self.frozen_at >= FREEZE_EVERY or not self.batches:
+            keep_what_is_built()  # the rows added so far (see there)
+            self.frozen_at = self.start
+        self.batches += 1
+        self.start += len(chunk)
+        if chunk:  # the next batch: what fits the budget at this batch's cost per item
+            per_item = max(took, 1e-6) / len(chunk)
+            self.size = max(1, min(self.most, int(FEED_BUDGET_S / per_item)))
+        if self.start < len(self.items):
+            if self.progress is not None:
+                self.progress(self.start, len(self.items))
+            _Feed._live.add(self)
+            self.timer.start()
+            return
+        self._end()
+        self.finished()
+
+    def _timed(self) -> None:
+        if turns.room(self.timer):
+            self.next()
+
+    def _end(self) -> None:
+        self.timer.stop()
+        _Feed._live.discard(self)
 
 
 def _name(fn: Callable[..., Any]) -> str:

@@ -57,7 +57,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.errors import WorkbenchError
-from workbench.ui import style
+from workbench.ui import style, turns
 from workbench.ui.compare.panel import ComparePanel
 from workbench.ui.corpus.panel import CorpusPanel
 from workbench.ui.dialogs import ExportDialog, fit_title, short_message, shortcuts_dialog
@@ -140,6 +140,12 @@ class MainWindow(QMainWindow):
         self.current_panel = "corpus"  # the tab in front (followed through the docks' visibility)
         self._opening = 0  # open_project's generation: a newer open overtakes an older one
         self._opening_path: tuple[int, Path] | None = None  # the open under way, if any
+        # A project read on the worker, held for a turn while the Train tab is shown (see _adopt).
+        self._held: tuple[tuple[int, Path], OpenedProject] | None = None
+        self._held_timer = QTimer(self)
+        self._held_timer.setSingleShot(True)
+        self._held_timer.setInterval(0)
+        self._held_timer.timeout.connect(self._timed_adopt)
         self._last_refusal: str | None = None  # a refused file's message, shown on the next turn
         # An untitled project being saved while the window leaves it: where, and the leave to finish
         # (close, open, new) once the copy is written (see _save_copy_and_leave).
@@ -527,7 +533,14 @@ class MainWindow(QMainWindow):
                 self.session.after_open(partial(self._open_merges_later, path))
                 self.session.after_open(partial(self._show_merges_later, path))
                 continue
+            if path is not None and self.session.adopting():  # listed in a turn of its own, not the take-over's
+                self.session.after_open(partial(self._set_view_project_later, view, path))
+                continue
             self._guarded(view, "set_project", lambda v=view: v.set_project(path))  # type: ignore[misc]
+
+    def _set_view_project_later(self, view: ProjectView, path: Path) -> None:
+        if self.session.path == path:  # not another project opened (or this one closed) since
+            self._guarded(view, "set_project", lambda: view.set_project(path))
 
     def _open_merges_later(self, path: Path) -> None:
         if self.session.path == path:  # not another project opened since
@@ -679,6 +692,14 @@ class MainWindow(QMainWindow):
             if self._opening_path == generation:
                 self._end_opening()
             return
+        if opened.runs and self.current_panel != "train" and self._held is None:
+            # The Train tab's show (its layout and the paint of the whole tab) in a turn of its own,
+            # before the take-over's: shown after the take-over it laid out and painted the filled
+            # history too, one 30-50 ms stretch (a project with no runs leaves the tab in front).
+            self.show_panel("train")
+            self._held = (generation, opened)
+            self._held_timer.start()
+            return
         path = generation[1]
         self.session.adopt(opened)
         self.settings.add_recent_project(path)
@@ -691,11 +712,16 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(self.session.note, 15000)
         else:
             self.statusBar().showMessage(f"Opened {path.name}.", 5000)
-        if opened.runs:
-            self.show_panel("train")
         self.project_opened.emit(str(path))
         if not self.session.settling():
             self._on_settled()
+
+    def _timed_adopt(self) -> None:
+        """The take-over of a project held while the Train tab was shown (see :meth:`_adopt`), in
+        a turn with room: not the one that paints the tab."""
+        if self._held is not None and turns.room(self._held_timer):
+            (generation, opened), self._held = self._held, None
+            self._adopt(generation, opened)
 
     @Slot()
     def _on_settled(self) -> None:
@@ -1172,6 +1198,10 @@ class MainWindow(QMainWindow):
 
     def shutdown(self) -> None:
         """Join every thread and process and close the project (also used by tests)."""
+        if self._held is not None:  # read, and never to be taken over: its connection closed now
+            self._held_timer.stop()
+            self._held[1].discard()
+            self._held = None
         self.training.shutdown()
         self.corpus.shutdown()
         self.tasks.shutdown()

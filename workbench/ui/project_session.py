@@ -280,6 +280,12 @@ class ProjectSession(QObject):
         finally:
             self._fresh = False
 
+    def adopting(self) -> bool:
+        """The views are taking over a project read on a worker (:meth:`adopt`): what can wait a
+        turn waits (``after_open``); a project opened on the calling thread (:meth:`open`) is
+        followed at once."""
+        return self._fresh
+
     def _version(self) -> int | None:
         """The store's data version; None in the adopting turn (what was read then is current)."""
         if self.store is None:

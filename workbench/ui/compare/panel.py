@@ -647,9 +647,13 @@ class ComparePanel(QWidget):
         generation = self._listing
         self.status.setText("Listing the project's corpus files…")
 
-        def done(corpora: list[tuple[str, dict]]) -> None:
+        def listed() -> tuple[list[tuple[str, dict]], set[str]]:
+            corpora = project_corpus_files(project)  # and their set, on the worker too (100,000: 25 ms)
+            return corpora, {path for path, _options in corpora}
+
+        def done(result: tuple[list[tuple[str, dict]], set[str]]) -> None:
             if self._listing == generation:
-                self._project_files = {path for path, _options in corpora}
+                corpora, self._project_files = result
                 self._add_batches(generation, corpora, 0)
 
         def failed(message: str) -> None:
@@ -658,10 +662,10 @@ class ComparePanel(QWidget):
                 self._after_listing.clear()
                 self.status.setText(message)
 
-        self.lister.submit(lambda: project_corpus_files(project), done, failed, key="listing")
+        self.lister.submit(listed, done, failed, key="listing")
 
     def _add_batches(self, generation: int, corpora: list[tuple[str, dict]], start: int) -> None:
-        """Add ``LIST_BATCH`` files per turn of the event loop (:func:`~workbench.ui.jobs.feed_in_batches`)."""
+        """Add files a few ms of the window's thread per turn (:func:`~workbench.ui.jobs.feed_in_batches`)."""
         def finished() -> None:
             self._listing = 0
             self.status.setText(f"{len(corpora):,} corpus files listed. Tick tokenizers and files, then Compute.")

@@ -13,9 +13,11 @@ are kept in memory) and the project file (the training child records the corpus 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import time
+from collections import deque
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path, PurePath
@@ -62,11 +64,11 @@ from workbench.corpus.location import RemotePath, check_url, corpus_path, is_url
 from workbench.errors import WorkbenchError
 from workbench.tasks.corpus_fields import first_files, option_candidates
 from workbench.tasks.spec import CorpusFile
-from workbench.ui import style, text
+from workbench.ui import style, text, turns
 from workbench.ui.corpus.scan import CorpusScanWorker, ScanThread
 from workbench.ui.corpus.totals import CorpusTotals
 from workbench.ui.empty_state import EmptyState
-from workbench.ui.jobs import JobRunner, feed_in_batches, keep_what_is_built
+from workbench.ui.jobs import FEED_BUDGET_S, JobRunner, feed_in_batches, keep_what_is_built
 from workbench.ui.settings import AppSettings
 
 FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.json *.csv *.tsv *.parquet *.arrow *.counts *.gz *.zst);;"
@@ -83,6 +85,8 @@ class CorpusEntry:
     stats: CorpusStats | None = None
     done: int = 0
     state: str = "queued"  # queued | reading | done | cancelled
+    #: The table row's texts and the (stats, state, done) they were made for (CorpusTableModel._texts).
+    texts: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def corpus_file(self) -> CorpusFile:
         s = self.source
@@ -114,6 +118,11 @@ def lines_or_records(st: CorpusStats) -> str:
         return f"{text.count(st.records)} record{'s' if st.records != 1 else ''}"
     return f"{text.count(st.lines)} line{'s' if st.lines != 1 else ''}"
 NUMERIC = {2, 3, 4, 5}
+_DISPLAY, _TOOLTIP, _ALIGN = int(Qt.ItemDataRole.DisplayRole), int(Qt.ItemDataRole.ToolTipRole), \
+    int(Qt.ItemDataRole.TextAlignmentRole)
+_DECORATION, _FOREGROUND = int(Qt.ItemDataRole.DecorationRole), int(Qt.ItemDataRole.ForegroundRole)
+_ROLES = frozenset((_DISPLAY, _TOOLTIP, _ALIGN, _DECORATION, _FOREGROUND))
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 RECORD_AT = re.compile(r":\d+: ")  # a refusal naming a line: a bad record refused the file
 SAMPLE_FILES = 100  # sample_line looks at the first files only
 
@@ -182,38 +191,16 @@ class CorpusTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
+        # A repaint asks each visible cell for ~10 roles; most are none of ours and return at once,
+        # and a row's texts are made once per change of its file (see _texts), not per paint.
+        if role not in _ROLES or not index.isValid():
             return None
         e = self.entries[index.row()]
         col = index.column()
+        if role == _DISPLAY:
+            return self._texts(e)[col]
         st = e.stats
-        if role == Qt.ItemDataRole.DisplayRole:
-            if col == 0:  # a location shows where it is kept: s3://…/part-000.jsonl.zst
-                path = e.source.path
-                return f"{path.protocol}://…/{path.name}" if isinstance(path, RemotePath) else path.name
-            if col == 1:
-                return e.format_text()
-            if col == 2:
-                return text.human_bytes(e.source.size)
-            if st is None:
-                if col == 7:
-                    return {"queued": "waiting", "cancelled": "not read (cancelled)"}.get(
-                        e.state, f"reading {100 * e.done // max(e.source.size, 1)}%")
-                return ""
-            if col == 3:
-                return text.count(st.chars)
-            if col == 4:
-                return lines_or_records(st)
-            if col == 5:
-                return text.count(st.distinct_pretokens)
-            if col == 6:
-                return text.script_mix(st.scripts)
-            if col == 7:
-                state = "read" if st.complete else "partly read (cancelled)"
-                if st.skipped:
-                    state += f" · {text.count(st.skipped)} bad record{'s' if st.skipped != 1 else ''} skipped"
-                return state
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == _TOOLTIP:
             if col == 0:
                 return str(e.source.path)
             if col == 7 and st is not None and st.skipped:
@@ -222,16 +209,40 @@ class CorpusTableModel(QAbstractTableModel):
             if col == 6 and st is not None:
                 total = sum(st.scripts.values()) or 1
                 return "\n".join(f"{k}: {v:,} ({100 * v / total:.1f}%)" for k, v in st.scripts.items())
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in NUMERIC:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.DecorationRole and col == 7:
+        elif role == _ALIGN:
+            return _RIGHT if col in NUMERIC else None
+        elif role == _DECORATION and col == 7:
             if st is not None:
                 return style.status_icon("finished" if st.complete and not st.skipped else "cancelled", 14)
             if e.state == "cancelled":
                 return style.status_icon("cancelled", 14)
-        if role == Qt.ItemDataRole.ForegroundRole and col == 7 and st is None:
+        elif role == _FOREGROUND and col == 7 and st is None:
             return style.muted()
         return None
+
+    @staticmethod
+    def _texts(e: CorpusEntry) -> tuple[str, ...]:
+        """The row's eight texts, made again only when its statistics, state or progress changed."""
+        st = e.stats
+        stamp = (st, e.state, e.done)
+        kept = e.texts
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        path = e.source.path  # a location shows where it is kept: s3://…/part-000.jsonl.zst
+        head = (f"{path.protocol}://…/{path.name}" if isinstance(path, RemotePath) else path.name,
+                e.format_text(), text.human_bytes(e.source.size))
+        if st is None:
+            status = {"queued": "waiting", "cancelled": "not read (cancelled)"}.get(
+                e.state, f"reading {100 * e.done // max(e.source.size, 1)}%")
+            cells = (*head, "", "", "", "", status)
+        else:
+            state = "read" if st.complete else "partly read (cancelled)"
+            if st.skipped:
+                state += f" · {text.count(st.skipped)} bad record{'s' if st.skipped != 1 else ''} skipped"
+            cells = (*head, text.count(st.chars), lines_or_records(st), text.count(st.distinct_pretokens),
+                     text.script_mix(st.scripts), state)
+        e.texts = (stamp, cells)
+        return cells
 
     # ---- updates -------------------------------------------------------------------------------
     def add(self, entry: CorpusEntry) -> bool:
@@ -396,6 +407,14 @@ class CorpusPanel(QWidget):
         self._worker.files_added.connect(self._on_files_added)
         self._worker.files_rejected.connect(self._on_files_rejected)
         self._worker.file_reports.connect(self._on_file_reports)
+        # The scan's reports wait here and are taken a few ms of the window's thread at a time, in
+        # turns with room (turns.room): two or three signals of ~300 reports landed in one turn
+        # with the table's repaint (issue 26: never more than a frame).
+        self._reports: deque[tuple] = deque()
+        self._report_timer = QTimer(self)
+        self._report_timer.setSingleShot(True)
+        self._report_timer.setInterval(0)
+        self._report_timer.timeout.connect(self._timed_reports)
         self._worker.file_failed.connect(self._on_file_failed)
         self._worker.job_finished.connect(self._on_job_finished)
         self._thread = ScanThread(self._worker)
@@ -658,7 +677,8 @@ class CorpusPanel(QWidget):
 
     def is_scanning(self) -> bool:
         """Files are being listed, checked or read (or the refused ones listed)."""
-        return bool(self._jobs) or self._listing != 0 or self._rejected_feed != 0 or bool(self._rejected_queue)
+        return (bool(self._jobs) or self._listing != 0 or self._rejected_feed != 0 or bool(self._rejected_queue)
+                or bool(self._reports))
 
     def listing(self) -> bool:
         """Whether a project's corpus files are still being listed (:meth:`list_project`)."""
@@ -737,8 +757,9 @@ class CorpusPanel(QWidget):
     # ---- a long project listing: read off the GUI thread, added in batches, stopped by a newer one ----
     def list_project(self, project: str | Path) -> None:
         """:meth:`set_files` for a project of many corpus files: its rows are read on a worker's
-        connection and added ``LIST_BATCH`` at a time, the event loop running between batches (each
-        batch is one scan job). Another project, :meth:`set_files` or :meth:`clear` stops it."""
+        connection and added a few ms of the window's thread at a time (at most ``LIST_BATCH``),
+        the event loop running between batches (each batch is one scan job). Another project,
+        :meth:`set_files` or :meth:`clear` stops it."""
         from workbench.tasks.compare_files import project_corpus_files
 
         self._stop_listing()
@@ -780,6 +801,7 @@ class CorpusPanel(QWidget):
     def _remove_rows(self, rows: Sequence[int]) -> None:
         if not rows:
             return
+        self._settle_reports()  # their statistics read so far go with them (Undo puts them back)
         entries = self.model.entries  # a local: an attribute of a Qt object is slow to look up per row
         removed: _Removed
         if len(rows) == len(entries):  # every row (Clear): no pair per row (100,000 took ~0.1 s)
@@ -813,6 +835,7 @@ class CorpusPanel(QWidget):
 
     def clear(self) -> None:
         """Remove every file (undoable) and the list of refused files."""
+        self._settle_reports()
         self._stop_listing()
         if self.is_scanning():
             self._worker.cancel()
@@ -829,6 +852,7 @@ class CorpusPanel(QWidget):
 
     def set_kind(self, key: str, kind: str) -> int | None:
         """Read a loaded file as ``kind`` (the "Read as" menu): it is checked and scanned again."""
+        self._settle_reports()
         e = self.model.entry(key)
         if e is None or kind not in KINDS or kind == e.source.kind:
             return None
@@ -925,10 +949,14 @@ class CorpusPanel(QWidget):
         if is_url(str(path)):
             return  # a location is no folder of this disk
         p = Path(path)
-        self.settings.last_folder = str(p if p.is_dir() else p.parent)
+        folder = str(p if p.is_dir() else p.parent)
+        if self.settings.last_folder != folder:  # each write is a rewrite of the settings file, ~1 ms:
+            self.settings.last_folder = folder   # a project's 100,000 files are added a batch a turn
 
     def shutdown(self) -> None:
         self._stop_listing()
+        self._report_timer.stop()
+        self._reports.clear()
         self.lister.shutdown()
         self._thread.shutdown()
 
@@ -974,8 +1002,9 @@ class CorpusPanel(QWidget):
             self._update_view()
 
     def _feed_rejected(self) -> None:
-        """List the refused files queued so far, ``LIST_BATCH`` per turn of the event loop; when
-        more arrive meanwhile they follow, then a finished scan is announced."""
+        """List the refused files queued so far, a few ms of the window's thread per turn
+        (``feed_in_batches``); when more arrive meanwhile they follow, then a finished scan is
+        announced."""
         if self._rejected_feed or not self._rejected_queue:
             return
         items, self._rejected_queue = self._rejected_queue, []
@@ -1015,12 +1044,40 @@ class CorpusPanel(QWidget):
 
     @Slot(object)
     def _on_file_reports(self, reports: list) -> None:
-        """A batch of the scan's reports (``CorpusScanWorker.file_reports``), in their order."""
-        for report in reports:
-            if report[0] == "scanned":
-                self._on_file_scanned(report[1], report[2])
-            else:
-                self._on_file_progress(report[1], report[2], report[3])
+        """A batch of the scan's reports (``CorpusScanWorker.file_reports``), in their order:
+        queued, and taken in a later turn with room (see ``_reports``)."""
+        self._reports.extend(reports)
+        if not self._report_timer.isActive():
+            self._report_timer.start()
+
+    def _timed_reports(self) -> None:
+        if turns.room(self._report_timer):
+            self._take_reports(FEED_BUDGET_S)
+
+    def _take_reports(self, budget_s: float | None = None) -> None:
+        """Take queued reports in order, for ``budget_s`` of the window's thread (all: None); when
+        some are left, the rest in a later turn; when none, a scan that ended is done."""
+        reports = self._reports
+        began = time.thread_time()
+        while reports:
+            for _ in range(min(25, len(reports))):
+                report = reports.popleft()
+                if report[0] == "scanned":
+                    self._on_file_scanned(report[1], report[2])
+                else:
+                    self._on_file_progress(report[1], report[2], report[3])
+            if budget_s is not None and time.thread_time() - began >= budget_s:
+                break
+        if reports:
+            self._report_timer.start()
+            return
+        self._report_timer.stop()
+        self._scan_done_when_idle()
+
+    def _settle_reports(self) -> None:
+        """Take every queued report now (before rows are removed, put back or read again)."""
+        if self._reports:
+            self._take_reports()
 
     @Slot(str, int, int)
     def _on_file_progress(self, key: str, done: int, total: int) -> None:
@@ -1060,6 +1117,7 @@ class CorpusPanel(QWidget):
     def _on_job_finished(self, job_id: int, cancelled: bool) -> None:
         self._jobs.discard(job_id)
         if cancelled:
+            self._settle_reports()  # what was read before the cancel, then the rest marked cancelled
             for e in self.model.entries:
                 if e.stats is None and e.state in ("queued", "reading"):
                     e.state = "cancelled"
@@ -1067,8 +1125,9 @@ class CorpusPanel(QWidget):
         self._scan_done_when_idle()
 
     def _scan_done_when_idle(self) -> None:
-        """:meth:`_scan_done` once no job runs, no listing is under way and every refused file is listed."""
-        if self._jobs or self._listing:
+        """:meth:`_scan_done` once no job runs, no listing is under way, every report is taken and
+        every refused file is listed."""
+        if self._jobs or self._listing or self._reports:
             return
         if self._rejected_queue or self._rejected_feed:
             self._feed_rejected()  # its end comes back here

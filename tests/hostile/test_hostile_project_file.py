@@ -295,3 +295,50 @@ def test_a_copy_taken_mid_session_restored_under_that_sessions_wal_keeps_its_con
     with contextlib.closing(sqlite3.connect(project)) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("SELECT count(*) FROM texts").fetchone()[0] == 0
+
+
+# Another SQLite program (not a workbench) edits a different project and dies: its -wal never
+# touches our marker row, so only its effect tells it apart.
+_PLAIN_SQLITE_CRASH = textwrap.dedent("""
+    import os, sqlite3, sys
+    conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(sys.argv[2])
+    os._exit(0)
+""")
+
+
+def test_a_plain_sqlite_wal_of_another_project_is_set_aside_and_one_of_this_project_is_used(project, tmp_path):
+    other = tmp_path / "other" / "o.tokproj"
+    other.parent.mkdir()
+    corpus = tmp_path / "other.txt"
+    corpus.write_text("".join(f"Wort{i} zähle{i * 7 % 101} Sammlung{i % 977} getrennt\n" for i in range(6000)),
+                      "utf-8")
+    done = workbench("train", str(corpus), "--project", str(other), "--merges", "1500", "--progress", "none",
+                     cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([sys.executable, "-c", _PLAIN_SQLITE_CRASH, str(other),
+                           "DELETE FROM merges WHERE rank % 2 = 0"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    wal = Path(f"{other}-wal").read_bytes()
+    original, _ = run_names(project, tmp_path)
+    before = project.read_bytes()
+    Path(f"{project}-wal").write_bytes(wal)
+    names, err = run_names(project, tmp_path)  # was: "p.tokproj is damaged; restore it from a backup"
+    assert names == original
+    line = one_line_error(err)
+    assert "p.tokproj-wal" in line and "another database" in line and "moved it aside" in line
+    assert project.read_bytes() == before
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("p.tokproj-wal.set-aside-")]
+    assert [p.read_bytes() for p in aside] == [wal]
+    # The same kind of log written for this very file is its own: used, nothing set aside.
+    for p in aside:
+        p.unlink()
+    done = subprocess.run([sys.executable, "-c", _PLAIN_SQLITE_CRASH, str(project),
+                           "UPDATE runs SET name = 'edited by sqlite3' WHERE id = 1"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    Path(f"{project}-shm").unlink(missing_ok=True)
+    names, err = run_names(project, tmp_path)
+    assert names[0] == "edited by sqlite3" and err == ""
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("p.tokproj-wal.set-aside-")]

@@ -28,7 +28,8 @@ copy's content. So before the first connection a stale WAL is checked here:
 
 What it leaves out: a WAL that never touched the row (written by a workbench before this check
 existed, or by another SQLite program editing the file) cannot be told apart and is used as
-before; a WAL held by a live process (another program has the project open: its ``-shm`` lock
+before — unless the file passes ``quick_check`` alone and fails it read through the log (a log
+another database's program wrote); a WAL held by a live process (another program has the project open: its ``-shm`` lock
 is held) is never judged — it is that program's live log. "Opened for writing" above means
 written: a session that only reads stamps nothing, so its bytes stay as they were.
 Non-POSIX systems cannot test that lock, so there a ``-shm`` beside the file means "live".
@@ -190,6 +191,19 @@ def _lineage(uri: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+def _sound(uri: str) -> bool:
+    """``PRAGMA quick_check`` passes (every page read once; no index cross-checks)."""
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        try:
+            schema.distrust_stored_code(conn)
+            return [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()] == ["ok"]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
 def foreign_reason(path: Path, db_page_size: int, needs_checkpoint: bool, uri) -> str | None:
     """Why the ``-wal`` beside ``path`` was not written for it, or None if it may be used.
 
@@ -223,7 +237,15 @@ def foreign_reason(path: Path, db_page_size: int, needs_checkpoint: bool, uri) -
                 shm.unlink()
     if own == seen:
         # The log never touched the marker: not written by a workbench that keeps it (an older
-        # one, or another SQLite program editing this file). Nothing tells it apart: used as before.
+        # one, or another SQLite program). Used as before unless it breaks a file that is sound
+        # alone: a log another database's program wrote (one read of the file each way).
+        try:
+            if _sound(uri(path, mode="ro", immutable="1")) and not _sound(uri(path, mode="ro")):
+                return "the project is malformed read through it: it was written for another database"
+        finally:
+            if not had_shm:
+                with contextlib.suppress(OSError):
+                    shm.unlink()
         return None
     if own is not None and seen is not None and own.get("id") == seen.get("id") \
             and _seq(seen) > _seq(own):

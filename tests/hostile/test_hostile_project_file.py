@@ -247,3 +247,98 @@ def test_a_connection_refuses_to_run_stored_triggers_and_views(project):
         conn.close()
     assert rows_of_run_one(project) == before
     assert len(stored_code(project)) == 2
+
+
+# A session in which the user copied the file (a naive backup while the window was open), the
+# session went on and SQLite checkpointed, then the process died: the -wal begins after the copy.
+_SESSION_WITH_BACKUP = textwrap.dedent("""
+    import os, shutil, sqlite3, sys
+    from workbench.store import ProjectStore
+    project, backup = sys.argv[1], sys.argv[2]
+    store = ProjectStore.open(project)
+    store.rename_run(1, "stamped")
+    shutil.copy(project, backup)
+    for i in range(40):
+        store.save_text(f"text {i}", f"line {i} " * 900)
+    store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()  # as autocheckpoint does
+    for i in range(40, 60):
+        store.save_text(f"text {i}", f"line {i} " * 900)
+    store.rename_run(1, "after the checkpoint")
+    os._exit(0)
+""")
+
+
+def test_a_copy_taken_mid_session_restored_under_that_sessions_wal_keeps_its_content(project, tmp_path):
+    """The copy shares the session's marker and the -wal carries a higher ``seq``, but the log
+    begins after a checkpoint the copy never got: applying it gave a malformed file."""
+    backup = tmp_path / "backup.tokproj"
+    done = subprocess.run([sys.executable, "-c", _SESSION_WITH_BACKUP, str(project), str(backup)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    wal = Path(f"{project}-wal").read_bytes()
+    assert wal
+    shutil.copy(backup, project)  # the restore; the crash's -wal stays beside it
+    Path(f"{project}-shm").unlink(missing_ok=True)
+    before = project.read_bytes()
+    names, err = run_names(project, tmp_path)
+    assert names[0] == "stamped"
+    line = one_line_error(err)
+    assert "p.tokproj-wal" in line and "older copy" in line and "moved it aside" in line
+    assert project.read_bytes() == before
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("p.tokproj-wal.set-aside-")]
+    assert [p.read_bytes() for p in aside] == [wal]
+    train = tmp_path / "c.txt"
+    train.write_text("words to train on and on\n" * 40, "utf-8")
+    done = workbench("train", str(train), "--project", str(project), "--merges", "5", "--progress", "none",
+                     cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with contextlib.closing(sqlite3.connect(project)) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*) FROM texts").fetchone()[0] == 0
+
+
+# Another SQLite program (not a workbench) edits a different project and dies: its -wal never
+# touches our marker row, so only its effect tells it apart.
+_PLAIN_SQLITE_CRASH = textwrap.dedent("""
+    import os, sqlite3, sys
+    conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(sys.argv[2])
+    os._exit(0)
+""")
+
+
+def test_a_plain_sqlite_wal_of_another_project_is_set_aside_and_one_of_this_project_is_used(project, tmp_path):
+    other = tmp_path / "other" / "o.tokproj"
+    other.parent.mkdir()
+    corpus = tmp_path / "other.txt"
+    corpus.write_text("".join(f"Wort{i} zähle{i * 7 % 101} Sammlung{i % 977} getrennt\n" for i in range(6000)),
+                      "utf-8")
+    done = workbench("train", str(corpus), "--project", str(other), "--merges", "1500", "--progress", "none",
+                     cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([sys.executable, "-c", _PLAIN_SQLITE_CRASH, str(other),
+                           "DELETE FROM merges WHERE rank % 2 = 0"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    wal = Path(f"{other}-wal").read_bytes()
+    original, _ = run_names(project, tmp_path)
+    before = project.read_bytes()
+    Path(f"{project}-wal").write_bytes(wal)
+    names, err = run_names(project, tmp_path)  # was: "p.tokproj is damaged; restore it from a backup"
+    assert names == original
+    line = one_line_error(err)
+    assert "p.tokproj-wal" in line and "another database" in line and "moved it aside" in line
+    assert project.read_bytes() == before
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("p.tokproj-wal.set-aside-")]
+    assert [p.read_bytes() for p in aside] == [wal]
+    # The same kind of log written for this very file is its own: used, nothing set aside.
+    for p in aside:
+        p.unlink()
+    done = subprocess.run([sys.executable, "-c", _PLAIN_SQLITE_CRASH, str(project),
+                           "UPDATE runs SET name = 'edited by sqlite3' WHERE id = 1"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    Path(f"{project}-shm").unlink(missing_ok=True)
+    names, err = run_names(project, tmp_path)
+    assert names[0] == "edited by sqlite3" and err == ""
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("p.tokproj-wal.set-aside-")]

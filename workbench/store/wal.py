@@ -19,10 +19,17 @@ copy's content. So before the first connection a stale WAL is checked here:
    belongs when the row read through it has the file's own ``id`` and a higher ``seq``.
    A copy of the project (a backup, a mailed file) stops sharing the ``id`` as soon as either
    side is written, so a WAL written on one is refused on the other.
+4. A copy taken *during* a session shares the ``id``; restored over the file after a crash, a WAL
+   begun after a later checkpoint would carry a higher ``seq`` yet lack pages the copy never got
+   (a malformed file). So the WAL must also begin at or before the file's state: the marker in its
+   first commit (each commit bumps ``seq`` by one) is at most the file's ``seq`` + 1
+   (:func:`first_commit_seqs`; freed bytes of a page hold only older markers, so the highest one
+   found there is the live one).
 
 What it leaves out: a WAL that never touched the row (written by a workbench before this check
 existed, or by another SQLite program editing the file) cannot be told apart and is used as
-before; a WAL held by a live process (another program has the project open: its ``-shm`` lock
+before — unless the file passes ``quick_check`` alone and fails it read through the log (a log
+another database's program wrote); a WAL held by a live process (another program has the project open: its ``-shm`` lock
 is held) is never judged — it is that program's live log. "Opened for writing" above means
 written: a session that only reads stamps nothing, so its bytes stay as they were.
 Non-POSIX systems cannot test that lock, so there a ``-shm`` beside the file means "live".
@@ -33,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sqlite3
 import struct
 import time
@@ -57,6 +65,7 @@ _SHM_DMS_BYTE = 128  # SQLite's "dead man switch": every open connection holds a
 class Committed(NamedTuple):  # not a dataclass: see opening.Header
     page_size: int
     pages: dict[int, int]  # page number -> offset of its last committed image in the WAL
+    first: tuple[int, ...] = ()  # offsets of the page images of the WAL's first commit
 
 
 def _checksum(data: bytes, big: bool, s0: int, s1: int) -> tuple[int, int]:
@@ -70,6 +79,7 @@ def _checksum(data: bytes, big: bool, s0: int, s1: int) -> tuple[int, int]:
 def committed_pages(wal: Path) -> Committed | None:
     """The frames SQLite would apply from ``wal``; None when it would apply none."""
     pages: dict[int, int] = {}
+    first: list[int] = []
     with open(wal, "rb") as f:
         head = f.read(32)
         if len(head) < 32:
@@ -95,11 +105,28 @@ def committed_pages(wal: Path) -> Committed | None:
             if sums != (f1, f2):
                 break
             pending[pgno] = offset + 24
+            if not pages:
+                first.append(offset + 24)
             if commit:
                 pages.update(pending)
                 pending = {}
             offset += 24 + page_size
-    return Committed(page_size, pages) if pages else None
+    return Committed(page_size, pages, tuple(first)) if pages else None
+
+
+_MARKER = re.compile(rb'\{"id": ?"([0-9a-f]{1,64})", ?"seq": ?([0-9]{1,18})\}')
+
+
+def first_commit_seqs(wal: Path, found: Committed, lineage_id: str) -> list[int]:
+    """The ``seq`` values of the marker ``lineage_id`` in the page images of the WAL's first commit."""
+    seqs = []
+    with open(wal, "rb") as log:
+        for offset in found.first:
+            log.seek(offset)
+            for m in _MARKER.finditer(log.read(found.page_size)):
+                if m.group(1).decode() == lineage_id:
+                    seqs.append(int(m.group(2)))
+    return seqs
 
 
 def in_use(path: Path) -> bool:
@@ -164,6 +191,19 @@ def _lineage(uri: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+def _sound(uri: str) -> bool:
+    """``PRAGMA quick_check`` passes (every page read once; no index cross-checks)."""
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        try:
+            schema.distrust_stored_code(conn)
+            return [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()] == ["ok"]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
 def foreign_reason(path: Path, db_page_size: int, needs_checkpoint: bool, uri) -> str | None:
     """Why the ``-wal`` beside ``path`` was not written for it, or None if it may be used.
 
@@ -197,10 +237,22 @@ def foreign_reason(path: Path, db_page_size: int, needs_checkpoint: bool, uri) -
                 shm.unlink()
     if own == seen:
         # The log never touched the marker: not written by a workbench that keeps it (an older
-        # one, or another SQLite program editing this file). Nothing tells it apart: used as before.
+        # one, or another SQLite program). Used as before unless it breaks a file that is sound
+        # alone: a log another database's program wrote (one read of the file each way).
+        try:
+            if _sound(uri(path, mode="ro", immutable="1")) and not _sound(uri(path, mode="ro")):
+                return "the project is malformed read through it: it was written for another database"
+        finally:
+            if not had_shm:
+                with contextlib.suppress(OSError):
+                    shm.unlink()
         return None
     if own is not None and seen is not None and own.get("id") == seen.get("id") \
             and _seq(seen) > _seq(own):
+        begun = first_commit_seqs(wal, found, str(own.get("id")))
+        if begun and max(begun) > _seq(own) + 1:
+            return ("it continues a later state of this project than the file holds, "
+                    "as when the file was restored from an older copy")
         return None
     return "it was written by another copy of the project or another database"
 

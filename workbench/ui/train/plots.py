@@ -276,6 +276,9 @@ class TrainingPlots(QWidget):
         self.live = False  # while a run trains, ranges keep headroom so the axes change rarely
         # redraw_in_turns: plot name -> the runs whose curves it is still to draw, one plot a turn
         self._staged: dict[str, set[int]] = {}
+        # staged plots whose y range (and value scale) has been set in a turn before their curves:
+        # one paint lays out the left axis, the next the bottom one, never both (_draw_next_plot)
+        self._y_done: set[str] = set()
         self._stage_timer = QTimer(self)
         self._stage_timer.setSingleShot(True)
         self._stage_timer.setInterval(0)
@@ -329,6 +332,7 @@ class TrainingPlots(QWidget):
 
     def clear(self) -> None:
         self._staged.clear()
+        self._y_done.clear()
         self._stage_timer.stop()
         self._follow_links()
         if self._unrevealed and self.isVisible():
@@ -564,6 +568,16 @@ class TrainingPlots(QWidget):
         return (getattr(label, "full_text", None), getattr(label, "tip", None)) == \
             (self.titles()[name], self.title_tips().get(name, ""))
 
+    def _apply_scale(self) -> None:
+        """The value plot's scale to the runs shown: log for counts and scores, linear for a
+        log-likelihood (its range reset: the last run's means nothing on the other scale)."""
+        plot = self.plots["frequency"]
+        log = self.value_kind() != "log_likelihood"
+        if plot.getAxis("left").logMode != log:
+            plot.setLogMode(x=False, y=log)
+            if self.follow["frequency"]:  # (a log-likelihood's -400,000 read as 10^-400000)
+                plot.vb.setYRange(0.0, 1.0, padding=0)
+
     def _apply_axes(self, names: Sequence[str]) -> None:
         """Bring the plots ``names``' bottom label, value scale and title to the runs shown; only
         what differs is set (each set lays the axis out and paints it afresh)."""
@@ -572,11 +586,7 @@ class TrainingPlots(QWidget):
             self._axes_due.discard(name)
             plot = self.plots[name]
             if name == "frequency":
-                log = self.value_kind() != "log_likelihood"
-                if plot.getAxis("left").logMode != log:
-                    plot.setLogMode(x=False, y=log)
-                    if self.follow["frequency"]:  # the last run's range means nothing on the other scale (a
-                        plot.vb.setYRange(0.0, 1.0, padding=0)  # log-likelihood's -400,000 read as 10^-400000)
+                self._apply_scale()
             if plot.getAxis("bottom").labelText != unit:  # setLabel lays the axis out and paints it afresh
                 plot.setLabel("bottom", unit)
         if hasattr(self, "_fg"):
@@ -645,6 +655,7 @@ class TrainingPlots(QWidget):
             self._apply_axes([n for n in PLOTS if n in self._axes_due])
         staged = set().union(*self._staged.values()) if self._staged else set()
         self._staged.clear()  # what redraw_in_turns had still to draw is drawn now, whole
+        self._y_done.clear()
         self._stage_timer.stop()
         self._follow_links()
         dirty = [c for c in self.runs.values() if c.dirty or c.run_id in staged]
@@ -713,13 +724,25 @@ class TrainingPlots(QWidget):
                 self._fill_legend()
             return
         name = next(n for n in PLOTS if n in self._staged)  # the vocabulary plot first: the others follow its x
-        ids = self._staged.pop(name)
-        if name in self._axes_due:  # its label, scale and title first: its curves and range are on them
-            self._apply_axes([name])
         if name == "vocab":
             for other in self._staged:  # their x follows in their own turn
-                self.plots[other].vb.blockLink(True)
-        else:
+                if other != "vocab":
+                    self.plots[other].vb.blockLink(True)
+        if name not in self._y_done:
+            # First its y range (from the buffered points) and value scale: a paint of its left
+            # axis. Its curves, x range, label and title come in the next turn: its bottom axis.
+            # (Both axes laid out and painted in one frame were most of a plot's turn.)
+            self._y_done.add(name)
+            if name == "frequency" and name in self._axes_due:
+                self._apply_scale()
+            self._fit_ranges((name,), x=False)
+            self._stage_timer.start()
+            return
+        self._y_done.discard(name)
+        ids = self._staged.pop(name)
+        if name in self._axes_due:  # its label and title: its bottom axis is laid out afresh now anyway
+            self._apply_axes([name])
+        if name != "vocab":
             self._follow_links((name,))
         for rid in ids:
             curves = self.runs.get(rid)
@@ -867,7 +890,7 @@ class TrainingPlots(QWidget):
             return None
         return new
 
-    def _fit_ranges(self, names: Sequence[str] = PLOTS) -> None:
+    def _fit_ranges(self, names: Sequence[str] = PLOTS, *, x: bool = True) -> None:
         for name in names:
             plot = self.plots[name]
             if not self.follow[name]:
@@ -881,7 +904,7 @@ class TrainingPlots(QWidget):
             # curves that begin far from 0 (an extension's merges after its base's 100,000)
             lo = x0 - 1.0 if x0 > 0.5 * x1 else 0.0
             x_new = self._stepped(tuple(cx), lo, x1, self.live, floor=lo - 0.02 * max(x1 - lo, 1.0)) \
-                if name == "vocab" else None
+                if name == "vocab" and x else None
             y_new = self._stepped(tuple(cy), y0, y1, self.live, up=GROWS_UP[name])
             if x_new is not None:
                 plot.vb.setXRange(*x_new, padding=0)

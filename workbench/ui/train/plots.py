@@ -703,7 +703,8 @@ class TrainingPlots(QWidget):
 
     @Slot()
     def _draw_next_plot(self) -> None:
-        """One turn of :meth:`redraw_in_turns`: one plot's curves, its ranges and its axes.
+        """One turn of :meth:`redraw_in_turns`: one plot's y range (and value scale), then in the
+        next its curves, x range, bottom label and title — each paint lays out one axis afresh.
 
         The other plots follow the vocabulary plot's x range (``setXLink``): each in its own turn,
         not when the vocabulary plot's range is set — four bottom axes laid out and painted in the

@@ -671,7 +671,8 @@ class TrainingPlots(QWidget):
         return True
 
     def redraw_in_turns(self) -> None:
-        """:meth:`redraw`, one plot per turn of the event loop: a stored run's first curves.
+        """:meth:`redraw`, one plot at a time over turns of the event loop (its y range in one,
+        its curves and x range in the next): a stored run's first curves.
 
         Setting a long run's points and fitting the ranges of all four plots, then painting them
         (eight axes laid out afresh) took 40–100 ms of the window's thread in one frame; a plot a

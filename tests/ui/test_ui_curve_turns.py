@@ -191,3 +191,101 @@ def test_selecting_a_stored_run_reads_and_builds_its_points_off_the_window_threa
             x, y = plots.curve_data(rid, "tokens")
             np.testing.assert_array_equal(x, [s.step for s in steps])
             np.testing.assert_array_equal(y, [s.token_count for s in steps])
+
+
+def _settled(qtbot, plots: TrainingPlots) -> None:
+    qtbot.waitUntil(lambda: not plots.drawing(), timeout=5000)
+
+
+def _axes(plots: TrainingPlots) -> dict[str, tuple]:
+    """What each plot shows of the runs' kind: its bottom label, value scale and title."""
+    return {name: (plot.getAxis("bottom").labelText, plot.getAxis("left").logMode, plots.shown_titles()[name][0])
+            for name, plot in plots.plots.items()}
+
+
+def _kinds_plots(qtbot) -> TrainingPlots:
+    """Plots holding a Unigram run (1, shown, settled), a BPE run (2) and a WordPiece run (3)."""
+    from workbench.store import RunStepRow
+
+    plots = TrainingPlots()
+    qtbot.addWidget(plots)
+    plots.resize(900, 600)
+    plots.show()
+    qtbot.waitExposed(plots)
+    _settled(qtbot, plots)
+    plots.show_runs([(1, "unigram (run 1)")])
+    plots.set_kind(1, "log_likelihood")
+    plots.append(1, [RunStepRow(step=k, phase="em", vocab_size=900 - k, token_count=5_000 + k, value=-4e5 + k)
+                     for k in range(1, 30)])
+    plots.redraw_in_turns()
+    _settled(qtbot, plots)
+    return plots
+
+
+def _show(plots: TrainingPlots, rid: int) -> None:
+    kind = {1: "log_likelihood", 2: "frequency", 3: "score"}[rid]
+    plots.show_runs([(rid, f"run {rid}")])
+    plots.set_kind(rid, kind)
+    if not plots.runs[rid].points.n:
+        if kind == "log_likelihood":
+            from workbench.store import RunStepRow
+
+            plots.append(rid, [RunStepRow(step=k, phase="em", vocab_size=900 - k, token_count=5_000 + k,
+                                          value=-4e5 + k) for k in range(1, 30)])
+        else:
+            value = 1_000_000.0 if kind == "frequency" else 0.01
+            plots.append_array(rid, np.array([[k, 300 + k, value / k, 9_000 - k, 0] for k in range(1, 30)],
+                                             dtype=np.float64))
+    plots.redraw_in_turns()
+
+
+def test_switching_runs_changes_each_plots_axes_in_its_own_turn(qtbot) -> None:
+    """A Unigram run → a BPE run changes the value axis's scale and all four bottom labels: each
+    plot's label and title change in the turn that draws its curves, its scale and y range in the
+    turn before (one paint lays out one axis, not eight), and the value plot's curve is never drawn
+    on the other scale."""
+    plots = _kinds_plots(qtbot)
+    before = _axes(plots)
+    assert before["vocab"][0] == "EM round / pruning step" and before["frequency"][1] is False
+    _show(plots, 2)
+    assert _axes(plots) == before and plots.drawing()  # nothing of the axes in the switching turn
+    changed: list[list[str]] = []
+
+    def turn() -> None:
+        now = _axes(plots)
+        done = [n for n in PLOTS if (now[n][0], now[n][2]) != (before[n][0], before[n][2])]
+        drawn = [n for n in PLOTS if n in plots.runs[2].items]  # (compression: no characters, no points)
+        assert done == drawn, (done, drawn)  # a plot's label and title change with its curves, in its turn
+        if len(plots.curve_data(2, "frequency")[0]):  # the scale comes a turn before (with the y range)
+            assert plots.plots["frequency"].getAxis("left").logMode is True
+        if done and (not changed or done != changed[-1]):
+            changed.append(done)
+    plots._stage_timer.timeout.connect(turn)
+    _settled(qtbot, plots)
+    assert [len(c) for c in changed] == [1, 2, 3, 4]
+    after = _axes(plots)
+    assert all(a[0] == "merge step" for a in after.values()) and after["frequency"][1] is True
+    assert after["frequency"][2] == "Frequency of the merged pair (log)"
+
+
+def test_switching_runs_twice_quickly_ends_with_the_second_runs_axes(qtbot) -> None:
+    """Switched again before the first switch's turns are through (or at once): the plots end with
+    the second run's labels, scale and titles, as if it had been shown alone."""
+    expected = {}
+    for rid in (1, 3):  # what each run's axes are, shown on its own and settled
+        alone = _kinds_plots(qtbot)
+        _show(alone, rid)
+        _settled(qtbot, alone)
+        expected[rid] = _axes(alone)
+    assert expected[1] != expected[3]
+    for first, second, turns_between in ((2, 1, 0), (2, 1, 2), (2, 3, 0), (2, 3, 1), (3, 1, 3)):
+        plots = _kinds_plots(qtbot)
+        ticks: list[int] = []
+        plots._stage_timer.timeout.connect(lambda t=ticks: t.append(1))
+        _show(plots, first)
+        if turns_between:
+            qtbot.waitUntil(lambda t=ticks, n=turns_between: len(t) >= n, timeout=5000)
+        _show(plots, second)
+        _settled(qtbot, plots)
+        assert _axes(plots) == expected[second], (first, second, turns_between)
+        assert all(len(plots.curve_data(second, n)[0]) for n in PLOTS[:3])

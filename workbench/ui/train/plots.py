@@ -276,12 +276,20 @@ class TrainingPlots(QWidget):
         self.live = False  # while a run trains, ranges keep headroom so the axes change rarely
         # redraw_in_turns: plot name -> the runs whose curves it is still to draw, one plot a turn
         self._staged: dict[str, set[int]] = {}
+        # staged plots whose y range (and value scale) has been set in a turn before their curves:
+        # one paint lays out the left axis, the next the bottom one, never both (_draw_next_plot)
+        self._y_done: set[str] = set()
         self._stage_timer = QTimer(self)
         self._stage_timer.setSingleShot(True)
         self._stage_timer.setInterval(0)
         # (a turn already spent by other views' steps puts the next plot off to a later one)
         self._stage_timer.timeout.connect(self._timed_draw)
         self._legend_due = False  # the runs' legend is to be filled (in a turn of its own)
+        # Plots whose axis label, title or value scale is still to follow the runs shown: each is
+        # changed in its plot's own turn (_draw_next_plot), with its curves, not all in the turn
+        # that switched runs — a Unigram run → a BPE run changed the value axis's scale and all four
+        # bottom labels there, and one paint then laid out and painted eight axes (~13–29 ms).
+        self._axes_due: set[str] = set()
         # The plots are painted one per turn the first time the widget is shown (_draw_next_plot):
         # four plots' eight axes made and painted in one frame were ~20–30 ms of the window's thread.
         # Until its turn a plot is fully transparent — the scene paints nothing of it — but laid
@@ -324,6 +332,7 @@ class TrainingPlots(QWidget):
 
     def clear(self) -> None:
         self._staged.clear()
+        self._y_done.clear()
         self._stage_timer.stop()
         self._follow_links()
         if self._unrevealed and self.isVisible():
@@ -516,26 +525,72 @@ class TrainingPlots(QWidget):
         return tips
 
     def _update_value_axis(self) -> None:
-        """Log scale for counts and scores, linear for a log-likelihood; titles and step labels."""
-        kinds = {c.kind for c in self.runs.values()}
+        """Log scale for counts and scores, linear for a log-likelihood; titles and step labels.
+
+        While the plots are shown, each plot's changes wait for its own turn (:meth:`_apply_axes`
+        from :meth:`_draw_next_plot`); a curve of another kind than the value plot's is emptied at
+        once, so no curve is ever drawn on the other scale meanwhile."""
         for curves in self.runs.values():  # which runs the second plot takes may have changed
             curves.dirty = True
-        value = self.plots["frequency"]
         for curves in self.runs.values():  # now, not in a later turn: a log-likelihood left on a log
             if curves.kind != self.value_kind() and "frequency" in curves.items:  # axis reads as NaN
                 curves.items["frequency"].setData([], [])
-        log = self.value_kind() != "log_likelihood"
-        if value.getAxis("left").logMode != log:
-            value.setLogMode(x=False, y=log)
-            if self.follow["frequency"]:  # the last run's range means nothing on the other scale (a
-                value.vb.setYRange(0.0, 1.0, padding=0)  # log-likelihood's -400,000 read as 10^-400000)
-        unit = ("merge step" if kinds <= {"frequency", "score"} else
+        if not hasattr(self, "_fg"):  # (during __init__: the palette sets the titles)
+            self._apply_axes(PLOTS)
+            return
+        due = [name for name in PLOTS if not self._axes_current(name)]
+        if not due:
+            return
+        if not self.isVisible():  # nothing is painted: at once, as a redraw expects them
+            self._apply_axes(due)
+            return
+        # in each plot's own turn (with its curves): the runs switched now stay correct, for the
+        # curves the plot shows are those of its kind (emptied above) until the plot's turn
+        self._axes_due.update(due)
+        if not self._stage_timer.isActive():
+            self._stage_timer.start()
+
+    def _unit(self) -> str:
+        kinds = {c.kind for c in self.runs.values()}
+        return ("merge step" if kinds <= {"frequency", "score"} else
                 "EM round / pruning step" if kinds == {"log_likelihood"} else "step")
-        for plot in self.plots.values():
+
+    def _axes_current(self, name: str) -> bool:
+        """Whether plot ``name`` shows the bottom label, value scale and title of the runs shown."""
+        plot = self.plots[name]
+        if plot.getAxis("bottom").labelText != self._unit():
+            return False
+        if name == "frequency" and plot.getAxis("left").logMode != (self.value_kind() != "log_likelihood"):
+            return False
+        if not hasattr(self, "_fg"):
+            return True
+        label = plot.titleLabel
+        return (getattr(label, "full_text", None), getattr(label, "tip", None)) == \
+            (self.titles()[name], self.title_tips().get(name, ""))
+
+    def _apply_scale(self) -> None:
+        """The value plot's scale to the runs shown: log for counts and scores, linear for a
+        log-likelihood (its range reset: the last run's means nothing on the other scale)."""
+        plot = self.plots["frequency"]
+        log = self.value_kind() != "log_likelihood"
+        if plot.getAxis("left").logMode != log:
+            plot.setLogMode(x=False, y=log)
+            if self.follow["frequency"]:  # (a log-likelihood's -400,000 read as 10^-400000)
+                plot.vb.setYRange(0.0, 1.0, padding=0)
+
+    def _apply_axes(self, names: Sequence[str]) -> None:
+        """Bring the plots ``names``' bottom label, value scale and title to the runs shown; only
+        what differs is set (each set lays the axis out and paints it afresh)."""
+        unit = self._unit()
+        for name in names:
+            self._axes_due.discard(name)
+            plot = self.plots[name]
+            if name == "frequency":
+                self._apply_scale()
             if plot.getAxis("bottom").labelText != unit:  # setLabel lays the axis out and paints it afresh
                 plot.setLabel("bottom", unit)
         if hasattr(self, "_fg"):
-            self._set_titles()
+            self._set_titles(names)
 
     def set_chars(self, run_id: int, chars: int | None) -> None:
         curves = self.runs.get(run_id)
@@ -596,8 +651,11 @@ class TrainingPlots(QWidget):
         if not self.isVisible():
             return False  # buffers stay dirty; showEvent draws them when the plots are shown again
         self._reveal(len(self._unrevealed))
+        if self._axes_due:  # everything is drawn now: every plot's axes with it
+            self._apply_axes([n for n in PLOTS if n in self._axes_due])
         staged = set().union(*self._staged.values()) if self._staged else set()
         self._staged.clear()  # what redraw_in_turns had still to draw is drawn now, whole
+        self._y_done.clear()
         self._stage_timer.stop()
         self._follow_links()
         dirty = [c for c in self.runs.values() if c.dirty or c.run_id in staged]
@@ -613,7 +671,8 @@ class TrainingPlots(QWidget):
         return True
 
     def redraw_in_turns(self) -> None:
-        """:meth:`redraw`, one plot per turn of the event loop: a stored run's first curves.
+        """:meth:`redraw`, one plot at a time over turns of the event loop (its y range in one,
+        its curves and x range in the next): a stored run's first curves.
 
         Setting a long run's points and fitting the ranges of all four plots, then painting them
         (eight axes laid out afresh) took 40–100 ms of the window's thread in one frame; a plot a
@@ -635,7 +694,8 @@ class TrainingPlots(QWidget):
     def drawing(self) -> bool:
         """Plots of :meth:`redraw_in_turns` (or the legend after them) are still to be drawn, or
         the plots still to be shown the first time (one a turn)."""
-        return bool(self._staged) or self._stage_timer.isActive() or (bool(self._unrevealed) and self.isVisible())
+        return (bool(self._staged) or bool(self._axes_due) or self._stage_timer.isActive()
+                or (bool(self._unrevealed) and self.isVisible()))
 
     @Slot()
     def _timed_draw(self) -> None:
@@ -644,7 +704,8 @@ class TrainingPlots(QWidget):
 
     @Slot()
     def _draw_next_plot(self) -> None:
-        """One turn of :meth:`redraw_in_turns`: one plot's curves, its ranges and its axes.
+        """One turn of :meth:`redraw_in_turns`: one plot's y range (and value scale), then in the
+        next its curves, x range, bottom label and title — each paint lays out one axis afresh.
 
         The other plots follow the vocabulary plot's x range (``setXLink``): each in its own turn,
         not when the vocabulary plot's range is set — four bottom axes laid out and painted in the
@@ -653,26 +714,44 @@ class TrainingPlots(QWidget):
         """
         if self._unrevealed:  # the first showing: one empty plot a turn, then the curves
             self._reveal(1)
-            if self._unrevealed or self._staged or self._legend_due:
+            if self._unrevealed or self._staged or self._legend_due or self._axes_due:
                 self._stage_timer.start()
             return
         if not self._staged:
-            if self._legend_due:
+            if self._axes_due:  # a plot's axes to follow the runs shown, with no curves to draw: alone
+                self._apply_axes([next(n for n in PLOTS if n in self._axes_due)])
+                if self._axes_due or self._legend_due:
+                    self._stage_timer.start()
+            elif self._legend_due:
                 self._fill_legend()
             return
         name = next(n for n in PLOTS if n in self._staged)  # the vocabulary plot first: the others follow its x
-        ids = self._staged.pop(name)
         if name == "vocab":
             for other in self._staged:  # their x follows in their own turn
-                self.plots[other].vb.blockLink(True)
-        else:
+                if other != "vocab":
+                    self.plots[other].vb.blockLink(True)
+        if name not in self._y_done:
+            # First its y range (from the buffered points) and value scale: a paint of its left
+            # axis. Its curves, x range, label and title come in the next turn: its bottom axis.
+            # (Both axes laid out and painted in one frame were most of a plot's turn.)
+            self._y_done.add(name)
+            if name == "frequency" and name in self._axes_due:
+                self._apply_scale()
+            self._fit_ranges((name,), x=False)
+            self._stage_timer.start()
+            return
+        self._y_done.discard(name)
+        ids = self._staged.pop(name)
+        if name in self._axes_due:  # its label and title: its bottom axis is laid out afresh now anyway
+            self._apply_axes([name])
+        if name != "vocab":
             self._follow_links((name,))
         for rid in ids:
             curves = self.runs.get(rid)
             if curves is not None:
                 self._draw_plot(curves, name)
         self._drawn((name,), done=not self._staged)
-        if self._staged or self._legend_due:
+        if self._staged or self._legend_due or self._axes_due:
             self._stage_timer.start()
 
     def _reveal(self, count: int) -> None:
@@ -813,7 +892,7 @@ class TrainingPlots(QWidget):
             return None
         return new
 
-    def _fit_ranges(self, names: Sequence[str] = PLOTS) -> None:
+    def _fit_ranges(self, names: Sequence[str] = PLOTS, *, x: bool = True) -> None:
         for name in names:
             plot = self.plots[name]
             if not self.follow[name]:
@@ -827,7 +906,7 @@ class TrainingPlots(QWidget):
             # curves that begin far from 0 (an extension's merges after its base's 100,000)
             lo = x0 - 1.0 if x0 > 0.5 * x1 else 0.0
             x_new = self._stepped(tuple(cx), lo, x1, self.live, floor=lo - 0.02 * max(x1 - lo, 1.0)) \
-                if name == "vocab" else None
+                if name == "vocab" and x else None
             y_new = self._stepped(tuple(cy), y0, y1, self.live, up=GROWS_UP[name])
             if x_new is not None:
                 plot.vb.setXRange(*x_new, padding=0)
@@ -1086,10 +1165,11 @@ class TrainingPlots(QWidget):
             self.parity_legend.setPen(pg.mkPen(border))
 
 
-    def _set_titles(self) -> None:
+    def _set_titles(self, names: Sequence[str] = PLOTS) -> None:
         tips = self.title_tips()
-        for name, title in self.titles().items():
-            set_title(self.plots[name], title, self._fg.name(), tip=tips.get(name, ""))
+        titles = self.titles()
+        for name in names:
+            set_title(self.plots[name], titles[name], self._fg.name(), tip=tips.get(name, ""))
 
     def shown_titles(self) -> dict[str, tuple[str, str, str]]:
         """Each plot's (full title, text shown, tooltip): a title too wide for its plot is elided."""

@@ -33,6 +33,7 @@ from PySide6.QtCore import (
     QCoreApplication,
     QModelIndex,
     Qt,
+    QTimer,
     Signal,
     Slot,
 )
@@ -94,6 +95,7 @@ from workbench.ui.merges.widgets import (
     sync_sort_indicator,
 )
 from workbench.ui.project_session import ReadHandle, open_read
+from workbench.ui.turns import room
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +134,15 @@ class MergePanel(QWidget):
         self._listed: list[SourceInfo] | None = None  # read by open_project, shown by show_listed
         self._checked: tuple | None = None  # (source, problem, scores, prepared) of the source shown first
         self._show_when_listed = False  # show_listed came while the runs were still being listed
+        # The listing delivered by a worker is shown over two turns (issue 26: one frame): the
+        # choosers are filled in the turn it arrives, the run chosen and its page shown in the next
+        # one with room (:func:`room`). ``_pending_show``: (the source shown before, the newest run
+        # before) until then; any choice of a source in between takes its place.
+        self._pending_show: tuple[Source | None, Source | None] | None = None
+        self._show_step = QTimer(self)
+        self._show_step.setSingleShot(True)
+        self._show_step.setInterval(0)
+        self._show_step.timeout.connect(self._show_pending)
         self._source: Source | None = None
         self._merge_source: MergeSource | None = None
         self._follow_latest = True
@@ -348,7 +359,7 @@ class MergePanel(QWidget):
                 return
             self._listed, self._checked = result
             if self._show_when_listed:
-                self.show_listed()
+                self.show_listed(defer=True)
 
         def failed(message: str) -> None:
             log.warning("listing the runs of %s failed: %s", path, message)
@@ -365,9 +376,11 @@ class MergePanel(QWidget):
         """The runs of the project just opened are still being listed (off the GUI thread)."""
         return self.jobs.is_running(LIST_KEY)
 
-    def show_listed(self) -> None:
+    def show_listed(self, defer: bool = False) -> None:
         """The second half of :meth:`set_project`: the chooser, and the newest run shown — once the
-        worker of :meth:`open_project` has listed them (until then, when it delivers)."""
+        worker of :meth:`open_project` has listed them (until then, when it delivers). ``defer``
+        (the worker's delivery): the run is chosen and shown in the next turn with room, not in the
+        one that filled the choosers (together 10–26 ms for 300 runs)."""
         if self._conn is None:
             return
         if self.jobs.is_running(LIST_KEY):
@@ -376,9 +389,26 @@ class MergePanel(QWidget):
         self._show_when_listed = False
         self.count_label.setText("")
         self.diff.set_project(self.path, [])
-        self._sync_sources(force=True, listed=self._listed)
+        self._sync_sources(force=True, listed=self._listed, defer_show=defer)
         self._listed = None
+        if self._pending_show is None:
+            self._checked = None  # (else the pending step takes the worker's check)
+
+    @Slot()
+    def _show_pending(self) -> None:
+        """The deferred half of a delivered listing: the run chosen and shown, when this turn has room."""
+        if self._pending_show is None or self._conn is None:
+            return
+        if not room(self._show_step):
+            return
+        previous, latest_before = self._pending_show
+        self._pending_show = None
+        self._show_wanted(previous, latest_before)
         self._checked = None
+
+    def _cancel_pending_show(self) -> None:
+        self._pending_show = None
+        self._show_step.stop()
 
     def _list_sources(self) -> list[SourceInfo] | None:
         if self._conn is None:
@@ -391,6 +421,7 @@ class MergePanel(QWidget):
 
     def _close_store(self) -> None:
         self.jobs.cancel(LIST_KEY)
+        self._cancel_pending_show()
         self.audit.set_source(None, None)
         self.vocab.set_source(None, None, None)
         self.pieces.set_source(None, None, None)
@@ -414,9 +445,11 @@ class MergePanel(QWidget):
         self.empty.set_text(title, body)
         self.stack.setCurrentIndex(0)
 
-    def _sync_sources(self, force: bool = False, listed: list[SourceInfo] | None = None) -> bool:
+    def _sync_sources(self, force: bool = False, listed: list[SourceInfo] | None = None,
+                      defer_show: bool = False) -> bool:
         """Re-read runs and references (or take ``listed``, read a turn before); returns True when
-        the list changed."""
+        the list changed. ``defer_show``: the source is chosen and shown by :meth:`_show_pending`
+        in a later turn."""
         if self._conn is None:
             return False
         sources = listed if listed is not None else self._list_sources()
@@ -424,8 +457,11 @@ class MergePanel(QWidget):
             return False
         if sources == self._sources and not force:
             return False
-        previous = self._source
-        latest_before = self._latest_run(self._sources)
+        if self._pending_show is not None:  # a delivered listing not shown yet: what it would show
+            previous, latest_before = self._pending_show
+            self._cancel_pending_show()
+        else:
+            previous, latest_before = self._source, self._latest_run(self._sources)
         self._sources = sources
         self.chooser.blockSignals(True)
         self.chooser.clear()
@@ -437,6 +473,17 @@ class MergePanel(QWidget):
             self._set_source(None)
             self._show_empty(*NO_RUNS)
             return True
+        if defer_show:
+            self._pending_show = (previous, latest_before)
+            self._show_step.start()
+            return True
+        self._show_wanted(previous, latest_before)
+        return True
+
+    def _show_wanted(self, previous: Source | None, latest_before: Source | None) -> None:
+        """The runs' page, and the source to show after a listing: the one shown before when still
+        there, else (or when following the newest run and a new one came) the newest run."""
+        sources = self._sources
         self.stack.setCurrentIndex(1)
         wanted = previous
         latest = self._latest_run(sources)
@@ -444,11 +491,10 @@ class MergePanel(QWidget):
         if wanted not in ids or (self._follow_latest and latest is not None and latest != latest_before):
             wanted = latest or ids[0]
         self._select_in_chooser(wanted)
-        if wanted != previous:
+        if wanted != previous or self._source != previous:
             self._set_source(wanted)
         else:
             self._update_status()
-        return True
 
     @staticmethod
     def _latest_run(sources: list[SourceInfo]) -> Source | None:
@@ -472,6 +518,10 @@ class MergePanel(QWidget):
         return next((s for s in self._sources if s.source == source), None)
 
     def _set_source(self, source: Source | None) -> None:
+        if self._pending_show is not None:  # chosen before the listing's own choice: this one wins
+            self._cancel_pending_show()
+            if source is not None:
+                self.stack.setCurrentIndex(1)
         self._source = source
         self.audit.set_source(self.path if source is not None else None, source)
         self.detail.clear()

@@ -134,10 +134,11 @@ class MergePanel(QWidget):
         self._listed: list[SourceInfo] | None = None  # read by open_project, shown by show_listed
         self._checked: tuple | None = None  # (source, problem, scores, prepared) of the source shown first
         self._show_when_listed = False  # show_listed came while the runs were still being listed
-        # The listing delivered by a worker is shown over two turns (issue 26: one frame): the
-        # choosers are filled in the turn it arrives, the run chosen and its page shown in the next
-        # one with room (:func:`room`). ``_pending_show``: (the source shown before, the newest run
-        # before) until then; any choice of a source in between takes its place.
+        # The listing delivered by a worker is shown over three turns (issue 26: one frame): the
+        # choosers are filled in the turn it arrives, the runs' page shown in the next one with
+        # room (:func:`room`), the run chosen and shown in the one after. ``_pending_show``: (the
+        # source shown before, the newest run before) until then; any choice of a source in between
+        # takes its place.
         self._pending_show: tuple[Source | None, Source | None] | None = None
         self._show_step = QTimer(self)
         self._show_step.setSingleShot(True)
@@ -391,8 +392,9 @@ class MergePanel(QWidget):
     def show_listed(self, defer: bool = False) -> None:
         """The second half of :meth:`set_project`: the chooser, and the newest run shown — once the
         worker of :meth:`open_project` has listed them (until then, when it delivers). ``defer``
-        (the worker's delivery): the run is chosen and shown in the next turn with room, not in the
-        one that filled the choosers (together 10–26 ms for 300 runs)."""
+        (the worker's delivery): the runs' page and then the run chosen and shown each come in a
+        later turn with room, not in the one that filled the choosers (together 10–26 ms for 300
+        runs)."""
         if self._conn is None:
             return
         if self.jobs.is_running(LIST_KEY):

@@ -32,11 +32,12 @@ def test_a_delivered_listing_names_every_run_then_shows_the_newest_a_turn_later(
     assert panel.open_project(path, off_thread=False)
     panel.show_listed(defer=True)
     runs = [("run", i) for i in ids]
-    # the choosers are filled in this turn
-    assert _items(panel.chooser) == runs
+    # the Compare choosers are filled in this turn, the run chooser with its run, a later one
     assert _items(panel.diff.combo_a) == runs and _items(panel.diff.combo_b) == runs
+    assert panel.chooser.count() == 0 and panel.current_source() is None
     # the run is chosen in a later turn: the newest, with its stored merges in rank order
     qtbot.waitUntil(lambda: panel.current_source() == ("run", ids[-1]), timeout=5000)
+    assert _items(panel.chooser) == runs
     assert panel.stack.currentIndex() == 1
     assert panel.chooser.currentData() == ("run", ids[-1])
     assert panel.model.rowCount() == 30
@@ -48,11 +49,12 @@ def test_a_run_chosen_before_the_deferred_step_ran_is_the_one_shown(panel, qtbot
     assert panel.open_project(path, off_thread=False)
     panel.show_listed(defer=True)
     assert panel.current_source() is None  # the listing's own choice (the newest) is still to come
-    panel.chooser.setCurrentIndex(1)  # the user chooses the second run (a signal: _on_chooser)
+    panel.select_token(("run", ids[1]), 0)  # another tab asks for the second run (Compare, Inspect)
     # shown at once, not a turn later
     assert panel.current_source() == ("run", ids[1])
     assert panel.stack.currentIndex() == 1
     assert panel.model.rowCount() == 60
+    assert _items(panel.chooser) == [("run", i) for i in ids]
     qtbot.wait(100)  # the deferred step's turn has come and gone: it did not take the choice back
     assert panel.current_source() == ("run", ids[1])
     assert panel.chooser.currentData() == ("run", ids[1])

@@ -135,11 +135,13 @@ class MergePanel(QWidget):
         self._checked: tuple | None = None  # (source, problem, scores, prepared) of the source shown first
         self._show_when_listed = False  # show_listed came while the runs were still being listed
         # The listing delivered by a worker is shown over three turns (issue 26: one frame): the
-        # choosers are filled in the turn it arrives, the runs' page shown in the next one with
-        # room (:func:`room`), the run chosen and shown in the one after. ``_pending_show``: (the
+        # Compare choosers are filled in the turn it arrives, the runs' page shown in the next one
+        # with room (:func:`room`), the run chooser filled and its run chosen and shown in the one
+        # after (so a filled chooser always has its run shown). ``_pending_show``: (the
         # source shown before, the newest run before) until then; any choice of a source in between
         # takes its place.
         self._pending_show: tuple[Source | None, Source | None] | None = None
+        self._chooser_stale = False  # the run chooser is filled with the pending step's run
         self._show_step = QTimer(self)
         self._show_step.setSingleShot(True)
         self._show_step.setInterval(0)
@@ -419,10 +421,17 @@ class MergePanel(QWidget):
             self.stack.setCurrentIndex(1)
             self._show_step.start()
             return
-        previous, latest_before = self._pending_show
-        self._pending_show = None
-        self._show_wanted(previous, latest_before)
+        self._flush_pending_show()
         self._checked = None
+
+    def _flush_pending_show(self) -> None:
+        """The pending step of a delivered listing, now: the run chooser filled, the run chosen."""
+        if self._pending_show is None:
+            return
+        previous, latest_before = self._pending_show
+        self._cancel_pending_show()
+        self._fill_chooser()
+        self._show_wanted(previous, latest_before)
 
     def _cancel_pending_show(self) -> None:
         self._pending_show = None
@@ -454,6 +463,7 @@ class MergePanel(QWidget):
         self.chooser.blockSignals(True)
         self.chooser.clear()
         self.chooser.blockSignals(False)
+        self._chooser_stale = False
         if self.store is not None:
             try:
                 self.store.close()
@@ -483,22 +493,27 @@ class MergePanel(QWidget):
         else:
             previous, latest_before = self._source, self._latest_run(self._sources)
         self._sources = sources
-        self.chooser.blockSignals(True)
-        self.chooser.clear()
-        for info in sources:
-            self.chooser.addItem(_label(info), info.source)
-        self.chooser.blockSignals(False)
         self.diff.set_sources(sources)
+        if defer_show and sources:  # the run chooser is filled in the turn its run is chosen
+            self._chooser_stale = True
+            self._pending_show = (previous, latest_before)
+            self._show_step.start()
+            return True
+        self._fill_chooser()
         if not sources:
             self._set_source(None)
             self._show_empty(*NO_RUNS)
             return True
-        if defer_show:
-            self._pending_show = (previous, latest_before)
-            self._show_step.start()
-            return True
         self._show_wanted(previous, latest_before)
         return True
+
+    def _fill_chooser(self) -> None:
+        self._chooser_stale = False
+        self.chooser.blockSignals(True)
+        self.chooser.clear()
+        for info in self._sources:
+            self.chooser.addItem(_label(info), info.source)
+        self.chooser.blockSignals(False)
 
     def _show_wanted(self, previous: Source | None, latest_before: Source | None) -> None:
         """The runs' page, and the source to show after a listing: the one shown before when still
@@ -540,6 +555,10 @@ class MergePanel(QWidget):
     def _set_source(self, source: Source | None) -> None:
         if self._pending_show is not None:  # chosen before the listing's own choice: this one wins
             self._cancel_pending_show()
+            if self._chooser_stale:
+                self._fill_chooser()
+                if source is not None:
+                    self._select_in_chooser(source)
             if source is not None:
                 self.stack.setCurrentIndex(1)
         self._source = source
@@ -943,6 +962,7 @@ class MergePanel(QWidget):
     def select_token(self, source: tuple[str, int], token_id: int) -> None:
         """Select the merge that created ``token_id`` of ``source`` and scroll to it (no signal)."""
         source = (str(source[0]), int(source[1]))
+        self._flush_pending_show()  # a listing delivered a turn ago: its chooser and run first
         if source != self._source:
             if find_source(self.chooser, source) < 0:
                 return

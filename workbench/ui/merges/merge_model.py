@@ -452,6 +452,18 @@ class LazyKeyedModel(QAbstractTableModel):
             return None
         return page, cells
 
+    def warm(self, rows: int = PREFETCH_CELLS) -> int:
+        """Make the cells of the first ``rows`` rows now (reading their page), so that the paint
+        that later shows them neither queries nor formats; returns how many were made. For a table
+        not shown yet (a hidden tab), in a turn of its own; a failed read leaves it to the paint."""
+        made = 0
+        for row in range(min(rows, self._n)):
+            if row not in self._cells:
+                if self._make_cells(row) is None:
+                    break
+                made += 1
+        return made
+
     def _cancel_job(self) -> None:
         """Drop a running job of this model (its result will not arrive): the source changed."""
         if self._runner is not None:

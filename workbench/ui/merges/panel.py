@@ -33,6 +33,7 @@ from PySide6.QtCore import (
     QCoreApplication,
     QModelIndex,
     Qt,
+    QTimer,
     Signal,
     Slot,
 )
@@ -94,6 +95,7 @@ from workbench.ui.merges.widgets import (
     sync_sort_indicator,
 )
 from workbench.ui.project_session import ReadHandle, open_read
+from workbench.ui.turns import room
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +134,30 @@ class MergePanel(QWidget):
         self._listed: list[SourceInfo] | None = None  # read by open_project, shown by show_listed
         self._checked: tuple | None = None  # (source, problem, scores, prepared) of the source shown first
         self._show_when_listed = False  # show_listed came while the runs were still being listed
+        # The listing delivered by a worker is shown over three turns (issue 26: one frame): the
+        # Compare choosers are filled in the turn it arrives, the runs' page shown in the next one
+        # with room (:func:`room`), the run chooser filled and its run chosen and shown in the one
+        # after (so a filled chooser always has its run shown). ``_pending_show``: (the
+        # source shown before, the newest run before) until then; any choice of a source in between
+        # takes its place.
+        self._pending_show: tuple[Source | None, Source | None] | None = None
+        self._chooser_stale = False  # the run chooser is filled with the pending step's run
+        self._show_step = QTimer(self)
+        self._show_step.setSingleShot(True)
+        self._show_step.setInterval(0)
+        self._show_step.timeout.connect(self._show_pending)
+        # A run checked here (3–6 ms for 1,744 merges) or by a worker is shown at once, its table
+        # painted in the next turn (``_paint_step``): the check (or the delivery), the show and the
+        # paint of the newly filled table made one 15–20 ms stretch. A table shown while the tab is hidden has its first rows'
+        # cells made in a later turn with room (``_warm_step``), not by the paint that shows the tab.
+        self._paint_step = QTimer(self)
+        self._paint_step.setSingleShot(True)
+        self._paint_step.setInterval(0)
+        self._paint_step.timeout.connect(self._paint_now)
+        self._warm_step = QTimer(self)
+        self._warm_step.setSingleShot(True)
+        self._warm_step.setInterval(0)
+        self._warm_step.timeout.connect(self._warm_cells)
         self._source: Source | None = None
         self._merge_source: MergeSource | None = None
         self._follow_latest = True
@@ -348,7 +374,7 @@ class MergePanel(QWidget):
                 return
             self._listed, self._checked = result
             if self._show_when_listed:
-                self.show_listed()
+                self.show_listed(defer=True)
 
         def failed(message: str) -> None:
             log.warning("listing the runs of %s failed: %s", path, message)
@@ -365,9 +391,12 @@ class MergePanel(QWidget):
         """The runs of the project just opened are still being listed (off the GUI thread)."""
         return self.jobs.is_running(LIST_KEY)
 
-    def show_listed(self) -> None:
+    def show_listed(self, defer: bool = False) -> None:
         """The second half of :meth:`set_project`: the chooser, and the newest run shown — once the
-        worker of :meth:`open_project` has listed them (until then, when it delivers)."""
+        worker of :meth:`open_project` has listed them (until then, when it delivers). ``defer``
+        (the worker's delivery): the runs' page and then the run chosen and shown each come in a
+        later turn with room, not in the one that filled the choosers (together 10–26 ms for 300
+        runs)."""
         if self._conn is None:
             return
         if self.jobs.is_running(LIST_KEY):
@@ -376,9 +405,37 @@ class MergePanel(QWidget):
         self._show_when_listed = False
         self.count_label.setText("")
         self.diff.set_project(self.path, [])
-        self._sync_sources(force=True, listed=self._listed)
+        self._sync_sources(force=True, listed=self._listed, defer_show=defer)
         self._listed = None
+        if self._pending_show is None:
+            self._checked = None  # (else the pending step takes the worker's check)
+
+    @Slot()
+    def _show_pending(self) -> None:
+        """The deferred half of a delivered listing: the run chosen and shown, when this turn has room."""
+        if self._pending_show is None or self._conn is None:
+            return
+        if not room(self._show_step):
+            return
+        if self.stack.currentIndex() != 1:  # the runs' page first (~3 ms of show events), the run a turn later
+            self.stack.setCurrentIndex(1)
+            self._show_step.start()
+            return
+        self._flush_pending_show()
         self._checked = None
+
+    def _flush_pending_show(self) -> None:
+        """The pending step of a delivered listing, now: the run chooser filled, the run chosen."""
+        if self._pending_show is None:
+            return
+        previous, latest_before = self._pending_show
+        self._cancel_pending_show()
+        self._fill_chooser()
+        self._show_wanted(previous, latest_before)
+
+    def _cancel_pending_show(self) -> None:
+        self._pending_show = None
+        self._show_step.stop()
 
     def _list_sources(self) -> list[SourceInfo] | None:
         if self._conn is None:
@@ -391,6 +448,9 @@ class MergePanel(QWidget):
 
     def _close_store(self) -> None:
         self.jobs.cancel(LIST_KEY)
+        self._cancel_pending_show()
+        self._warm_step.stop()
+        self._paint_now()
         self.audit.set_source(None, None)
         self.vocab.set_source(None, None, None)
         self.pieces.set_source(None, None, None)
@@ -403,6 +463,7 @@ class MergePanel(QWidget):
         self.chooser.blockSignals(True)
         self.chooser.clear()
         self.chooser.blockSignals(False)
+        self._chooser_stale = False
         if self.store is not None:
             try:
                 self.store.close()
@@ -414,9 +475,11 @@ class MergePanel(QWidget):
         self.empty.set_text(title, body)
         self.stack.setCurrentIndex(0)
 
-    def _sync_sources(self, force: bool = False, listed: list[SourceInfo] | None = None) -> bool:
+    def _sync_sources(self, force: bool = False, listed: list[SourceInfo] | None = None,
+                      defer_show: bool = False) -> bool:
         """Re-read runs and references (or take ``listed``, read a turn before); returns True when
-        the list changed."""
+        the list changed. ``defer_show``: the source is chosen and shown by :meth:`_show_pending`
+        in a later turn."""
         if self._conn is None:
             return False
         sources = listed if listed is not None else self._list_sources()
@@ -424,19 +487,38 @@ class MergePanel(QWidget):
             return False
         if sources == self._sources and not force:
             return False
-        previous = self._source
-        latest_before = self._latest_run(self._sources)
+        if self._pending_show is not None:  # a delivered listing not shown yet: what it would show
+            previous, latest_before = self._pending_show
+            self._cancel_pending_show()
+        else:
+            previous, latest_before = self._source, self._latest_run(self._sources)
         self._sources = sources
-        self.chooser.blockSignals(True)
-        self.chooser.clear()
-        for info in sources:
-            self.chooser.addItem(_label(info), info.source)
-        self.chooser.blockSignals(False)
         self.diff.set_sources(sources)
+        if defer_show and sources:  # the run chooser is filled in the turn its run is chosen
+            self._chooser_stale = True
+            self._pending_show = (previous, latest_before)
+            self._show_step.start()
+            return True
+        self._fill_chooser()
         if not sources:
             self._set_source(None)
             self._show_empty(*NO_RUNS)
             return True
+        self._show_wanted(previous, latest_before)
+        return True
+
+    def _fill_chooser(self) -> None:
+        self._chooser_stale = False
+        self.chooser.blockSignals(True)
+        self.chooser.clear()
+        for info in self._sources:
+            self.chooser.addItem(_label(info), info.source)
+        self.chooser.blockSignals(False)
+
+    def _show_wanted(self, previous: Source | None, latest_before: Source | None) -> None:
+        """The runs' page, and the source to show after a listing: the one shown before when still
+        there, else (or when following the newest run and a new one came) the newest run."""
+        sources = self._sources
         self.stack.setCurrentIndex(1)
         wanted = previous
         latest = self._latest_run(sources)
@@ -444,11 +526,10 @@ class MergePanel(QWidget):
         if wanted not in ids or (self._follow_latest and latest is not None and latest != latest_before):
             wanted = latest or ids[0]
         self._select_in_chooser(wanted)
-        if wanted != previous:
+        if wanted != previous or self._source != previous:
             self._set_source(wanted)
         else:
             self._update_status()
-        return True
 
     @staticmethod
     def _latest_run(sources: list[SourceInfo]) -> Source | None:
@@ -472,6 +553,14 @@ class MergePanel(QWidget):
         return next((s for s in self._sources if s.source == source), None)
 
     def _set_source(self, source: Source | None) -> None:
+        if self._pending_show is not None:  # chosen before the listing's own choice: this one wins
+            self._cancel_pending_show()
+            if self._chooser_stale:
+                self._fill_chooser()
+                if source is not None:
+                    self._select_in_chooser(source)
+            if source is not None:
+                self.stack.setCurrentIndex(1)
         self._source = source
         self.audit.set_source(self.path if source is not None else None, source)
         self.detail.clear()
@@ -484,6 +573,7 @@ class MergePanel(QWidget):
             checked, self._checked = self._checked, None
             if checked is not None and checked[0] == source:  # checked by the worker that listed the runs
                 self._show_source(*checked)
+                self._paint_next_turn()
                 return
             # a long merge list, or a Unigram run's long piece table (no merges, 200,000 pieces)
             end = source_key_end(self._conn, source)
@@ -496,8 +586,40 @@ class MergePanel(QWidget):
                 self._check_off_thread(source, self.path)
                 return
             self._show_source(source, problem)
+            self._paint_next_turn()
             return
         self._show_source(source, "")
+
+    def _paint_next_turn(self) -> None:
+        """The tables of a source just checked and shown are painted in the next turn of the
+        event loop, not this one (which the check, or a worker's delivery, has spent): their updates are held until
+        :meth:`_paint_now`, a zero-interval timer (a timer started in a pass fires in a later one).
+        The models are set already: what the view shows is read at once."""
+        viewport = self._shown_viewport()
+        if viewport.isVisible():
+            viewport.setUpdatesEnabled(False)
+            self._paint_step.start()
+        elif not self._pieces_mode and self.model.rowCount() > 0 and not self.model.busy:
+            self._warm_step.start()
+
+    def _shown_viewport(self) -> QWidget:
+        """The viewport of the table a source fills: the piece table of a Unigram run, else the merges'."""
+        return (self.pieces.table if self._pieces_mode else self.table).viewport()
+
+    @Slot()
+    def _paint_now(self) -> None:
+        self._paint_step.stop()
+        for table in (self.table, self.pieces.table):
+            if not table.viewport().updatesEnabled():
+                table.viewport().setUpdatesEnabled(True)  # (an update of the viewport)
+
+    @Slot()
+    def _warm_cells(self) -> None:
+        """The first rows' cells of a hidden table made ahead of the paint that shows it."""
+        if self.table.viewport().isVisible() or self._pieces_mode or self.model.busy:
+            return
+        if room(self._warm_step):
+            self.model.warm()
 
     def _problem_here(self, source: Source) -> str | None:
         """The stored-value check of ``source`` on the window's connection, for at most
@@ -539,6 +661,7 @@ class MergePanel(QWidget):
         def done(result: tuple[str, Any, PreparedSource | None]) -> None:
             if self._source == source:
                 self._show_source(source, *result)
+                self._paint_next_turn()
 
         def failed(message: str) -> None:
             self.count_label.setText("")
@@ -839,6 +962,7 @@ class MergePanel(QWidget):
     def select_token(self, source: tuple[str, int], token_id: int) -> None:
         """Select the merge that created ``token_id`` of ``source`` and scroll to it (no signal)."""
         source = (str(source[0]), int(source[1]))
+        self._flush_pending_show()  # a listing delivered a turn ago: its chooser and run first
         if source != self._source:
             if find_source(self.chooser, source) < 0:
                 return

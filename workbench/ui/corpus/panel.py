@@ -400,6 +400,12 @@ class CorpusPanel(QWidget):
         self._pending.setSingleShot(True)
         self._pending.setInterval(100)
         self._pending.timeout.connect(self._flush)
+        # The redraw is a step that can wait a turn while a scan runs (turns.room): it (the totals,
+        # the other tabs told) landed in the same turn as a batch of rows or reports and the paint.
+        self._flush_due = QTimer(self)
+        self._flush_due.setSingleShot(True)
+        self._flush_due.setInterval(0)
+        self._flush_due.timeout.connect(self._flush)
 
         from workbench.ui.corpus.scan import gpt2_findall
 
@@ -956,6 +962,7 @@ class CorpusPanel(QWidget):
     def shutdown(self) -> None:
         self._stop_listing()
         self._report_timer.stop()
+        self._flush_due.stop()
         self._reports.clear()
         self.lister.shutdown()
         self._thread.shutdown()
@@ -963,7 +970,13 @@ class CorpusPanel(QWidget):
     # ---- worker reports (GUI thread) ---------------------------------------------------------------
     @Slot(int, object)
     def _on_files_added(self, job_id: int, added: object) -> None:
+        """A batch of a job's files, checked and not read yet: queued with the reports (in their
+        order: a file's row comes before its reports) and listed in a turn with room."""
         assert isinstance(added, list)
+        self._queue_report(("added", job_id, added))
+
+    def _list_added(self, job_id: int, added: list) -> None:
+        """List a batch of ``files_added`` (one insertion), then let the worker send the next."""
         self._worker.listed()  # the worker sends the next batch now: it lands in a later turn of the event loop
         if self._worker.cancelled(job_id):  # sent before a clear or another project: never listed
             return
@@ -1050,6 +1063,11 @@ class CorpusPanel(QWidget):
         if not self._report_timer.isActive():
             self._report_timer.start()
 
+    def _queue_report(self, report: tuple) -> None:
+        self._reports.append(report)
+        if not self._report_timer.isActive():
+            self._report_timer.start()
+
     def _timed_reports(self) -> None:
         if turns.room(self._report_timer):
             self._take_reports(FEED_BUDGET_S)
@@ -1062,10 +1080,16 @@ class CorpusPanel(QWidget):
         while reports:
             for _ in range(min(25, len(reports))):
                 report = reports.popleft()
-                if report[0] == "scanned":
+                what = report[0]
+                if what == "scanned":
                     self._on_file_scanned(report[1], report[2])
-                else:
+                elif what == "progress":
                     self._on_file_progress(report[1], report[2], report[3])
+                elif what == "added":
+                    self._list_added(report[1], report[2])
+                    break  # a batch of rows is a few ms of its own: the clock is looked at now
+                else:  # "failed"
+                    self._file_failed(*report[1:])
             if budget_s is not None and time.thread_time() - began >= budget_s:
                 break
         if reports:
@@ -1108,6 +1132,11 @@ class CorpusPanel(QWidget):
 
     @Slot(str, str, str, bool)
     def _on_file_failed(self, key: str, message: str, encoding: str = "", bad_record: bool = False) -> None:
+        """A file refused while read: queued behind the reports before it (its row may still be
+        in the queue, see ``_on_files_added``)."""
+        self._queue_report(("failed", key, message, encoding, bad_record))
+
+    def _file_failed(self, key: str, message: str, encoding: str = "", bad_record: bool = False) -> None:
         e = self.model.entry(key)
         if e is not None:  # its row goes at the next redraw, with the others that failed meanwhile
             self._failed_keys.append(key)
@@ -1153,6 +1182,7 @@ class CorpusPanel(QWidget):
     # ---- view updates ----------------------------------------------------------------------------
     def _changed(self) -> None:
         self._pending.stop()
+        self._flush_due.stop()
         if self._failed_keys:  # one removal for all the files that failed since the last redraw
             keys, self._failed_keys = self._failed_keys, []
             self.model.remove(keys)
@@ -1172,6 +1202,8 @@ class CorpusPanel(QWidget):
 
     @Slot()
     def _flush(self) -> None:
+        if self.is_scanning() and not turns.room(self._flush_due):
+            return  # in a later turn (_flush_due)
         self._changed()
         if self.is_scanning():
             keep_what_is_built()  # the rows a long scan has added so far

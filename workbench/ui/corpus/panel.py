@@ -336,6 +336,40 @@ class CorpusTableModel(QAbstractTableModel):
         return taken
 
 
+class _Held(QWidget):
+    """Holds one label whose text changes while a scan runs, so that the change is not a layout
+    of the whole window: a ``QLabel.setText`` invalidates its parent's layout, and each layout's
+    activation tells its own parent in turn, up to the main window, whose dock layout then gave
+    every dock a geometry animation (~650 main-window layouts while 100,000 files were read, each
+    in a turn with a paint). This widget has no layout: the label's request ends here, and the
+    label is given this widget's whole rectangle. Its size hint is the label's, read when the
+    surrounding layout is laid out for other reasons; with ``widest``, as wide as that text (and
+    the label's minimum width), not as the text of the moment."""
+
+    def __init__(self, label: QLabel, widest: str | None = None):
+        super().__init__()
+        self.label = label
+        self.widest = widest
+        label.setParent(self)
+        self.setSizePolicy(label.sizePolicy())
+
+    def _hint(self, hint: QSize) -> QSize:
+        if self.widest is None:
+            return hint
+        m = self.label.contentsMargins()
+        width = self.label.fontMetrics().horizontalAdvance(self.widest) + m.left() + m.right() + 2
+        return QSize(max(width, self.label.minimumWidth()), hint.height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return self._hint(self.label.sizeHint())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        return self._hint(self.label.minimumSizeHint())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        self.label.setGeometry(self.rect())
+
+
 @dataclass(frozen=True)
 class _Removed:
     """Rows one removal took, for Undo: their entries and where they were (``rows`` None: every
@@ -480,7 +514,8 @@ class CorpusPanel(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop reading (files read so far keep their statistics)")
         self.cancel_button.clicked.connect(lambda _c=False: self.cancel_scan())
-        for w in (self.rate_label, self.progress, self.cancel_button):
+        self._rate_held = _Held(self.rate_label, "Reading 999.9 MB/s")
+        for w in (self._rate_held, self.progress, self.cancel_button):
             bar.addWidget(w)
         # The row asks the window for no width of its own: with the reading progress shown it was
         # wider than a 1,200-px window, which grew by a few pixels whenever a project's files
@@ -547,7 +582,7 @@ class CorpusPanel(QWidget):
         self.totals = QLabel()
         self.totals.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.totals.setContentsMargins(4, 2, 4, 2)
-        tl.addWidget(self.totals)
+        tl.addWidget(_Held(self.totals))
         self.splitter.addWidget(top)
 
         bad = QWidget()
@@ -1242,7 +1277,7 @@ class CorpusPanel(QWidget):
         has_files = bool(self.model.entries) or self.rejected_list.count() > 0
         self.stack.setCurrentIndex(1 if has_files else 0)
         scanning = self.is_scanning()
-        for w in (self.progress, self.cancel_button, self.rate_label):
+        for w in (self.progress, self.cancel_button, self._rate_held):
             w.setVisible(scanning)
         if scanning and not self._scan_keys:
             self.progress.setRange(0, 0)  # busy: still listing and checking files

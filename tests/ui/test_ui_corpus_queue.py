@@ -76,3 +76,36 @@ def test_a_folder_cleared_while_its_rows_are_queued_leaves_no_row(panel, qtbot, 
     qtbot.wait(300)  # batches the worker sent before the cancel arrive meanwhile: never listed
     assert panel.model.rowCount() == 0 and panel.model.totals.files == 0
     assert not panel._reports and panel.rejected_messages() == []
+
+
+def test_the_totals_and_rate_changing_lay_nothing_out_and_show_whole(panel, qtbot, tmp_path):
+    """A scan's totals and reading rate change every redraw interval: the tab (and the window
+    above it) is not laid out again for it, and the labels still get the room they need."""
+    from PySide6.QtCore import QEvent, QObject
+
+    folder = _folder(tmp_path / "corpus", 5)
+    with qtbot.waitSignal(panel.scan_finished, timeout=30000):
+        panel.add_paths([folder], prompt=False)
+    panel.rate_label.parentWidget().show()  # as while a scan runs
+    panel.rate_label.show()
+    qtbot.wait(300)  # the end of the scan laid out (the progress hidden, the notice changed)
+
+    class Count(QObject):
+        n = 0
+
+        def eventFilter(self, obj, event) -> bool:  # noqa: N802
+            if event.type() == QEvent.Type.LayoutRequest and obj is panel:
+                Count.n += 1
+            return False
+
+    counter = Count()
+    panel.installEventFilter(counter)
+    for i in range(5):
+        panel.totals.setText(f"Total: <b>{i * 1_000_003:,} files</b>  ·  {i * 7.5:.1f} MB")
+        panel.rate_label.setText(f"Reading {i * 111.1:.1f} MB/s")
+        qtbot.wait(20)
+    panel.removeEventFilter(counter)
+    assert Count.n == 0
+    for label in (panel.totals, panel.rate_label):
+        assert label.geometry() == label.parentWidget().rect()  # the holder's whole rectangle
+        assert label.width() >= label.sizeHint().width() and label.height() >= label.sizeHint().height()

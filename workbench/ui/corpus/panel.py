@@ -346,8 +346,9 @@ class _Held(QWidget):
     surrounding layout is laid out for other reasons; with ``widest``, as wide as that text (and
     the label's minimum width), not as the text of the moment."""
 
-    def __init__(self, label: QLabel, widest: str | None = None):
+    def __init__(self, label: QLabel, name: str, widest: str | None = None):
         super().__init__()
+        self.setAccessibleName(name)
         self.label = label
         self.widest = widest
         label.setParent(self)
@@ -514,7 +515,7 @@ class CorpusPanel(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop reading (files read so far keep their statistics)")
         self.cancel_button.clicked.connect(lambda _c=False: self.cancel_scan())
-        self._rate_held = _Held(self.rate_label, "Reading 999.9 MB/s")
+        self._rate_held = _Held(self.rate_label, "Reading rate", "Reading 999.9 MB/s")
         for w in (self._rate_held, self.progress, self.cancel_button):
             bar.addWidget(w)
         # The row asks the window for no width of its own: with the reading progress shown it was
@@ -582,7 +583,7 @@ class CorpusPanel(QWidget):
         self.totals = QLabel()
         self.totals.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.totals.setContentsMargins(4, 2, 4, 2)
-        tl.addWidget(_Held(self.totals))
+        tl.addWidget(_Held(self.totals, "Corpus totals"))
         self.splitter.addWidget(top)
 
         bad = QWidget()

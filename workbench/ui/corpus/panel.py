@@ -336,6 +336,41 @@ class CorpusTableModel(QAbstractTableModel):
         return taken
 
 
+class _Held(QWidget):
+    """Holds one label whose text changes while a scan runs, so that the change is not a layout
+    of the whole window: a ``QLabel.setText`` invalidates its parent's layout, and each layout's
+    activation tells its own parent in turn, up to the main window, whose dock layout then gave
+    every dock a geometry animation (~650 main-window layouts while 100,000 files were read, each
+    in a turn with a paint). This widget has no layout: the label's request ends here, and the
+    label is given this widget's whole rectangle. Its size hint is the label's, read when the
+    surrounding layout is laid out for other reasons; with ``widest``, as wide as that text (and
+    the label's minimum width), not as the text of the moment."""
+
+    def __init__(self, label: QLabel, name: str, widest: str | None = None):
+        super().__init__()
+        self.setAccessibleName(name)
+        self.label = label
+        self.widest = widest
+        label.setParent(self)
+        self.setSizePolicy(label.sizePolicy())
+
+    def _hint(self, hint: QSize) -> QSize:
+        if self.widest is None:
+            return hint
+        m = self.label.contentsMargins()
+        width = self.label.fontMetrics().horizontalAdvance(self.widest) + m.left() + m.right() + 2
+        return QSize(max(width, self.label.minimumWidth()), hint.height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return self._hint(self.label.sizeHint())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        return self._hint(self.label.minimumSizeHint())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        self.label.setGeometry(self.rect())
+
+
 @dataclass(frozen=True)
 class _Removed:
     """Rows one removal took, for Undo: their entries and where they were (``rows`` None: every
@@ -400,6 +435,12 @@ class CorpusPanel(QWidget):
         self._pending.setSingleShot(True)
         self._pending.setInterval(100)
         self._pending.timeout.connect(self._flush)
+        # The redraw is a step that can wait a turn while a scan runs (turns.room): it (the totals,
+        # the other tabs told) landed in the same turn as a batch of rows or reports and the paint.
+        self._flush_due = QTimer(self)
+        self._flush_due.setSingleShot(True)
+        self._flush_due.setInterval(0)
+        self._flush_due.timeout.connect(self._flush)
 
         from workbench.ui.corpus.scan import gpt2_findall
 
@@ -474,7 +515,8 @@ class CorpusPanel(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop reading (files read so far keep their statistics)")
         self.cancel_button.clicked.connect(lambda _c=False: self.cancel_scan())
-        for w in (self.rate_label, self.progress, self.cancel_button):
+        self._rate_held = _Held(self.rate_label, "Reading rate", "Reading 999.9 MB/s")
+        for w in (self._rate_held, self.progress, self.cancel_button):
             bar.addWidget(w)
         # The row asks the window for no width of its own: with the reading progress shown it was
         # wider than a 1,200-px window, which grew by a few pixels whenever a project's files
@@ -541,7 +583,7 @@ class CorpusPanel(QWidget):
         self.totals = QLabel()
         self.totals.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.totals.setContentsMargins(4, 2, 4, 2)
-        tl.addWidget(self.totals)
+        tl.addWidget(_Held(self.totals, "Corpus totals"))
         self.splitter.addWidget(top)
 
         bad = QWidget()
@@ -956,6 +998,7 @@ class CorpusPanel(QWidget):
     def shutdown(self) -> None:
         self._stop_listing()
         self._report_timer.stop()
+        self._flush_due.stop()
         self._reports.clear()
         self.lister.shutdown()
         self._thread.shutdown()
@@ -963,7 +1006,13 @@ class CorpusPanel(QWidget):
     # ---- worker reports (GUI thread) ---------------------------------------------------------------
     @Slot(int, object)
     def _on_files_added(self, job_id: int, added: object) -> None:
+        """A batch of a job's files, checked and not read yet: queued with the reports (in their
+        order: a file's row comes before its reports) and listed in a turn with room."""
         assert isinstance(added, list)
+        self._queue_report(("added", job_id, added))
+
+    def _list_added(self, job_id: int, added: list) -> None:
+        """List a batch of ``files_added`` (one insertion), then let the worker send the next."""
         self._worker.listed()  # the worker sends the next batch now: it lands in a later turn of the event loop
         if self._worker.cancelled(job_id):  # sent before a clear or another project: never listed
             return
@@ -1050,6 +1099,11 @@ class CorpusPanel(QWidget):
         if not self._report_timer.isActive():
             self._report_timer.start()
 
+    def _queue_report(self, report: tuple) -> None:
+        self._reports.append(report)
+        if not self._report_timer.isActive():
+            self._report_timer.start()
+
     def _timed_reports(self) -> None:
         if turns.room(self._report_timer):
             self._take_reports(FEED_BUDGET_S)
@@ -1062,10 +1116,16 @@ class CorpusPanel(QWidget):
         while reports:
             for _ in range(min(25, len(reports))):
                 report = reports.popleft()
-                if report[0] == "scanned":
+                what = report[0]
+                if what == "scanned":
                     self._on_file_scanned(report[1], report[2])
-                else:
+                elif what == "progress":
                     self._on_file_progress(report[1], report[2], report[3])
+                elif what == "added":
+                    self._list_added(report[1], report[2])
+                    break  # a batch of rows is a few ms of its own: the clock is looked at now
+                else:  # "failed"
+                    self._file_failed(*report[1:])
             if budget_s is not None and time.thread_time() - began >= budget_s:
                 break
         if reports:
@@ -1108,6 +1168,11 @@ class CorpusPanel(QWidget):
 
     @Slot(str, str, str, bool)
     def _on_file_failed(self, key: str, message: str, encoding: str = "", bad_record: bool = False) -> None:
+        """A file refused while read: queued behind the reports before it (its row may still be
+        in the queue, see ``_on_files_added``)."""
+        self._queue_report(("failed", key, message, encoding, bad_record))
+
+    def _file_failed(self, key: str, message: str, encoding: str = "", bad_record: bool = False) -> None:
         e = self.model.entry(key)
         if e is not None:  # its row goes at the next redraw, with the others that failed meanwhile
             self._failed_keys.append(key)
@@ -1153,6 +1218,7 @@ class CorpusPanel(QWidget):
     # ---- view updates ----------------------------------------------------------------------------
     def _changed(self) -> None:
         self._pending.stop()
+        self._flush_due.stop()
         if self._failed_keys:  # one removal for all the files that failed since the last redraw
             keys, self._failed_keys = self._failed_keys, []
             self.model.remove(keys)
@@ -1172,6 +1238,8 @@ class CorpusPanel(QWidget):
 
     @Slot()
     def _flush(self) -> None:
+        if self.is_scanning() and not turns.room(self._flush_due):
+            return  # in a later turn (_flush_due)
         self._changed()
         if self.is_scanning():
             keep_what_is_built()  # the rows a long scan has added so far
@@ -1210,7 +1278,7 @@ class CorpusPanel(QWidget):
         has_files = bool(self.model.entries) or self.rejected_list.count() > 0
         self.stack.setCurrentIndex(1 if has_files else 0)
         scanning = self.is_scanning()
-        for w in (self.progress, self.cancel_button, self.rate_label):
+        for w in (self.progress, self.cancel_button, self._rate_held):
             w.setVisible(scanning)
         if scanning and not self._scan_keys:
             self.progress.setRange(0, 0)  # busy: still listing and checking files

@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from workbench.core.encoder import Encoder, two_byte_ranks
+from workbench.core.encoder import _LONG_PIECE, Encoder, _bpe_heap, two_byte_ranks
 from workbench.core.metrics import Pacer, Progress, ShouldStop, vocab_usage
 from workbench.core.model import Tokenizer
 from workbench.core.unigram import is_spm_model
@@ -210,6 +210,8 @@ class Tracer:
         if self.by_bytes:
             return self._by_bytes(symbols)
         steps: list[tuple[int, int, int]] = []
+        if len(symbols) > _LONG_PIECE:  # the quadratic scan below took minutes on a 6,000-symbol token
+            return _bpe_heap(list(symbols), self.pair_rank, steps), steps
         syms = list(symbols)
         get = self.pair_rank.get
         while len(syms) > 1:

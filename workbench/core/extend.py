@@ -37,7 +37,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 import regex
 
 from workbench.core.bpe import BpeTrainer, TrainConfig
-from workbench.core.encoder import Encoder, _bpe_scan, _bytes_rule_heap
+from workbench.core.encoder import Encoder, _bytes_rule_heap, bpe_merge_rule
 from workbench.core.metrics import encode_pretoken
 from workbench.core.model import MergeEvent, Tokenizer
 from workbench.core.trainer import TrainLog
@@ -330,7 +330,7 @@ def continued_usage(tokenizer: Tokenizer, base_words: Sequence[Sequence[int]], f
     for word, count in zip(base_words, freqs):
         if not any(pair in pair_rank for pair in zip(word, word[1:])):
             continue
-        for token_id in _bpe_scan(list(word), pair_rank):
+        for token_id in bpe_merge_rule(list(word), pair_rank):
             if token_id >= first_new:
                 emitted[token_id - first_new] += count
     made = list(emitted)

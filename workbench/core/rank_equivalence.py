@@ -131,12 +131,12 @@ def _prove(tok: Tokenizer, byte_ids: Sequence[int]) -> RankTable | None:
 def _self_encoding(tok: Tokenizer, byte_ids: Sequence[int],
                    pair_rank: dict[tuple[int, int], tuple[int, int]]) -> bool:
     """Condition 2: each merged token's bytes encode, by the merge rule, to that token alone
-    (the encoder's own merge loop, so the proof holds for exactly what the Python path computes)."""
-    from workbench.core.encoder import _bpe_scan
+    (the encoder's own merge rule, so the proof holds for exactly what the Python path computes)."""
+    from workbench.core.encoder import bpe_merge_rule
 
     vocab = tok.vocab
     for _a, _b, new in tok.merges:
         symbols = [byte_ids[b] for b in vocab[new]]
-        if _bpe_scan(symbols, pair_rank) != [new]:
+        if bpe_merge_rule(symbols, pair_rank) != [new]:
             return False
     return True

@@ -52,7 +52,7 @@ from operator import is_, mul
 from typing import Callable, Iterator, Mapping
 
 from workbench.core.bpe import _SHIFT, BpeTrainer, FlatWords, TrainConfig
-from workbench.core.encoder import _LONG_PIECE, _bpe_heap, _bpe_scan
+from workbench.core.encoder import bpe_merge_rule
 from workbench.core.model import MergeEvent, Tokenizer
 from workbench.core.trainer import TrainingCancelled, TrainLog
 from workbench.errors import ConfigError
@@ -403,7 +403,7 @@ def encode_flat(counts: Mapping[str, int], vocab: list[bytes], merges: list[tupl
         """Encode a segment not met before into the table; its number."""
         symbols = [offset + b for b in segment.encode("utf-8")]
         if len(symbols) > 1:
-            symbols = (_bpe_heap if len(symbols) > _LONG_PIECE else _bpe_scan)(symbols, pair_rank)
+            symbols = bpe_merge_rule(symbols, pair_rank)
         i = seg_of[segment] = len(seg_len)
         seg_start.append(len(table))
         seg_len.append(len(symbols))

@@ -54,8 +54,7 @@ from operator import mul, sub
 from workbench.core.corpus_metrics import DEFAULT_D, Recut, TextTally, sequence_pretokens
 from workbench.core.encoder import (  # the encoder's own loops: one BPE rule, not two
     Encoder,
-    _bpe_heap,
-    _bpe_scan,
+    bpe_merge_rule,
 )
 from workbench.core.metrics import Pacer, Progress, ShouldStop, encode_pretoken
 from workbench.core.model import Tokenizer
@@ -510,7 +509,7 @@ def _continued_lengths(tokenizer: Tokenizer, pieces: list[str],
                 if symbols is None:
                     symbols = list(encode_pretoken(base, piece))
                 if window and len(symbols) > 1:
-                    symbols = _bpe_heap(symbols, window) if len(symbols) > 48 else _bpe_scan(symbols, window)
+                    symbols = bpe_merge_rule(symbols, window)
                 states[j] = symbols
                 append(len(symbols))
             return lengths

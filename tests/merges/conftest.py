@@ -54,3 +54,15 @@ def panel(qtbot):
     widget.show()
     yield widget
     widget.shutdown()
+
+
+@pytest.fixture
+def small_source(small_project):
+    """Run 1 of the small project as the merge table's source: (source, data, its store)."""
+    from workbench.store import ProjectStore
+    from workbench.store.browse import MergeSource, store_connection
+
+    path, data = small_project
+    store = ProjectStore.open(path, readonly=True)
+    yield MergeSource(store_connection(store), ("run", 1)), data, store
+    store.close()

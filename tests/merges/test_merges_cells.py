@@ -25,14 +25,6 @@ from workbench.ui.merges.vocab_model import VocabTableModel
 # support for makes Qt's font database log a warning while painting. It is not ours to fix.
 pytestmark = pytest.mark.qt_log_ignore("OpenType support missing", extend=True)
 
-@pytest.fixture
-def small_source(small_project):
-    path, data = small_project
-    store = ProjectStore.open(path, readonly=True)
-    yield MergeSource(store_connection(store), ("run", 1)), data, store
-    store.close()
-
-
 def _marks(n: int) -> list[str]:
     """Audit marks: every third id unreachable, every fifth never used, the rest clean."""
     return ["unreachable" if i % 3 == 0 else "never_used" if i % 5 == 0 else "" for i in range(n)]

@@ -29,14 +29,6 @@ from workbench.ui.merges.vocab_model import VocabTableModel
 pytestmark = pytest.mark.qt_log_ignore("OpenType support missing", extend=True)
 
 
-@pytest.fixture
-def small_source(small_project):
-    path, data = small_project
-    store = ProjectStore.open(path, readonly=True)
-    yield MergeSource(store_connection(store), ("run", 1)), data, store
-    store.close()
-
-
 def test_qtmodeltester_unfiltered_filtered_and_sorted(qtmodeltester, small_source):
     source, data, _store = small_source
     model = MergeTableModel()

@@ -191,8 +191,9 @@ def ordered_pool_map(fn: Callable, items: Iterable, *, workers: int, initargs: t
 
     ctx = multiprocessing.get_context("fork")
     procs, queues, pipes = [], [], []
-    forked = max(workers - 1, 1) if workers > 1 else 1
-    slots = forked + 1 if workers > 1 else forked  # the last slot is the caller's own
+    counts_too = workers > 1  # the caller takes the last slot (one worker is forked regardless)
+    forked = workers - 1 if counts_too else 1
+    slots = forked + counts_too
     mine: dict[int, Any] = {}  # index -> the caller's item, not yet computed
     done: dict[int, Any] = {}  # index -> the caller's result, computed while a worker counted
     compute = own or fn
@@ -207,7 +208,7 @@ def ordered_pool_map(fn: Callable, items: Iterable, *, workers: int, initargs: t
             procs.append(proc)
             queues.append(tasks)
             pipes.append(receive)
-        if slots > forked:
+        if counts_too:
             _prepare_counting(*initargs)
         submitted = taken = 0
         source = iter(items)
@@ -252,8 +253,6 @@ def ordered_pool_map(fn: Callable, items: Iterable, *, workers: int, initargs: t
                 raise value
             yield value
     finally:
-        mine.clear()
-        done.clear()
         for proc in procs:
             if proc.is_alive():
                 proc.kill()

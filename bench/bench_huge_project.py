@@ -153,6 +153,8 @@ class StallSampler:
         self.interval = interval_s
         self.main = threading.main_thread().ident
         self.samples: list[tuple[float, str]] = []
+        self.others: list[tuple[float, int, str]] = []  # other threads' stacks (ident, where)
+        self.watch = None  # a ThreadWatch: which threads ran in a stall (the GIL's holder)
         self.stalls: list[tuple[float, float, float]] = []  # (start, wall, cpu)
         self._running = False
         self._thread: threading.Thread | None = None
@@ -160,7 +162,12 @@ class StallSampler:
     def begin(self, now: float) -> None:
         import threading
 
-        self.samples, self.stalls, self._running = [], [], True
+        self.samples, self.others, self.stalls, self._running = [], [], [], True
+        if self.watch is None:
+            from thread_watch import ThreadWatch
+
+            self.watch = ThreadWatch()
+        self.watch.start()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -168,16 +175,24 @@ class StallSampler:
         self._running = False
         if self._thread is not None:
             self._thread.join()
+        if self.watch is not None:
+            self.watch.stop()
 
     def tick(self, now: float, gap: float, cpu: float) -> None:
         if gap * 1000 > FRAME_MS + TICK_MS:
             self.stalls.append((now - gap, gap, cpu))
 
     def _run(self) -> None:
+        import threading
+
+        mine = threading.get_ident()
         while self._running:
-            frame = sys._current_frames().get(self.main)
-            if frame is not None:
-                self.samples.append((time.perf_counter(), _where(frame)))
+            now = time.perf_counter()
+            for ident, frame in sys._current_frames().items():
+                if ident == self.main:
+                    self.samples.append((now, _where(frame)))
+                elif ident != mine:
+                    self.others.append((now, ident, _where(frame)))
             time.sleep(self.interval)
 
     def report(self, top: int = 4) -> None:
@@ -190,6 +205,13 @@ class StallSampler:
             print(f"      stall {1000 * wall:6.0f} ms wall, {1000 * cpu:5.0f} ms CPU:", flush=True)
             for where, n in inside.most_common(5):
                 print(f"        {n:4d} × {where}", flush=True)
+            if self.watch is not None and self.watch.samples:
+                ran = sorted(self.watch.cpu_in(start, start + wall).items(), key=lambda kv: -kv[1])
+                print("        threads that ran: " + ", ".join(f"{tid} {1000 * c:.0f} ms" for tid, c in ran[:4]
+                                                            if c >= 0.001), flush=True)
+            elsewhere = Counter(where for t, _i, where in self.others if start - 0.002 <= t <= start + wall + 0.004)
+            for where, n in elsewhere.most_common(3):
+                print(f"        other thread {n:3d} × {where}", flush=True)
 
 
 class EventLog(QObject):

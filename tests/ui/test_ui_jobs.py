@@ -227,3 +227,78 @@ def test_a_feed_stops_when_it_is_no_longer_current(qtbot):
     qtbot.waitUntil(lambda: len(got) >= 100, timeout=10000)
     qtbot.wait(50)
     assert got == list(range(100)) and not finished
+
+
+# ---- the collector while jobs build (``collector_paused``) and the GIL's switch interval ------------
+
+def test_the_collector_is_paused_while_jobs_run_and_what_they_built_is_frozen(runner, qtbot):
+    """Two overlapping jobs: no automatic collector pass while either runs; the objects the jobs
+    built are out of the full passes (frozen) once the last one ends, and the collector is back on."""
+    import gc
+
+    assert gc.isenabled()
+    seen: list[bool] = []
+    gate_a, gate_b, started_b = threading.Event(), threading.Event(), threading.Event()
+    built: list[object] = []
+
+    def job_a():
+        seen.append(gc.isenabled())
+        assert gate_a.wait(WAIT_MS / 1000)
+        built.append([[i] for i in range(1000)])  # containers the collector would walk
+        return "a"
+
+    def job_b():
+        started_b.set()
+        seen.append(gc.isenabled())
+        assert gate_b.wait(WAIT_MS / 1000)
+        return "b"
+
+    calls = Calls()
+    runner.submit(job_a, calls.done("a"), calls.error("a"))
+    runner.submit(job_b, calls.done("b"), calls.error("b"))
+    assert started_b.wait(WAIT_MS / 1000)
+    frozen_before = gc.get_freeze_count()
+    gate_a.set()
+    qtbot.waitUntil(lambda: ("a:done", "a") in calls.events, timeout=WAIT_MS)
+    assert not gc.isenabled()  # job b still runs: still paused, nothing frozen yet by job a
+    assert gc.get_freeze_count() == frozen_before
+    gate_b.set()
+    qtbot.waitUntil(lambda: runner.active_count() == 0, timeout=WAIT_MS)
+    assert seen == [False, False]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() >= frozen_before + 1000  # job a's lists among them
+    assert all(o is not built[0] for o in gc.get_objects())  # not in any generation a pass walks
+
+
+def test_a_collector_turned_off_before_the_jobs_stays_off(runner, qtbot):
+    import gc
+
+    gc.disable()
+    try:
+        calls = Calls()
+        runner.submit(lambda: gc.isenabled(), calls.done("job"), calls.error("job"))
+        qtbot.waitUntil(lambda: runner.active_count() == 0, timeout=WAIT_MS)
+        assert calls.events == [("job:done", False)]
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_window_hands_the_gil_on_often():
+    """The window's thread waits at most the switch interval each time it calls into Python
+    behind a worker that computes: the window sets it to ``SWITCH_INTERVAL_S``, never higher."""
+    import sys
+
+    from workbench.ui.jobs import SWITCH_INTERVAL_S, share_the_gil_often
+
+    before = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.005)
+        share_the_gil_often()
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_S)
+        assert SWITCH_INTERVAL_S < 0.005
+        sys.setswitchinterval(SWITCH_INTERVAL_S / 2)  # already shorter: left alone
+        share_the_gil_often()
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_S / 2)
+    finally:
+        sys.setswitchinterval(before)

@@ -63,7 +63,7 @@ from workbench.ui.corpus.panel import CorpusPanel
 from workbench.ui.dialogs import ExportDialog, fit_title, short_message, shortcuts_dialog
 from workbench.ui.guide import GuideBanner
 from workbench.ui.inspect.panel import InspectPanel
-from workbench.ui.jobs import LIST_OFF_THREAD, JobRunner, keep_what_is_built
+from workbench.ui.jobs import LIST_OFF_THREAD, JobRunner, keep_what_is_built, share_the_gil_often
 from workbench.ui.logs import LogDialog, window_log_path
 from workbench.ui.merges.panel import MergePanel
 from workbench.ui.project_session import (
@@ -125,6 +125,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.settings = settings or AppSettings()
         self.session = ProjectSession(self)
+        share_the_gil_often()  # the window's thread is never long behind a worker thread
         self.tasks = JobRunner(self)
         self.export_check_dialog: QDialog | None = None  # the pre-export check's warnings, while shown
         self.setWindowIcon(style.app_icon())

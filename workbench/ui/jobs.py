@@ -252,8 +252,11 @@ def _discard(discard: Callable[[Any], None], result: Any) -> None:
 #: The window's thread takes the GIL once per call into Python — each table cell's ``data``, each
 #: paint, each timer — and behind a worker thread that computes it waited up to the whole
 #: interval each time: a table paint of a few hundred calls stood still 30–50 ms with 1 ms of its
-#: own CPU. At 1 ms a worker gives way sooner; its own time grows by a few per cent (more switches).
-SWITCH_INTERVAL_S = 0.0002
+#: own CPU. Measured on the 10M-merge and 100,000-file projects (bench_huge_project.py,
+#: bench_corpus_tab.py): 0.2 ms gave the window's thread the GIL soonest but cost it CPU of its own
+#: in every switch (more turns over a frame while a listing fed in); 1 ms left 90–150 ms stalls
+#: while two workers loaded a 10M-merge run; 0.5 ms between. The workers' wall time did not grow.
+SWITCH_INTERVAL_S = 0.0005
 
 
 def share_the_gil_often() -> None:
@@ -264,28 +267,34 @@ def share_the_gil_often() -> None:
 
 _pause_lock = threading.Lock()
 _pausers = 0
-_resume = False
+_thresholds: tuple[int, ...] = ()
+#: The oldest generation's threshold while jobs run: never reached (a full pass runs only when
+#: this many passes of the middle generation came first).
+_NO_FULL_PASS = 1 << 30
 
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """Run a job with the cyclic garbage collector's automatic passes paused, and take what the
-    process holds when the last paused job ends out of its full passes (:func:`keep_what_is_built`).
+    """Run a job with no full pass of the cyclic garbage collector, and take what the process
+    holds when the last such job ends out of the full passes (``gc.freeze``).
 
     A job that reads a run of 10M merges builds millions of objects (rows, keys, a tokenizer's
     tables); each time they grew by a quarter the collector went over every object the process
     holds — 50–110 ms with the GIL held, finding nothing: the window stood still that long behind
-    a worker. Paused, no pass runs while jobs build; frozen at the end, what they built is never
-    walked by a pass again (reference counting still frees it when dropped). Jobs overlap: the
-    first one in pauses, the last one out freezes and resumes. What it leaves out: cyclic garbage
-    made anywhere in the process while a job ran is frozen with the rest (a bounded leak, as in
-    :func:`keep_what_is_built`); a collector that was off before the first job stays off.
+    a worker. While jobs run, only the young generations are collected (passes over the few
+    thousand newest objects, so cyclic garbage of the moment is still freed and the window's own
+    young objects stay few); when the last one ends, what the jobs built is frozen, never walked
+    by a full pass again (reference counting still frees it when it is dropped). Jobs overlap: the
+    first one in raises the oldest generation's threshold, the last one out freezes and restores
+    it. What it leaves out: cyclic garbage that outlived the young passes while a job ran is frozen
+    with the rest (a bounded leak, as in :func:`keep_what_is_built`); a collector that was turned
+    off stays off.
     """
-    global _pausers, _resume
+    global _pausers, _thresholds
     with _pause_lock:
         if _pausers == 0:
-            _resume = gc.isenabled()
-            gc.disable()
+            _thresholds = gc.get_threshold()
+            gc.set_threshold(*_thresholds[:2], _NO_FULL_PASS)
         _pausers += 1
     try:
         yield
@@ -294,8 +303,7 @@ def collector_paused() -> Iterator[None]:
             _pausers -= 1
             if _pausers == 0:
                 gc.freeze()
-                if _resume:
-                    gc.enable()
+                gc.set_threshold(*_thresholds)
 
 
 def keep_what_is_built() -> None:

@@ -275,7 +275,7 @@ def test_the_window_hands_the_gil_on_often():
     behind a worker that computes: the window sets it to ``SWITCH_INTERVAL_S``, never higher."""
     import sys
 
-    from workbench.ui.jobs import SWITCH_INTERVAL_S, share_the_gil_often
+    from workbench.ui.collector import SWITCH_INTERVAL_S, share_the_gil_often
 
     before = sys.getswitchinterval()
     try:
@@ -288,3 +288,51 @@ def test_the_window_hands_the_gil_on_often():
         assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_S / 2)
     finally:
         sys.setswitchinterval(before)
+
+
+def test_the_window_collects_on_its_own_thread_only_and_not_while_jobs_build(runner, qtbot):
+    """A main window's collector: the automatic one is off (no pass on a worker thread, where Qt
+    objects in the garbage would be destroyed on the wrong thread); young passes run on the GUI
+    thread's timer, none while a job builds; the last collector stopped turns the automatic one on."""
+    import gc
+
+    from workbench.ui.collector import GuiThreadCollector
+
+    assert gc.isenabled()
+    ran_on: list[str] = []
+
+    def seen(phase: str, _info: dict) -> None:
+        if phase == "start":
+            ran_on.append(threading.current_thread().name)
+
+    first, second = GuiThreadCollector(interval_ms=10), GuiThreadCollector(interval_ms=10)
+    try:
+        assert not gc.isenabled()
+        gc.callbacks.append(seen)
+        gate, started = threading.Event(), threading.Event()
+
+        def job():
+            started.set()
+            assert gate.wait(WAIT_MS / 1000)
+            return [[i] for i in range(5000)]  # containers: past the youngest generation's threshold
+
+        calls = Calls()
+        runner.submit(job, calls.done("job"), calls.error("job"))
+        assert started.wait(WAIT_MS / 1000)
+        _garbage = [[i] for i in range(5000)]  # made on this thread while the job builds
+        passes = list(first.passes)
+        qtbot.wait(100)  # ten turns of the timer
+        assert first.passes == passes  # none while a job builds
+        gate.set()
+        qtbot.waitUntil(lambda: runner.active_count() == 0, timeout=WAIT_MS)
+        _more = [[i] for i in range(5000)]
+        qtbot.waitUntil(lambda: first.passes[0] > passes[0], timeout=WAIT_MS)
+        assert ran_on and set(ran_on) == {threading.main_thread().name}
+        first.stop()
+        assert not gc.isenabled()  # the other window's collector still runs
+    finally:
+        if seen in gc.callbacks:
+            gc.callbacks.remove(seen)
+        first.stop()
+        second.stop()
+    assert gc.isenabled()

@@ -12,9 +12,8 @@
   project's 100,000 corpus files, in the Corpus and Compare tabs).
 * :class:`SplitPreviewer` — the training form's live pre-tokenizer preview, one key on a runner
   (a custom pattern may backtrack for seconds, so it never runs on the GUI thread).
-* :func:`collector_paused` (every job runs in it) and :func:`share_the_gil_often` (the window
-  calls it once) — the window's thread is not left waiting behind a worker: no full pass of the
-  cyclic garbage collector while jobs build, and the GIL handed on every 0.5 ms.
+* every job runs in :func:`workbench.ui.collector.collector_paused` (no collector pass while
+  jobs build; see that module for the window's collector).
 
 A result that holds something to close (an opened project's connection) is submitted with
 ``discard=``: a result that will never be delivered — its job overtaken, cancelled, or still in
@@ -35,14 +34,11 @@ process (``ui/train/process.py``); the inspector's long-lived worker with its to
 
 from __future__ import annotations
 
-import gc
 import itertools
 import logging
-import sys
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -51,6 +47,7 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal, Slot
 
 from workbench.errors import WorkbenchError
 from workbench.ui import turns
+from workbench.ui.collector import collector_paused, keep_what_is_built
 
 log = logging.getLogger(__name__)
 
@@ -249,79 +246,6 @@ def _discard(discard: Callable[[Any], None], result: Any) -> None:
         discard(result)
     except Exception:  # noqa: BLE001 - closing a dropped result must not break the runner
         log.exception("discarding an undelivered result failed")
-
-
-#: How long a thread may hold the GIL before one that waits asks for it (Python's default: 5 ms).
-#: The window's thread takes the GIL once per call into Python — each table cell's ``data``, each
-#: paint, each timer — and behind a worker thread that computes it waited up to the whole
-#: interval each time: a table paint of a few hundred calls stood still 30–50 ms with 1 ms of its
-#: own CPU. Measured on the 10M-merge and 100,000-file projects (bench_huge_project.py,
-#: bench_corpus_tab.py): 0.2 ms gave the window's thread the GIL soonest but cost it CPU of its own
-#: in every switch (more turns over a frame while a listing fed in); 1 ms left 90–150 ms stalls
-#: while two workers loaded a 10M-merge run; 0.5 ms between. The workers' wall time did not grow.
-SWITCH_INTERVAL_S = 0.0005
-
-
-def share_the_gil_often() -> None:
-    """Set the process's GIL switch interval for a window with worker threads (see above)."""
-    if sys.getswitchinterval() > SWITCH_INTERVAL_S:
-        sys.setswitchinterval(SWITCH_INTERVAL_S)
-
-
-_pause_lock = threading.Lock()
-_pausers = 0
-_thresholds: tuple[int, ...] = ()
-#: The oldest generation's threshold while jobs run: never reached (a full pass runs only when
-#: this many passes of the middle generation came first).
-_NO_FULL_PASS = 1 << 30
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Run a job with no full pass of the cyclic garbage collector, and take what the process
-    holds when the last such job ends out of the full passes (``gc.freeze``).
-
-    A job that reads a run of 10M merges builds millions of objects (rows, keys, a tokenizer's
-    tables); each time they grew by a quarter the collector went over every object the process
-    holds — 50–110 ms with the GIL held, finding nothing: the window stood still that long behind
-    a worker. While jobs run, only the young generations are collected (passes over the few
-    thousand newest objects, so cyclic garbage of the moment is still freed and the window's own
-    young objects stay few); when the last one ends, what the jobs built is frozen, never walked
-    by a full pass again (reference counting still frees it when it is dropped). Jobs overlap: the
-    first one in raises the oldest generation's threshold, the last one out freezes and restores
-    it. What it leaves out: cyclic garbage that outlived the young passes while a job ran is frozen
-    with the rest (a bounded leak, as in :func:`keep_what_is_built`); a collector that was turned
-    off stays off.
-    """
-    global _pausers, _thresholds
-    with _pause_lock:
-        if _pausers == 0:
-            _thresholds = gc.get_threshold()
-            gc.set_threshold(*_thresholds[:2], _NO_FULL_PASS)
-        _pausers += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _pausers -= 1
-            if _pausers == 0:
-                gc.freeze()
-                gc.set_threshold(*_thresholds)
-
-
-def keep_what_is_built() -> None:
-    """Take what the window holds now out of the cyclic garbage collector's full passes
-    (``gc.freeze``, after a pass over the youngest objects).
-
-    A project of 100,000 corpus files builds about a million objects as it is listed and read;
-    each time they grew by a quarter the collector went over all of them again — 0.1–0.6 s with the
-    GIL held, on whichever thread allocated, finding nothing (every row is alive). Called while a
-    long listing or scan adds rows. What it leaves out: cyclic garbage older than the youngest
-    generation at that moment is frozen with the rest and never collected (reference counting
-    still frees everything that is not in a cycle) — a bounded leak traded for frames.
-    """
-    gc.collect(0)
-    gc.freeze()
 
 
 def feed_in_batches(items: Sequence[Any], add: Callable[[Sequence[Any]], object], current: Callable[[], bool],

@@ -58,12 +58,13 @@ from PySide6.QtWidgets import (
 
 from workbench.errors import WorkbenchError
 from workbench.ui import style, turns
+from workbench.ui.collector import GuiThreadCollector, keep_what_is_built, share_the_gil_often
 from workbench.ui.compare.panel import ComparePanel
 from workbench.ui.corpus.panel import CorpusPanel
 from workbench.ui.dialogs import ExportDialog, fit_title, short_message, shortcuts_dialog
 from workbench.ui.guide import GuideBanner
 from workbench.ui.inspect.panel import InspectPanel
-from workbench.ui.jobs import LIST_OFF_THREAD, JobRunner, keep_what_is_built, share_the_gil_often
+from workbench.ui.jobs import LIST_OFF_THREAD, JobRunner
 from workbench.ui.logs import LogDialog, window_log_path
 from workbench.ui.merges.panel import MergePanel
 from workbench.ui.project_session import (
@@ -126,6 +127,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or AppSettings()
         self.session = ProjectSession(self)
         share_the_gil_often()  # the window's thread is never long behind a worker thread
+        self.collector = GuiThreadCollector(self)  # collector passes on this thread only (ui/collector.py)
         self.tasks = JobRunner(self)
         self.export_check_dialog: QDialog | None = None  # the pre-export check's warnings, while shown
         self.setWindowIcon(style.app_icon())
@@ -1206,6 +1208,7 @@ class MainWindow(QMainWindow):
         self.training.shutdown()
         self.corpus.shutdown()
         self.tasks.shutdown()
+        self.collector.stop()
         self._set_views_project(None)
         for view in self.views:  # the views own worker threads too
             self._guarded(view, "shutdown", view.shutdown)

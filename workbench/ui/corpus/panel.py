@@ -65,10 +65,11 @@ from workbench.errors import WorkbenchError
 from workbench.tasks.corpus_fields import first_files, option_candidates
 from workbench.tasks.spec import CorpusFile
 from workbench.ui import style, text, turns
+from workbench.ui.collector import keep_what_is_built
 from workbench.ui.corpus.scan import CorpusScanWorker, ScanThread
 from workbench.ui.corpus.totals import CorpusTotals
 from workbench.ui.empty_state import EmptyState
-from workbench.ui.jobs import FEED_BUDGET_S, JobRunner, feed_in_batches, keep_what_is_built
+from workbench.ui.jobs import FEED_BUDGET_S, JobRunner, feed_in_batches
 from workbench.ui.settings import AppSettings
 
 FILE_FILTER = ("Corpus files (*.txt *.text *.jsonl *.ndjson *.json *.csv *.tsv *.parquet *.arrow *.counts *.gz *.zst);;"

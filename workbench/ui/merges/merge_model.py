@@ -44,7 +44,7 @@ from workbench.core.display import piece_chars, piece_hex, piece_text
 from workbench.core.superbpe import is_superword
 from workbench.errors import WorkbenchError
 from workbench.store.browse import MergeEntry, audit_mark, sql_error, store_connection
-from workbench.ui.jobs import keep_what_is_built
+from workbench.ui.collector import keep_what_is_built
 from workbench.ui.project_session import QUERY_LIMIT_S, open_read
 from workbench.ui.style import is_dark, muted
 
@@ -357,7 +357,7 @@ class LazyKeyedModel(QAbstractTableModel):
             # A list of millions of sort values: each full pass of the cyclic collector visits every
             # item (a 10M-piece vocabulary sorted by piece: ~0.2 s with the GIL held, on whichever
             # thread allocated — the window's, in a paint). Taken out of those passes like the
-            # window's other long listings (``jobs.keep_what_is_built``).
+            # window's other long listings (``collector.keep_what_is_built``).
             keep_what_is_built()
         release_off_thread(*(seq for seq in old if seq is not self._keys and seq is not self._values))
 

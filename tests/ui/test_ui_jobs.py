@@ -290,24 +290,27 @@ def test_the_window_hands_the_gil_on_often():
         sys.setswitchinterval(before)
 
 
-def test_the_window_collects_on_its_own_thread_only_and_not_while_jobs_build(runner, qtbot):
-    """A main window's collector: the automatic one is off (no pass on a worker thread, where Qt
-    objects in the garbage would be destroyed on the wrong thread); young passes run on the GUI
-    thread's timer, none while a job builds; the last collector stopped turns the automatic one on."""
+def test_the_app_collects_on_its_own_thread_only_and_not_while_jobs_build(runner, qtbot):
+    """The application's collector, started by the runner (as by every class that starts a thread):
+    the automatic one is off (no pass on a worker thread, where Qt objects in the garbage would be
+    destroyed on the wrong thread); young passes run on the GUI thread's timer, none while a job
+    builds; the last collector stopped (the app quitting) turns the automatic one back on, and the
+    next class that starts a thread starts the app's collector again."""
     import gc
 
-    from workbench.ui.collector import GuiThreadCollector
+    from workbench.ui.collector import GuiThreadCollector, collect_on_gui_thread
 
-    assert gc.isenabled()
+    app_collector = collect_on_gui_thread()
+    assert app_collector.running() and not gc.isenabled()  # the runner's constructor started it
+    assert collect_on_gui_thread() is app_collector  # one per application
     ran_on: list[str] = []
 
     def seen(phase: str, _info: dict) -> None:
         if phase == "start":
             ran_on.append(threading.current_thread().name)
 
-    first, second = GuiThreadCollector(interval_ms=10), GuiThreadCollector(interval_ms=10)
+    other = GuiThreadCollector(interval_ms=10)
     try:
-        assert not gc.isenabled()
         gc.callbacks.append(seen)
         gate, started = threading.Event(), threading.Event()
 
@@ -321,19 +324,23 @@ def test_the_window_collects_on_its_own_thread_only_and_not_while_jobs_build(run
         assert started.wait(WAIT_MS / 1000)
         _garbage = [[i] for i in range(5000)]  # made on this thread while the job builds
         before = len(ran_on)
-        qtbot.wait(100)  # ten turns of each timer
+        qtbot.wait(150)  # more than a turn of each timer
         assert len(ran_on) == before  # no pass while a job builds
         gate.set()
         qtbot.waitUntil(lambda: runner.active_count() == 0, timeout=WAIT_MS)
         _more = [[i] for i in range(5000)]
-        # a pass follows (by whichever window's collector comes first: any of them may)
+        # a pass follows (by whichever collector's timer comes first)
         qtbot.waitUntil(lambda: len(ran_on) > before, timeout=WAIT_MS)
         assert set(ran_on) == {threading.main_thread().name}
-        first.stop()
-        assert not gc.isenabled()  # the other window's collector still runs
+        app_collector.stop()
+        assert not gc.isenabled()  # the other one still runs
     finally:
         if seen in gc.callbacks:
             gc.callbacks.remove(seen)
-        first.stop()
-        second.stop()
-    assert gc.isenabled()
+        other.stop()
+    assert gc.isenabled()  # the last one stopped
+    again = JobRunner()
+    try:
+        assert collect_on_gui_thread() is app_collector and app_collector.running() and not gc.isenabled()
+    finally:
+        again.shutdown()

@@ -5,24 +5,28 @@ Why a policy of our own, not Python's automatic one:
 
 * **A pass runs on whichever thread allocated.** A pass on a worker thread (the corpus scan
   walking a folder, a job reading rows) frees the cyclic garbage it finds *there*, and Qt objects
-  among it (a closed dialog, a replaced model) are then destroyed on the wrong thread, which Qt
-  does not allow. pyqtgraph's ``GarbageCollector`` (Erik Janssens' recipe) turns the automatic
-  collector off and collects on a GUI-thread timer for this reason; :class:`GuiThreadCollector`
-  does the same, and skips its turn while jobs build. (It was written after the window segfaulted
-  in the UI test loops while the scan thread walked a folder; it did not end those crashes — one
-  came again with the pass on the GUI thread — so their cause is still open: see the README.)
+  among it (a closed dialog, a replaced model, a timer still running) are then destroyed on the
+  wrong thread, which Qt does not allow: a timer destroyed there stays in the GUI thread's event
+  dispatcher, which then delivers to freed memory. That was the window's segfault of the UI test
+  loops (the GUI thread crashing in its event loop while the scan thread walked a folder; issue
+  25): the crashing tests used a tab without a main window, so no collector of ours was running.
+  pyqtgraph's ``GarbageCollector`` (Erik Janssens' recipe) turns the automatic collector off and
+  collects on a GUI-thread timer for this reason; :class:`GuiThreadCollector` does the same and
+  skips its turn while jobs build. There is one per application (:func:`collect_on_gui_thread`),
+  started before any worker thread of ours: every class that starts one calls it.
 * **Full passes over millions of objects.** A job reading a 10M-merge run builds millions of
   objects; each time they grew by a quarter a full pass walked every object of the process,
   50–110 ms with the GIL held, finding nothing — the window stood still behind it. So no pass
   runs while jobs build (:func:`collector_paused`), and what they built is frozen when the last
   one ends (``gc.freeze``: never walked again; reference counting still frees it when dropped).
 
-Without a :class:`GuiThreadCollector` (a process with no window: the runner's own tests) the
-automatic collector stays on and :func:`collector_paused` only keeps its full passes away while
+Without a :class:`GuiThreadCollector` (a process with no Qt application: the runner's own tests)
+the automatic collector stays on and :func:`collector_paused` only keeps its full passes away while
 jobs run. What it leaves out: cyclic garbage that outlived the young passes when a freeze came is
 frozen with the rest and never collected (a bounded leak: ~8,500 objects after a session of
 ``bench_many_runs.py``); the scan thread and the inspector's worker are not "jobs" here (their
-objects are walked by the GUI thread's young passes, at most a timer interval's worth at a time).
+objects are walked by the GUI thread's young passes, at most a timer interval's worth at a time);
+garbage made while no event loop runs waits for the next turn of one.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from PySide6.QtCore import QObject, QTimer, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Slot
+from shiboken6 import isValid
 
 #: How long a thread may hold the GIL before one that waits asks for it (Python's default: 5 ms).
 #: The window's thread takes the GIL once per call into Python — each table cell's ``data``, each
@@ -111,8 +116,8 @@ class GuiThreadCollector(QObject):
     """The automatic collector off; the generations collected on a GUI-thread timer instead, as
     their counts reach Python's own thresholds, and not while jobs build (see the module doc).
 
-    Each main window makes one and :meth:`stop`s it when it shuts down; the automatic collector is
-    off while any is running and back on (if it was on before the first) when the last stops.
+    The application has one (:func:`collect_on_gui_thread`); the automatic collector is off while
+    any is running and back on (if it was on before the first) when the last :meth:`stop`s.
     ``interval_ms``: how much a turn's young pass may have to walk — the objects every thread made
     in that time.
     """
@@ -123,14 +128,22 @@ class GuiThreadCollector(QObject):
 
     def __init__(self, parent: QObject | None = None, *, interval_ms: int = INTERVAL_MS):
         super().__init__(parent)
+        self._timer = QTimer(self)
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self.check)
+        self.start()
+
+    def start(self) -> None:
+        if self._timer.isActive():
+            return
         if GuiThreadCollector._running == 0:
             GuiThreadCollector._enable_after = gc.isenabled()
         GuiThreadCollector._running += 1
         gc.disable()
-        self._timer = QTimer(self)
-        self._timer.setInterval(interval_ms)
-        self._timer.timeout.connect(self.check)
         self._timer.start()
+
+    def running(self) -> bool:
+        return self._timer.isActive()
 
     @Slot()
     def check(self) -> None:
@@ -147,6 +160,7 @@ class GuiThreadCollector(QObject):
             generation = 2 if counts[2] > threshold[2] else 1
         gc.collect(generation)
 
+    @Slot()
     def stop(self) -> None:
         if not self._timer.isActive():
             return
@@ -154,3 +168,32 @@ class GuiThreadCollector(QObject):
         GuiThreadCollector._running -= 1
         if GuiThreadCollector._running == 0 and GuiThreadCollector._enable_after:
             gc.enable()
+
+
+_app_collector: GuiThreadCollector | None = None
+
+
+def collect_on_gui_thread() -> GuiThreadCollector:
+    """The application's collector, started if it is not running: call it on the GUI thread before
+    starting a worker thread (the scan thread, the inspector's, a job pool). Made on first use,
+    parented to the ``QApplication`` (it lives as long as the app) and stopped when the app quits.
+    A worker thread started while the automatic collector is on may run a pass that destroys Qt
+    objects off the GUI thread (see the module doc)."""
+    global _app_collector
+    if threading.current_thread() is not threading.main_thread():
+        raise RuntimeError("the collector is started from the GUI thread")
+    app = QCoreApplication.instance()
+    if app is None:
+        raise RuntimeError("no QApplication: a window's threads start after it")
+    if _app_collector is None or not isValid(_app_collector) or _app_collector.parent() is not app:
+        _app_collector = GuiThreadCollector(app)
+        app.aboutToQuit.connect(_app_collector.stop)
+    _app_collector.start()
+    return _app_collector
+
+
+def take_the_collectors_turn() -> None:
+    """The application collector's turn now, if it runs (on the GUI thread): for a process that
+    runs no event loop for a while — the test suite between two tests."""
+    if _app_collector is not None and isValid(_app_collector) and _app_collector.running():
+        _app_collector.check()

@@ -47,7 +47,7 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal, Slot
 
 from workbench.errors import WorkbenchError
 from workbench.ui import turns
-from workbench.ui.collector import collector_paused, keep_what_is_built
+from workbench.ui.collector import collect_on_gui_thread, collector_paused, keep_what_is_built
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,7 @@ class JobRunner(QObject):
 
     def __init__(self, parent: QObject | None = None, *, max_threads: int = 4):
         super().__init__(parent)
+        collect_on_gui_thread()  # before any thread of the pool can run a collector pass
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(max_threads)
         self._relay = _Relay(self)

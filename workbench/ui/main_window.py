@@ -58,7 +58,7 @@ from PySide6.QtWidgets import (
 
 from workbench.errors import WorkbenchError
 from workbench.ui import style, turns
-from workbench.ui.collector import GuiThreadCollector, keep_what_is_built, share_the_gil_often
+from workbench.ui.collector import collect_on_gui_thread, keep_what_is_built, share_the_gil_often
 from workbench.ui.compare.panel import ComparePanel
 from workbench.ui.corpus.panel import CorpusPanel
 from workbench.ui.dialogs import ExportDialog, fit_title, short_message, shortcuts_dialog
@@ -127,7 +127,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or AppSettings()
         self.session = ProjectSession(self)
         share_the_gil_often()  # the window's thread is never long behind a worker thread
-        self.collector = GuiThreadCollector(self)  # collector passes on this thread only (ui/collector.py)
+        self.collector = collect_on_gui_thread()  # the app's: collector passes on this thread only (ui/collector.py)
         self.tasks = JobRunner(self)
         self.export_check_dialog: QDialog | None = None  # the pre-export check's warnings, while shown
         self.setWindowIcon(style.app_icon())
@@ -1208,7 +1208,6 @@ class MainWindow(QMainWindow):
         self.training.shutdown()
         self.corpus.shutdown()
         self.tasks.shutdown()
-        self.collector.stop()
         self._set_views_project(None)
         for view in self.views:  # the views own worker threads too
             self._guarded(view, "shutdown", view.shutdown)

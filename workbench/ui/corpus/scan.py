@@ -23,6 +23,7 @@ from PySide6.QtCore import (
 )
 
 from workbench.tasks.corpus_scan import CorpusScanner, ScanOptions, ScanReports, gpt2_findall
+from workbench.ui.collector import collect_on_gui_thread
 
 __all__ = ["CorpusScanWorker", "ScanJob", "ScanThread", "gpt2_findall"]
 
@@ -209,6 +210,7 @@ class ScanThread:
     """Owns a :class:`CorpusScanWorker` and its ``QThread``; :meth:`shutdown` joins it."""
 
     def __init__(self, worker: CorpusScanWorker):
+        collect_on_gui_thread()  # before the thread can run a collector pass (ui/collector.py)
         self.worker = worker
         self.qthread = QThread()
         self.qthread.setObjectName("corpus-scan")

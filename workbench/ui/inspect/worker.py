@@ -28,6 +28,7 @@ from workbench.core import offsets
 from workbench.errors import WorkbenchError
 from workbench.tasks import inspection
 from workbench.tasks.sources import LoadedTokenizer, load_source
+from workbench.ui.collector import collect_on_gui_thread
 
 log = logging.getLogger(__name__)
 
@@ -219,6 +220,7 @@ class WorkerThread:
     """Owns the QThread and the worker; ``stop()`` must run before the app exits (trap 4)."""
 
     def __init__(self):
+        collect_on_gui_thread()  # before the thread can run a collector pass (ui/collector.py)
         self.qthread = QThread()
         self.qthread.setObjectName("inspect-worker")
         self.worker = InspectWorker()

@@ -9,9 +9,11 @@ the standard library's pure-Python scanner and every long array of plain numbers
 C parser :data:`SLICE` characters at a time, cut at commas; the thread can be switched out between
 slices. Texts shorter than :data:`SHORT` go to ``json.loads`` whole (a millisecond or less).
 
-Same values and same refusals as ``json.loads`` (``ValueError`` for text that is not JSON,
-``RecursionError`` for nesting too deep for the pure-Python scanner — a few hundred levels — which
-the validating layer reports as it reports the C parser's). What it leaves out: long arrays of
+The pure-Python scanner and ``JSONArray`` are the standard library's own fallbacks (undocumented
+names, the same since Python 2.7; typeshed leaves them out). Same values and same refusals as
+``json.loads`` (``ValueError`` for text that is not JSON, ``RecursionError`` for nesting too deep
+for the pure-Python scanner — a few hundred levels — which the validating layer reports as it
+reports the C parser's). What it leaves out: long arrays of
 anything but numbers, ``null``, ``NaN`` and ``Infinity`` are parsed element by element in Python
 (correct, slower; the workbench does not write such arrays in columns read while the window is up).
 """
@@ -20,8 +22,8 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import JSONArray, JSONDecodeError
-from json.scanner import py_make_scanner
+from json.decoder import JSONArray, JSONDecodeError  # type: ignore[attr-defined]
+from json.scanner import py_make_scanner  # type: ignore[attr-defined]
 from typing import Any, Callable
 
 __all__ = ["SHORT", "SLICE", "loads"]

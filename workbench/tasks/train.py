@@ -411,6 +411,7 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
         status = "failed"
         error: str | None = None
         writer = None
+        collector_was_on = gc.isenabled()  # back as it was after the loop (off in a window's process)
         t0 = time.monotonic()
         event = None
         log = trainer.log
@@ -464,7 +465,8 @@ def train_run(spec: RunSpec, project: str | os.PathLike | None = None, *,
             finally:
                 # Only now: the first collection after the loop walks every object the trainer
                 # made (~0.3 s with Unigram's lattices), which would delay the last batch and a cancel.
-                gc.enable()
+                if collector_was_on:
+                    gc.enable()
         if report is not None:
             if event is not None:
                 report(watch.progress(event, run_id, time.monotonic()))

@@ -149,6 +149,8 @@ class GuiThreadCollector(QObject):
     def check(self) -> None:
         """Collect the generations whose counts are past their thresholds (the oldest one's pass is
         over what is not frozen: the window's data is frozen as it is built)."""
+        if gc.isenabled():  # turned on by other code meanwhile (a library): off again
+            gc.disable()
         if jobs_building():
             return
         threshold = gc.get_threshold()

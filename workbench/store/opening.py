@@ -230,18 +230,11 @@ def file_uri(path: Path, **params: str) -> str:
     return f"file:{urllib.parse.quote(str(path.absolute()))}" + (f"?{query}" if query else "")
 
 
-#: SQLite virtual-machine steps between two calls of a connection's progress handler (~20–50 µs of a
-#: scan). Each call takes the GIL: at every 100 steps a worker's long scan took and dropped it so
-#: often that the window's thread, woken at each drop and beaten to it each time, never asked for
-#: it (CPython's GIL convoy) and stood still until the scan ended.
-PROGRESS_STEPS = 5000
-
-
 class Connection(sqlite3.Connection):
     """An SQLite connection whose statements can be given a time limit (:meth:`limit_queries`).
 
-    SQLite calls the progress handler every :data:`PROGRESS_STEPS` virtual-machine steps (a Python
-    function a query calls per row, a regex filter, makes steps slow); it stops the
+    SQLite calls the progress handler every 100 virtual-machine steps (a Python function a query
+    calls per row, a regex filter, makes steps slow); it stops the
     statement once the time since the last :meth:`execute` passes the limit, or at once after
     :meth:`cancel` (which any thread may call). Stopped statements raise ``sqlite3.OperationalError``
     ("interrupted"). Python functions a query calls (a regex filter) count towards the time but
@@ -255,13 +248,13 @@ class Connection(sqlite3.Connection):
 
     def limit_queries(self, seconds: float) -> None:
         self._limit = float(seconds)
-        self.set_progress_handler(self._progress, PROGRESS_STEPS)
+        self.set_progress_handler(self._progress, 100)
 
     def stop_when(self, should_stop: Callable[[], bool]) -> None:
         """Also stop a statement as soon as ``should_stop()`` (a worker's job was cancelled or
         overtaken, or its own total time ran out); the time limit keeps applying."""
         self._stop = should_stop
-        self.set_progress_handler(self._progress, PROGRESS_STEPS)
+        self.set_progress_handler(self._progress, 100)
 
     def cancel(self) -> None:
         self._deadline = -math.inf
@@ -278,7 +271,7 @@ class Connection(sqlite3.Connection):
         spent = [False]
         self._until = until
         _budget.until, _budget.spent = until, spent
-        self.set_progress_handler(self._progress, PROGRESS_STEPS)
+        self.set_progress_handler(self._progress, 100)
         try:
             yield lambda: spent[0] or time.thread_time() > until
         finally:

@@ -233,8 +233,11 @@ def file_uri(path: Path, **params: str) -> str:
 class Connection(sqlite3.Connection):
     """An SQLite connection whose statements can be given a time limit (:meth:`limit_queries`).
 
-    SQLite calls the progress handler every 100 virtual-machine steps (a Python function a query
-    calls per row, a regex filter, makes steps slow); it stops the
+    SQLite calls the progress handler every 5,000 virtual-machine steps of plain SQL, every 100
+    when the statement calls one of our ``wb_`` functions (a regex filter makes each row's steps
+    slow: 5,000 of them can take seconds). Not every 100 always: each call takes the GIL, and a
+    worker's long scan calling it that often starved the window's thread of it (CPython's GIL
+    convoy: the workers were 2–7× slower and the window waited behind them). It stops the
     statement once the time since the last :meth:`execute` passes the limit, or at once after
     :meth:`cancel` (which any thread may call). Stopped statements raise ``sqlite3.OperationalError``
     ("interrupted"). Python functions a query calls (a regex filter) count towards the time but
@@ -245,16 +248,23 @@ class Connection(sqlite3.Connection):
     _deadline: float = math.inf
     _until: float = math.inf  # the end of a :meth:`within` block, in the thread's CPU time
     _stop: Callable[[], bool] | None = None
+    _steps = 0  # the progress handler's interval as installed; 0 = none
+
+    def _watch(self, sql: str = "") -> None:
+        steps = _STEPS_CALLING_PYTHON if "wb_" in sql else _STEPS_PLAIN
+        if steps != self._steps:
+            self._steps = steps
+            self.set_progress_handler(self._progress, steps)
 
     def limit_queries(self, seconds: float) -> None:
         self._limit = float(seconds)
-        self.set_progress_handler(self._progress, 100)
+        self._watch()
 
     def stop_when(self, should_stop: Callable[[], bool]) -> None:
         """Also stop a statement as soon as ``should_stop()`` (a worker's job was cancelled or
         overtaken, or its own total time ran out); the time limit keeps applying."""
         self._stop = should_stop
-        self.set_progress_handler(self._progress, 100)
+        self._watch()
 
     def cancel(self) -> None:
         self._deadline = -math.inf
@@ -271,7 +281,7 @@ class Connection(sqlite3.Connection):
         spent = [False]
         self._until = until
         _budget.until, _budget.spent = until, spent
-        self.set_progress_handler(self._progress, 100)
+        self._watch()
         try:
             yield lambda: spent[0] or time.thread_time() > until
         finally:
@@ -281,6 +291,8 @@ class Connection(sqlite3.Connection):
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         if self._limit is not None:
             self._deadline = time.monotonic() + self._limit
+        if self._steps:
+            self._watch(sql)
         return super().execute(sql, parameters)
 
     def _progress(self) -> int:
@@ -290,6 +302,8 @@ class Connection(sqlite3.Connection):
         return 1 if self._until != math.inf and time.thread_time() > self._until else 0
 
 
+_STEPS_PLAIN = 5_000  # ~0.1–1 ms of plain SQL between two checks of the time and of cancel
+_STEPS_CALLING_PYTHON = 100  # a row that runs a regex over a piece can take ~50 ms
 _budget = threading.local()  # the running thread's Connection.within block: its end and "spent" flag
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 
@@ -33,6 +34,22 @@ def test_the_callers_share_may_use_a_function_of_its_own():
     answers = list(ordered_pool_map(_square_where, range(6), workers=2, initargs=INIT,
                                     own=lambda item: (-item, os.getpid())))
     assert [value for value, _ in answers] == [0, -1, 4, -3, 16, -5]
+
+
+def _slow_square_where(item: int) -> tuple[int, int]:
+    time.sleep(0.05)
+    return item * item, os.getpid()
+
+
+def test_the_callers_items_counted_while_it_waits_keep_their_places():
+    """Workers slower than the caller: while it waits for a worker the caller counts the first of
+    its own items, which is not the next index (3 processes: the caller's are 2, 5, 8 …). Without
+    the sleep the workers were sometimes ready before the caller asked, the path never ran, and a
+    bug filing those results under the wrong index survived the planted-bug check once in a run."""
+    answers = list(ordered_pool_map(_slow_square_where, range(12), workers=3, initargs=INIT,
+                                    own=lambda item: (item * item, os.getpid())))
+    assert [value for value, _ in answers] == [k * k for k in range(12)]
+    assert {pid for _, pid in answers[2::3]} == {os.getpid()}
 
 
 def _die_on_four(item: int) -> int:

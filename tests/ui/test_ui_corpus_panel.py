@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -160,7 +162,6 @@ def test_a_scan_of_many_files_redraws_the_totals_a_bounded_number_of_times(panel
     assert f"<b>{n} files</b>" in panel.totals.text()  # the last redraw saw every file
 
 
-
 def test_a_tab_without_a_window_runs_no_collector_pass_off_the_gui_thread(tmp_path):
     """The UI loops' segfault (issue 25): a Corpus tab made without a main window, the automatic
     collector on (no thread of ours started yet), a folder scanned — the collector's passes ran on
@@ -170,9 +171,6 @@ def test_a_tab_without_a_window_runs_no_collector_pass_off_the_gui_thread(tmp_pa
     now starts the application's collector first: every pass, and every such object's end, on the
     GUI thread. In a child process (``collector_child.py``): without the fix it segfaults (3 of 3
     runs), which here is a failed assertion, not a lost test worker."""
-    import subprocess
-    from pathlib import Path
-
     child = Path(__file__).with_name("collector_child.py")
     done = subprocess.run([sys.executable, str(child), str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -127,7 +127,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or AppSettings()
         self.session = ProjectSession(self)
         share_the_gil_often()  # the window's thread is never long behind a worker thread
-        self.collector = collect_on_gui_thread()  # the app's: collector passes on this thread only (ui/collector.py)
+        collect_on_gui_thread()  # the app's, before any thread of the window starts: passes on this thread only
         self.tasks = JobRunner(self)
         self.export_check_dialog: QDialog | None = None  # the pre-export check's warnings, while shown
         self.setWindowIcon(style.app_icon())
